@@ -1,0 +1,68 @@
+"""anyurl: retrieve a resource from any RFC 1738 URL.
+
+>>> import anyurl
+>>> url = anyurl.parse("ftp://ftp.example.org/pub/README;type=a")
+>>> url.cwd, url.name, url.typecode
+(('pub',), 'README', 'a')
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .client import Client, Limits, Policy, Timeouts, connect, fetch, fetch_sync, open
+from .errors import (
+    AccessDenied,
+    AnyURLError,
+    ConfigurationError,
+    ConnectError,
+    FetchTimeout,
+    NotRetrievable,
+    ProtocolError,
+    ResourceNotFound,
+    TemporaryFailure,
+    TransferError,
+    TruncatedTransfer,
+    UnsafeURL,
+    UnsupportedScheme,
+    URLSyntaxError,
+)
+from .response import Body, Entry, Response
+from .urls import URL, parse
+
+try:
+    from .urls import extract_urls
+except ImportError:  # pragma: no cover - while the parser is being written
+    pass
+
+__all__ = [
+    "URL",
+    "AccessDenied",
+    "AnyURLError",
+    "Body",
+    "Client",
+    "ConfigurationError",
+    "ConnectError",
+    "Entry",
+    "FetchTimeout",
+    "Limits",
+    "NotRetrievable",
+    "Policy",
+    "ProtocolError",
+    "ResourceNotFound",
+    "Response",
+    "TemporaryFailure",
+    "Timeouts",
+    "TransferError",
+    "TruncatedTransfer",
+    "URLSyntaxError",
+    "UnsafeURL",
+    "UnsupportedScheme",
+    "__version__",
+    "connect",
+    "extract_urls",
+    "fetch",
+    "fetch_sync",
+    "open",
+    "parse",
+]

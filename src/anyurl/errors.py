@@ -1,0 +1,169 @@
+"""The one exception tree of anyurl.
+
+Every error a public call raises is an :class:`AnyURLError`. Each also
+inherits the built-in exception a caller would naturally catch::
+
+    AnyURLError(Exception)
+    ├── URLSyntaxError(ValueError)        the text is not a valid URL
+    ├── UnsupportedScheme(ValueError)     no handler for the scheme
+    ├── UnsafeURL(ValueError)             decoded bytes that would inject commands,
+    │                                     or a target the policy refuses
+    ├── NotRetrievable                    the URL designates no data object
+    │                                     (mailto, telnet): use another call
+    ├── ConfigurationError                a needed setting is missing
+    └── TransferError                     something went wrong talking to a server
+        ├── ResourceNotFound(FileNotFoundError)
+        ├── AccessDenied(PermissionError)
+        ├── ConnectError(ConnectionError)
+        ├── FetchTimeout(TimeoutError)
+        ├── ProtocolError                 the server said something unexpected
+        │   └── TemporaryFailure          a 4xx-style reply: retrying may help
+        └── TruncatedTransfer             fewer bytes arrived than the server promised
+
+Foreign exceptions (aiohttp, aioftp, asyncio, OSError) are translated at
+the boundary with ``raise ... from exc``; none escapes a public call.
+
+Each error carries ``url`` (the URL text with any password masked), an
+optional ``reply`` (the server's code and text) and the CLI ``exit_code``.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "AccessDenied",
+    "AnyURLError",
+    "ConfigurationError",
+    "ConnectError",
+    "FetchTimeout",
+    "NotRetrievable",
+    "ProtocolError",
+    "ResourceNotFound",
+    "TemporaryFailure",
+    "TransferError",
+    "TruncatedTransfer",
+    "URLSyntaxError",
+    "UnsafeURL",
+    "UnsupportedScheme",
+    "mask_password",
+]
+
+# user:password@ in an authority; the password part is replaced.
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://[^/@:]*):([^/@]*)@")
+
+
+def mask_password(url: str) -> str:
+    """Return *url* with the password of its authority replaced by ``****``."""
+    return _USERINFO.sub(r"\1:****@", url, count=1)
+
+
+class AnyURLError(Exception):
+    """Root of every error anyurl raises."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, url: object = None, reply: str | None = None) -> None:
+        self.message = message
+        self.url = mask_password(str(url)) if url is not None else None
+        self.reply = reply
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.reply and self.reply not in text:
+            text = f"{text} (server said: {self.reply})"
+        if self.url:
+            text = f"{self.url}: {text}"
+        return text
+
+
+class URLSyntaxError(AnyURLError, ValueError):
+    """The text is not a valid URL. ``position`` is the 0-based offset, ``rule`` the BNF rule broken."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, url: object = None, position: int | None = None,
+                 rule: str | None = None) -> None:
+        self.position = position
+        self.rule = rule
+        where = []
+        if position is not None:
+            where.append(f"at position {position}")
+        if rule:
+            where.append(f"rule <{rule}>")
+        if where:
+            message = f"{message} ({', '.join(where)})"
+        super().__init__(message, url=url)
+
+
+class UnsupportedScheme(AnyURLError, ValueError):
+    """No handler is registered for the URL's scheme."""
+
+    exit_code = 3
+
+
+class UnsafeURL(AnyURLError, ValueError):
+    """The URL would put control bytes on a command line, or targets something the policy refuses."""
+
+    exit_code = 4
+
+
+class NotRetrievable(AnyURLError):
+    """The URL designates no data object (mailto, telnet); the message names what to use instead."""
+
+    exit_code = 5
+
+
+class ConfigurationError(AnyURLError):
+    """A setting the request needs is missing or invalid (for example no news server)."""
+
+    exit_code = 6
+
+
+class TransferError(AnyURLError):
+    """Base of the errors that happen while talking to a server or reading a file."""
+
+    exit_code = 10
+
+
+class ResourceNotFound(TransferError, FileNotFoundError):
+    """The server (or file system) says the resource does not exist."""
+
+    exit_code = 11
+
+
+class AccessDenied(TransferError, PermissionError):
+    """Login failed or the resource may not be read."""
+
+    exit_code = 12
+
+
+class ConnectError(TransferError, ConnectionError):
+    """The connection could not be made or was lost before a reply."""
+
+    exit_code = 13
+
+
+class FetchTimeout(TransferError, TimeoutError):
+    """A connect, read or total timeout expired."""
+
+    exit_code = 14
+
+
+class ProtocolError(TransferError):
+    """The server replied with an error or with something the protocol does not allow."""
+
+    exit_code = 15
+
+
+class TemporaryFailure(ProtocolError):
+    """A transient server error (FTP 4xx, NNTP 400, HTTP 503...): a retry may succeed."""
+
+    exit_code = 16
+
+
+class TruncatedTransfer(TransferError):
+    """The transfer ended before all the data arrived. Never reported as success."""
+
+    exit_code = 17

@@ -1,0 +1,1 @@
+"""One asyncio driver per scheme. Protocol logic lives in anyurl.protocols."""

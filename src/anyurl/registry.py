@@ -1,0 +1,81 @@
+"""The one registry of schemes: scheme name -> handler class.
+
+Built-in handlers are named by import path and imported on first use, so a
+scheme's dependencies load only when a URL of it is fetched. Third-party
+handlers register through the ``anyurl.handlers`` entry point group
+(``name = "package.module:HandlerClass"``) or :func:`register`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
+
+from .errors import UnsupportedScheme
+
+if TYPE_CHECKING:
+    from .handlers.base import Handler
+
+__all__ = ["BUILTIN", "handler_class", "register", "supported_schemes"]
+
+BUILTIN: dict[str, str] = {
+    "file": "anyurl.handlers.file:FileHandler",
+    "http": "anyurl.handlers.http:HTTPHandler",
+    "https": "anyurl.handlers.http:HTTPHandler",
+    "ftp": "anyurl.handlers.ftp:FTPHandler",
+    "ftps": "anyurl.handlers.ftp:FTPHandler",
+    "gopher": "anyurl.handlers.gopher:GopherHandler",
+    "news": "anyurl.handlers.news:NewsHandler",
+    "nntp": "anyurl.handlers.news:NewsHandler",
+    "nntps": "anyurl.handlers.news:NewsHandler",
+    "mailto": "anyurl.handlers.mailto:MailtoHandler",
+    "telnet": "anyurl.handlers.telnet:TelnetHandler",
+    "wais": "anyurl.handlers.wais:WAISHandler",
+    "prospero": "anyurl.handlers.prospero:ProsperoHandler",
+}
+
+_registered: dict[str, type[Handler] | str] = {}
+_loaded_entry_points = False
+
+
+def register(scheme: str, handler: type[Handler] | str) -> None:
+    """Register *handler* (a class or "module:Class") for *scheme*."""
+    _registered[scheme.lower()] = handler
+
+
+def _load_entry_points() -> None:
+    global _loaded_entry_points
+    if _loaded_entry_points:
+        return
+    _loaded_entry_points = True
+    for ep in entry_points(group="anyurl.handlers"):
+        _registered.setdefault(ep.name.lower(), ep.value)
+
+
+def _available(target: str) -> bool:
+    module = target.partition(":")[0]
+    return importlib.util.find_spec(module) is not None
+
+
+def supported_schemes() -> list[str]:
+    """The schemes that have a handler installed, sorted."""
+    _load_entry_points()
+    names = {s for s, t in BUILTIN.items() if _available(t)} | set(_registered)
+    return sorted(names)
+
+
+def handler_class(scheme: str, url: object = None) -> type[Handler]:
+    """The handler class for *scheme*; UnsupportedScheme (naming the supported ones) if none."""
+    _load_entry_points()
+    target = _registered.get(scheme) or BUILTIN.get(scheme)
+    if target is None or (isinstance(target, str) and not _available(target)):
+        raise UnsupportedScheme(
+            f"no handler for scheme {scheme!r}; supported: {', '.join(supported_schemes())}", url=url
+        )
+    if isinstance(target, str):
+        module, _, name = target.partition(":")
+        cls: type[Handler] = getattr(importlib.import_module(module), name)
+        return cls
+    return target

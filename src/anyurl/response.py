@@ -1,0 +1,188 @@
+"""Response, Entry and the streaming Body that every handler returns."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import mimetypes
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .errors import AnyURLError, ConnectError, FetchTimeout, ProtocolError, TransferError
+
+__all__ = ["Body", "Entry", "Response", "guess_content_type", "translate_errors"]
+
+
+def guess_content_type(name: str, default: str = "application/octet-stream") -> str:
+    """Guess a MIME type from a file name's suffix."""
+    ctype, _ = mimetypes.guess_type(name, strict=False)
+    return ctype or default
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One item of a directory-like resource (FTP directory, gopher menu, news group...).
+
+    ``url`` is absolute and correctly percent-encoded, so a crawler can follow it.
+    ``kind`` is "file", "directory", "link", "search", "info", "article", "group",
+    "telnet", "error" or "unknown". ``meta`` holds scheme details (gopher type,
+    article number, Gopher+ flag...).
+    """
+
+    name: str
+    url: str | None
+    kind: str = "file"
+    size: int | None = None
+    description: str | None = None
+    modified: datetime | None = None
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict."""
+        return {
+            "name": self.name,
+            "url": self.url,
+            "kind": self.kind,
+            "size": self.size,
+            "description": self.description,
+            "modified": self.modified.isoformat() if self.modified else None,
+            **({"meta": self.meta} if self.meta else {}),
+        }
+
+
+def translate_errors(exc: BaseException, url: object) -> AnyURLError:
+    """Map a foreign exception to the anyurl tree (the safety net at the public boundary)."""
+    if isinstance(exc, AnyURLError):
+        return exc
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return FetchTimeout("timed out", url=url)
+    if isinstance(exc, ConnectionError):
+        return ConnectError(f"connection failed: {exc}", url=url)
+    if isinstance(exc, OSError):
+        return TransferError(f"I/O error: {exc.strerror or exc}", url=url)
+    return ProtocolError(f"unexpected error: {type(exc).__name__}: {exc}", url=url)
+
+
+class Body:
+    """A streaming resource body: ``async for chunk in body``.
+
+    Handlers build one from an async iterator of byte chunks. Memory stays
+    bounded: nothing is buffered beyond the chunk in hand. A listing (FTP
+    directory, gopher menu) also sets ``entries``; its chunks are then the
+    listing rendered as text.
+    """
+
+    def __init__(
+        self,
+        url: object,
+        chunks: AsyncIterator[bytes],
+        *,
+        content_type: str = "application/octet-stream",
+        size: int | None = None,
+        entries: list[Entry] | None = None,
+        meta: dict[str, Any] | None = None,
+        offset: int = 0,
+        on_close: Callable[[], Awaitable[None]] | None = None,
+        charset: str | None = None,
+    ) -> None:
+        self.url = url
+        self._chunks = chunks
+        self.content_type = content_type
+        self.size = size  # total bytes of the body from offset, when known
+        self.entries = entries
+        self.meta: dict[str, Any] = meta if meta is not None else {}
+        self.offset = offset
+        self.charset = charset
+        self.bytes_read = 0
+        self._on_close = on_close
+        self._closed = False
+        self._exhausted = False
+
+    @classmethod
+    def from_bytes(cls, url: object, data: bytes, **kwargs: Any) -> Body:
+        """A body whose content is already in memory (listings, small replies)."""
+
+        async def one() -> AsyncIterator[bytes]:
+            if data:
+                yield data
+
+        kwargs.setdefault("size", len(data))
+        return cls(url, one(), **kwargs)
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._chunks:
+                self.bytes_read += len(chunk)
+                yield chunk
+        except AnyURLError:
+            raise
+        except Exception as exc:  # the boundary: nothing foreign escapes
+            raise translate_errors(exc, self.url) from exc
+        self._exhausted = True
+
+    async def read(self, max_size: int | None = None) -> bytes:
+        """Read the rest of the body into memory (bounded by *max_size* when given)."""
+        parts: list[bytes] = []
+        total = 0
+        async for chunk in self:
+            total += len(chunk)
+            if max_size is not None and total > max_size:
+                raise TransferError(f"resource larger than max_size={max_size} bytes", url=self.url)
+            parts.append(chunk)
+        return b"".join(parts)
+
+    async def aclose(self) -> None:
+        """Release the connection (returning it to its pool when the handler allows)."""
+        if self._closed:
+            return
+        self._closed = True
+        aclose = getattr(self._chunks, "aclose", None)
+        try:
+            if aclose is not None:
+                await aclose()
+        finally:
+            if self._on_close is not None:
+                await self._on_close()
+
+    @property
+    def complete(self) -> bool:
+        """True once every chunk was delivered."""
+        return self._exhausted
+
+    async def __aenter__(self) -> Body:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+@dataclass
+class Response:
+    """A fully read resource, as ``fetch`` returns it."""
+
+    url: str
+    content: bytes
+    content_type: str = "application/octet-stream"
+    size: int | None = None
+    entries: list[Entry] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    charset: str | None = None
+
+    def text(self, encoding: str | None = None, errors: str = "replace") -> str:
+        """The content decoded as text (charset from the protocol, else UTF-8)."""
+        enc = encoding or self.charset or "utf-8"
+        try:
+            codecs.lookup(enc)
+        except LookupError:
+            enc = "utf-8"
+        return self.content.decode(enc, errors)
+
+    def __repr__(self) -> str:
+        n = len(self.entries) if self.entries is not None else None
+        return (f"<Response {self.url} {self.content_type} {len(self.content)} bytes"
+                + (f", {n} entries" if n is not None else "") + ">")
