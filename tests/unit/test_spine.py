@@ -1,0 +1,134 @@
+"""The error tree, Body streaming and the registry dispatch (no network)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+import anyurl
+from anyurl import errors, registry
+from anyurl.handlers.base import Handler, refuse_controls
+from anyurl.response import Body
+from anyurl.urls import URL, GenericURL
+
+
+def test_mask_password_hides_only_the_password() -> None:
+    assert errors.mask_password("ftp://joe:s3cret@h.example/x") == "ftp://joe:****@h.example/x"
+    assert errors.mask_password("ftp://joe@h.example/x") == "ftp://joe@h.example/x"
+    assert errors.mask_password("http://h.example/a:b@c") == "http://h.example/a:b@c"
+
+
+@pytest.mark.parametrize(
+    ("cls", "builtin"),
+    [
+        (errors.URLSyntaxError, ValueError),
+        (errors.UnsafeURL, ValueError),
+        (errors.ResourceNotFound, FileNotFoundError),
+        (errors.AccessDenied, PermissionError),
+        (errors.ConnectError, ConnectionError),
+        (errors.FetchTimeout, TimeoutError),
+    ],
+)
+def test_errors_are_also_the_builtin_a_caller_catches(cls: type[Exception], builtin: type[Exception]) -> None:
+    exc = cls("boom", url="ftp://u:pw@h/")
+    assert isinstance(exc, builtin)
+    assert isinstance(exc, errors.AnyURLError)
+    assert str(exc) == "ftp://u:****@h/: boom"
+
+
+def test_exit_codes_are_distinct_per_class() -> None:
+    classes = [getattr(errors, n) for n in errors.__all__ if isinstance(getattr(errors, n), type)]
+    codes = [c.exit_code for c in classes]
+    assert len(codes) == len(set(codes))
+
+
+def test_syntax_error_names_position_and_rule() -> None:
+    exc = errors.URLSyntaxError("bad port", url="http://h:x/", position=9, rule="port")
+    assert "position 9" in str(exc) and "<port>" in str(exc)
+    assert exc.position == 9 and exc.rule == "port"
+
+
+def test_refuse_controls_names_the_bytes() -> None:
+    with pytest.raises(errors.UnsafeURL, match="CR, LF"):
+        refuse_controls("ftp://h/", "path segment", "a\r\nDELE x")
+    refuse_controls("ftp://h/", "path segment", "plain")
+
+
+async def _chunks(*parts: bytes, fail: BaseException | None = None) -> AsyncIterator[bytes]:
+    for p in parts:
+        yield p
+    if fail is not None:
+        raise fail
+
+
+async def test_body_streams_and_counts() -> None:
+    closed: list[bool] = []
+
+    async def on_close() -> None:
+        closed.append(True)
+
+    body = Body("x:y", _chunks(b"ab", b"cd"), on_close=on_close)
+    assert await body.read() == b"abcd"
+    assert body.bytes_read == 4 and body.complete
+    await body.aclose()
+    await body.aclose()
+    assert closed == [True]
+
+
+async def test_body_translates_foreign_errors() -> None:
+    body = Body("ftp://u:pw@h/f", _chunks(b"ab", fail=ConnectionResetError("reset")))
+    with pytest.raises(errors.ConnectError) as info:
+        await body.read()
+    assert "****" in str(info.value) and "pw" not in str(info.value)
+    assert not body.complete
+
+
+async def test_body_read_respects_max_size() -> None:
+    body = Body("x:y", _chunks(b"a" * 10, b"b" * 10))
+    with pytest.raises(errors.TransferError, match="max_size=15"):
+        await body.read(max_size=15)
+
+
+class EchoHandler(Handler):
+    """A handler defined by a 'third party': returns the schemepart as the body."""
+
+    schemes = ("x-echo",)
+    opened: list[int] = []
+
+    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+        assert isinstance(url, GenericURL)
+        data = url.schemepart.encode()[offset:]
+        EchoHandler.opened.append(offset)
+        return Body.from_bytes(url, data, content_type="text/plain")
+
+
+class ExplodingHandler(Handler):
+    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+        raise OSError(5, "Input/output error")
+
+
+async def test_registered_handler_is_used_and_foreign_errors_translated() -> None:
+    registry.register("x-echo", EchoHandler)
+    registry.register("x-boom", ExplodingHandler)
+    async with anyurl.Client() as client:
+        resp = await client.fetch(GenericURL(scheme="x-echo", schemepart="hello"), offset=1)
+        assert resp.content == b"ello" and resp.content_type == "text/plain"
+        assert resp.text() == "ello"
+        with pytest.raises(errors.TransferError, match="Input/output error"):
+            await client.fetch(GenericURL(scheme="x-boom", schemepart="z"))
+        assert "x-echo" in registry.supported_schemes()
+
+
+async def test_unknown_scheme_fails_before_io_and_names_supported() -> None:
+    async with anyurl.Client() as client:
+        with pytest.raises(errors.UnsupportedScheme, match="supported: .*file"):
+            await client.fetch(GenericURL(scheme="x-nothing", schemepart="z"))
+
+
+async def test_closed_client_refuses() -> None:
+    client = anyurl.Client()
+    await client.aclose()
+    with pytest.raises(errors.ConfigurationError, match="closed"):
+        await client.fetch(GenericURL(scheme="x-echo", schemepart="z"))
