@@ -1,109 +1,925 @@
 """URL values, one frozen class per scheme, and the RFC 1738 parser (pure, no I/O).
 
-SKELETON: the class shapes below are the contract other modules code against.
-The parser, serializer, extract_urls and join are being written (see issue 2).
+``parse(text)`` reads RFC 1738 sections 2, 3 and 5 (the BNF is authoritative)
+for ftp, http, gopher, mailto, news, nntp, telnet, wais, file and prospero,
+plus https, ftps and nntps, and returns the value class of the scheme;
+unknown schemes give a :class:`GenericURL`. ``str(url)`` is the canonical
+text, which parses back to an equal value. Bad input raises
+:class:`~anyurl.errors.URLSyntaxError` naming the position and the BNF rule.
+
+Two modes:
+
+* ``strict=True`` is the section 5 BNF, plus three schemes beyond it (https,
+  ftps, nntps) and IPv6 literals (``[::1]``).
+* ``strict=False`` (the default) also accepts what users write in practice:
+  user:password in http(s) (basic auth), a ``#fragment`` after an http(s)
+  URL (kept in ``HTTPURL.fragment``, which is not part of the value), a
+  search part without a path (``http://h?q``), ``/`` and ``?`` inside a
+  search part, the "national" characters ``~ { } | ^ [ ] `` ` unencoded in
+  paths, printable non-ASCII characters in paths (sent as UTF-8), ``_`` in
+  host names and a trailing ``.`` on a host, ``;`` inside ftp/file path
+  segments, an empty nntp group, ``file:/path``, and a missing ``/`` before
+  an empty path in schemes whose BNF wants one.
+
+Neither mode ever accepts: spaces, control characters (also leading or
+trailing), backslashes, ``<``, ``>``, ``"``, bad ``%XX`` escapes, ``%`` in a
+host, an empty host where the scheme needs one, a port outside 1..65535,
+all-numeric hosts that are not dotted quads (``http://2130706433/``), IPv4
+parts with leading zeros (octal confusion), and an ``@`` following a ``?``
+or ``#`` before the first ``/`` (``http://abc#@def``: RFC 1738 readers take
+``def`` as the host, others ``abc``).
+
+Decoded components are ``str``. Escaped octets that are not UTF-8 decode with
+``surrogateescape`` so :func:`to_wire` gives back the exact octets.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+import ipaddress
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 
 from .errors import URLSyntaxError
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "FTPURL",
+    "URL",
+    "FileURL",
+    "GenericURL",
+    "GopherURL",
+    "HTTPURL",
+    "MailtoURL",
+    "NNTPURL",
+    "NewsURL",
+    "ProsperoURL",
+    "ServerURL",
+    "TelnetURL",
+    "WAISURL",
+    "extract_urls",
+    "parse",
+    "percent_decode",
+    "percent_encode",
+    "to_wire",
+]
 
 DEFAULT_PORTS: dict[str, int] = {
     "ftp": 21, "ftps": 990, "http": 80, "https": 443, "gopher": 70, "nntp": 119,
     "nntps": 563, "telnet": 23, "wais": 210, "prospero": 1525,
 }
 
+# --------------------------------------------------------------------------
+# Percent-encoding helpers (section 2.2)
+# --------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+_ESC_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _decode_run(m: re.Match[str]) -> str:
+    # A whole run at once so multi-octet UTF-8 sequences decode together.
+    return bytes.fromhex(m.group().replace("%", "")).decode("utf-8", "surrogateescape")
+
+
+def percent_decode(s: str) -> str:
+    """Decode ``%XX`` escapes; octets that are not UTF-8 become lone surrogates (surrogateescape)."""
+    if "%" not in s:
+        return s
+    return _ESC_RUN.sub(_decode_run, s)
+
+
+def _encode_run(m: re.Match[str]) -> str:
+    return "".join(["%%%02X" % b for b in m.group().encode("utf-8", "surrogateescape")])
+
+
+@functools.lru_cache(maxsize=64)
+def _needs_encoding(safe: str) -> re.Pattern[str]:
+    return re.compile("[^A-Za-z0-9" + re.escape(safe) + "]+")
+
+
+def percent_encode(s: str, safe: str = "") -> str:
+    """Encode every character of *s* except ASCII letters, digits and those in *safe*.
+
+    Characters are encoded as their UTF-8 octets; lone surrogates from
+    :func:`percent_decode` go back to the octet they came from.
+    """
+    pat = _needs_encoding(safe)
+    if pat.search(s) is None:
+        return s
+    return pat.sub(_encode_run, s)
+
+
+def to_wire(s: str) -> bytes:
+    """The octets a decoded component stands for (UTF-8, surrogateescape)."""
+    return s.encode("utf-8", "surrogateescape")
+
+
+# --------------------------------------------------------------------------
+# Character classes of the BNF (section 5)
+# --------------------------------------------------------------------------
+
+_UNRESERVED = "A-Za-z0-9$\\-_.+!*'(),"          # alpha | digit | safe | extra, as a regex class body
+_UNRESERVED_CHARS = "$-_.+!*'(),"               # the same, for percent_encode (letters/digits implied)
+_LENIENT = "~{}|^\\[\\]`\u0080-\U0010ffff"       # national characters (but "\") and non-ASCII
+
+
+class _Rule:
+    """A component's allowed characters: regexes finding the first bad one, and the encoder's safe set."""
+
+    __slots__ = ("bad_lenient", "bad_strict", "name", "safe")
+
+    def __init__(self, name: str, strict: str, lenient_extra: str, safe: str) -> None:
+        self.name = name
+        self.bad_strict = re.compile(f"[^{_UNRESERVED}{strict}%]")
+        self.bad_lenient = re.compile(f"[^{_UNRESERVED}{strict}{lenient_extra}%]")
+        self.safe = _UNRESERVED_CHARS + safe
+
+
+_USER = _Rule("user", ";?&=", "", ";?&=")
+_HTTP_USER = _Rule("user", ";?&=", "", ";&=")        # "?" encoded: it would end an http authority
+_FPATH = _Rule("fpath", "?:@&=/", ";" + _LENIENT, "?:@&=")
+_HPATH = _Rule("hpath", ";:@&=/", _LENIENT, ";:@&=/")
+_SEARCH = _Rule("search", ";:@&=", "/?" + _LENIENT, ";:@&=")
+_FRAGMENT = _Rule("fragment", ";/?:@&=", "#" + _LENIENT, ";/?:@&=")
+_XCHAR = _Rule("xchar", ";/?:@&=", _LENIENT, ";/?:@&=")
+_GENERIC = _Rule("schemepart", ";/?:@&=", "#" + _LENIENT, ";/?:@&=")
+_MAILTO = _Rule("encoded822addr", ";/:@&=", _LENIENT, ";/:@&=")
+_HNAME = _Rule("hfname", ";/:@?", _LENIENT, ";/:@?")
+_HVALUE = _Rule("hfvalue", ";/:@?=", _LENIENT, ";/:@?=")
+_ARTICLE = _Rule("article", ";/?:&=", _LENIENT, ";/?:&=")
+_UCHAR = _Rule("uchar", "", _LENIENT, "")
+_WPATH = _Rule("wpath", "", "/;:@&=?" + _LENIENT, "")
+_PPATH = _Rule("ppath", "?:@&=/", _LENIENT, "?:@&=/")
+_FIELD = _Rule("fieldspec", "?:@&", "=" + _LENIENT, "?:@&")
+
+_SCHEME = re.compile(r"([A-Za-z0-9+.\-]+):")
+_DIGITS = re.compile(r"[0-9]+")
+_LABEL = "[A-Za-z0-9]+(?:-+[A-Za-z0-9]+)*"
+_TOPLABEL = "[A-Za-z][A-Za-z0-9]*(?:-+[A-Za-z0-9]+)*"
+_HOSTNAME_STRICT = re.compile(f"(?:{_LABEL}\\.)*{_TOPLABEL}")
+_HOSTNAME_LENIENT = re.compile(
+    f"(?:{_LABEL.replace('A-Za-z0-9', 'A-Za-z0-9_')}\\.)*"
+    f"{_TOPLABEL.replace('A-Za-z0-9', 'A-Za-z0-9_')}\\.?"
+)
+_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_IPV4 = re.compile(f"(?:{_OCTET}\\.){{3}}{_OCTET}")
+_HOST_BAD_CHAR = re.compile(r"[^A-Za-z0-9.\-_]")
+_GROUP_STRICT = re.compile(r"[A-Za-z][A-Za-z0-9\-.+_]*")
+_GROUP_LENIENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-.+_]*")
+_FTP_TYPE = re.compile(r";type=([^/;]*)\Z", re.IGNORECASE)
+_HTTP_AUTH_STOP = re.compile(r"[?#]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+
+def _describe(ch: str) -> str:
+    if ch == " ":
+        return "unencoded space"
+    if ch in "\t\r\n" or ord(ch) < 0x20 or ord(ch) == 0x7F:
+        return f"control character U+{ord(ch):04X} (must be %-encoded)"
+    if ch == "\\":
+        return "backslash"
+    if ch == "#":
+        return "unencoded '#' (a fragment is not part of the URL; encode it as %23)"
+    if ord(ch) > 0x7F:
+        return f"non-ASCII character {ch!r} (strict mode: encode it as UTF-8 %XX)"
+    return f"character {ch!r} is not allowed here (encode it as %{ord(ch):02X})"
+
+
+def _error(text: str, pos: int, message: str, rule: str) -> URLSyntaxError:
+    return URLSyntaxError(message, url=text, position=pos, rule=rule)
+
+
+def _check(text: str, start: int, comp: str, rule: _Rule, strict: bool) -> None:
+    """Raise if *comp* (which starts at *start* in *text*) has a character *rule* does not allow."""
+    m = (rule.bad_strict if strict else rule.bad_lenient).search(comp)
+    if m is not None:
+        raise _error(text, start + m.start(), _describe(m.group()), rule.name)
+
+
+def _scheme_error(text: str) -> URLSyntaxError:
+    if not text:
+        return _error(text, 0, "empty URL", "url")
+    if text[0] <= " " or text[0] == "\x7f":
+        return _error(text, 0, "leading whitespace or control character", "url")
+    m = re.match(r"[A-Za-z0-9+.\-]*", text)
+    end = m.end() if m else 0
+    if end == 0:
+        return _error(text, 0, "missing scheme: a URL starts with <scheme>:", "scheme")
+    if end == len(text):
+        return _error(text, end, "missing ':' after the scheme", "scheme")
+    return _error(text, end, f"{_describe(text[end])} in the scheme name", "scheme")
+
+
+def _check_unicode(text: str, strict: bool) -> None:
+    for m in _NON_ASCII.finditer(text):
+        ch = m.group()
+        if strict:
+            raise _error(text, m.start(), _describe(ch), "uchar")
+        if not ch.isprintable():
+            raise _error(text, m.start(), f"non-printable character U+{ord(ch):04X}", "uchar")
+
+
+# --------------------------------------------------------------------------
+# Value classes
+# --------------------------------------------------------------------------
+
+def _ip_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+@dataclass(frozen=True, repr=False)
 class URL:
     """Base of every URL value. ``scheme`` is lower case."""
 
     scheme: str
 
+    def masked(self) -> str:
+        """The canonical text with any password replaced by ``****``."""
+        return str(self)
 
-@dataclass(frozen=True)
+    def __repr__(self) -> str:
+        parts = []
+        for f in fields(self):
+            if not f.repr:
+                continue
+            value = getattr(self, f.name)
+            if f.name == "password" and value is not None:
+                value = "****"
+            parts.append(f"{f.name}={value!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def join(self, ref: str) -> URL:
+        """Resolve the relative reference *ref* against this URL (ftp, http(s) and file only)."""
+        raise URLSyntaxError(f"{self.scheme} URLs are not hierarchical: cannot resolve {ref!r}",
+                             url=self.masked(), rule="hierarchical")
+
+
+@dataclass(frozen=True, repr=False)
 class GenericURL(URL):
-    """``scheme:schemepart`` for a scheme RFC 1738 does not define."""
+    """``scheme:schemepart`` for a scheme RFC 1738 does not define; ``schemepart`` is kept as written."""
 
     schemepart: str = ""
 
+    def __str__(self) -> str:
+        return f"{self.scheme}:{percent_encode(self.schemepart, _GENERIC.safe + '%#')}"
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class ServerURL(URL):
-    """A URL of the common Internet scheme syntax (section 3.1)."""
+    """A URL of the common Internet scheme syntax (section 3.1).
+
+    ``host`` is lower case; an IPv6 literal is stored without its brackets
+    (``http://[::1]/`` has host ``"::1"``) and written back with them.
+    ``port`` is the scheme's default when the URL has none. ``user`` and
+    ``password`` are decoded; ``None`` means absent, ``""`` present but empty.
+    """
 
     host: str = ""
     port: int = 0
     user: str | None = None
     password: str | None = None
 
+    _user_rule = _USER
 
-@dataclass(frozen=True)
-class FTPURL(ServerURL):
+    @property
+    def hostport(self) -> str:
+        """``host`` (bracketed if IPv6) and ``:port`` when the port is not the default."""
+        if self.port == DEFAULT_PORTS.get(self.scheme):
+            return _ip_host(self.host)
+        return f"{_ip_host(self.host)}:{self.port}"
+
+    def _login(self, mask: bool = False) -> str:
+        if self.user is None:
+            return self.hostport
+        safe = self._user_rule.safe
+        login = percent_encode(self.user, safe)
+        if self.password is not None:
+            login += ":" + ("****" if mask else percent_encode(self.password, safe))
+        return f"{login}@{self.hostport}"
+
+    def _path(self) -> str:
+        return ""
+
+    def __str__(self) -> str:
+        return f"{self.scheme}://{self._login()}{self._path()}"
+
+    def masked(self) -> str:
+        return f"{self.scheme}://{self._login(True)}{self._path()}"
+
+
+def _join_text(base: str, ref: str) -> str:
+    """RFC 1808-style resolution on encoded text (dot segments removed as RFC 3986 does)."""
+    m = re.match(r"([A-Za-z0-9+.\-]+:)?(//[^/?#]*)?([^?#]*)(\?[^#]*)?(#.*)?\Z", base, re.S)
+    assert m is not None
+    b_scheme, b_auth, b_path, b_query = m.group(1) or "", m.group(2) or "", m.group(3), m.group(4) or ""
+    if ref == "":
+        return base
+    if _SCHEME.match(ref) and not ref.lower().startswith(b_scheme.lower() + "//") and ":" in ref.split("/")[0]:
+        return ref
+    if ref.lower().startswith(b_scheme.lower()) and b_scheme:
+        ref = ref[len(b_scheme):]
+    if ref.startswith("//"):
+        return b_scheme + ref
+    r = re.match(r"([^?#]*)(\?[^#]*)?(#.*)?\Z", ref, re.S)
+    assert r is not None
+    r_path, r_query, r_frag = r.group(1), r.group(2), r.group(3) or ""
+    if not r_path:
+        return b_scheme + b_auth + b_path + (r_query if r_query is not None else b_query) + r_frag
+    if r_path.startswith("/"):
+        path = r_path
+    else:
+        path = b_path[: b_path.rfind("/") + 1] + r_path if "/" in b_path else "/" + r_path
+    return b_scheme + b_auth + _remove_dots(path) + (r_query or "") + r_frag
+
+
+def _remove_dots(path: str) -> str:
+    out: list[str] = []
+    segs = path.split("/")
+    for i, seg in enumerate(segs):
+        last = i == len(segs) - 1
+        if seg == ".":
+            if last:
+                out.append("")
+        elif seg == "..":
+            if len(out) > 1:
+                out.pop()
+            if last:
+                out.append("")
+        else:
+            out.append(seg)
+    result = "/".join(out)
+    return result if result.startswith("/") else "/" + result
+
+
+class _Hierarchical:
+    """Mixin: ``join`` for schemes whose path is a "/" hierarchy (section 2.3)."""
+
+    def join(self, ref: str) -> URL:
+        """Resolve *ref* (RFC 1808 style, on the encoded path) and parse the result."""
+        return parse(_join_text(str(self), ref))
+
+
+@dataclass(frozen=True, repr=False)
+class FTPURL(_Hierarchical, ServerURL):
+    """``ftp://user:password@host:port/cwd1/.../cwdN/name;type=X`` (section 3.2).
+
+    ``cwd`` are the decoded directory segments (each one CWD), ``name`` the
+    decoded last segment, ``typecode`` ``"a"``, ``"i"``, ``"d"`` or ``None``.
+    """
+
     cwd: tuple[str, ...] = ()
     name: str = ""
     typecode: str | None = None
 
+    def _path(self) -> str:
+        safe = _FPATH.safe
+        path = "/".join([percent_encode(s, safe) for s in (*self.cwd, self.name)])
+        if self.typecode is not None:
+            path += ";type=" + self.typecode
+        return "/" + path
 
-@dataclass(frozen=True)
-class HTTPURL(ServerURL):
+
+@dataclass(frozen=True, repr=False)
+class HTTPURL(_Hierarchical, ServerURL):
+    """``http://host:port/path?search`` (section 3.3), also https.
+
+    ``path`` and ``search`` are as written (still encoded; non-ASCII
+    characters are %-encoded). ``path`` has no leading "/" and is ``""``
+    when absent; ``search`` is ``None`` when there is no "?". ``fragment``
+    holds a lenient ``#...`` suffix; it is not part of the URL, so it takes
+    no part in equality or in ``str()``.
+    """
+
     path: str = ""
     search: str | None = None
+    fragment: str | None = field(default=None, compare=False)
+
+    _user_rule = _HTTP_USER
+
+    def _path(self) -> str:
+        text = "/" + percent_encode(self.path, _HPATH.safe + "%" + _LENIENT_SAFE)
+        if self.search is not None:
+            text += "?" + percent_encode(self.search, _SEARCH.safe + "%/?" + _LENIENT_SAFE)
+        return text
 
 
-@dataclass(frozen=True)
+_LENIENT_SAFE = "~{}|^[]`"
+
+
+@dataclass(frozen=True, repr=False)
 class GopherURL(ServerURL):
+    """``gopher://host:port/<gophertype><selector>%09<search>%09<gopher+_string>`` (section 3.4).
+
+    All decoded. ``gophertype`` is ``"1"`` when the path is empty; ``search``
+    and ``gopher_plus`` are ``None`` when absent. A selector or search cannot
+    contain a TAB (it is the separator); CR/LF are kept for the handler to refuse.
+    """
+
     gophertype: str = "1"
     selector: str = ""
     search: str | None = None
     gopher_plus: str | None = None
 
+    def _path(self) -> str:
+        if self.gophertype == "1" and not self.selector and self.search is None and self.gopher_plus is None:
+            return "/"
+        safe = _XCHAR.safe
+        text = "/" + percent_encode(self.gophertype + self.selector, safe)
+        if self.search is not None or self.gopher_plus is not None:
+            text += "%09" + percent_encode(self.search or "", safe)
+        if self.gopher_plus is not None:
+            text += "%09" + percent_encode(self.gopher_plus, safe)
+        return text
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class MailtoURL(URL):
+    """``mailto:<addr>`` (section 3.5) with RFC 6068 ``?name=value&...`` headers, all decoded.
+
+    ``address`` is the whole decoded to-part (it may hold several
+    comma-separated addresses); see :attr:`addresses`.
+    """
+
     address: str = ""
     headers: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def addresses(self) -> tuple[str, ...]:
+        """Every recipient: the comma-separated to-part, then any ``to=`` header values."""
+        found = [a.strip() for a in self.address.split(",")]
+        for name, value in self.headers:
+            if name.lower() == "to":
+                found.extend(a.strip() for a in value.split(","))
+        return tuple(a for a in found if a)
 
-@dataclass(frozen=True)
+    def __str__(self) -> str:
+        text = "mailto:" + percent_encode(self.address, _MAILTO.safe)
+        if self.headers:
+            text += "?" + "&".join(
+                percent_encode(n, _HNAME.safe) + "=" + percent_encode(v, _HVALUE.safe)
+                for n, v in self.headers
+            )
+        return text
+
+
+@dataclass(frozen=True, repr=False)
 class NewsURL(URL):
+    """``news:<group>``, ``news:<message-id>`` or ``news:*`` (section 3.6).
+
+    ``message_id`` is decoded and has no angle brackets; exactly one of
+    ``group`` and ``message_id`` is set (``news:*`` has group ``"*"``).
+    """
+
     group: str | None = None
     message_id: str | None = None
 
+    def __str__(self) -> str:
+        if self.message_id is not None:
+            left, _, right = self.message_id.rpartition("@")
+            return f"news:{percent_encode(left, _ARTICLE.safe)}@{percent_encode(right, _ARTICLE.safe)}"
+        return f"news:{self.group}"
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class NNTPURL(ServerURL):
+    """``nntp://host:port/group/article`` (section 3.7), also nntps; ``article`` is an int or None."""
+
     group: str = ""
     article: int | None = None
 
+    def _path(self) -> str:
+        return f"/{self.group}" + (f"/{self.article}" if self.article is not None else "")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class TelnetURL(ServerURL):
-    pass
+    """``telnet://user:password@host:port/`` (section 3.8)."""
+
+    def _path(self) -> str:
+        return "/"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class WAISURL(ServerURL):
+    """``wais://host:port/database[?search | /wtype/wpath]`` (section 3.9), all decoded.
+
+    ``search`` and (``wtype``, ``wpath``) are exclusive; a value with both
+    is written in the document form.
+    """
+
     database: str = ""
     search: str | None = None
     wtype: str | None = None
     wpath: str | None = None
 
+    def _path(self) -> str:
+        safe = _UCHAR.safe
+        text = "/" + percent_encode(self.database, safe)
+        if self.wtype is not None or self.wpath is not None:
+            text += f"/{percent_encode(self.wtype or '', safe)}/{percent_encode(self.wpath or '', safe)}"
+        elif self.search is not None:
+            text += "?" + percent_encode(self.search, _SEARCH.safe)
+        return text
 
-@dataclass(frozen=True)
-class FileURL(URL):
+
+@dataclass(frozen=True, repr=False)
+class FileURL(_Hierarchical, URL):
+    """``file://host/path`` (section 3.10).
+
+    ``host`` is ``""``, ``"localhost"`` or a host name; ``path`` is decoded
+    and has no leading "/" (``file:///etc/motd`` has path ``"etc/motd"``).
+    """
+
     host: str = ""
     path: str = ""
 
+    def __str__(self) -> str:
+        return f"file://{_ip_host(self.host)}/{percent_encode(self.path, _FPATH.safe + '/')}"
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class ProsperoURL(ServerURL):
+    """``prospero://host:port/hsoname;field=value...`` (section 3.11), all decoded."""
+
     hsoname: str = ""
     fields: tuple[tuple[str, str], ...] = field(default=())
 
+    def _path(self) -> str:
+        safe = _FIELD.safe
+        return "/" + percent_encode(self.hsoname, _PPATH.safe) + "".join(
+            f";{percent_encode(n, safe)}={percent_encode(v, safe)}" for n, v in self.fields
+        )
+
+
+# --------------------------------------------------------------------------
+# The parser
+# --------------------------------------------------------------------------
+
+_Authority = tuple[str | None, str | None, str, int, int]
+
+
+def _host(text: str, start: int, end: int, strict: bool, scheme: str) -> str:
+    raw = text[start:end]
+    if not raw:
+        raise _error(text, start, f"empty host: {scheme} URLs need one", "host")
+    if len(raw) <= 253:
+        if (_HOSTNAME_STRICT if strict else _HOSTNAME_LENIENT).fullmatch(raw):
+            return raw.lower()
+        if _IPV4.fullmatch(raw):
+            return raw
+    bad = _HOST_BAD_CHAR.search(raw)
+    if bad is not None:
+        ch = bad.group()
+        what = "percent sign (host names cannot be %-encoded)" if ch == "%" else _describe(ch)
+        raise _error(text, start + bad.start(), f"{what} in host", "host")
+    if len(raw) > 253:
+        raise _error(text, start, "host name longer than 253 characters", "hostname")
+    if re.fullmatch(r"[0-9.]+", raw):
+        raise _error(text, start, "bad IPv4 address: four decimal numbers 0-255 without leading zeros",
+                     "hostnumber")
+    raise _error(text, start, "bad host name: dot-separated labels of letters, digits and inner "
+                 "hyphens, the last one starting with a letter", "hostname")
+
+
+def _authority(text: str, i: int, scheme: str, strict: bool, http: bool = False) -> _Authority:
+    """Parse ``//[user[:password]@]host[:port]``; return (user, password, host, port, end)."""
+    if not text.startswith("//", i):
+        raise _error(text, i, f"'//' must follow '{scheme}:'", "ip-schemepart")
+    start = i + 2
+    end = text.find("/", start)
+    if end < 0:
+        end = len(text)
+    if http:
+        stop = _HTTP_AUTH_STOP.search(text, start, end)
+        if stop is not None:
+            cut = stop.start()
+            at = text.find("@", cut, end)
+            if at >= 0:
+                raise _error(text, at, f"'@' after {text[cut]!r} in the authority: userinfo/host "
+                             "ambiguity (encode it as %40, or put a '/' before the query)", "login")
+            end = cut
+    user = password = None
+    hstart = start
+    at = text.rfind("@", start, end)
+    if at >= 0:
+        colon = text.find(":", start, at)
+        uend = colon if colon >= 0 else at
+        raw = text[start:uend]
+        _check(text, start, raw, _USER, strict)
+        user = percent_decode(raw)
+        if colon >= 0:
+            raw = text[colon + 1:at]
+            _check(text, colon + 1, raw, _USER, strict)
+            password = percent_decode(raw)
+        hstart = at + 1
+    if text.startswith("[", hstart):
+        close = text.find("]", hstart, end)
+        if close < 0:
+            raise _error(text, hstart, "unclosed '[' in host", "host")
+        try:
+            host = str(ipaddress.IPv6Address(text[hstart + 1:close]))
+        except ValueError:
+            raise _error(text, hstart + 1, "bad IPv6 address literal", "host") from None
+        pstart = close + 1
+        if pstart < end and text[pstart] != ":":
+            raise _error(text, pstart, f"{_describe(text[pstart])} after IPv6 literal", "hostport")
+    else:
+        colon = text.find(":", hstart, end)
+        pstart = colon if colon >= 0 else end
+        host = _host(text, hstart, pstart, strict, scheme)
+    if pstart < end:
+        raw = text[pstart + 1:end]
+        if not _DIGITS.fullmatch(raw):
+            bad = re.search(r"[^0-9]", raw)
+            pos = pstart + 1 + (bad.start() if bad else 0)
+            raise _error(text, pos, "port must be decimal digits", "port")
+        port = int(raw)
+        if not 0 < port < 65536:
+            raise _error(text, pstart + 1, f"port {port} out of range 1..65535", "port")
+    else:
+        port = DEFAULT_PORTS[scheme]
+    return user, password, host, port, end
+
+
+def _no_login(text: str, i: int, scheme: str, user: str | None, rule: str) -> None:
+    if user is not None:
+        raise _error(text, i + 2, f"{scheme} URLs allow no user name or password", rule)
+
+
+def _parse_ftp(text: str, i: int, scheme: str, strict: bool) -> URL:
+    user, password, host, port, j = _authority(text, i, scheme, strict)
+    path = text[j + 1:]
+    typecode = None
+    if ";" in path:
+        m = _FTP_TYPE.search(path)
+        if m is not None:
+            typecode = m.group(1).lower()
+            if typecode not in ("a", "i", "d"):
+                raise _error(text, j + 1 + m.start(1), f"typecode {m.group(1)!r} is not a, i or d",
+                             "ftptype")
+            path = path[:m.start()]
+    _check(text, j + 1, path, _FPATH, strict)
+    segs = path.split("/")
+    if "%" in path:
+        segs = [percent_decode(s) for s in segs]
+    name = segs.pop()
+    return FTPURL(scheme, host, port, user, password, tuple(segs), name, typecode)
+
+
+def _parse_http(text: str, i: int, scheme: str, strict: bool) -> URL:
+    user, password, host, port, j = _authority(text, i, scheme, strict, http=not strict)
+    if user is not None and strict:
+        raise _error(text, i + 2, "no user name or password is allowed in http URLs (strict mode)",
+                     "hostport")
+    n = len(text)
+    path = ""
+    search = fragment = None
+    if j < n:
+        if not strict:
+            h = text.find("#", j)
+            if h >= 0:
+                fragment = text[h + 1:]
+                _check(text, h + 1, fragment, _FRAGMENT, strict)
+                n = h
+        q = text.find("?", j, n)
+        if text[j] == "/":
+            path = text[j + 1:q if q >= 0 else n]
+            _check(text, j + 1, path, _HPATH, strict)
+            if not path.isascii():
+                path = percent_encode(path, _HPATH.safe + "%" + _LENIENT_SAFE)
+        if q >= 0:
+            search = text[q + 1:n]
+            _check(text, q + 1, search, _SEARCH, strict)
+            if not search.isascii():
+                search = percent_encode(search, _SEARCH.safe + "%/?" + _LENIENT_SAFE)
+    return HTTPURL(scheme, host, port, user, password, path, search, fragment)
+
+
+def _parse_gopher(text: str, i: int, scheme: str, strict: bool) -> URL:
+    user, _, host, port, j = _authority(text, i, scheme, strict)
+    _no_login(text, i, scheme, user, "hostport")
+    raw = text[j + 1:]
+    if not raw:
+        return GopherURL(scheme, host, port, None, None, "1", "", None, None)
+    _check(text, j + 1, raw, _XCHAR, strict)
+    parts = raw.split("%09", 2)
+    first = parts[0]
+    if not first:
+        raise _error(text, j + 1, "the gophertype must come before the first %09", "gtype")
+    if first[0] == "%":
+        gtype, sel = percent_decode(first[:3]), first[3:]
+    else:
+        gtype, sel = first[0], first[1:]
+        if ord(gtype) > 0x7F:
+            raise _error(text, j + 1, "the gophertype must be a single octet", "gtype")
+    search = percent_decode(parts[1]) if len(parts) > 1 else None
+    gplus = percent_decode(parts[2]) if len(parts) > 2 else None
+    return GopherURL(scheme, host, port, None, None, gtype, percent_decode(sel), search, gplus)
+
+
+def _parse_mailto(text: str, i: int, scheme: str, strict: bool) -> URL:
+    q = text.find("?", i)
+    to = text[i:] if q < 0 else text[i:q]
+    _check(text, i, to, _MAILTO, strict)
+    if not to and (strict or q < 0):
+        raise _error(text, i, "empty address", "encoded822addr")
+    headers: list[tuple[str, str]] = []
+    if q >= 0:
+        pos = q + 1
+        for part in text[q + 1:].split("&"):
+            eq = part.find("=")
+            if eq < 0:
+                if not part and not strict:
+                    pos += 1
+                    continue
+                raise _error(text, pos, "a header field is name=value", "hfield")
+            name, value = part[:eq], part[eq + 1:]
+            _check(text, pos, name, _HNAME, strict)
+            _check(text, pos + eq + 1, value, _HVALUE, strict)
+            headers.append((percent_decode(name), percent_decode(value)))
+            pos += len(part) + 1
+    return MailtoURL(scheme, percent_decode(to), tuple(headers))
+
+
+def _parse_news(text: str, i: int, scheme: str, strict: bool) -> URL:
+    rest = text[i:]
+    if rest == "*":
+        return NewsURL(scheme, "*", None)
+    at = rest.find("@")
+    if at >= 0:
+        left, right = rest[:at], rest[at + 1:]
+        if not left:
+            raise _error(text, i, "empty message-id before '@'", "article")
+        _check(text, i, left, _ARTICLE, strict)
+        if strict:
+            _host(text, i + at + 1, len(text), strict, scheme)
+        else:
+            if not right:
+                raise _error(text, i + at + 1, "empty domain after '@'", "article")
+            m = re.search(r"[^A-Za-z0-9$\-_.+!*'(),;/?:&=\[\]]", right)
+            if m is not None:
+                raise _error(text, i + at + 1 + m.start(), _describe(m.group()), "article")
+        return NewsURL(scheme, None, percent_decode(left) + "@" + right)
+    if not (_GROUP_STRICT if strict else _GROUP_LENIENT).fullmatch(rest):
+        bad = re.search(r"[^A-Za-z0-9\-.+_]", rest)
+        pos = i + (bad.start() if bad else 0)
+        raise _error(text, pos, "bad newsgroup name (or message-id without '@')", "group")
+    return NewsURL(scheme, rest, None)
+
+
+def _parse_nntp(text: str, i: int, scheme: str, strict: bool) -> URL:
+    user, _, host, port, j = _authority(text, i, scheme, strict)
+    _no_login(text, i, scheme, user, "hostport")
+    body = text[j + 1:]
+    if not body:
+        if strict:
+            raise _error(text, j, "a newsgroup name is required", "group")
+        return NNTPURL(scheme, host, port, None, None, "", None)
+    slash = body.find("/")
+    group = body if slash < 0 else body[:slash]
+    if not (_GROUP_STRICT if strict else _GROUP_LENIENT).fullmatch(group):
+        bad = re.search(r"[^A-Za-z0-9\-.+_]", group)
+        raise _error(text, j + 1 + (bad.start() if bad else 0), "bad newsgroup name", "group")
+    article = None
+    if slash >= 0:
+        digits = body[slash + 1:]
+        if not _DIGITS.fullmatch(digits):
+            raise _error(text, j + 2 + slash, "the article number must be decimal digits", "digits")
+        article = int(digits)
+    return NNTPURL(scheme, host, port, None, None, group, article)
+
+
+def _parse_telnet(text: str, i: int, scheme: str, strict: bool) -> URL:
+    user, password, host, port, j = _authority(text, i, scheme, strict)
+    if j + 1 < len(text):
+        raise _error(text, j + 1, "a telnet URL has no path (only an optional final '/')", "telneturl")
+    return TelnetURL(scheme, host, port, user, password)
+
+
+def _parse_wais(text: str, i: int, scheme: str, strict: bool) -> URL:
+    user, _, host, port, j = _authority(text, i, scheme, strict)
+    _no_login(text, i, scheme, user, "hostport")
+    if j >= len(text) and strict:
+        raise _error(text, j, "'/' and a database name are required", "database")
+    rest = text[j + 1:]
+    m = re.search(r"[/?]", rest)
+    search = wtype = wpath = None
+    if m is None:
+        database = rest
+    else:
+        k = m.start()
+        database = rest[:k]
+        if m.group() == "?":
+            search = rest[k + 1:]
+            _check(text, j + 2 + k, search, _SEARCH, strict)
+            search = percent_decode(search)
+        else:
+            slash = rest.find("/", k + 1)
+            if slash < 0:
+                raise _error(text, j + 1 + len(rest), "a WAIS document URL is /database/wtype/wpath",
+                             "waisdoc")
+            wtype = rest[k + 1:slash]
+            _check(text, j + 2 + k, wtype, _UCHAR, strict)
+            wpath = rest[slash + 1:]
+            _check(text, j + 2 + slash, wpath, _WPATH, strict)
+            wtype, wpath = percent_decode(wtype), percent_decode(wpath)
+    _check(text, j + 1, database, _UCHAR, strict)
+    return WAISURL(scheme, host, port, None, None, percent_decode(database), search, wtype, wpath)
+
+
+def _parse_file(text: str, i: int, scheme: str, strict: bool) -> URL:
+    host = ""
+    if text.startswith("//", i):
+        start = i + 2
+        end = text.find("/", start)
+        if end < 0:
+            if strict:
+                raise _error(text, len(text), "'/' and a path must follow the host", "fileurl")
+            end = len(text)
+        if end > start:
+            if text[start] == "[":
+                host = _authority(text, i, "http", strict)[2]   # IPv6 literal, no port allowed below
+                if text.find(":", text.find("]", start), end) >= 0:
+                    raise _error(text, start, "file URLs have no port", "fileurl")
+            else:
+                host = _host(text, start, end, strict, scheme)
+        j = end
+    elif text.startswith("/", i) and not strict:
+        j = i                                                  # file:/path, as many programs write
+    else:
+        raise _error(text, i, "'//' must follow 'file:'", "fileurl")
+    path = text[j + 1:]
+    _check(text, j + 1, path, _FPATH, strict)
+    return FileURL(scheme, host, percent_decode(path))
+
+
+def _parse_prospero(text: str, i: int, scheme: str, strict: bool) -> URL:
+    user, _, host, port, j = _authority(text, i, scheme, strict)
+    _no_login(text, i, scheme, user, "prosperourl")
+    if j >= len(text) and strict:
+        raise _error(text, j, "'/' and an hsoname are required", "prosperourl")
+    rest = text[j + 1:]
+    parts = rest.split(";")
+    _check(text, j + 1, parts[0], _PPATH, strict)
+    pos = j + 2 + len(parts[0])
+    pairs: list[tuple[str, str]] = []
+    for spec in parts[1:]:
+        eq = spec.find("=")
+        if eq < 0:
+            raise _error(text, pos, "a field is ;name=value", "fieldspec")
+        _check(text, pos, spec[:eq], _FIELD, True)
+        _check(text, pos + eq + 1, spec[eq + 1:], _FIELD, strict)
+        pairs.append((percent_decode(spec[:eq]), percent_decode(spec[eq + 1:])))
+        pos += len(spec) + 1
+    return ProsperoURL(scheme, host, port, None, None, percent_decode(parts[0]), tuple(pairs))
+
+
+def _parse_generic(text: str, i: int, scheme: str, strict: bool) -> URL:
+    part = text[i:]
+    _check(text, i, part, _GENERIC if not strict else _XCHAR, strict)
+    return GenericURL(scheme, part)
+
+
+_PARSERS: dict[str, Callable[[str, int, str, bool], URL]] = {
+    "ftp": _parse_ftp, "ftps": _parse_ftp,
+    "http": _parse_http, "https": _parse_http,
+    "gopher": _parse_gopher,
+    "mailto": _parse_mailto,
+    "news": _parse_news,
+    "nntp": _parse_nntp, "nntps": _parse_nntp,
+    "telnet": _parse_telnet,
+    "wais": _parse_wais,
+    "file": _parse_file,
+    "prospero": _parse_prospero,
+}
+
 
 def parse(text: str, *, strict: bool = False) -> URL:
-    """Parse *text* into the URL value of its scheme."""
-    raise URLSyntaxError("parser not written yet", url=text)
+    """Parse *text* into the URL value of its scheme.
+
+    Raises :class:`~anyurl.errors.URLSyntaxError` (a ``ValueError``) with
+    the position and the BNF rule broken. See the module docstring for what
+    ``strict`` changes.
+    """
+    m = _SCHEME.match(text)
+    if m is None:
+        raise _scheme_error(text)
+    if not text.isascii():
+        _check_unicode(text, strict)
+    if "%" in text:
+        bad = _BAD_ESCAPE.search(text)
+        if bad is not None:
+            raise _error(text, bad.start(), "'%' must be followed by two hex digits", "escape")
+    scheme = m.group(1).lower()
+    return _PARSERS.get(scheme, _parse_generic)(text, m.end(), scheme, strict)
+
+
+def extract_urls(text: str) -> list[str]:
+    """Find URLs in free text (RFC 1738 appendix); written in the extraction section below."""
+    raise NotImplementedError
