@@ -920,6 +920,81 @@ def parse(text: str, *, strict: bool = False) -> URL:
     return _PARSERS.get(scheme, _parse_generic)(text, m.end(), scheme, strict)
 
 
-def extract_urls(text: str) -> list[str]:
-    """Find URLs in free text (RFC 1738 appendix); written in the extraction section below."""
-    raise NotImplementedError
+# --------------------------------------------------------------------------
+# URLs in free text (the RFC's appendix)
+# --------------------------------------------------------------------------
+
+_KNOWN = "https?|ftps?|gopher|mailto|news|nntps?|telnet|wais|file|prospero"
+_IN_TEXT = re.compile(
+    r"<(URL:)?([^<>]*)>"                                   # <URL:...> or <...>
+    rf"|(?<![A-Za-z0-9+.\-])((?:{_KNOWN}):[^\s<>\"]+)",      # a bare URL of a known scheme
+    re.IGNORECASE,
+)
+_BARE = re.compile(rf"(?<![A-Za-z0-9+.\-])((?:{_KNOWN}):[^\s<>\"]+)", re.IGNORECASE)
+_KNOWN_START = re.compile(rf"(?:{_KNOWN}):", re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s+")
+_BREAK_HYPHEN = re.compile(r"-[ \t]*(?:\r\n|\r|\n)\s*")
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
+def _is_url(candidate: str) -> bool:
+    try:
+        parse(candidate)
+    except URLSyntaxError:
+        # "#fragment" may follow any URL in text (appendix); only http keeps it when parsing.
+        if "#" not in candidate:
+            return False
+        try:
+            parse(candidate.split("#", 1)[0])
+        except URLSyntaxError:
+            return False
+    return True
+
+
+def _trim(candidate: str) -> str:
+    """Drop trailing punctuation that belongs to the sentence, keeping balanced brackets."""
+    while candidate:
+        last = candidate[-1]
+        if last in ".,;:!?'":
+            candidate = candidate[:-1]
+        elif last in _CLOSERS and candidate.count(last) > candidate.count(_CLOSERS[last]):
+            candidate = candidate[:-1]
+        else:
+            break
+    return candidate
+
+
+def _bare(text: str, found: list[str]) -> None:
+    for m in _BARE.finditer(text):
+        candidate = _trim(m.group(1))
+        if _is_url(candidate):
+            found.append(candidate)
+
+
+def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
+    """Find the URLs in free text, in order, following RFC 1738's appendix.
+
+    ``<URL:...>`` and ``<...>`` wrappers delimit a URL; whitespace inside a
+    wrapper (line breaks included) is ignored. The appendix says a hyphen
+    followed by a line break "may or may not" be part of the URL: it is kept
+    unless *drop_break_hyphens* is true. Outside wrappers, URLs of the known
+    schemes are found bare, without trailing sentence punctuation (".", ",",
+    ")" unless balanced...). ``<...>`` without ``URL:`` counts only for known
+    schemes; anything that does not parse is skipped.
+    """
+    found: list[str] = []
+    for m in _IN_TEXT.finditer(text):
+        if m.group(3) is not None:
+            candidate = _trim(m.group(3))
+            if _is_url(candidate):
+                found.append(candidate)
+            continue
+        content = m.group(2)
+        if drop_break_hyphens:
+            content = _BREAK_HYPHEN.sub("", content)
+        candidate = _WHITESPACE.sub("", content)
+        if (m.group(1) or _KNOWN_START.match(candidate)) and _is_url(candidate):
+            found.append(candidate)
+        else:
+            _bare(content, found)                       # e.g. <a href="http://...">
+    return found
