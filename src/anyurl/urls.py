@@ -267,7 +267,7 @@ class GenericURL(URL):
     schemepart: str = ""
 
     def __str__(self) -> str:
-        return f"{self.scheme}:{percent_encode(self.schemepart, _GENERIC.safe + '%#')}"
+        return f"{self.scheme}:{percent_encode(self.schemepart, _GENERIC.safe + '%#' + _LENIENT_SAFE)}"
 
 
 @dataclass(frozen=True, repr=False)
@@ -768,8 +768,8 @@ def _parse_news(text: str, i: int, scheme: str, strict: bool) -> URL:
         return NewsURL(scheme, None, percent_decode(left) + "@" + right)
     if not (_GROUP_STRICT if strict else _GROUP_LENIENT).fullmatch(rest):
         bad = re.search(r"[^A-Za-z0-9\-.+_]", rest)
-        pos = i + (bad.start() if bad else 0)
-        raise _error(text, pos, "bad newsgroup name (or message-id without '@')", "group")
+        what = f"{_describe(bad.group())} in a newsgroup name" if bad else "bad newsgroup name"
+        raise _error(text, i + (bad.start() if bad else 0), what + " (or message-id without '@')", "group")
     return NewsURL(scheme, rest, None)
 
 
@@ -785,7 +785,8 @@ def _parse_nntp(text: str, i: int, scheme: str, strict: bool) -> URL:
     group = body if slash < 0 else body[:slash]
     if not (_GROUP_STRICT if strict else _GROUP_LENIENT).fullmatch(group):
         bad = re.search(r"[^A-Za-z0-9\-.+_]", group)
-        raise _error(text, j + 1 + (bad.start() if bad else 0), "bad newsgroup name", "group")
+        what = f"{_describe(bad.group())} in a newsgroup name" if bad else "bad newsgroup name"
+        raise _error(text, j + 1 + (bad.start() if bad else 0), what, "group")
     article = None
     if slash >= 0:
         digits = body[slash + 1:]
@@ -883,6 +884,8 @@ def _parse_prospero(text: str, i: int, scheme: str, strict: bool) -> URL:
 def _parse_generic(text: str, i: int, scheme: str, strict: bool) -> URL:
     part = text[i:]
     _check(text, i, part, _GENERIC if not strict else _XCHAR, strict)
+    if not part.isascii():
+        part = percent_encode(part, _GENERIC.safe + "%#" + _LENIENT_SAFE)
     return GenericURL(scheme, part)
 
 

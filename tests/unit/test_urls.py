@@ -1,0 +1,312 @@
+"""The RFC 1738 parser: a JSON corpus of cases plus hypothesis round trips per scheme."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anyurl.errors import URLSyntaxError
+from anyurl.urls import (
+    DEFAULT_PORTS,
+    FTPURL,
+    HTTPURL,
+    URL,
+    FileURL,
+    GenericURL,
+    GopherURL,
+    MailtoURL,
+    NewsURL,
+    NNTPURL,
+    ProsperoURL,
+    TelnetURL,
+    WAISURL,
+    parse,
+    percent_decode,
+    percent_encode,
+    to_wire,
+)
+
+CASES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "url_cases.json").read_text())
+GOOD = [c for c in CASES if "error" not in c]
+BAD = [c for c in CASES if "error" in c]
+
+
+def _plain(value: object) -> object:
+    """Tuples as lists, so values compare with the JSON."""
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("case", GOOD, ids=[c["url"] for c in GOOD])
+def test_corpus_valid(case: dict[str, Any]) -> None:
+    url = parse(case["url"], strict=case.get("strict", False))
+    assert url.scheme == case["scheme"]
+    for attr, want in case["expect"].items():
+        assert _plain(getattr(url, attr)) == want, attr
+    if "canonical" in case:
+        assert str(url) == case["canonical"]
+    # The canonical text parses back to an equal value, and is itself canonical.
+    again = parse(str(url))
+    assert again == url
+    assert str(again) == str(url)
+
+
+@pytest.mark.parametrize("case", BAD, ids=[repr(c["url"]) for c in BAD])
+def test_corpus_invalid(case: dict[str, Any]) -> None:
+    with pytest.raises(URLSyntaxError) as info:
+        parse(case["url"], strict=case.get("strict", False))
+    err = info.value
+    assert isinstance(err, ValueError)
+    assert isinstance(err.position, int) and 0 <= err.position <= len(case["url"])
+    assert err.rule
+    assert case["error"].lower() in str(err).lower()
+
+
+def test_corpus_covers_every_scheme() -> None:
+    schemes = {c["scheme"] for c in GOOD}
+    assert {"ftp", "http", "gopher", "mailto", "news", "nntp", "telnet", "wais", "file",
+            "prospero", "https", "ftps", "nntps"} <= schemes
+
+
+def test_lenient_cases_fail_in_strict_mode_only_where_marked() -> None:
+    # Every valid case written without lenient extensions also parses strictly to the same value.
+    lenient_markers = ("lenient", "fragment", "non-ASCII", "RFC 6068", "IPv6")
+    for case in GOOD:
+        note = case.get("note", "")
+        if any(m in note for m in lenient_markers) or "#" in case["url"] or "~" in case["url"]:
+            continue
+        try:
+            strict = parse(case["url"], strict=True)
+        except URLSyntaxError:
+            continue
+        assert strict == parse(case["url"])
+
+
+def test_error_position_and_rule() -> None:
+    with pytest.raises(URLSyntaxError) as info:
+        parse("ftp://h/pub/x;type=z")
+    assert info.value.position == 19
+    assert info.value.rule == "ftptype"
+    with pytest.raises(URLSyntaxError) as info:
+        parse("http://h/a b")
+    assert (info.value.position, info.value.rule) == (10, "hpath")
+
+
+def test_error_masks_password() -> None:
+    with pytest.raises(URLSyntaxError) as info:
+        parse("ftp://u:hunter2@h/a b")
+    assert "hunter2" not in str(info.value)
+
+
+def test_repr_and_masked_hide_password() -> None:
+    url = parse("ftp://alice:s3cret@h/x")
+    assert "s3cret" not in repr(url)
+    assert url.masked() == "ftp://alice:****@h/x"
+    assert str(url) == "ftp://alice:s3cret@h/x"
+    assert parse("http://h/").masked() == "http://h/"
+
+
+def test_fragment_not_part_of_value() -> None:
+    a, b = parse("http://h/p#one"), parse("http://h/p#two")
+    assert isinstance(a, HTTPURL) and a.fragment == "one"
+    assert a == b and hash(a) == hash(b)
+
+
+def test_values_are_frozen_and_hashable() -> None:
+    url = parse("ftp://h/a/b")
+    with pytest.raises(AttributeError):
+        url.host = "x"  # type: ignore[misc]
+    assert len({url, parse("FTP://H:21/a/b")}) == 1
+
+
+def test_class_per_scheme() -> None:
+    assert type(parse("ftp://h/")) is FTPURL
+    assert type(parse("ftps://h/")) is FTPURL
+    assert type(parse("https://h/")) is HTTPURL
+    assert type(parse("gopher://h/")) is GopherURL
+    assert type(parse("mailto:a@b")) is MailtoURL
+    assert type(parse("news:*")) is NewsURL
+    assert type(parse("nntp://h/g")) is NNTPURL
+    assert type(parse("telnet://h")) is TelnetURL
+    assert type(parse("wais://h/db")) is WAISURL
+    assert type(parse("file:///x")) is FileURL
+    assert type(parse("prospero://h/x")) is ProsperoURL
+    assert type(parse("gophers://h/")) is GenericURL
+
+
+def test_mailto_addresses() -> None:
+    url = parse("mailto:a@b.c,%20d@e.f?to=g@h.i&subject=x")
+    assert isinstance(url, MailtoURL)
+    assert url.address == "a@b.c, d@e.f"
+    assert url.addresses == ("a@b.c", "d@e.f", "g@h.i")
+
+
+def test_percent_helpers() -> None:
+    assert percent_decode("a%20b%C3%A9") == "a bé"
+    assert percent_decode("%FF") == "\udcff"
+    assert to_wire(percent_decode("%FF%C3%A9")) == b"\xff\xc3\xa9"
+    assert percent_encode("a b/é\udcff", "/") == "a%20b/%C3%A9%FF"
+    assert percent_encode("plain", "") == "plain"
+
+
+def test_join() -> None:
+    base = parse("http://h/a/b/c?q")
+    assert str(base.join("../x")) == "http://h/a/x"
+    assert str(base.join("x")) == "http://h/a/b/x"
+    assert str(base.join("/x")) == "http://h/x"
+    assert str(base.join("?z")) == "http://h/a/b/c?z"
+    assert str(base.join("")) == "http://h/a/b/c?q"
+    assert str(base.join("//other/p")) == "http://other/p"
+    assert str(base.join("../../../../x")) == "http://h/x"
+    assert str(base.join("./")) == "http://h/a/b/"
+    assert str(base.join("ftp://f/z")) == "ftp://f/z"
+    assert parse("http://h/a").join("#f") == parse("http://h/a")
+    ftp = parse("ftp://u@h/pub/doc/x;type=a")
+    joined = ftp.join("../rfc/y")
+    assert isinstance(joined, FTPURL)
+    assert (joined.user, joined.cwd, joined.name, joined.typecode) == ("u", ("pub", "rfc"), "y", None)
+    f = parse("file:///etc/init.d/x").join("../motd")
+    assert isinstance(f, FileURL) and f.path == "etc/motd"
+    for scheme_url in ("gopher://h/1x", "mailto:a@b", "news:*", "telnet://h"):
+        with pytest.raises(ValueError):
+            parse(scheme_url).join("x")
+
+
+# ---------------------------------------------------------------- hypothesis
+
+# Decoded text: any character but other surrogates, plus the lone surrogates
+# surrogateescape makes from non-UTF-8 octets.
+_text = st.text(st.one_of(
+    st.characters(blacklist_categories=("Cs",)),
+    st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF),
+), max_size=12)
+_label = st.from_regex(r"[a-z0-9](?:[a-z0-9-]{0,6}[a-z0-9])?", fullmatch=True)
+_toplabel = st.from_regex(r"[a-z](?:[a-z0-9-]{0,6}[a-z0-9])?", fullmatch=True)
+_hostname = st.builds(lambda ls, t: ".".join([*ls, t]), st.lists(_label, max_size=3), _toplabel)
+_ipv4 = st.tuples(*[st.integers(0, 255)] * 4).map(lambda t: ".".join(map(str, t)))
+_ipv6 = st.ip_addresses(v=6).map(str)
+_host = st.one_of(_hostname, _ipv4, _ipv6)
+_port = st.integers(1, 65535)
+_opt = st.none() | _text
+
+
+def _server(scheme: str) -> dict[str, Any]:
+    return {"scheme": st.just(scheme), "host": _host, "port": _port | st.just(DEFAULT_PORTS[scheme])}
+
+
+def _roundtrip(url: URL) -> None:
+    text = str(url)
+    assert parse(text) == url, text
+    assert str(parse(text)) == text
+
+
+@given(st.builds(FTPURL, **_server("ftp"), user=_opt, password=_opt, cwd=st.lists(_text, max_size=4).map(tuple),
+                 name=_text, typecode=st.sampled_from([None, "a", "i", "d"])))
+def test_roundtrip_ftp(url: FTPURL) -> None:
+    if url.user is None:
+        url = FTPURL(url.scheme, url.host, url.port, None, None, url.cwd, url.name, url.typecode)
+    _roundtrip(url)
+
+
+_hpath = st.from_regex(r"(?:[A-Za-z0-9$\-_.+!*'(),;:@&=/~]|%[0-9A-F]{2})*", fullmatch=True)
+_hsearch = st.from_regex(r"(?:[A-Za-z0-9$\-_.+!*'(),;:@&=/?]|%[0-9A-F]{2})*", fullmatch=True)
+
+
+@given(st.builds(HTTPURL, **_server("http"), user=_opt, password=_opt, path=_hpath,
+                 search=st.none() | _hsearch), st.sampled_from(["http", "https"]))
+def test_roundtrip_http(url: HTTPURL, scheme: str) -> None:
+    port = DEFAULT_PORTS[scheme] if url.port == 80 else url.port
+    user, password = url.user, (url.password if url.user is not None else None)
+    _roundtrip(HTTPURL(scheme, url.host, port, user, password, url.path, url.search))
+
+
+_no_tab = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\t"), max_size=12)
+
+
+@given(st.builds(GopherURL, **_server("gopher"),
+                 gophertype=st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+                 selector=_no_tab, search=st.none() | _no_tab, gopher_plus=_opt))
+def test_roundtrip_gopher(url: GopherURL) -> None:
+    if url.gopher_plus is not None and url.search is None:
+        url = GopherURL(url.scheme, url.host, url.port, None, None, url.gophertype, url.selector, "",
+                        url.gopher_plus)
+    _roundtrip(url)
+
+
+@given(st.builds(MailtoURL, scheme=st.just("mailto"), address=_text.filter(bool),
+                 headers=st.lists(st.tuples(_text, _text), max_size=3).map(tuple)))
+def test_roundtrip_mailto(url: MailtoURL) -> None:
+    _roundtrip(url)
+
+
+@given(st.one_of(
+    st.builds(NewsURL, scheme=st.just("news"),
+              group=st.from_regex(r"[a-z][a-z0-9.+_-]{0,15}", fullmatch=True) | st.just("*")),
+    st.builds(lambda left, host: NewsURL("news", None, f"{left}@{host}"), _text.filter(bool), _hostname),
+))
+def test_roundtrip_news(url: NewsURL) -> None:
+    _roundtrip(url)
+
+
+@given(st.builds(NNTPURL, **_server("nntp"), group=st.from_regex(r"[a-z][a-z0-9.+_-]{0,15}", fullmatch=True),
+                 article=st.none() | st.integers(0, 10**9)))
+def test_roundtrip_nntp(url: NNTPURL) -> None:
+    _roundtrip(url)
+
+
+@given(st.builds(TelnetURL, **_server("telnet"), user=_opt, password=_opt))
+def test_roundtrip_telnet(url: TelnetURL) -> None:
+    if url.user is None:
+        url = TelnetURL(url.scheme, url.host, url.port)
+    _roundtrip(url)
+
+
+@given(st.builds(WAISURL, **_server("wais"), database=_text,
+                 search=st.none() | _text), st.none() | st.tuples(_text, _text))
+def test_roundtrip_wais(url: WAISURL, doc: tuple[str, str] | None) -> None:
+    if doc is not None:
+        url = WAISURL(url.scheme, url.host, url.port, None, None, url.database, None, *doc)
+    _roundtrip(url)
+
+
+@given(st.builds(FileURL, scheme=st.just("file"), host=st.just("") | st.just("localhost") | _hostname,
+                 path=_text))
+def test_roundtrip_file(url: FileURL) -> None:
+    _roundtrip(url)
+
+
+@given(st.builds(ProsperoURL, **_server("prospero"), hsoname=_text,
+                 fields=st.lists(st.tuples(_text, _text), max_size=3).map(tuple)))
+def test_roundtrip_prospero(url: ProsperoURL) -> None:
+    _roundtrip(url)
+
+
+@given(st.builds(GenericURL, scheme=st.from_regex(r"x-[a-z0-9+.-]{1,8}", fullmatch=True),
+                 schemepart=st.from_regex(r"(?:[A-Za-z0-9$\-_.+!*'(),;/?:@&=]|%[0-9A-F]{2})*", fullmatch=True)))
+def test_roundtrip_generic(url: GenericURL) -> None:
+    _roundtrip(url)
+
+
+@given(st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=40))
+@settings(max_examples=300)
+def test_parse_never_crashes(suffix: str) -> None:
+    # Arbitrary printable ASCII after each scheme: a value or a URLSyntaxError, nothing else.
+    for scheme in ("ftp://", "http://", "gopher://h/", "mailto:", "news:", "nntp://", "telnet://",
+                   "wais://", "file://", "prospero://", "x:"):
+        try:
+            url = parse(scheme + suffix)
+        except URLSyntaxError:
+            continue
+        assert parse(str(url)) == url
+
+
+@pytest.mark.parametrize("case", GOOD, ids=[c["url"] for c in GOOD])
+def test_corpus_idempotent(case: dict[str, Any]) -> None:
+    once = parse(case["url"])
+    assert parse(str(parse(str(once)))) == once
