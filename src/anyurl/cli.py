@@ -1,0 +1,827 @@
+"""The ``anyurl`` command line: get, ls, parse, extract, put, send, open.
+
+``anyurl URL`` is short for ``anyurl get URL`` (``anyurl open URL`` for a
+telnet URL). Errors print one line, ``anyurl: <message>``, and exit with the
+error class's documented exit code (see ``anyurl --help``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import getpass
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import __version__, errors
+from .client import Client, Timeouts
+from .download import download, name_for_url
+from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
+from .progress import TransferProgress, show_progress
+from .response import Entry
+from .urls import URL
+
+__all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PIPE", "build_parser", "exit_code_table", "main"]
+
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
+EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPIPE
+EXIT_INTERNAL = 70  # a bug in anyurl (EX_SOFTWARE); --debug shows the traceback
+EXIT_NOT_DIRECTORY = 1  # `ls` on a URL that is not directory-like
+
+COMMANDS = ("get", "ls", "parse", "extract", "put", "send", "open")
+# global options that take a value (so the default-command detection can skip it)
+_GLOBAL_WITH_VALUE = {"--email", "--news-server", "--user-agent"}
+_GLOBAL_FLAGS = {"--debug"}
+
+
+# -- the exit code table -----------------------------------------------------
+
+
+_MEANINGS = {
+    "AnyURLError": "other error; `ls` on a URL that is not a directory",
+    "URLSyntaxError": "not a valid URL; also a command-line usage error",
+    "UnsupportedScheme": "no handler for the URL's scheme",
+    "UnsafeURL": "refused: control bytes for a command line, or a target the policy forbids",
+    "NotRetrievable": "the URL designates no data (mailto, telnet): use send / open",
+    "ConfigurationError": "a needed setting is missing (e.g. no news server)",
+    "TransferError": "other transfer or local I/O error; larger than --max-size",
+    "ResourceNotFound": "no such resource (404, FTP 550, missing file)",
+    "AccessDenied": "login failed or permission denied",
+    "ConnectError": "cannot connect, or the connection was lost",
+    "FetchTimeout": "a timeout expired (--timeout, --connect-timeout, --max-time)",
+    "ProtocolError": "the server replied with an error or nonsense",
+    "TemporaryFailure": "a transient server error; retrying may help",
+    "TruncatedTransfer": "fewer bytes arrived than announced",
+}
+
+
+def exit_code_table() -> list[tuple[int, str, str]]:
+    """(code, name, meaning) for every exit code the CLI can return."""
+    rows: list[tuple[int, str, str]] = [(0, "-", "success")]
+    seen: set[int] = set()
+    classes = [getattr(errors, n) for n in errors.__all__]
+    for cls in sorted((c for c in classes if isinstance(c, type) and issubclass(c, AnyURLError)),
+                      key=lambda c: c.exit_code):
+        code = cls.exit_code
+        if code in seen:
+            continue
+        doc = _MEANINGS.get(cls.__name__) or (cls.__doc__ or "").strip().splitlines()[0].rstrip(".")
+        rows.append((code, cls.__name__, doc))
+        seen.add(code)
+    rows += [
+        (EXIT_INTERNAL, "-", "internal error (a bug; --debug shows the traceback)"),
+        (EXIT_INTERRUPTED, "-", "interrupted (Ctrl-C)"),
+        (EXIT_PIPE, "-", "standard output was closed early"),
+    ]
+    return rows
+
+
+def _epilog() -> str:
+    lines = [
+        "commands:",
+        "  get URL...        download (to stdout, -o FILE, -O, or -d DIR)",
+        "  ls URL            list a directory-like resource (FTP dir, gopher menu, news group...)",
+        "  parse URL         show the URL's components as JSON",
+        "  extract [FILE]    print the URLs found in text (RFC 1738 appendix rules)",
+        "  put FILE URL      upload FILE (FTP)",
+        "  send MAILTO_URL   send stdin as a mail message",
+        "  open URL          interactive session (telnet)",
+        "`anyurl URL...` is `anyurl get URL...` (`anyurl open URL` for telnet: URLs).",
+        "",
+        "exit codes (with several URLs: the first failing URL's code):",
+    ]
+    for code, name, doc in exit_code_table():
+        lines.append(f"  {code:>3}  {name:<18} {doc}")
+    return "\n".join(lines)
+
+
+# -- argument parsing --------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _size(text: str) -> int:
+    """A byte count, optionally with a k/M/G suffix (powers of 1024)."""
+    t = text.strip().lower().removesuffix("b") or "x"
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1], 1)
+    digits = t[:-1] if mult > 1 else t
+    try:
+        value = int(float(digits) * mult)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 1000, 64k, 10M)") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"negative size: {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _global_options(parser: argparse.ArgumentParser, *, sub: bool) -> None:
+    # on subcommands the defaults are SUPPRESSed so they do not undo a value given before the command
+    d: Any = argparse.SUPPRESS if sub else None
+    g = parser.add_argument_group("global options")
+    g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if sub else False,
+                   help="show tracebacks on errors")
+    g.add_argument("--email", metavar="ADDR", default=d,
+                   help="password for anonymous FTP (default: $ANYURL_EMAIL or $USER@localhost)")
+    g.add_argument("--news-server", metavar="HOST[:PORT]", default=d,
+                   help="NNTP server for news: URLs (default: $NNTPSERVER)")
+    g.add_argument("--user-agent", metavar="TEXT", default=d, help="HTTP User-Agent")
+
+
+def _network_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("network options")
+    g.add_argument("--timeout", type=_seconds, metavar="S", default=None,
+                   help="idle timeout: give up when no data arrives for S seconds (default 60)")
+    g.add_argument("--connect-timeout", type=_seconds, metavar="S", default=None,
+                   help="give up when a connection takes longer than S seconds (default 30)")
+    g.add_argument("--max-time", type=_seconds, metavar="S", default=None,
+                   help="give up on a transfer that takes longer than S seconds in all")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``anyurl`` command."""
+    p = argparse.ArgumentParser(
+        prog="anyurl",
+        description="Retrieve a resource from any RFC 1738 URL: "
+                    "ftp, http, gopher, mailto, news, nntp, telnet, wais, file, prospero.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"anyurl {__version__}")
+    _global_options(p, sub=False)
+    sp = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    get = sp.add_parser("get", help="download URLs", description="Download one or more URLs. "
+                        "One URL without -o/-O/-d goes to standard output.")
+    get.add_argument("urls", nargs="+", metavar="URL")
+    out = get.add_mutually_exclusive_group()
+    out.add_argument("-o", "--output", metavar="FILE", help="write to FILE ('-': standard output)")
+    out.add_argument("-O", "--remote-name", action="store_true",
+                     help="name the file after the URL's last path component (made safe)")
+    out.add_argument("-d", "--dir", metavar="DIR",
+                     help="write each URL to DIR/<name> (name as with -O)")
+    get.add_argument("--parallel", type=_positive_int, default=4, metavar="N",
+                     help="download up to N URLs at once (default 4)")
+    get.add_argument("-c", "--continue", dest="resume", action="store_true",
+                     help="keep a partial file on failure and resume it on the next --continue run")
+    get.add_argument("--max-size", type=_size, metavar="N",
+                     help="refuse resources larger than N bytes (suffixes k, M, G)")
+    _network_options(get)
+    _global_options(get, sub=True)
+
+    ls = sp.add_parser("ls", help="list a directory-like resource",
+                       description="List the entries of a directory-like resource "
+                                   "(FTP directory, gopher menu, news group, file: directory).")
+    ls.add_argument("url", metavar="URL")
+    fmt = ls.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="a JSON array of entries")
+    fmt.add_argument("--json-lines", action="store_true", help="one JSON object per line")
+    _network_options(ls)
+    _global_options(ls, sub=True)
+
+    parse = sp.add_parser("parse", help="show a URL's components as JSON",
+                          description="Parse URLs and print their components as JSON "
+                                      "(one object per URL, one per line when several).")
+    parse.add_argument("urls", nargs="+", metavar="URL")
+    parse.add_argument("--show-password", action="store_true", help="do not mask the password")
+    _global_options(parse, sub=True)
+
+    ext = sp.add_parser("extract", help="print the URLs found in text",
+                        description="Print the URLs found in a text (a file, or standard input), "
+                                    "one per line.")
+    ext.add_argument("file", nargs="?", default="-", metavar="FILE", help="default: standard input")
+    _global_options(ext, sub=True)
+
+    put = sp.add_parser("put", help="upload a file", description="Upload FILE to URL (FTP STOR).")
+    put.add_argument("file", metavar="FILE")
+    put.add_argument("url", metavar="URL")
+    _network_options(put)
+    _global_options(put, sub=True)
+
+    send = sp.add_parser("send", help="send a mail message",
+                         description="Send standard input as a message to a mailto: URL.")
+    send.add_argument("url", metavar="MAILTO_URL")
+    send.add_argument("-s", "--subject", help="subject (default: the URL's subject= header, if any)")
+    send.add_argument("--from", dest="sender", metavar="ADDR", help="sender address")
+    send.add_argument("--attach", action="append", default=[], metavar="FILE",
+                      help="attach FILE (repeatable)")
+    _network_options(send)
+    _global_options(send, sub=True)
+
+    opn = sp.add_parser("open", help="interactive session (telnet)",
+                        description="Open an interactive session for a telnet: URL "
+                                    "(other URLs are fetched to standard output).")
+    opn.add_argument("url", metavar="URL")
+    _network_options(opn)
+    _global_options(opn, sub=True)
+    return p
+
+
+def _insert_default_command(argv: list[str]) -> list[str]:
+    """``anyurl URL...`` -> ``anyurl get URL...`` (``open`` for telnet: URLs)."""
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in _GLOBAL_FLAGS or any(tok.startswith(o + "=") for o in _GLOBAL_WITH_VALUE):
+            i += 1
+            continue
+        if tok in _GLOBAL_WITH_VALUE:
+            i += 2
+            continue
+        if tok in COMMANDS or tok in ("-h", "--help", "--version"):
+            return argv
+        if tok.lower().startswith("telnet:"):
+            return argv[:i] + ["open"] + argv[i:]
+        return argv[:i] + ["get"] + argv[i:]
+    return argv
+
+
+# -- terminal callbacks ------------------------------------------------------
+
+
+class Prompter:
+    """Terminal prompts for passwords and Gopher+ forms (only when stdin is a terminal)."""
+
+    def __init__(self, stdin: TextIO | None = None, stderr: TextIO | None = None) -> None:
+        self.stdin = stdin or sys.stdin
+        self.stderr = stderr or sys.stderr
+        self.progress: TransferProgress | None = None
+        self._lock = asyncio.Lock()
+        self._answers: dict[tuple[str, str], str | None] = {}
+
+    def interactive(self) -> bool:
+        """True when a human can answer."""
+        try:
+            return self.stdin.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    @contextlib.contextmanager
+    def _paused(self) -> Any:
+        if self.progress is not None:
+            self.progress.pause()
+        try:
+            yield
+        finally:
+            if self.progress is not None:
+                self.progress.resume()
+
+    async def password(self, user: str, host: str) -> str | None:
+        """Client ``password_callback``: ask once per (user, host), without echo."""
+        if not self.interactive():
+            return None
+        async with self._lock:  # parallel downloads: one prompt at a time, asked once
+            key = (user, host)
+            if key not in self._answers:
+                with self._paused():
+                    self._answers[key] = await asyncio.to_thread(
+                        _getpass, f"Password for {_printable(user)}@{_printable(host)}: ")
+            return self._answers[key]
+
+    def form(self, fields: Sequence[Any]) -> list[str] | None:
+        """Client ``form_callback`` for Gopher+ ASK forms: one answer per field.
+
+        Each field has ``kind`` (Ask, AskP, AskL, Choose, Select, Note...),
+        ``prompt``, ``default`` and ``choices``. Returns None (the user cannot
+        answer) when stdin is not a terminal.
+        """
+        if not self.interactive():
+            return None
+        answers: list[str] = []
+        with self._paused():
+            for f in fields:
+                answers.append(self._ask_field(f))
+        return answers
+
+    def _ask_field(self, f: Any) -> str:
+        kind = str(getattr(f, "kind", "Ask") or "Ask").lower()
+        prompt = _printable(str(getattr(f, "prompt", "") or ""))
+        default = getattr(f, "default", None)
+        choices = [str(c) for c in (getattr(f, "choices", None) or [])]
+        if kind == "note":
+            print(prompt, file=self.stderr)
+            return ""
+        suffix = f" [{_printable(default)}]" if default else ""
+        if kind == "askp":
+            answer = _getpass(f"{prompt}{suffix}: ")
+            return answer or (default or "")
+        if choices:
+            print(prompt, file=self.stderr)
+            for n, c in enumerate(choices, 1):
+                print(f"  {n}) {_printable(c)}", file=self.stderr)
+            while True:
+                answer = self._input(f"choice 1-{len(choices)}{suffix}: ").strip()
+                if not answer and default is not None:
+                    return str(default)
+                if answer.isdigit() and 1 <= int(answer) <= len(choices):
+                    return choices[int(answer) - 1]
+                if answer in choices:
+                    return answer
+        if kind == "askl":  # several lines, ended by a line with a single "."
+            print(f"{prompt} (end with a line containing only '.')", file=self.stderr)
+            lines: list[str] = []
+            while True:
+                line = self._input("")
+                if line == "." or line == "\x04":
+                    break
+                lines.append(line)
+            return "\n".join(lines) if lines else (default or "")
+        if kind == "select":
+            answer = self._input(f"{prompt} (y/n){suffix}: ").strip().lower()
+            if not answer:
+                return str(default or "0")
+            return "1" if answer in ("y", "yes", "1") else "0"
+        answer = self._input(f"{prompt}{suffix}: ")
+        return answer or (default or "")
+
+    def _input(self, prompt: str) -> str:
+        self.stderr.write(prompt)
+        self.stderr.flush()
+        line = self.stdin.readline()
+        if not line:
+            return "\x04"  # EOF
+        return line.rstrip("\r\n")
+
+
+def _getpass(prompt: str) -> str:
+    return getpass.getpass(prompt, stream=sys.stderr)
+
+
+def _printable(text: object) -> str:
+    """Text from URLs and servers, with control characters made visible (no terminal escapes)."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+
+
+# -- output helpers -------------------------------------------------------------
+
+
+class Reporter:
+    """Prints ``anyurl: ...`` lines to stderr (through the progress console when it is live)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.progress: TransferProgress | None = None
+
+    def _print(self, text: str) -> None:
+        if self.progress is not None:
+            from rich.text import Text
+
+            self.progress.console.print(Text(text), highlight=False, soft_wrap=True)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    def error(self, exc: BaseException | str) -> None:
+        """One line for an error; never a traceback."""
+        self._print(f"anyurl: {_printable(exc)}")
+
+    def info(self, text: str) -> None:
+        """A message, unless -q."""
+        if not self.quiet:
+            self._print(f"anyurl: {text}")
+
+
+def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
+    defaults = Timeouts()
+    timeouts = Timeouts(
+        connect=getattr(args, "connect_timeout", None) or defaults.connect,
+        read=getattr(args, "timeout", None) or defaults.read,
+        total=getattr(args, "max_time", None),
+    )
+    return Client(
+        timeouts=timeouts,
+        anonymous_email=getattr(args, "email", None),
+        news_server=getattr(args, "news_server", None),
+        user_agent=getattr(args, "user_agent", None),
+        password_callback=prompter.password,
+        form_callback=prompter.form,
+    )
+
+
+async def _with_deadline(seconds: float | None, coro: Awaitable[Any], url: object) -> Any:
+    if seconds is None:
+        return await coro
+    try:
+        async with asyncio.timeout(seconds):
+            return await coro
+    except TimeoutError as exc:
+        if isinstance(exc, AnyURLError):
+            raise
+        raise errors.FetchTimeout(f"transfer took longer than --max-time {seconds:g} s", url=url) from exc
+
+
+# -- get ----------------------------------------------------------------------
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, n = name, 0
+    while candidate in taken:
+        n += 1
+        candidate = f"{name}.{n}"
+    taken.add(candidate)
+    return candidate
+
+
+async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
+                     tp: TransferProgress | None, label: str) -> None:
+    out = sys.stdout.buffer
+    bar = tp.bar(label) if tp is not None else None
+    ok = False
+    try:
+        async with client.open(url) as body:
+            total = body.size
+            if args.max_size is not None and total is not None and total > args.max_size:
+                raise TransferError(f"resource is {total} bytes, larger than the limit of "
+                                    f"{args.max_size}", url=url)
+            done = 0
+            if bar is not None:
+                bar(0, total)
+            async for chunk in body:
+                out.write(chunk)
+                done += len(chunk)
+                if args.max_size is not None and done > args.max_size:
+                    raise TransferError(f"resource larger than the limit of {args.max_size} bytes",
+                                        url=url)
+                if bar is not None:
+                    bar(done, total)
+            out.flush()
+            if total is not None and done < total:
+                raise TruncatedTransfer(f"got {done} of {total} bytes", url=url)
+        ok = True
+    finally:
+        if tp is not None and bar is not None:
+            tp.finish(bar, ok)
+
+
+async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
+    """``anyurl get``: download URLs; returns the first failing URL's exit code."""
+    urls: list[str] = args.urls
+    to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
+    if to_stdout and len(urls) > 1:
+        rep.error("several URLs need -O or -d DIR (or one -o FILE per run)")
+        return 2
+    if args.output and args.output != "-" and len(urls) > 1:
+        rep.error("-o FILE takes one URL; use -d DIR for several")
+        return 2
+    if args.resume and to_stdout:
+        rep.error("--continue needs a file (-o FILE, -O or -d DIR)")
+        return 2
+
+    codes: list[int] = [0] * len(urls)
+    parsed: list[URL | None] = [None] * len(urls)
+    for i, text in enumerate(urls):
+        try:
+            parsed[i] = client.parse(text)
+        except AnyURLError as exc:
+            rep.error(exc)
+            codes[i] = exc.exit_code
+
+    tp = TransferProgress(count=len(urls)) if show_progress(args.quiet) else None
+    rep.progress = tp
+    client_prompter = getattr(client.password_callback, "__self__", None)
+    if isinstance(client_prompter, Prompter):
+        client_prompter.progress = tp
+
+    async def fail(i: int, exc: AnyURLError) -> None:
+        codes[i] = exc.exit_code
+        rep.error(exc)
+        if args.debug:
+            traceback.print_exception(exc, file=sys.stderr)
+
+    with tp if tp is not None else contextlib.nullcontext():
+        if to_stdout:
+            u = parsed[0]
+            if u is not None:
+                try:
+                    await _with_deadline(args.max_time, _to_stdout(client, u, args, tp, _label_for(u)), u)
+                except AnyURLError as exc:
+                    await fail(0, exc)
+            return next((c for c in codes if c), 0)
+
+        if args.output:
+            dests: list[Path | None] = [Path(args.output)]
+        else:
+            directory = Path(args.dir or ".")
+            if args.dir:
+                try:
+                    os.makedirs(directory, exist_ok=True)
+                except OSError as exc:
+                    rep.error(f"cannot create directory {directory}: {exc.strerror or exc}")
+                    return TransferError.exit_code
+            taken: set[str] = set()
+            dests = []
+            for u in parsed:
+                dests.append(directory / _unique(name_for_url(u), taken) if u is not None else None)
+
+        sem = asyncio.Semaphore(args.parallel)
+
+        async def one(i: int) -> None:
+            u, dest = parsed[i], dests[i]
+            if u is None or dest is None:
+                return
+            async with sem:
+                bar = tp.bar(dest.name) if tp is not None else None
+                ok = False
+                try:
+                    await _with_deadline(args.max_time, download(
+                        client, u, dest, resume=args.resume, progress=bar, max_size=args.max_size), u)
+                    ok = True
+                except AnyURLError as exc:
+                    await fail(i, exc)
+                finally:
+                    if tp is not None and bar is not None:
+                        tp.finish(bar, ok)
+
+        await asyncio.gather(*(one(i) for i in range(len(urls))))
+    return next((c for c in codes if c), 0)
+
+
+def _label_for(u: URL) -> str:
+    try:
+        return name_for_url(u)
+    except Exception:  # a label must never fail a download
+        return u.scheme
+
+
+# -- ls ---------------------------------------------------------------------------
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.replace(microsecond=0).isoformat(sep=" ")
+    return _printable(value)
+
+
+def _meta_text(meta: dict[str, Any]) -> str:
+    return " ".join(f"{k}={_printable(v)}" for k, v in meta.items())
+
+
+async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
+    """``anyurl ls``: the entries of a directory-like resource."""
+    u = client.parse(args.url)
+
+    async def listing() -> list[Entry] | None:
+        async with client.open(u) as body:
+            return body.entries
+
+    entries = await _with_deadline(args.max_time, listing(), u)
+    if entries is None:
+        rep.error(f"{mask_password(str(u))}: not a directory-like resource (use `anyurl get` to read it)")
+        return EXIT_NOT_DIRECTORY
+    if args.json:
+        json.dump([e.as_dict() for e in entries], sys.stdout, ensure_ascii=False, indent=1, default=str)
+        sys.stdout.write("\n")
+        return 0
+    if args.json_lines:
+        for e in entries:
+            sys.stdout.write(json.dumps(e.as_dict(), ensure_ascii=False, default=str) + "\n")
+        return 0
+    headers = ["kind", "size", "modified", "name", "url"]
+    with_desc = any(e.description and e.description != e.name for e in entries)
+    with_meta = any(e.meta for e in entries)
+    if with_desc:
+        headers.insert(4, "description")
+    if with_meta:
+        headers.append("meta")
+    rows: list[list[str]] = []
+    for e in entries:
+        row = [_cell(e.kind), _cell(e.size), _cell(e.modified), _cell(e.name), _cell(e.url)]
+        if with_desc:
+            row.insert(4, _cell(e.description))
+        if with_meta:
+            row.append(_meta_text(e.meta))
+        rows.append(row)
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(box=None, show_edge=False, pad_edge=False)
+        for h in headers:
+            table.add_column(h, justify="right" if h == "size" else "left", overflow="fold")
+        for row in rows:
+            table.add_row(*(Text(c) for c in row))
+        Console().print(table)
+    else:
+        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+        for row in [headers, *rows]:
+            cells = [c.rjust(w) if h == "size" else c.ljust(w) for c, w, h in zip(row, widths, headers,
+                                                                                  strict=True)]
+            sys.stdout.write("  ".join(cells).rstrip() + "\n")
+    return 0
+
+
+# -- parse / extract ---------------------------------------------------------------
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def url_components(url: URL, *, show_password: bool = False) -> dict[str, Any]:
+    """Every dataclass field of *url*, plus ``type`` and ``canonical`` (password masked)."""
+    out: dict[str, Any] = {"type": type(url).__name__}
+    for f in dataclasses.fields(url):
+        value = getattr(url, f.name)
+        if f.name == "password" and value is not None and not show_password:
+            value = "****"
+        out[f.name] = _jsonable(value)
+    canonical = str(url)
+    out["canonical"] = canonical if show_password else mask_password(canonical)
+    return out
+
+
+def cmd_parse(args: argparse.Namespace, rep: Reporter) -> int:
+    """``anyurl parse``: components as JSON."""
+    from .urls import parse
+
+    code = 0
+    several = len(args.urls) > 1
+    for text in args.urls:
+        try:
+            u = parse(text)
+        except AnyURLError as exc:
+            rep.error(exc)
+            code = code or exc.exit_code
+            continue
+        data = url_components(u, show_password=args.show_password)
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None if several else 2) + "\n")
+    return code
+
+
+def cmd_extract(args: argparse.Namespace, rep: Reporter) -> int:
+    """``anyurl extract``: URLs found in text, one per line."""
+    import anyurl
+
+    extract = getattr(anyurl, "extract_urls", None)
+    if extract is None:
+        rep.error("URL extraction is not available in this build")
+        return errors.ConfigurationError.exit_code
+    if args.file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(args.file).read_bytes()
+        except OSError as exc:
+            rep.error(f"{args.file}: {exc.strerror or exc}")
+            return ResourceNotFound.exit_code if isinstance(exc, FileNotFoundError) else 1
+    text = data.decode("utf-8", "surrogateescape")
+    for item in extract(text):
+        if isinstance(item, tuple):  # tolerate (url, span) style results
+            item = item[0]
+        sys.stdout.write(_printable(item) + "\n")
+    return 0
+
+
+# -- put / send / open ----------------------------------------------------------------
+
+
+def _local_file_size(path: str, what: str) -> int:
+    """The size of a local regular file; ResourceNotFound (exit 11) if there is none."""
+    if not os.path.isfile(path):
+        raise ResourceNotFound(f"{what} {path} does not exist or is not a regular file")
+    return os.path.getsize(path)
+
+
+async def cmd_put(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
+    """``anyurl put FILE URL``."""
+    path = str(args.file)
+    size = _local_file_size(path, "local file")
+    u = client.parse(args.url)
+    start = time.monotonic()
+    await _with_deadline(args.max_time, client.upload(u, path), u)
+    rep.info(f"stored {size} bytes at {mask_password(str(u))} "
+             f"in {time.monotonic() - start:.2f} s")
+    return 0
+
+
+async def cmd_send(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
+    """``anyurl send MAILTO_URL < body``."""
+    u = client.parse(args.url)
+    for a in args.attach:
+        _local_file_size(a, "attachment")
+    if sys.stdin.isatty() and not args.quiet:
+        print("Type the message; end with Ctrl-D on an empty line.", file=sys.stderr)
+    body = sys.stdin.read()
+    await _with_deadline(args.max_time, client.send_mail(
+        u, subject=args.subject, body=body, sender=args.sender, attachments=list(args.attach)), u)
+    rep.info(f"message sent to {mask_password(str(u))}")
+    return 0
+
+
+async def cmd_open(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
+    """``anyurl open URL``: a telnet session, or (other schemes) the resource on stdout."""
+    u = client.parse(args.url)
+    if u.scheme != "telnet":
+        ns = argparse.Namespace(**vars(args))
+        ns.urls, ns.output, ns.remote_name, ns.dir = [args.url], None, False, None
+        ns.parallel, ns.resume, ns.max_size = 1, False, None
+        return await cmd_get(ns, client, rep)
+    if importlib.util.find_spec("anyurl.terminal") is None:
+        raise errors.NotRetrievable(
+            "interactive telnet sessions are not available in this build (no anyurl.terminal)", url=u)
+    terminal = importlib.import_module("anyurl.terminal")
+    run: Callable[..., Any] = terminal.run
+    result = run(u, client)
+    if inspect.isawaitable(result):
+        result = await result
+    return result if isinstance(result, int) else 0
+
+
+# -- main ------------------------------------------------------------------------------
+
+
+async def _run(args: argparse.Namespace, rep: Reporter) -> int:
+    prompter = Prompter()
+    async with _make_client(args, prompter) as client:
+        if args.command == "get":
+            return await cmd_get(args, client, rep)
+        if args.command == "ls":
+            return await cmd_ls(args, client, rep)
+        if args.command == "put":
+            return await cmd_put(args, client, rep)
+        if args.command == "send":
+            return await cmd_send(args, client, rep)
+        if args.command == "open":
+            return await cmd_open(args, client, rep)
+    raise AssertionError(f"unknown command {args.command}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``anyurl`` command; returns the exit code."""
+    raw = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(_insert_default_command(raw))
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    debug = bool(getattr(args, "debug", False))
+    args.debug = debug
+    rep = Reporter(quiet=bool(getattr(args, "quiet", False)))
+    try:
+        if args.command == "parse":
+            return cmd_parse(args, rep)
+        if args.command == "extract":
+            return cmd_extract(args, rep)
+        return asyncio.run(_run(args, rep))
+    except KeyboardInterrupt:
+        print("anyurl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`anyurl get URL | head`): stop quietly
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_PIPE
+    except AnyURLError as exc:
+        if debug:
+            traceback.print_exc()
+        rep.error(exc)
+        return exc.exit_code
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        else:
+            print(f"anyurl: internal error: {type(exc).__name__}: {_printable(exc)} "
+                  "(run with --debug for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL

@@ -1,0 +1,265 @@
+"""Download a URL to a local file safely: write to a temporary file, rename on success.
+
+``await download(client, url, dest)`` streams the resource into
+``.<name>.anyurl-part`` next to *dest* and renames it into place with
+:func:`os.replace` only once every byte arrived, so a failed or interrupted
+download never leaves a partial file under the final name. With
+``resume=True`` a failed download keeps its part file, and the next
+``resume=True`` call continues from the part file's size
+(``client.open(url, offset=size)``); when the server cannot resume, the
+download restarts from byte 0.
+
+:func:`safe_name` and :func:`name_for_url` turn names from URLs and
+listings (which a hostile server controls) into plain local file names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import unicodedata
+import urllib.parse
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
+    AccessDenied,
+    AnyURLError,
+    ConnectError,
+    FetchTimeout,
+    ResourceNotFound,
+    TransferError,
+    TruncatedTransfer,
+    UnsafeURL,
+    UnsupportedScheme,
+    URLSyntaxError,
+)
+from .response import Body, translate_errors
+from .urls import URL
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["PART_SUFFIX", "Progress", "download", "name_for_url", "part_path", "safe_name"]
+
+PART_SUFFIX = ".anyurl-part"
+MAX_NAME_BYTES = 255  # the usual file name limit (ext4, xfs, tmpfs)
+
+#: ``progress(done, total)``: bytes of the file so far (including a resumed
+#: prefix) and the expected final size, or None when unknown. Called once when
+#: the transfer starts and after every chunk.
+Progress = Callable[[int, "int | None"], None]
+
+# Errors that would happen the same way from offset 0: never worth a restart.
+_NO_RESTART = (ResourceNotFound, AccessDenied, ConnectError, FetchTimeout, URLSyntaxError,
+               UnsupportedScheme, UnsafeURL)
+
+
+def safe_name(name: str, fallback: str = "index") -> str:
+    """Make *name* (from a URL or a server's listing) safe as a local file name.
+
+    The result never contains "/", "\\", NUL or other control characters, never
+    starts with "." (no "..", no hidden files), is never empty and fits in 255
+    bytes. An unusable name gives *fallback* (itself made safe, else "index").
+    """
+    chars = []
+    for ch in name:
+        if ch in "/\\" or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            chars.append("_")
+        else:
+            chars.append(ch)
+    cleaned = "".join(chars).strip()
+    # leading dots would make "..", "." or a hidden file (".bashrc", ".ssh")
+    cleaned = cleaned.lstrip(".").strip()
+    if cleaned.endswith(PART_SUFFIX):  # never collide with our own temporary files
+        cleaned = cleaned[: -len(PART_SUFFIX)] + "_" + PART_SUFFIX[1:]
+    cleaned = _fit(cleaned, MAX_NAME_BYTES)
+    if not cleaned:
+        return safe_name(fallback, "index") if fallback and fallback != name else "index"
+    return cleaned
+
+
+def _fit(name: str, limit: int) -> str:
+    """Shorten *name* to *limit* UTF-8 bytes, keeping a short extension."""
+    if len(name.encode("utf-8", "surrogateescape")) <= limit:
+        return name
+    stem, dot, ext = name.rpartition(".")
+    if not dot or len(ext) > 16 or not stem:
+        stem, ext = name, ""
+    tail = ("." + ext) if ext else ""
+    budget = limit - len(tail.encode("utf-8", "surrogateescape"))
+    out = []
+    used = 0
+    for ch in stem:
+        n = len(ch.encode("utf-8", "surrogateescape"))
+        if used + n > budget:
+            break
+        out.append(ch)
+        used += n
+    return "".join(out) + tail
+
+
+def _last_segment(path: str) -> str:
+    return path.rstrip("/").rpartition("/")[2] if path.strip("/") else ""
+
+
+def name_for_url(url: URL | str) -> str:
+    """The local file name ``anyurl get -O`` uses for *url*: its last path component, made safe.
+
+    Directory-like URLs (path ending in "/") and URLs without a path fall back to
+    "index"; the result is always a safe name (see :func:`safe_name`).
+    """
+    if isinstance(url, str):
+        from .urls import parse
+
+        url = parse(url)
+    raw = ""
+    if hasattr(url, "cwd") and hasattr(url, "name"):  # ftp
+        raw = getattr(url, "name", "") or ""
+    elif hasattr(url, "selector"):  # gopher: the selector is opaque, its tail is a fair guess
+        raw = _last_segment(str(getattr(url, "selector", "") or ""))
+    elif hasattr(url, "article") and hasattr(url, "group"):  # nntp
+        article = getattr(url, "article", None)
+        group = str(getattr(url, "group", "") or "")
+        raw = f"{group}.{article}" if article is not None else group
+    elif hasattr(url, "message_id") or hasattr(url, "group"):  # news
+        raw = str(getattr(url, "message_id", None) or getattr(url, "group", None) or "")
+        raw = raw.strip("<>")
+    elif hasattr(url, "wpath"):  # wais
+        raw = str(getattr(url, "wpath", None) or getattr(url, "database", "") or "")
+    elif hasattr(url, "hsoname"):  # prospero
+        raw = _last_segment(str(getattr(url, "hsoname", "") or ""))
+    elif hasattr(url, "path"):  # http, file
+        path = str(getattr(url, "path", "") or "")
+        raw = "" if path.endswith("/") else _last_segment(path)
+    # URL fields may still carry %XX escapes; a name is for humans, decode once
+    if "%" in raw:
+        raw = urllib.parse.unquote(raw, errors="surrogateescape")
+    return safe_name(raw, "index")
+
+
+def part_path(dest: str | os.PathLike[str]) -> Path:
+    """The temporary file a download to *dest* is written to: ``DIR/.NAME.anyurl-part``."""
+    p = Path(dest)
+    return p.with_name(f".{p.name}{PART_SUFFIX}")
+
+
+def _open_part(part: Path, keep: bool) -> int:
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not keep:
+        flags |= os.O_TRUNC
+    return os.open(part, flags, 0o666)
+
+
+async def download(
+    client: Client,
+    url: URL | str,
+    dest: str | os.PathLike[str],
+    *,
+    resume: bool = False,
+    progress: Progress | None = None,
+    max_size: int | None = None,
+    on_open: Callable[[Body], None] | None = None,
+    **options: Any,
+) -> Path:
+    """Stream *url* into the file *dest* atomically and return its path.
+
+    The data goes to :func:`part_path` (*dest*'s directory, so the final
+    :func:`os.replace` is atomic); it is renamed to *dest* only when the whole
+    body arrived. A short body (fewer bytes than the size announced) raises
+    :class:`TruncatedTransfer`. On any failure the part file is removed, unless
+    *resume* is true: then it is kept, and a later ``resume=True`` call asks
+    the handler for the rest (``offset`` = the part file's size). If the
+    handler cannot resume (it raises, or ``Body.offset`` says it restarted),
+    the file is rewritten from byte 0.
+
+    *max_size* refuses a resource larger than that many bytes (before the
+    transfer when the size is announced). *on_open* is called with the
+    :class:`Body` once the transfer starts (the CLI uses it for its progress
+    bars). Extra keyword *options* go to :meth:`Client.open`.
+    """
+    u = client.parse(url)
+    dest_path = Path(dest)
+    part = part_path(dest_path)
+    offset = 0
+    if resume:
+        with contextlib.suppress(FileNotFoundError):
+            st = part.lstat()
+            offset = st.st_size if part.is_file() and not part.is_symlink() else 0
+    fd = -1
+    done = False
+    try:
+        try:
+            fd = _open_part(part, keep=resume)
+        except OSError as exc:
+            raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=u) from exc
+        await _transfer(client, u, fd, offset, progress, max_size, on_open, options)
+        os.close(fd)
+        fd = -1
+        try:
+            os.replace(part, dest_path)
+        except OSError as exc:
+            raise TransferError(f"cannot rename {part} to {dest_path}: {exc.strerror or exc}",
+                                url=u) from exc
+        done = True
+        return dest_path
+    except AnyURLError:
+        raise
+    except Exception as exc:  # OS errors while writing: translated, never leaked
+        raise translate_errors(exc, u) from exc
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if not done and not resume:
+            with contextlib.suppress(OSError):
+                part.unlink()
+
+
+async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Progress | None,
+                    max_size: int | None, on_open: Callable[[Body], None] | None,
+                    options: dict[str, Any]) -> None:
+    try:
+        cm = client.open(u, offset=offset, **options)
+        body = await cm.__aenter__()
+    except _NO_RESTART:
+        raise
+    except AnyURLError:
+        if offset == 0:
+            raise
+        # this handler (or server) cannot resume: start over
+        offset = 0
+        cm = client.open(u, **options)
+        body = await cm.__aenter__()
+    try:
+        start = body.offset if isinstance(body.offset, int) else 0
+        if start > offset:
+            raise TransferError(f"server resumed at byte {start}, but only {offset} bytes are here", url=u)
+        # whatever the handler did (resumed, or restarted at 0), write from where it starts
+        os.lseek(fd, start, os.SEEK_SET)
+        os.ftruncate(fd, start)
+        total = start + body.size if body.size is not None else None
+        if max_size is not None and total is not None and total > max_size:
+            raise TransferError(f"resource is {total} bytes, larger than the limit of {max_size}", url=u)
+        if on_open is not None:
+            on_open(body)
+        done = start
+        if progress is not None:
+            progress(done, total)
+        write = os.write
+        async for chunk in body:
+            view = memoryview(chunk)
+            while view:
+                n = write(fd, view)
+                view = view[n:]
+            done += len(chunk)
+            if max_size is not None and done > max_size:
+                raise TransferError(f"resource larger than the limit of {max_size} bytes", url=u)
+            if progress is not None:
+                progress(done, total)
+        if total is not None and done < total:
+            raise TruncatedTransfer(f"got {done - start} of {total - start} bytes", url=u)
+    except BaseException as exc:
+        await cm.__aexit__(type(exc), exc, exc.__traceback__)
+        raise
+    await cm.__aexit__(None, None, None)

@@ -1,0 +1,135 @@
+"""Progress bars for the CLI (rich), drawn on stderr only.
+
+:class:`TransferProgress` shows one bar per download (bytes, rate, and an
+ETA when the size is known) and, for several downloads, an overall bar.
+Each bar is driven by the ``progress(done, total)`` callback that
+:func:`anyurl.download.download` accepts.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+from typing import TextIO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
+__all__ = ["TransferProgress", "show_progress"]
+
+
+def show_progress(quiet: bool, stream: TextIO | None = None) -> bool:
+    """Progress is drawn only on a terminal, and not with ``-q``."""
+    s = stream if stream is not None else sys.stderr
+    try:
+        return not quiet and s.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _label(text: str, width: int = 32) -> str:
+    # names come from URLs and servers: no control characters on the terminal, no rich markup
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    if len(text) > width:
+        text = "…" + text[-(width - 1):]
+    return text
+
+
+class _Bar:
+    """The callback for one transfer."""
+
+    def __init__(self, owner: TransferProgress, task: TaskID, label: str) -> None:
+        self.owner = owner
+        self.label = label
+        self.task = task
+        self.last = 0
+        self.total: int | None = None
+
+    def __call__(self, done: int, total: int | None) -> None:
+        p = self.owner.progress
+        if total != self.total:
+            self.owner._retotal(self, total)
+            p.update(self.task, total=total)
+        p.update(self.task, completed=done)
+        self.owner._advance(done - self.last)
+        self.last = done
+
+
+class TransferProgress:
+    """``with TransferProgress(n) as tp: cb = tp.bar("name")``; one bar per transfer,
+    plus an overall bar when *count* > 1."""
+
+    def __init__(self, count: int = 1, *, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self.count = count
+        self.finished = 0
+        self._bars: list[_Bar] = []
+        self.overall: TaskID | None = None
+        if count > 1:
+            self.overall = self.progress.add_task(self._overall_label(), total=None)
+
+    def _overall_label(self) -> str:
+        return f"all ({self.finished}/{self.count} files)"
+
+    def bar(self, label: str) -> _Bar:
+        """A new bar; call it as ``bar(done, total)``."""
+        task = self.progress.add_task(_label(label), total=None)
+        b = _Bar(self, task, label)
+        self._bars.append(b)
+        return b
+
+    def finish(self, bar: _Bar, ok: bool) -> None:
+        """Mark *bar*'s transfer as done (successfully or not)."""
+        self.finished += 1
+        if ok and bar.total is None:
+            self.progress.update(bar.task, total=bar.last, completed=bar.last)
+        if not ok:
+            self.progress.update(bar.task, description=_label("failed: " + bar.label))
+        if self.overall is not None:
+            self.progress.update(self.overall, description=self._overall_label())
+
+    def _retotal(self, bar: _Bar, total: int | None) -> None:
+        bar.total = total
+        if self.overall is None:
+            return
+        totals = [b.total for b in self._bars]
+        # an overall total only when every size is known (else rich shows a pulsing bar)
+        if len(totals) == self.count and all(t is not None for t in totals):
+            self.progress.update(self.overall, total=sum(t for t in totals if t is not None))
+
+    def _advance(self, n: int) -> None:
+        if self.overall is not None and n:
+            self.progress.advance(self.overall, n)
+
+    def __enter__(self) -> TransferProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.progress.stop()
+
+    def pause(self) -> None:
+        """Stop redrawing (while the user answers a prompt)."""
+        self.progress.stop()
+
+    def resume(self) -> None:
+        """Redraw again after :meth:`pause`."""
+        self.progress.start()
