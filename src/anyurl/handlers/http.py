@@ -19,7 +19,9 @@ before connecting.
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -67,6 +69,7 @@ class HTTPOptions:
     ``decompress``: undo gzip/deflate Content-Encoding (default on).
     ``headers``: extra request headers sent with every request.
     ``verify``: check TLS certificates (default on).
+    ``ssl_context``: the TLS context to use (for a private CA); overrides ``verify``.
     ``read_bufsize``: aiohttp's per-connection read buffer (bytes); None uses
     ``min(client.limits.chunk_size, 1 MiB)``.
     """
@@ -74,6 +77,7 @@ class HTTPOptions:
     decompress: bool = True
     headers: Mapping[str, str] = field(default_factory=dict)
     verify: bool = True
+    ssl_context: ssl.SSLContext | None = None
     read_bufsize: int | None = None
 
 
@@ -129,6 +133,11 @@ def _translate(exc: BaseException, url: object, stage: str) -> AnyURLError:
     return ProtocolError(f"HTTP error while {stage}: {type(exc).__name__}: {exc}", url=url)
 
 
+def _basic(user: str, password: str) -> str:
+    """An ``Authorization: Basic`` value (RFC 7617, UTF-8)."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode("utf-8", "surrogateescape")).decode()
+
+
 def _origin(u: YURL) -> tuple[str | None, str | None, int | None]:
     return (u.scheme, u.host, u.port)
 
@@ -149,7 +158,7 @@ class HTTPHandler(Handler):
             bufsize = self.options.read_bufsize or max(1 << 16, min(c.limits.chunk_size, 1 << 20))
             connector = aiohttp.TCPConnector(
                 limit=0, limit_per_host=c.limits.per_host,
-                ssl=self.options.verify,
+                ssl=self.options.ssl_context or self.options.verify,
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
@@ -210,19 +219,20 @@ class HTTPHandler(Handler):
             raise ConfigurationError(f"offset must be >= 0, not {offset}", url=url)
         target = self._target(url)
         first_origin = _origin(target)
-        auth = None
+        auth: str | None = None
         if url.user is not None:
-            auth = aiohttp.BasicAuth(url.user, url.password or "", encoding="utf-8")
+            auth = _basic(url.user, url.password or "")
         req_headers = self._headers(offset, headers)
         session = self._get_session()
         history: list[str] = []
         tried_credentials = auth is not None
         hops = 0
         while True:
-            send_auth = auth if _origin(target) == first_origin else None
+            headers_now = req_headers
+            if auth is not None and _origin(target) == first_origin:
+                headers_now = {**req_headers, "Authorization": auth}
             try:
-                resp = await session.get(target, headers=req_headers, auth=send_auth,
-                                         allow_redirects=False)
+                resp = await session.get(target, headers=headers_now, allow_redirects=False)
             except Exception as exc:
                 raise _translate(exc, url, f"requesting {target.human_repr()}") from exc
             if resp.status in _REDIRECTS and "Location" in resp.headers:
@@ -246,7 +256,7 @@ class HTTPHandler(Handler):
                 cred = self.client.credentials_for(target.host or "", target.port)
                 if cred is not None:
                     resp.release()
-                    auth = aiohttp.BasicAuth(cred[0], cred[1], encoding="utf-8")
+                    auth = _basic(cred[0], cred[1])
                     first_origin = _origin(target)
                     continue
             return self._body(url, target, resp, offset, history)

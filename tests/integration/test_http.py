@@ -1,0 +1,444 @@
+"""http: and https: against a real nginx (fixtures/servers/nginx.py).
+
+Each test asserts the bytes that arrived, what nginx logged (request line,
+status, Range and Accept-Encoding headers, the connection) and the error
+raised. The only faults not produced by nginx itself are a listening socket
+that never answers (for the connect/read timeout) and a closed port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+import socket
+import ssl
+import tracemalloc
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures.launcher import Endpoint, Launcher
+
+from anyurl import (
+    AccessDenied,
+    Client,
+    ConnectError,
+    FetchTimeout,
+    Limits,
+    Policy,
+    ProtocolError,
+    ResourceNotFound,
+    TemporaryFailure,
+    Timeouts,
+    TruncatedTransfer,
+    UnsafeURL,
+)
+from anyurl.handlers.http import HTTPOptions
+
+LOG_LINE = re.compile(
+    r'(?P<addr>\S+) - (?P<user>\S+) \[[^\]]+\] "(?P<request>[^"]*)" (?P<status>\d+) (?P<bytes>\d+) '
+    r'"(?P<range>[^"]*)" "(?P<agent>[^"]*)" "(?P<encoding>[^"]*)" c=(?P<conn>\d+)')
+
+
+@pytest.fixture(scope="module")
+def nginx(servers: Launcher) -> Endpoint:
+    return servers.get("nginx")
+
+
+def _read_from(path: Path, start: int) -> str:
+    with open(path, "rb") as f:
+        f.seek(start)
+        return f.read().decode()
+
+
+class AccessLog:
+    """The lines nginx appended to its access log since this object was made."""
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.start = self.path.stat().st_size if self.path.exists() else 0
+
+    async def lines(self, expect: int = 0) -> list[dict[str, str]]:
+        # nginx writes the line after the response is sent: allow it a moment
+        for _ in range(100):
+            text = _read_from(self.path, self.start)
+            found = [m.groupdict() for m in map(LOG_LINE.match, text.splitlines()) if m]
+            if len(found) >= expect:
+                return found
+            await asyncio.sleep(0.02)
+        return found
+
+
+@pytest.fixture
+def log(nginx: Endpoint) -> AccessLog:
+    return AccessLog(nginx.info["access_log"])
+
+
+@pytest.fixture
+def url(nginx: Endpoint) -> Callable[[str], str]:
+    return lambda path: f"http://{nginx.host}:{nginx.port}{path}"
+
+
+@pytest.fixture
+def tls(nginx: Endpoint) -> HTTPOptions:
+    return HTTPOptions(ssl_context=ssl.create_default_context(cafile=nginx.info["ca"]))
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[Client]:
+    async with Client(use_netrc=False) as c:
+        yield c
+
+
+def www(nginx: Endpoint, name: str) -> bytes:
+    return (Path(nginx.info["www"]) / name).read_bytes()
+
+
+# -- content ------------------------------------------------------------------
+
+
+async def test_text_file_bytes_metadata_and_log(client: Client, url: Any, nginx: Endpoint,
+                                                log: AccessLog) -> None:
+    r = await client.fetch(url("/hello.txt"))
+    assert r.content == b"hello over http\n" == www(nginx, "hello.txt")
+    assert r.content_type == "text/plain"
+    assert r.meta["status"] == 200 and r.meta["headers"]["Content-Length"] == "16"
+    assert r.meta["redirects"] == [] and r.meta["url"] == url("/hello.txt")
+    [line] = await log.lines(1)
+    assert line["request"] == "GET /hello.txt HTTP/1.1" and line["status"] == "200"
+    assert line["agent"] == client.user_agent and line["range"] == "-"
+
+
+async def test_binary_file_and_size(client: Client, url: Any, nginx: Endpoint) -> None:
+    async with client.open(url("/dir/blob.bin")) as body:
+        assert body.size == 5120
+        data = await body.read()
+    assert data == bytes(range(256)) * 20 == www(nginx, "dir/blob.bin")
+
+
+async def test_gzip_is_decompressed_by_default(client: Client, url: Any, nginx: Endpoint,
+                                               log: AccessLog) -> None:
+    r = await client.fetch(url("/big.txt"))
+    assert r.content == www(nginx, "big.txt")
+    assert r.meta["headers"]["Content-Encoding"] == "gzip"
+    [line] = await log.lines(1)
+    assert "gzip" in line["encoding"]
+    assert int(line["bytes"]) < len(r.content) // 4  # what crossed the wire was compressed
+
+
+async def test_decompress_off_gives_the_wire_bytes(url: Any, nginx: Endpoint) -> None:
+    import gzip
+
+    async with Client(http=HTTPOptions(decompress=False)) as c:
+        r = await c.fetch(url("/big.txt"))
+    assert r.content[:2] == b"\x1f\x8b"
+    assert gzip.decompress(r.content) == www(nginx, "big.txt")
+
+
+async def test_path_is_sent_exactly_as_written(client: Client, url: Any, nginx: Endpoint,
+                                               log: AccessLog) -> None:
+    a = await client.fetch(url("/with%20space.txt"))
+    b = await client.fetch(url("/dir/%62lob.bin"))
+    assert a.content == www(nginx, "with space.txt")
+    assert b.content == www(nginx, "dir/blob.bin")
+    lines = await log.lines(2)
+    assert [x["request"] for x in lines] == ["GET /with%20space.txt HTTP/1.1", "GET /dir/%62lob.bin HTTP/1.1"]
+
+
+async def test_directory_listing_is_the_server_page(client: Client, url: Any) -> None:
+    r = await client.fetch(url("/dir/"))
+    assert r.content_type == "text/html"
+    assert b'<a href="blob.bin">' in r.content and b'<a href="sub/">' in r.content
+
+
+# -- resume -------------------------------------------------------------------
+
+
+async def test_offset_sends_range_and_gets_206(client: Client, url: Any, nginx: Endpoint,
+                                               log: AccessLog) -> None:
+    async with client.open(url("/dir/blob.bin"), offset=1000) as body:
+        assert body.size == 5120 - 1000 and body.offset == 1000
+        data = await body.read()
+        assert body.meta["status"] == 206 and "range_ignored" not in body.meta
+    assert data == www(nginx, "dir/blob.bin")[1000:]
+    [line] = await log.lines(1)
+    assert line["range"] == "bytes=1000-" and line["status"] == "206"
+    assert line["encoding"] == "identity"  # offsets count stored bytes, not gzip bytes
+
+
+async def test_server_ignoring_range_falls_back_to_skipping(client: Client, url: Any, nginx: Endpoint,
+                                                            log: AccessLog) -> None:
+    async with client.open(url("/norange/dir/blob.bin"), offset=3000) as body:
+        assert body.size == 5120 - 3000
+        data = await body.read()
+        assert body.meta["status"] == 200 and body.meta["range_ignored"] is True
+    assert data == www(nginx, "dir/blob.bin")[3000:]
+    [line] = await log.lines(1)
+    assert line["range"] == "bytes=3000-" and line["status"] == "200" and line["bytes"] == "5120"
+
+
+async def test_offset_at_end_gives_empty_body(client: Client, url: Any, log: AccessLog) -> None:
+    r = await client.fetch(url("/hello.txt"), offset=16)
+    assert r.content == b""
+    [line] = await log.lines(1)
+    assert line["status"] == "416"
+
+
+async def test_offset_past_end_is_an_error(client: Client, url: Any) -> None:
+    with pytest.raises(ProtocolError, match="offset 99"):
+        await client.fetch(url("/hello.txt"), offset=99)
+
+
+# -- redirects ----------------------------------------------------------------
+
+
+async def test_redirect_is_followed(client: Client, url: Any, log: AccessLog) -> None:
+    r = await client.fetch(url("/redirect"))
+    assert r.content == b"hello over http\n"
+    assert r.meta["redirects"] == [url("/redirect")] and r.meta["url"] == url("/hello.txt")
+    lines = await log.lines(2)
+    assert [(x["request"], x["status"]) for x in lines] == [
+        ("GET /redirect HTTP/1.1", "301"), ("GET /hello.txt HTTP/1.1", "200")]
+
+
+async def test_relative_redirect(client: Client, url: Any) -> None:
+    r = await client.fetch(url("/relative-redirect"))
+    assert r.content == b"deep file\n" and r.meta["url"] == url("/dir/sub/deep.txt")
+
+
+async def test_redirect_loop_is_bounded(url: Any, log: AccessLog) -> None:
+    async with Client(limits=Limits(max_redirects=3)) as c:
+        with pytest.raises(ProtocolError, match="too many redirects") as info:
+            await c.fetch(url("/redirect-loop"))
+    assert info.value.reply == "302 Moved Temporarily"
+    assert len(await log.lines(4)) == 4  # the first request and 3 followed hops, no more
+
+
+@pytest.mark.parametrize("path, scheme", [("/to-ftp", "ftp"), ("/to-file", "file"), ("/to-gopher", "gopher")])
+async def test_cross_scheme_redirect_is_refused(client: Client, url: Any, path: str, scheme: str,
+                                                log: AccessLog) -> None:
+    with pytest.raises(UnsafeURL, match=f"redirect from http to {scheme} scheme refused") as info:
+        await client.fetch(url(path))
+    assert info.value.url == url(path)
+    assert [x["status"] for x in await log.lines(1)] == ["302"]
+
+
+async def test_cross_scheme_redirect_allowed_by_policy(url: Any) -> None:
+    # /to-file points at file:///etc/passwd; with the policy switch it is read locally
+    async with Client(policy=Policy(allow_cross_scheme_redirects=True)) as c:
+        r = await c.fetch(url("/to-file"))
+    assert r.content == _read_from(Path("/etc/passwd"), 0).encode()
+
+
+async def test_https_with_trusted_ca(nginx: Endpoint, tls: HTTPOptions, log: AccessLog) -> None:
+    async with Client(http=tls) as c:
+        r = await c.fetch(f"https://127.0.0.1:{nginx.info['tls_port']}/hello.txt")
+    assert r.content == b"hello over http\n"
+    assert (await log.lines(1))[0]["request"] == "GET /hello.txt HTTP/1.1"
+
+
+async def test_https_untrusted_certificate_is_a_connect_error(client: Client, nginx: Endpoint) -> None:
+    with pytest.raises(ConnectError, match="certificate"):
+        await client.fetch(f"https://127.0.0.1:{nginx.info['tls_port']}/hello.txt")
+
+
+async def test_https_to_http_redirect_refused(nginx: Endpoint, tls: HTTPOptions, log: AccessLog) -> None:
+    async with Client(http=tls) as c:
+        with pytest.raises(UnsafeURL, match="https to http"):
+            await c.fetch(f"https://127.0.0.1:{nginx.info['tls_port']}/to-http")
+    assert len(await log.lines(1)) == 1
+
+
+async def test_https_downgrade_allowed_by_policy_drops_credentials(nginx: Endpoint, tls: HTTPOptions,
+                                                                   log: AccessLog) -> None:
+    async with Client(http=tls, policy=Policy(allow_https_downgrade=True)) as c:
+        r = await c.fetch(f"https://urltest:urltest-pw@127.0.0.1:{nginx.info['tls_port']}/to-http")
+    assert r.content == b"hello over http\n"
+    first, second = await log.lines(2)
+    assert first["user"] == "urltest"  # sent to the origin it was given for
+    assert second["user"] == "-"  # ...and not to another origin
+
+
+# -- status codes, auth -------------------------------------------------------
+
+
+@pytest.mark.parametrize("status, exc, reply", [
+    (404, ResourceNotFound, "404 Not Found"),
+    (410, ResourceNotFound, "410 Gone"),
+    (401, AccessDenied, "401 Unauthorized"),
+    (403, AccessDenied, "403 Forbidden"),
+    (500, ProtocolError, "500 Internal Server Error"),
+    (503, TemporaryFailure, "503 Service Temporarily Unavailable"),
+    (418, ProtocolError, "418"),
+])
+async def test_status_mapping(client: Client, url: Any, status: int, exc: type[Exception],
+                              reply: str) -> None:
+    with pytest.raises(exc) as info:
+        await client.fetch(url(f"/status{status}"))
+    assert info.value.reply.startswith(reply)  # type: ignore[attr-defined]
+    if status == 500:
+        assert not isinstance(info.value, TemporaryFailure)
+    assert url(f"/status{status}") in str(info.value)
+
+
+async def test_missing_file(client: Client, url: Any) -> None:
+    with pytest.raises(FileNotFoundError):  # ResourceNotFound is one
+        await client.fetch(url("/no/such/file"))
+
+
+async def test_basic_auth_from_userinfo(client: Client, nginx: Endpoint, log: AccessLog) -> None:
+    r = await client.fetch(f"http://urltest:urltest-pw@{nginx.host}:{nginx.port}/private/hello.txt")
+    assert r.content == b"hello over http\n"
+    [line] = await log.lines(1)
+    assert line["user"] == "urltest" and line["status"] == "200"
+
+
+async def test_wrong_password_is_access_denied_and_masked(client: Client, nginx: Endpoint) -> None:
+    with pytest.raises(AccessDenied) as info:
+        await client.fetch(f"http://urltest:wrong@{nginx.host}:{nginx.port}/private/hello.txt")
+    assert "wrong" not in str(info.value) and "****" in str(info.value)
+
+
+async def test_client_credentials_answer_a_basic_challenge(nginx: Endpoint, url: Any,
+                                                           log: AccessLog) -> None:
+    creds = {f"{nginx.host}:{nginx.port}": ("urltest", "urltest-pw")}
+    async with Client(credentials=creds, use_netrc=False) as c:
+        r = await c.fetch(url("/private/hello.txt"))
+    assert r.content == b"hello over http\n"
+    assert [(x["user"], x["status"]) for x in await log.lines(2)] == [("-", "401"), ("urltest", "200")]
+
+
+# -- refusals before any byte is sent ----------------------------------------
+
+
+@pytest.mark.parametrize("rest", ["/a%0d%0aX-Injected:%201", "/hello.txt?q=%0aHost:%20evil", "/a%00b"])
+async def test_control_bytes_refused_before_connecting(client: Client, url: Any, log: AccessLog,
+                                                       rest: str) -> None:
+    with pytest.raises(UnsafeURL, match="after decoding"):
+        await client.fetch(url(rest))
+    await asyncio.sleep(0.1)
+    assert await log.lines(0) == []
+
+
+# -- faults: timeouts, refused, truncated -------------------------------------
+
+
+async def test_read_timeout_mid_body(url: Any) -> None:
+    async with Client(timeouts=Timeouts(read=0.5)) as c:
+        async with c.open(url("/stall")) as body:
+            first = b""
+            with pytest.raises(FetchTimeout):
+                async for chunk in body:
+                    first += chunk
+    assert first == b"first line\n"
+
+
+async def test_server_that_never_answers_times_out() -> None:
+    with socket.socket() as hole:  # accepts into the backlog, never replies
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(8)
+        port = hole.getsockname()[1]
+        async with Client(timeouts=Timeouts(connect=2, read=0.5)) as c:
+            with pytest.raises(FetchTimeout, match="timed out"):
+                await c.fetch(f"http://127.0.0.1:{port}/x")
+
+
+async def test_connection_refused(client: Client) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ConnectError, match="127.0.0.1"):
+        await client.fetch(f"http://127.0.0.1:{port}/x")
+
+
+async def test_file_truncated_while_nginx_sends_it_is_truncated_transfer(client: Client, url: Any,
+                                                                        nginx: Endpoint) -> None:
+    path = Path(nginx.info["www"]) / "shrinking.bin"
+    path.write_bytes(b"x" * (64 << 20))
+    path.chmod(0o644)
+    try:
+        got = 0
+        with pytest.raises(TruncatedTransfer):
+            async with client.open(url("/shrinking.bin"), offset=0) as body:
+                assert body.size == 64 << 20
+                async for chunk in body:
+                    if got == 0:
+                        os.truncate(path, 1 << 20)  # nginx now hits EOF before Content-Length
+                    got += len(chunk)
+        assert got < 64 << 20
+        nginx_out = (Path(nginx.info["workdir"]) / "process0.out").read_text(errors="replace")
+        assert "was truncated" in nginx_out
+    finally:
+        path.unlink()
+
+
+# -- streaming, pooling -------------------------------------------------------
+
+
+def _write_large(path: Path, mib: int) -> hashlib._Hash:
+    """A *mib* MiB file whose every MiB differs (so order matters); its sha256."""
+    block = bytes(range(256)) * 4096
+    want = hashlib.sha256()
+    with open(path, "wb") as f:
+        for i in range(mib):
+            piece = i.to_bytes(4, "big") + block[4:]
+            f.write(piece)
+            want.update(piece)
+    path.chmod(0o644)
+    return want
+
+
+@pytest.mark.slow
+async def test_large_file_streams_in_bounded_memory(url: Any, nginx: Endpoint) -> None:
+    path = Path(nginx.info["www"]) / "large.bin"
+    want = _write_large(path, 200)
+    chunk_size = 1 << 20
+    try:
+        async with Client(limits=Limits(chunk_size=chunk_size), http=HTTPOptions(decompress=False)) as c:
+            got = hashlib.sha256()
+            total = biggest = 0
+            tracemalloc.start()
+            try:
+                async with c.open(url("/large.bin")) as body:
+                    assert body.size == 200 << 20
+                    async for chunk in body:
+                        biggest = max(biggest, len(chunk))
+                        total += len(chunk)
+                        got.update(chunk)
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+        assert total == 200 << 20 and got.digest() == want.digest()
+        assert biggest <= chunk_size
+        assert peak < 16 << 20, f"peak traced memory {peak / 2**20:.1f} MiB"
+    finally:
+        path.unlink()
+
+
+async def test_pool_reuses_at_most_per_host_connections(url: Any, nginx: Endpoint, log: AccessLog) -> None:
+    names = [f"/many/f{i:04d}.txt" for i in range(60)]
+    async with Client(limits=Limits(per_host=4)) as c:
+        results = await asyncio.gather(*(c.fetch(url(n)) for n in names))
+    for n, r in zip(names, results, strict=True):
+        assert r.content == www(nginx, n.lstrip("/"))
+    lines = await log.lines(60)
+    assert len(lines) == 60
+    assert len({x["conn"] for x in lines}) <= 4
+
+
+async def test_closing_an_unread_body_then_reusing_the_client(client: Client, url: Any) -> None:
+    async with client.open(url("/big.txt")) as body:
+        assert body.meta["status"] == 200  # nothing read
+    r = await client.fetch(url("/hello.txt"))
+    assert r.content == b"hello over http\n"
+
+
+async def test_non_http_url_object_refused_by_handler(client: Client) -> None:
+    from anyurl.handlers.http import HTTPHandler
+    from anyurl.urls import FileURL
+
+    with pytest.raises(Exception, match="cannot open"):
+        await HTTPHandler(client).open(FileURL("file", "", "etc/passwd"))
