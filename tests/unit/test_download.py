@@ -1,0 +1,266 @@
+"""anyurl.download: safe local names, and the write-to-temp-then-rename logic.
+
+The transfer tests use a small in-process handler registered for the scheme
+"dltest", so each failure mode (error mid-stream, short body, a handler that
+cannot resume, one that silently restarts) can be produced exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from anyurl import Client, ProtocolError, ResourceNotFound, TransferError, TruncatedTransfer
+from anyurl.download import PART_SUFFIX, download, name_for_url, part_path, safe_name
+from anyurl.handlers.base import Handler
+from anyurl.registry import register
+from anyurl.response import Body
+from anyurl.urls import URL
+
+CONTENT = bytes(range(256)) * 40  # 10240 bytes
+
+
+class FakeHandler(Handler):
+    """Serves CONTENT in 1000-byte chunks; class attributes choose the misbehaviour."""
+
+    schemes = ("dltest",)
+    calls: ClassVar[list[int]] = []
+    fail_after: ClassVar[int | None] = None  # raise after this many bytes
+    announce: ClassVar[int | None] = None  # size to announce (default: the true size; -1: unknown)
+    resume: ClassVar[str] = "yes"  # "yes", "raise" (cannot resume), "restart" (ignores offset)
+    missing: ClassVar[bool] = False
+    gate: ClassVar[asyncio.Event | None] = None  # stall after the first chunk until set
+
+    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+        type(self).calls.append(offset)
+        if self.missing:
+            raise ResourceNotFound("no such thing", url=url)
+        if offset and self.resume == "raise":
+            raise ProtocolError("cannot resume", url=url)
+        start = 0 if self.resume == "restart" else offset
+        data = CONTENT[start:]
+        fail_after, gate = self.fail_after, self.gate
+
+        async def chunks() -> AsyncIterator[bytes]:
+            sent = 0
+            for i in range(0, len(data), 1000):
+                if fail_after is not None and sent >= fail_after:
+                    raise ProtocolError("connection reset mid-transfer", url=url)
+                yield data[i:i + 1000]
+                sent += len(data[i:i + 1000])
+                if gate is not None:
+                    await gate.wait()
+
+        size: int | None = self.announce if self.announce is not None else len(data)
+        if size == -1:
+            size = None
+        return Body(url, chunks(), size=size, offset=start)
+
+
+register("dltest", FakeHandler)
+
+
+@pytest.fixture(autouse=True)
+def fresh_handler() -> None:
+    FakeHandler.calls = []
+    FakeHandler.fail_after = None
+    FakeHandler.announce = None
+    FakeHandler.resume = "yes"
+    FakeHandler.missing = False
+    FakeHandler.gate = None
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+# -- names -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("report.pdf", "report.pdf"),
+    ("with space.txt", "with space.txt"),
+    ("..", "index"),
+    (".", "index"),
+    ("", "index"),
+    ("...", "index"),
+    ("/", "_"),
+    ("../../etc/passwd", "_.._etc_passwd"),
+    ("/etc/passwd", "_etc_passwd"),
+    (".bashrc", "bashrc"),
+    ("..\\..\\win.ini", "_.._win.ini"),
+    ("a\x00b", "a_b"),
+    ("\x1b[31mred", "_[31mred"),
+    ("line\nbreak", "line_break"),
+    ("x" + PART_SUFFIX, "x_" + PART_SUFFIX[1:]),
+    ("  spaced  ", "spaced"),
+    ("é.txt", "é.txt"),
+])
+def test_safe_name(raw: str, expected: str) -> None:
+    assert safe_name(raw) == expected
+
+
+def test_safe_name_fallback_and_length() -> None:
+    assert safe_name("..", "example.org") == "example.org"
+    assert safe_name("", "..") == "index"
+    long = "a" * 300 + ".tar.gz"
+    short = safe_name(long)
+    assert len(short.encode()) <= 255 and short.endswith(".gz")
+    multibyte = safe_name("é" * 200)
+    assert len(multibyte.encode()) <= 255 and set(multibyte) == {"é"}
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("http://h/dir/file.txt", "file.txt"),
+    ("http://h/dir/file.txt?q=1", "file.txt"),
+    ("http://h/", "index"),
+    ("http://h", "index"),
+    ("http://h/dir/", "index"),
+    ("http://h/with%20space.txt", "with space.txt"),
+    ("http://h/%2e%2e", "index"),
+    ("http://h/a/..%2f..%2fetc%2fpasswd", "_.._etc_passwd"),
+    ("http://h/.hidden", "hidden"),
+    ("ftp://h/pub/README", "README"),
+    ("ftp://h/pub/", "index"),
+    ("file:///tmp/x.bin", "x.bin"),
+    ("gopher://h/0/docs/a.txt", "a.txt"),
+])
+def test_name_for_url(url: str, expected: str) -> None:
+    name = name_for_url(url)
+    assert name == expected
+    assert "/" not in name and not name.startswith(".") and name == os.path.basename(name)
+
+
+def test_part_path_is_hidden_sibling(tmp_path: Path) -> None:
+    assert part_path(tmp_path / "f.bin") == tmp_path / f".f.bin{PART_SUFFIX}"
+
+
+# -- transfers ----------------------------------------------------------------
+
+
+async def test_success_renames_into_place(tmp_path: Path) -> None:
+    seen: list[tuple[int, int | None]] = []
+    async with Client() as client:
+        path = await download(client, "dltest:x", tmp_path / "out.bin",
+                              progress=lambda d, t: seen.append((d, t)))
+    assert path == tmp_path / "out.bin"
+    assert path.read_bytes() == CONTENT
+    assert leftovers(tmp_path) == ["out.bin"]
+    dones = [d for d, _ in seen]
+    assert dones == sorted(dones) and dones[0] == 0 and dones[-1] == len(CONTENT)
+    assert {t for _, t in seen} == {len(CONTENT)}
+
+
+async def test_failure_leaves_nothing_and_keeps_old_file(tmp_path: Path) -> None:
+    dest = tmp_path / "out.bin"
+    dest.write_bytes(b"previous version")
+    FakeHandler.fail_after = 3000
+    async with Client() as client:
+        with pytest.raises(ProtocolError, match="mid-transfer"):
+            await download(client, "dltest:x", dest)
+    assert dest.read_bytes() == b"previous version"  # untouched: the rename never happened
+    assert leftovers(tmp_path) == ["out.bin"]
+
+
+async def test_short_body_is_truncated_transfer(tmp_path: Path) -> None:
+    FakeHandler.announce = len(CONTENT) + 500
+    async with Client() as client:
+        with pytest.raises(TruncatedTransfer, match=f"got {len(CONTENT)} of {len(CONTENT) + 500}"):
+            await download(client, "dltest:x", tmp_path / "out.bin")
+    assert leftovers(tmp_path) == []
+
+
+async def test_not_found_creates_nothing(tmp_path: Path) -> None:
+    FakeHandler.missing = True
+    async with Client() as client:
+        with pytest.raises(ResourceNotFound):
+            await download(client, "dltest:x", tmp_path / "out.bin", resume=True)
+    assert FakeHandler.calls == [0]
+    # with resume the (empty) part file may stay for the next try; never the final name
+    assert "out.bin" not in leftovers(tmp_path)
+
+
+async def test_resume_keeps_partial_then_continues(tmp_path: Path) -> None:
+    dest = tmp_path / "out.bin"
+    FakeHandler.fail_after = 4000
+    async with Client() as client:
+        with pytest.raises(ProtocolError):
+            await download(client, "dltest:x", dest, resume=True)
+        part = part_path(dest)
+        assert part.read_bytes() == CONTENT[:4000]
+        assert not dest.exists()
+        FakeHandler.fail_after = None
+        seen: list[int] = []
+        await download(client, "dltest:x", dest, resume=True, progress=lambda d, t: seen.append(d))
+    assert FakeHandler.calls == [0, 4000]
+    assert seen[0] == 4000 and seen[-1] == len(CONTENT)
+    assert dest.read_bytes() == CONTENT
+    assert leftovers(tmp_path) == ["out.bin"]
+
+
+async def test_resume_restarts_when_handler_cannot_resume(tmp_path: Path) -> None:
+    dest = tmp_path / "out.bin"
+    part_path(dest).write_bytes(b"X" * 5000)  # garbage: must be overwritten from byte 0
+    FakeHandler.resume = "raise"
+    async with Client() as client:
+        await download(client, "dltest:x", dest, resume=True)
+    assert FakeHandler.calls == [5000, 0]
+    assert dest.read_bytes() == CONTENT
+
+
+async def test_resume_follows_body_offset_when_server_restarts(tmp_path: Path) -> None:
+    dest = tmp_path / "out.bin"
+    part_path(dest).write_bytes(b"X" * 20000)  # longer than the resource: must be cut
+    FakeHandler.resume = "restart"
+    async with Client() as client:
+        await download(client, "dltest:x", dest, resume=True)
+    assert FakeHandler.calls == [20000]
+    assert dest.read_bytes() == CONTENT
+
+
+async def test_without_resume_a_stale_part_is_ignored(tmp_path: Path) -> None:
+    dest = tmp_path / "out.bin"
+    part_path(dest).write_bytes(b"X" * 5000)
+    async with Client() as client:
+        await download(client, "dltest:x", dest)
+    assert FakeHandler.calls == [0]
+    assert dest.read_bytes() == CONTENT
+    assert leftovers(tmp_path) == ["out.bin"]
+
+
+async def test_max_size(tmp_path: Path) -> None:
+    async with Client() as client:
+        with pytest.raises(TransferError, match="larger than the limit"):
+            await download(client, "dltest:x", tmp_path / "a", max_size=100)
+        assert FakeHandler.calls == [0]
+        FakeHandler.announce = -1  # size unknown: caught while streaming
+        with pytest.raises(TransferError, match="larger than the limit of 2500"):
+            await download(client, "dltest:x", tmp_path / "b", max_size=2500)
+        await download(client, "dltest:x", tmp_path / "c", max_size=len(CONTENT))
+    assert leftovers(tmp_path) == ["c"]
+
+
+async def test_cancel_removes_part(tmp_path: Path) -> None:
+    gate = asyncio.Event()
+    FakeHandler.gate = gate
+    started = asyncio.Event()
+    async with Client() as client:
+        task = asyncio.create_task(download(client, "dltest:x", tmp_path / "out.bin",
+                                            progress=lambda d, t: started.set() if d else None))
+        await asyncio.wait_for(started.wait(), 10)
+        assert part_path(tmp_path / "out.bin").exists()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert leftovers(tmp_path) == []
+
+
+async def test_unwritable_destination_is_an_anyurl_error(tmp_path: Path) -> None:
+    async with Client() as client:
+        with pytest.raises(TransferError, match="cannot write"):
+            await download(client, "dltest:x", tmp_path / "no" / "such" / "dir" / "f")
