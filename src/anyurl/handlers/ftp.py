@@ -1,0 +1,891 @@
+"""FTP and FTPS: the asyncio driver for :mod:`anyurl.protocols.ftp`.
+
+The control connection is our own small asyncio-streams client rather than
+aioftp's: aioftp inserts commands of its own (TYPE at login, stat calls before
+downloads) so the exact RFC 1738 command sequence could not be guaranteed, and
+its data path copies through 8 KiB reads. The protocol decisions (command plan,
+reply and listing parsing) live in the sans-I/O module; this module only moves
+bytes: control lines, and data connections read with a BufferedProtocol into
+1 MiB buffers (``recv_into``, one copy per chunk, bounded queue with flow control).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import os
+import secrets
+import socket
+import ssl
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..errors import (
+    AccessDenied,
+    AnyURLError,
+    ConfigurationError,
+    ConnectError,
+    FetchTimeout,
+    ProtocolError,
+    TruncatedTransfer,
+)
+from ..protocols import ftp as proto
+from ..protocols.ftp import Plan, Reply
+from ..response import Body, Entry, guess_content_type
+from ..urls import FTPURL, URL
+from .base import Handler, bounded_readline, open_connection, render_entries
+
+if TYPE_CHECKING:
+    from ..client import Client
+
+__all__ = ["FTPHandler", "FTPOptions"]
+
+
+@dataclass(frozen=True)
+class FTPOptions:
+    """FTP settings, passed as ``Client(ftp=FTPOptions(...))``.
+
+    cwd_strategy: "multicwd" (RFC 1738: one CWD per segment), "singlecwd"
+        (one CWD with the joined path) or "nocwd" (no CWD, full path to RETR/LIST).
+    passive: EPSV then PASV (True) or active EPRT then PORT (False).
+    epsv: try EPSV before PASV.
+    text_suffixes / guess_type: names transferred as TYPE A when no typecode is given.
+    use_size: send SIZE before a binary RETR (size for progress and truncation checks).
+    use_mlsd: use MLSD for listings when FEAT offers it.
+    tls: explicit FTPS (AUTH TLS) for ftp:// URLs; ftps:// is always implicit TLS.
+    tls_context: the SSLContext for both (default: the system trust store).
+    atomic_upload: STOR to a temporary name, then RNFR/RNTO.
+    reuse: keep idle control connections for the next URL on the same server.
+    """
+
+    cwd_strategy: str = "multicwd"
+    passive: bool = True
+    epsv: bool = True
+    text_suffixes: tuple[str, ...] = proto.DEFAULT_TEXT_SUFFIXES
+    guess_type: bool = True
+    use_size: bool = True
+    use_mlsd: bool = True
+    tls: bool = False
+    tls_context: ssl.SSLContext | None = None
+    atomic_upload: bool = True
+    reuse: bool = True
+
+
+# ---------------------------------------------------------------------------
+# Data connections
+# ---------------------------------------------------------------------------
+
+
+class _Reader(asyncio.BufferedProtocol):
+    """Receives a data connection into one large buffer (``recv_into``), handing out
+    chunks of up to *size* bytes; at most two chunks wait before reading pauses."""
+
+    def __init__(self, size: int) -> None:
+        self._buf = bytearray(size)
+        self._view = memoryview(self._buf)
+        self._pos = 0
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._eof = False
+        self._exc: BaseException | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._paused = False
+        self.transport: asyncio.Transport | None = None
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._pos >= len(self._buf):
+            self._flush()
+        return self._view[self._pos:]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._pos += nbytes
+        if self._pos >= len(self._buf):
+            self._flush()
+        self._wake()
+
+    def _flush(self) -> None:
+        if self._pos:
+            self._chunks.append(bytes(self._view[:self._pos]))
+            self._pos = 0
+        if len(self._chunks) >= 2 and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def eof_received(self) -> bool | None:
+        self._eof = True
+        self._wake()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True
+        self._exc = exc
+        self._wake()
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109
+        """The next chunk, or None at the end of the data."""
+        while not self._chunks:
+            if self._pos:  # hand over what arrived rather than wait for a full buffer
+                self._flush()
+                break
+            if self._eof:
+                if self._exc is not None:
+                    raise self._exc
+                return None
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._waiter
+            finally:
+                self._waiter = None
+        chunk = self._chunks.popleft()
+        if self._paused and len(self._chunks) < 2 and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
+        return chunk
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+class _Writer(asyncio.Protocol):
+    """A data connection we write to (STOR), with flow control."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self._can_write = asyncio.Event()
+        self._can_write.set()
+        self.lost: BaseException | None = None
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def pause_writing(self) -> None:
+        self._can_write.clear()
+
+    def resume_writing(self) -> None:
+        self._can_write.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = exc or ConnectionResetError("data connection closed by the server")
+        self._can_write.set()
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    async def write(self, data: bytes, timeout: float | None) -> None:  # noqa: ASYNC109
+        if self.transport is None or self.transport.is_closing():
+            raise ConnectionResetError("data connection closed by the server")
+        self.transport.write(data)
+        async with asyncio.timeout(timeout):
+            await self._can_write.wait()
+        if self.lost is not None and self.closed.done():
+            raise self.lost
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+# ---------------------------------------------------------------------------
+# The control connection
+# ---------------------------------------------------------------------------
+
+_PoolKey = tuple[str, int, str, "str | None", str]
+
+
+class _Control:
+    """One logged-in control connection."""
+
+    def __init__(self, handler: FTPHandler, key: _PoolKey, url: FTPURL, host: str, port: int,
+                 reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tls: ssl.SSLContext | None) -> None:
+        self.handler = handler
+        self.key = key
+        self.url = url
+        self.host = host
+        self.port = port
+        self.reader = reader
+        self.writer = writer
+        self.tls = tls  # the context for data connections when PROT P is in force
+        self.login_dir: str | None = None
+        self.at_login_dir = True
+        self.features: set[str] | None = None
+        self.epsv_ok = True
+        self.size_ok = True
+        client = handler.client
+        self._replies = proto.ReplyReader(client.limits.max_line, client.limits.max_reply_lines)
+        self._timeout = client.timeouts.read
+        self.broken = False
+
+    # -- lines ---------------------------------------------------------------
+
+    async def send(self, verb: str, arg: str | None = None) -> None:
+        line = proto.format_command(verb, arg)
+        try:
+            self.writer.write(line)
+            async with asyncio.timeout(self._timeout):
+                await self.writer.drain()
+        except TimeoutError as exc:
+            self.broken = True
+            raise FetchTimeout(f"timed out sending {verb}", url=self.url) from exc
+        except (OSError, RuntimeError) as exc:
+            self.broken = True
+            raise ConnectError(f"control connection lost sending {verb}: {exc}", url=self.url) from exc
+
+    async def reply(self) -> Reply:
+        while True:
+            try:
+                line = await bounded_readline(self.reader, self.handler.client.limits.max_line,
+                                              self.url, self._timeout)
+            except AnyURLError:
+                self.broken = True
+                raise
+            except OSError as exc:
+                self.broken = True
+                raise ConnectError(f"control connection lost: {exc}", url=self.url) from exc
+            if not line:
+                self.broken = True
+                raise ConnectError("the server closed the control connection", url=self.url)
+            try:
+                reply = self._replies.feed(line)
+            except ProtocolError as exc:
+                self.broken = True
+                raise ProtocolError(exc.message, url=self.url) from exc
+            if reply is not None:
+                return reply
+
+    async def cmd(self, verb: str, arg: str | None = None) -> Reply:
+        await self.send(verb, arg)
+        return await self.reply()
+
+    async def expect(self, verb: str, arg: str | None = None, ok: tuple[int, ...] = (2,)) -> Reply:
+        """Send a command; its error from the tree unless the reply's first digit is in *ok*."""
+        reply = await self.cmd(verb, arg)
+        if reply.kind not in ok:
+            raise proto.error_for(reply, _show(verb, arg), self.url)
+        return reply
+
+    # -- state ---------------------------------------------------------------
+
+    def stale(self) -> bool:
+        """True when the server closed this idle connection (or sent something unasked)."""
+        transport = self.writer.transport
+        return (self.broken or transport.is_closing() or bool(getattr(self.reader, "_buffer", b""))
+                or bool(getattr(self.reader, "_eof", False)))
+
+    async def reset(self) -> bool:
+        """Back to the login directory for reuse; False when that cannot be done reliably."""
+        if self.stale() or self.login_dir is None:
+            return False
+        if self.at_login_dir:
+            return True
+        try:
+            reply = await self.cmd("CWD", self.login_dir)
+        except AnyURLError:
+            return False
+        if reply.code != 250:
+            return False
+        self.at_login_dir = True
+        return True
+
+    async def features_list(self) -> set[str]:
+        if self.features is None:
+            reply = await self.cmd("FEAT")
+            feats: set[str] = set()
+            if reply.code == 211:
+                for line in reply.lines[1:-1] if len(reply.lines) > 2 else ():
+                    word = line.strip().split(" ", 1)[0].upper()
+                    if word:
+                        feats.add(word)
+            self.features = feats
+        return self.features
+
+    def abort(self) -> None:
+        self.broken = True
+        self.writer.transport.abort()
+
+    async def quit(self) -> None:
+        try:
+            if not self.stale():
+                self.writer.write(b"QUIT\r\n")
+                async with asyncio.timeout(2):
+                    await self.reply()
+        except (AnyURLError, OSError, TimeoutError):
+            pass
+        finally:
+            self.writer.close()
+            try:
+                async with asyncio.timeout(2):
+                    await self.writer.wait_closed()
+            except (OSError, TimeoutError):
+                pass
+
+
+def _show(verb: str, arg: str | None) -> str:
+    if verb == "PASS":
+        return "PASS <password>"
+    return verb if arg is None else f"{verb} {arg}"
+
+
+class _DataChannel:
+    """A data connection being set up: passive (connected already) or active (to accept)."""
+
+    def __init__(self, conn: _Control) -> None:
+        self.conn = conn
+        self.listener: socket.socket | None = None
+        self.port = 0
+
+    @classmethod
+    async def prepare(cls, conn: _Control, opts: FTPOptions) -> _DataChannel:
+        chan = cls(conn)
+        if opts.passive:
+            chan.port = await chan._passive(opts)
+        else:
+            await chan._active()
+        return chan
+
+    async def _passive(self, opts: FTPOptions) -> int:
+        conn = self.conn
+        if opts.epsv and conn.epsv_ok:
+            reply = await conn.cmd("EPSV")
+            if reply.code == 229:
+                return proto.parse_epsv(reply)
+            if reply.kind == 4 and reply.code != 425:
+                raise proto.error_for(reply, "EPSV", conn.url)
+            conn.epsv_ok = False  # e.g. 500/502: not supported, use PASV from now on
+        reply = await conn.expect("PASV")
+        return proto.parse_pasv(reply)  # the address is ignored on purpose
+
+    async def _active(self) -> None:
+        conn = self.conn
+        if conn.tls is not None:
+            raise ConfigurationError("active mode (EPRT/PORT) is not supported with TLS data connections",
+                                     url=conn.url)
+        local = conn.writer.get_extra_info("sockname")[0]
+        family = socket.AF_INET6 if ":" in local else socket.AF_INET
+        lsock = socket.socket(family, socket.SOCK_STREAM)
+        lsock.bind((local, 0))
+        lsock.listen(1)
+        lsock.setblocking(False)
+        self.listener = lsock
+        port = lsock.getsockname()[1]
+        try:
+            reply = await conn.cmd("EPRT", f"|{2 if family == socket.AF_INET6 else 1}|{local}|{port}|")
+            if reply.kind != 2:
+                if family == socket.AF_INET6:
+                    raise proto.error_for(reply, "EPRT", conn.url)
+                h = local.replace(".", ",")
+                await conn.expect("PORT", f"{h},{port >> 8},{port & 255}")
+        except BaseException:
+            self.close()
+            raise
+
+    async def connect(self, factory: Any) -> Any:
+        """The protocol instance made by *factory* once the data connection is up."""
+        conn = self.conn
+        loop = asyncio.get_running_loop()
+        timeout = conn.handler.client.timeouts.connect
+        try:
+            async with asyncio.timeout(timeout):
+                if self.listener is None:
+                    _, protocol = await loop.create_connection(
+                        factory, conn.host, self.port, ssl=conn.tls,
+                        server_hostname=conn.host if conn.tls else None)
+                else:
+                    sock, addr = await loop.sock_accept(self.listener)
+                    self.close()
+                    peer = conn.writer.get_extra_info("peername")[0]
+                    if addr[0] != peer:  # only the server may connect to us
+                        sock.close()
+                        raise ProtocolError(f"active data connection from {addr[0]}, not the server {peer}",
+                                            url=conn.url)
+                    _, protocol = await loop.connect_accepted_socket(factory, sock)
+        except TimeoutError as exc:
+            raise FetchTimeout("timed out opening the data connection", url=conn.url) from exc
+        except (OSError, ssl.SSLError) as exc:
+            raise ConnectError(f"cannot open the data connection to port {self.port}: {exc}",
+                               url=conn.url) from exc
+        finally:
+            self.close()
+        return protocol
+
+    def close(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+            self.listener = None
+
+
+# ---------------------------------------------------------------------------
+# The handler
+# ---------------------------------------------------------------------------
+
+
+class FTPHandler(Handler):
+    """ftp:// (RFC 1738 section 3.2) and ftps:// (implicit TLS); explicit TLS via FTPOptions."""
+
+    schemes: ClassVar[tuple[str, ...]] = ("ftp", "ftps")
+
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+        self._idle: dict[_PoolKey, list[_Control]] = {}
+        self._slots: dict[tuple[str, int], asyncio.Semaphore] = {}
+
+    def _options(self, options: dict[str, Any]) -> FTPOptions:
+        opts = self.client.options_for("ftp", FTPOptions)
+        fields = {f.name for f in dataclasses.fields(FTPOptions)}
+        extra = {k: v for k, v in options.items() if k in fields}
+        unknown = set(options) - fields
+        if unknown:
+            raise ConfigurationError(f"unknown FTP options: {', '.join(sorted(unknown))}")
+        return dataclasses.replace(opts, **extra) if extra else opts
+
+    def _plan(self, url: URL, opts: FTPOptions) -> tuple[FTPURL, Plan]:
+        if not isinstance(url, FTPURL):
+            raise ConfigurationError(f"not an FTP URL: {url}", url=url)
+        try:
+            plan = proto.plan(url, anonymous_email=self.client.anonymous_email,
+                              cwd_strategy=opts.cwd_strategy, text_suffixes=opts.text_suffixes,
+                              guess_type=opts.guess_type)
+        except ValueError as exc:
+            if isinstance(exc, AnyURLError):
+                raise
+            raise ConfigurationError(str(exc), url=url) from exc
+        return url, plan
+
+    # -- pool ------------------------------------------------------------------
+
+    def _tls_context(self, opts: FTPOptions) -> ssl.SSLContext:
+        return opts.tls_context or ssl.create_default_context()
+
+    async def _acquire(self, url: FTPURL, plan: Plan, opts: FTPOptions) -> _Control:
+        implicit = url.scheme == "ftps"
+        mode = "implicit" if implicit else ("explicit" if opts.tls else "plain")
+        key: _PoolKey = (url.host, url.port, plan.user, plan.password, mode)
+        slot = self._slots.get((url.host, url.port))
+        if slot is None:
+            slot = self._slots[(url.host, url.port)] = asyncio.Semaphore(self.client.limits.per_host)
+        await slot.acquire()
+        try:
+            idle = self._idle.get(key, [])
+            while idle:
+                conn = idle.pop()
+                conn.url = url
+                if await conn.reset():
+                    return conn
+                conn.abort()
+            return await self._login(url, plan, opts, key, mode)
+        except BaseException:
+            slot.release()
+            raise
+
+    async def _release(self, conn: _Control, reusable: bool, opts: FTPOptions) -> None:
+        slot = self._slots[(conn.key[0], conn.key[1])]
+        try:
+            if reusable and opts.reuse and not conn.stale() and conn.login_dir is not None:
+                self._idle.setdefault(conn.key, []).append(conn)
+            elif reusable:
+                await conn.quit()
+            else:
+                conn.abort()
+        finally:
+            slot.release()
+
+    async def _login(self, url: FTPURL, plan: Plan, opts: FTPOptions, key: _PoolKey, mode: str) -> _Control:
+        host, port = url.host, url.port
+        ctx = self._tls_context(opts) if mode != "plain" else None
+        kwargs: dict[str, Any] = {"limit": self.client.limits.max_line}
+        if mode == "implicit":
+            kwargs.update(ssl=ctx, server_hostname=host)
+        try:
+            reader, writer = await open_connection(url, host, port, timeout=self.client.timeouts.connect,
+                                                   **kwargs)
+        except ssl.SSLError as exc:
+            raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
+        conn = _Control(self, key, url, host, port, reader, writer, ctx)
+        try:
+            greeting = await conn.reply()
+            while greeting.kind == 1:  # 120: ready in a moment
+                greeting = await conn.reply()
+            if greeting.kind != 2:
+                raise proto.error_for(greeting, f"connecting to {host}:{port}", url)
+            if mode == "explicit":
+                await conn.expect("AUTH", "TLS")
+                try:
+                    async with asyncio.timeout(self.client.timeouts.connect):
+                        await writer.start_tls(ctx, server_hostname=host)  # type: ignore[arg-type]
+                except (OSError, ssl.SSLError, TimeoutError) as exc:
+                    raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
+            await self._authenticate(conn, plan)
+            if mode != "plain":
+                await conn.expect("PBSZ", "0")
+                await conn.expect("PROT", "P")
+            else:
+                conn.tls = None
+            pwd = await conn.cmd("PWD")
+            conn.login_dir = proto.parse_pwd(pwd)  # None: cannot come back, so no reuse
+        except BaseException:
+            conn.abort()
+            raise
+        return conn
+
+    async def _authenticate(self, conn: _Control, plan: Plan) -> None:
+        who = f"user {plan.user!r} at {conn.host}"
+        reply = await conn.cmd("USER", plan.user)
+        if reply.code == 230:
+            return
+        if reply.code in (530, 332) or reply.kind not in (2, 3):
+            if reply.kind == 4:
+                raise proto.error_for(reply, "USER", conn.url)
+            raise AccessDenied(f"login refused for {who}", url=conn.url, reply=reply.text)
+        password = plan.password
+        if password is None:
+            password = await self.client.ask_password(plan.user, conn.host)
+            if password is None:
+                raise AccessDenied(f"the server asks a password for {who}; none in the URL, "
+                                   "from the password callback or in ~/.netrc", url=conn.url,
+                                   reply=reply.text)
+            if any(c in password for c in "\r\n\0"):
+                raise AccessDenied(f"the password given for {who} contains control characters", url=conn.url)
+        reply = await conn.cmd("PASS", password)
+        if reply.kind == 2:
+            return
+        if reply.kind == 4:
+            raise proto.error_for(reply, "PASS", conn.url)
+        if reply.code == 332:
+            raise AccessDenied(f"the server wants an account (ACCT) for {who}; not supported",
+                               url=conn.url, reply=reply.text)
+        raise AccessDenied(f"login refused for {who}", url=conn.url, reply=reply.text)
+
+    async def aclose(self) -> None:
+        idle, self._idle = self._idle, {}
+        for conns in idle.values():
+            for conn in conns:
+                await conn.quit()
+
+    # -- open ------------------------------------------------------------------
+
+    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+        """Retrieve a file (streaming) or a directory listing (``Body.entries``)."""
+        opts = self._options(options)
+        furl, plan = self._plan(url, opts)  # UnsafeURL here, before any connection
+        if offset < 0:
+            raise ConfigurationError("offset must be >= 0", url=url)
+        conn = await self._acquire(furl, plan, opts)
+        handed_over = False
+        try:
+            for cwd in plan.cwds:
+                conn.at_login_dir = False
+                await conn.expect("CWD", cwd)
+            if plan.action == "NLST":
+                body = await self._nlst(conn, furl, plan, opts)
+            elif plan.action == "LIST":
+                body = await self._listing(conn, furl, plan.argument or None, furl.cwd, opts)
+            else:
+                body, streaming = await self._retr(conn, furl, plan, opts, offset)
+                if streaming:  # the body's stream releases the connection when done
+                    handed_over = True
+                    return body
+        except BaseException:
+            if not handed_over:
+                await self._release(conn, False, opts)
+            raise
+        await self._release(conn, True, opts)
+        return body
+
+    async def _retr(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions,
+                    offset: int) -> tuple[Body, bool]:
+        """RETR as a streaming Body (True), or the 550 fallback's listing (False)."""
+        await conn.expect("TYPE", plan.type)
+        total: int | None = None
+        if plan.type == "I" and opts.use_size and conn.size_ok:
+            reply = await conn.cmd("SIZE", plan.argument)
+            if reply.code == 213 and reply.first.strip().isdigit():
+                total = int(reply.first.strip())
+            elif reply.code in (500, 502):
+                conn.size_ok = False
+        chan = await _DataChannel.prepare(conn, opts)
+        reader: _Reader | None = None
+        try:
+            if opts.passive:
+                reader = await chan.connect(lambda: _Reader(self.client.limits.chunk_size))
+            if offset:
+                await conn.expect("REST", str(offset), ok=(3,))
+            reply = await conn.cmd("RETR", plan.argument)
+            if reply.kind != 1:
+                if reply.code == 550 and plan.fallback:
+                    self._close_data(chan, reader)
+                    return await self._fallback_listing(conn, url, plan, opts, reply), False
+                raise proto.error_for(reply, f"RETR {plan.argument}", url)
+            if reader is None:
+                reader = await chan.connect(lambda: _Reader(self.client.limits.chunk_size))
+        except BaseException:
+            self._close_data(chan, reader)
+            raise
+        if total is None:
+            total = proto.parse_150_size(reply)
+        size = max(total - offset, 0) if total is not None else None
+        check = size if plan.type == "I" else None
+        started: list[bool] = []
+        chunks = self._stream(conn, url, reader, opts, plan.type == "A", check, started)
+
+        async def on_close() -> None:
+            # A generator closed before its first step never runs its finally: release here.
+            if not started:
+                assert reader is not None
+                reader.close()
+                await self._release(conn, False, opts)
+        return Body(url, chunks, content_type=guess_content_type(url.name), size=size, offset=offset,
+                    meta={"ftp_type": plan.type, "ftp_reply": reply.text}, on_close=on_close), True
+
+    @staticmethod
+    def _close_data(chan: _DataChannel, reader: _Reader | None) -> None:
+        chan.close()
+        if reader is not None:
+            reader.close()
+
+    async def _stream(self, conn: _Control, url: FTPURL, reader: _Reader, opts: FTPOptions,
+                      ascii_mode: bool, expected: int | None, started: list[bool]) -> AsyncIterator[bytes]:
+        started.append(True)
+        ok = False
+        received = 0
+        decoder = proto.CRLFDecoder() if ascii_mode else None
+        timeout = self.client.timeouts.read
+        try:
+            while True:
+                try:
+                    chunk = await reader.next_chunk(timeout)
+                except TimeoutError as exc:
+                    raise FetchTimeout("timed out waiting for data", url=url) from exc
+                except (OSError, ssl.SSLError) as exc:
+                    raise TruncatedTransfer(f"data connection failed after {received} bytes: {exc}",
+                                            url=url) from exc
+                if chunk is None:
+                    break
+                received += len(chunk)
+                if decoder is not None:
+                    chunk = decoder.feed(chunk)
+                    if not chunk:
+                        continue
+                yield chunk
+            if decoder is not None and (tail := decoder.flush()):
+                yield tail
+            reader.close()
+            try:
+                final = await conn.reply()
+            except (ConnectError, FetchTimeout) as exc:
+                raise TruncatedTransfer(f"no end-of-transfer reply after {received} bytes "
+                                        f"(226 missing): {exc.message}", url=url) from exc
+            if final.kind != 2:
+                if final.code in (426, 451, 551, 552) or final.kind == 4:
+                    raise TruncatedTransfer(f"transfer aborted after {received} bytes: {final.text}",
+                                            url=url, reply=final.text)
+                raise proto.error_for(final, "RETR", url)
+            if expected is not None and received < expected:
+                raise TruncatedTransfer(f"data connection closed after {received} of {expected} bytes",
+                                        url=url, reply=final.text)
+            ok = True
+        finally:
+            reader.close()
+            await self._release(conn, ok, opts)
+
+    async def _fallback_listing(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions,
+                                retr_reply: Reply) -> Body:
+        """RETR said 550 and there was no typecode: maybe the name is a directory (as urllib, Lynx)."""
+        if opts.cwd_strategy == "nocwd":
+            return await self._listing(conn, url, plan.argument, (*url.cwd, url.name), opts,
+                                       not_found=retr_reply)
+        conn.at_login_dir = False
+        reply = await conn.cmd("CWD", url.name)
+        if reply.code != 250:
+            raise proto.error_for(retr_reply, f"RETR {plan.argument}", url)
+        return await self._listing(conn, url, None, (*url.cwd, url.name), opts)
+
+    async def _read_listing(self, conn: _Control, url: FTPURL, verb: str, arg: str | None,
+                            opts: FTPOptions) -> tuple[Reply, list[str]]:
+        """Run one listing command; (reply, lines). A failed reply is returned, not raised."""
+        chan = await _DataChannel.prepare(conn, opts)
+        reader: _Reader | None = None
+        try:
+            if opts.passive:
+                reader = await chan.connect(lambda: _Reader(1 << 16))
+            reply = await conn.cmd(verb, arg)
+            if reply.kind != 1:
+                self._close_data(chan, reader)
+                return reply, []
+            if reader is None:
+                reader = await chan.connect(lambda: _Reader(1 << 16))
+            limits = self.client.limits
+            cap = limits.max_entries * 512 + limits.max_line
+            parts: list[bytes] = []
+            total = 0
+            while True:
+                try:
+                    chunk = await reader.next_chunk(self.client.timeouts.read)
+                except TimeoutError as exc:
+                    raise FetchTimeout("timed out reading a listing", url=url) from exc
+                except (OSError, ssl.SSLError) as exc:
+                    raise TruncatedTransfer(f"listing data connection failed: {exc}", url=url) from exc
+                if chunk is None:
+                    break
+                total += len(chunk)
+                if total > cap:
+                    raise ProtocolError(f"listing larger than {cap} bytes", url=url)
+                parts.append(chunk)
+            reader.close()
+            try:
+                final = await conn.reply()
+            except (ConnectError, FetchTimeout) as exc:
+                raise TruncatedTransfer(f"listing ended without its 226 reply: {exc.message}", url=url) from exc
+            if final.kind != 2:
+                raise TruncatedTransfer(f"listing aborted: {final.text}", url=url, reply=final.text)
+        except BaseException:
+            self._close_data(chan, reader)
+            raise
+        lines = proto.split_lines(b"".join(parts))
+        if len(lines) > self.client.limits.max_entries:
+            raise ProtocolError(f"listing has more than {self.client.limits.max_entries} entries", url=url)
+        return reply, lines
+
+    async def _listing(self, conn: _Control, url: FTPURL, arg: str | None, directory: tuple[str, ...],
+                       opts: FTPOptions, not_found: Reply | None = None) -> Body:
+        """The best listing the server offers: MLSD (if FEAT has it), else LIST, else NLST."""
+        items: list[proto.ListItem] | None = None
+        reply: Reply | None = None
+        if opts.use_mlsd and "MLSD" in await conn.features_list():
+            await conn.expect("TYPE", "A")
+            reply, lines = await self._read_listing(conn, url, "MLSD", arg, opts)
+            if reply.kind == 1:
+                items = proto.parse_mlsd(lines)
+        else:
+            await conn.expect("TYPE", "A")
+        if items is None and (reply is None or reply.code in (500, 501, 502, 504)):
+            reply, lines = await self._read_listing(conn, url, "LIST", arg, opts)
+            if reply.kind == 1:
+                items = proto.parse_list(lines)
+        if items is None and reply is not None and reply.code in (500, 501, 502, 504):
+            reply, lines = await self._read_listing(conn, url, "NLST", arg, opts)
+            if reply.kind == 1:
+                items = proto.parse_nlst(lines)
+        if items is None:
+            assert reply is not None
+            failed = not_found or reply
+            raise proto.error_for(failed, "listing", url)
+        return self._listing_body(url, directory, items, "ftp_listing")
+
+    async def _nlst(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
+        """typecode d: NLST with the name (section 3.2.2)."""
+        await conn.expect("TYPE", "A")
+        arg = plan.argument or None
+        reply, lines = await self._read_listing(conn, url, "NLST", arg, opts)
+        if reply.kind != 1:
+            raise proto.error_for(reply, _show("NLST", arg), url)
+        items = proto.parse_nlst(lines)
+        directory = url.cwd
+        if url.name and not (len(lines) == 1 and lines[0] == url.name):
+            directory = (*url.cwd, url.name)
+        return self._listing_body(url, directory, items, "nlst")
+
+    def _listing_body(self, url: FTPURL, directory: tuple[str, ...], items: list[proto.ListItem],
+                      source: str) -> Body:
+        entries = [
+            Entry(name=i.name, url=proto.child_url(url, directory, i), kind=i.kind, size=i.size,
+                  modified=i.modified, meta={"target": i.target} if i.target else {})
+            for i in items
+        ]
+        data = render_entries(entries)
+        return Body.from_bytes(url, data, content_type="text/plain", entries=entries, charset="utf-8",
+                               meta={"listing": source})
+
+    # -- upload ----------------------------------------------------------------
+
+    async def upload(self, url: URL, source: Any, **options: Any) -> None:
+        """STOR *source* (bytes or a local path) at *url*: to a temporary name, then RNFR/RNTO."""
+        opts = self._options(options)
+        furl, plan = self._plan(url, opts)
+        if not furl.name or furl.typecode == "d":
+            raise ConfigurationError("an upload URL needs a file name", url=url)
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            data: bytes | None = bytes(source)
+            path = None
+        elif isinstance(source, (str, os.PathLike)):
+            data, path = None, os.fspath(source)
+            if not os.path.isfile(path):  # noqa: ASYNC240 - one stat
+                raise ConfigurationError(f"no such file to upload: {path}", url=url)
+        else:
+            raise ConfigurationError("upload source must be bytes or a file path", url=url)
+        conn = await self._acquire(furl, plan, opts)
+        ok = False
+        try:
+            for cwd in plan.cwds:
+                conn.at_login_dir = False
+                await conn.expect("CWD", cwd)
+            await conn.expect("TYPE", "I")
+            final = plan.argument
+            prefix, _, base = final.rpartition("/")
+            temp = (prefix + "/" if prefix else "") + f".{base}.{secrets.token_hex(4)}.part"
+            if opts.atomic_upload:
+                await self._stor(conn, furl, temp, data, path, opts)
+                reply = await conn.cmd("RNFR", temp)
+                if reply.code == 350:
+                    await conn.expect("RNTO", final)
+                else:
+                    await conn.cmd("DELE", temp)
+                    if reply.code not in (500, 502, 504):
+                        raise proto.error_for(reply, f"RNFR {temp}", url)
+                    await self._stor(conn, furl, final, data, path, opts)
+            else:
+                await self._stor(conn, furl, final, data, path, opts)
+            ok = True
+        finally:
+            await self._release(conn, ok, opts)
+
+    async def _stor(self, conn: _Control, url: FTPURL, name: str, data: bytes | None, path: str | None,
+                    opts: FTPOptions) -> None:
+        chan = await _DataChannel.prepare(conn, opts)
+        writer: _Writer | None = None
+        try:
+            if opts.passive:
+                writer = await chan.connect(_Writer)
+            reply = await conn.cmd("STOR", name)
+            if reply.kind != 1:
+                raise proto.error_for(reply, f"STOR {name}", url)
+            if writer is None:
+                writer = await chan.connect(_Writer)
+            timeout = self.client.timeouts.read
+            try:
+                if data is not None:
+                    await writer.write(data, timeout)
+                else:
+                    assert path is not None
+                    size = self.client.limits.chunk_size
+                    with open(path, "rb") as f:  # noqa: ASYNC230 - local file reads are short
+                        while block := f.read(size):
+                            await writer.write(block, timeout)
+                assert writer.transport is not None
+                writer.transport.close()
+                async with asyncio.timeout(timeout):
+                    await writer.closed
+            except TimeoutError as exc:
+                raise FetchTimeout("timed out sending data", url=url) from exc
+            except OSError as exc:
+                raise TruncatedTransfer(f"data connection failed during STOR: {exc}", url=url) from exc
+            final = await conn.reply()
+            if final.kind != 2:
+                raise proto.error_for(final, f"STOR {name}", url)
+        finally:
+            chan.close()
+            if writer is not None:
+                writer.close()

@@ -1,0 +1,513 @@
+"""FTP protocol logic for RFC 1738 section 3.2, with no I/O (never imports asyncio).
+
+What lives here:
+
+* :class:`ReplyReader` - assembles (multi-line) control replies from lines,
+  with hard bounds on line length and line count.
+* :func:`plan` - the commands a URL stands for: login user/password, one
+  CWD per decoded segment (or another :data:`CWD_STRATEGIES`), the TYPE,
+  and RETR/NLST/listing of the name.
+* Parsers for EPSV/PASV/PWD/150 replies, MLSD facts, LIST lines (Unix and
+  Windows/IIS) and NLST names, and :func:`child_url` for listing entries.
+* :class:`CRLFDecoder` - TYPE A's CRLF to "\\n" conversion across chunk borders.
+
+The asyncio driver is :mod:`anyurl.handlers.ftp`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ..errors import (
+    AccessDenied,
+    ProtocolError,
+    ResourceNotFound,
+    TemporaryFailure,
+    TransferError,
+    UnsafeURL,
+)
+from ..urls import FTPURL
+
+__all__ = [
+    "CWD_STRATEGIES",
+    "DEFAULT_TEXT_SUFFIXES",
+    "CRLFDecoder",
+    "ListItem",
+    "Plan",
+    "Reply",
+    "ReplyReader",
+    "check_safe",
+    "child_url",
+    "error_for",
+    "format_command",
+    "login_credentials",
+    "parse_150_size",
+    "parse_epsv",
+    "parse_list",
+    "parse_list_line",
+    "parse_mlsd",
+    "parse_mlsd_line",
+    "parse_nlst",
+    "parse_pasv",
+    "parse_pwd",
+    "plan",
+    "transfer_type",
+]
+
+CWD_STRATEGIES = ("multicwd", "singlecwd", "nocwd")
+
+# Section 3.2.3: without a typecode the client guesses; these suffixes are text (TYPE A).
+DEFAULT_TEXT_SUFFIXES: tuple[str, ...] = (
+    ".txt", ".text", ".asc", ".htm", ".html", ".css", ".csv", ".md", ".rst", ".xml",
+    ".json", ".c", ".h", ".py", ".sh", ".pl", ".tex", ".ini", ".conf", ".log", ".diff",
+    ".patch", ".readme",
+)
+
+_CONTROLS = {"\r": "CR", "\n": "LF", "\0": "NUL"}
+
+
+# ---------------------------------------------------------------------------
+# Replies
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One control reply: the 3-digit ``code`` and its text ``lines`` (without the code)."""
+
+    code: int
+    lines: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """The reply as the server wrote it, lines joined by spaces ("550 No such file")."""
+        return f"{self.code} " + " ".join(s for s in self.lines if s)
+
+    @property
+    def first(self) -> str:
+        """The text of the first line."""
+        return self.lines[0] if self.lines else ""
+
+    @property
+    def kind(self) -> int:
+        """The first digit: 1 preliminary, 2 done, 3 more needed, 4 transient, 5 permanent."""
+        return self.code // 100
+
+
+_REPLY_START = re.compile(r"(\d{3})([ -])(.*)\Z", re.S)
+
+
+class ReplyReader:
+    """Feed control lines one at a time; :meth:`feed` returns a :class:`Reply` when one is complete.
+
+    A multi-line reply starts with ``123-`` and ends with a line starting
+    ``123 `` (RFC 959 4.2). Lines are bounded by *max_line* bytes and a reply
+    by *max_lines* lines; beyond either the server is misbehaving and
+    :class:`ProtocolError` is raised.
+    """
+
+    def __init__(self, max_line: int = 64 * 1024, max_lines: int = 10_000) -> None:
+        self.max_line = max_line
+        self.max_lines = max_lines
+        self._code: str | None = None
+        self._lines: list[str] = []
+
+    def feed(self, raw: bytes) -> Reply | None:
+        """One line as read (with or without its CRLF); a Reply when it completes one."""
+        if len(raw) > self.max_line:
+            raise ProtocolError(f"FTP reply line longer than {self.max_line} bytes")
+        line = raw.rstrip(b"\r\n").decode("utf-8", "surrogateescape")
+        m = _REPLY_START.match(line)
+        if self._code is None:
+            if m is None:
+                raise ProtocolError(f"malformed FTP reply line: {line[:80]!r}")
+            code, sep, text = m.groups()
+            if sep == " ":
+                return Reply(int(code), (text,))
+            self._code = code
+            self._lines = [text]
+            return None
+        if len(self._lines) >= self.max_lines:
+            raise ProtocolError(f"FTP reply longer than {self.max_lines} lines")
+        if m is not None and m.group(1) == self._code and m.group(2) == " ":
+            self._lines.append(m.group(3))
+            reply = Reply(int(self._code), tuple(self._lines))
+            self._code, self._lines = None, []
+            return reply
+        self._lines.append(line)
+        return None
+
+
+def error_for(reply: Reply, what: str, url: object = None) -> TransferError:
+    """The error of the anyurl tree for a failed *reply* to *what* (e.g. "RETR x")."""
+    message = f"{what} failed: {reply.text}"
+    if reply.code in (530, 532):
+        return AccessDenied(message, url=url, reply=reply.text)
+    if reply.code == 550:
+        return ResourceNotFound(message, url=url, reply=reply.text)
+    if reply.kind == 4:
+        return TemporaryFailure(message, url=url, reply=reply.text)
+    return ProtocolError(message, url=url, reply=reply.text)
+
+
+def format_command(verb: str, arg: str | None = None) -> bytes:
+    """The wire form of one command. The argument must already be checked by :func:`check_safe`."""
+    if arg is not None and any(c in arg for c in _CONTROLS):
+        raise UnsafeURL(f"{verb} argument contains control characters; refusing to send it")
+    line = verb if arg is None else f"{verb} {arg}"
+    return line.encode("utf-8", "surrogateescape") + b"\r\n"
+
+
+# ---------------------------------------------------------------------------
+# The command plan for a URL
+# ---------------------------------------------------------------------------
+
+
+def check_safe(url: FTPURL) -> None:
+    """UnsafeURL if any decoded part that becomes a command argument holds CR, LF or NUL."""
+    parts: list[tuple[str, str | None]] = [("user name", url.user), ("password", url.password)]
+    parts += [(f"directory segment {i + 1}", seg) for i, seg in enumerate(url.cwd)]
+    parts.append(("file name", url.name))
+    for what, value in parts:
+        if value is None:
+            continue
+        bad = sorted({_CONTROLS[c] for c in value if c in _CONTROLS})
+        if bad:
+            raise UnsafeURL(f"the {what} contains {', '.join(bad)} after decoding; refusing to send it",
+                            url=url)
+    if url.typecode is not None and url.typecode not in ("a", "i", "d"):
+        raise UnsafeURL(f"unknown FTP typecode {url.typecode!r} (expected a, i or d)", url=url)
+
+
+def login_credentials(url: FTPURL, anonymous_email: str) -> tuple[str, str | None]:
+    """(user, password) to send. No user: anonymous with the e-mail address as password.
+    An empty user ("ftp://@host/") is sent as an empty USER, distinct from anonymous."""
+    if url.user is None:
+        return "anonymous", url.password if url.password is not None else anonymous_email
+    return url.user, url.password
+
+
+def transfer_type(url: FTPURL, text_suffixes: tuple[str, ...] = DEFAULT_TEXT_SUFFIXES,
+                  guess: bool = True) -> str:
+    """"A" or "I": the typecode's, else guessed from the name's suffix (section 3.2.3)."""
+    if url.typecode in ("a", "d"):
+        return "A"
+    if url.typecode == "i":
+        return "I"
+    if guess and url.name.lower().endswith(tuple(s.lower() for s in text_suffixes)):
+        return "A"
+    return "I"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a URL asks for, as FTP commands.
+
+    ``cwds``: the CWD arguments in order. ``action``: "RETR" (a file, with
+    fallback to a listing on 550 when ``fallback``), "NLST" (typecode d) or
+    "LIST" (an empty name: the best listing the server offers). ``argument``:
+    the name (with the directory when the strategy is nocwd).
+    """
+
+    user: str
+    password: str | None
+    cwds: tuple[str, ...]
+    type: str
+    action: str
+    argument: str
+    fallback: bool
+
+
+def plan(url: FTPURL, *, anonymous_email: str, cwd_strategy: str = "multicwd",
+         text_suffixes: tuple[str, ...] = DEFAULT_TEXT_SUFFIXES, guess_type: bool = True) -> Plan:
+    """The command plan of *url* (checks it with :func:`check_safe` first)."""
+    check_safe(url)
+    if cwd_strategy not in CWD_STRATEGIES:
+        raise ValueError(f"cwd_strategy must be one of {CWD_STRATEGIES}, not {cwd_strategy!r}")
+    user, password = login_credentials(url, anonymous_email)
+    argument = url.name
+    if cwd_strategy == "multicwd":
+        cwds = tuple(url.cwd)
+    elif cwd_strategy == "singlecwd":
+        cwds = ("/".join(url.cwd),) if url.cwd else ()
+    else:  # nocwd: one path argument to the transfer command
+        cwds = ()
+        if url.cwd:
+            argument = "/".join((*url.cwd, url.name))
+            if not url.name:
+                argument = "/".join(url.cwd)
+    if url.typecode == "d":
+        action = "NLST"
+    elif url.name == "":
+        action = "LIST"
+    else:
+        action = "RETR"
+    return Plan(user=user, password=password, cwds=cwds,
+                type=transfer_type(url, text_suffixes, guess_type), action=action,
+                argument=argument, fallback=action == "RETR" and url.typecode is None)
+
+
+# ---------------------------------------------------------------------------
+# Reply parsers
+# ---------------------------------------------------------------------------
+
+_EPSV = re.compile(r"\((.)\1\1(\d{1,5})\1\)")
+_PASV = re.compile(r"(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3})")
+_SIZE150 = re.compile(r"\((\d+) bytes\)")
+
+
+def parse_epsv(reply: Reply) -> int:
+    """The port of a 229 reply "(|||port|)" (RFC 2428)."""
+    m = _EPSV.search(reply.text)
+    if m is None or not 0 < int(m.group(2)) < 65536:
+        raise ProtocolError(f"cannot parse EPSV reply: {reply.text}", reply=reply.text)
+    return int(m.group(2))
+
+
+def parse_pasv(reply: Reply) -> int:
+    """The port of a 227 reply. The address in it is deliberately IGNORED: the data
+    connection always goes to the control connection's host, so a server cannot aim
+    the client at a third party (the FTP bounce / PASV redirection attack)."""
+    m = _PASV.search(reply.text)
+    if m is None:
+        raise ProtocolError(f"cannot parse PASV reply: {reply.text}", reply=reply.text)
+    hi, lo = int(m.group(5)), int(m.group(6))
+    port = hi * 256 + lo
+    if hi > 255 or lo > 255 or port == 0:
+        raise ProtocolError(f"bad port in PASV reply: {reply.text}", reply=reply.text)
+    return port
+
+
+def parse_pwd(reply: Reply) -> str | None:
+    """The directory of a 257 reply (``257 "/a ""quoted"" dir" ...``), or None if unparsable."""
+    if reply.code != 257:
+        return None
+    text = reply.first
+    start = text.find('"')
+    if start < 0:
+        return None
+    out: list[str] = []
+    i = start + 1
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            if i + 1 < len(text) and text[i + 1] == '"':
+                out.append('"')
+                i += 2
+                continue
+            return "".join(out)
+        out.append(c)
+        i += 1
+    return None
+
+
+def parse_150_size(reply: Reply) -> int | None:
+    """The "(N bytes)" many servers put in the 150 reply to RETR, else None."""
+    m = _SIZE150.search(reply.text)
+    return int(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------------------
+# Listings
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListItem:
+    """One parsed listing line. ``kind``: "file", "directory", "link" or "unknown"."""
+
+    name: str
+    kind: str = "unknown"
+    size: int | None = None
+    modified: datetime | None = None
+    target: str | None = None
+    facts: tuple[tuple[str, str], ...] = ()
+
+
+def _mlsd_time(value: str) -> datetime | None:
+    m = re.fullmatch(r"(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(?:\.\d+)?", value)
+    if not m:
+        return None
+    try:
+        y, mo, d, h, mi, sec = (int(g) for g in m.groups())
+        return datetime(y, mo, d, h, mi, sec, tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def parse_mlsd_line(line: str) -> ListItem | None:
+    """One MLSD line "fact=value;fact=value; name" (RFC 3659 7.2); None for "." and ".."."""
+    facts_text, sep, name = line.partition(" ")
+    if not sep or not name:
+        return None
+    facts: dict[str, str] = {}
+    for fact in facts_text.split(";"):
+        key, eq, value = fact.partition("=")
+        if eq:
+            facts[key.strip().lower()] = value
+    ftype = facts.get("type", "").lower()
+    if ftype in ("cdir", "pdir") or name in (".", ".."):
+        return None
+    if ftype == "dir":
+        kind = "directory"
+    elif ftype == "file":
+        kind = "file"
+    elif ftype.startswith("os.unix=slink") or ftype.startswith("os.unix=symlink"):
+        kind = "link"
+    else:
+        kind = "unknown"
+    size: int | None = None
+    raw_size = facts.get("size") or facts.get("sizd")
+    if raw_size is not None and raw_size.isdigit():
+        size = int(raw_size)
+    modified = _mlsd_time(facts["modify"]) if "modify" in facts else None
+    return ListItem(name=name, kind=kind, size=size, modified=modified,
+                    facts=tuple(sorted(facts.items())))
+
+
+def parse_mlsd(lines: list[str]) -> list[ListItem]:
+    """Every entry of an MLSD listing (lines without their CRLF)."""
+    return [item for item in map(parse_mlsd_line, lines) if item is not None]
+
+
+_MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+
+_UNIX = re.compile(
+    r"(?P<type>[-dlbcpsD])[rwxsStTl-]{9}[.+@]?\s+"
+    r"(?:\d+\s+)?"  # link count
+    r"\S+\s+(?:\S+\s+)?"  # owner, group (some servers omit the group)
+    r"(?P<size>\d+)\s+"
+    r"(?P<mon>[A-Za-z]{3})\s+(?P<day>\d{1,2})\s+(?:(?P<hh>\d{1,2}):(?P<mm>\d\d)|(?P<year>\d{4}))"
+    r" (?P<name>.+)\Z"
+)
+_WINDOWS = re.compile(
+    r"(?P<mo>\d\d)-(?P<d>\d\d)-(?P<y>\d{2,4})\s+(?P<h>\d\d):(?P<mi>\d\d)(?P<ap>[AaPp][Mm])?\s+"
+    r"(?:(?P<dir><DIR>)|(?P<size>\d+))\s+(?P<name>.+)\Z"
+)
+
+
+def _unix_time(m: re.Match[str], now: datetime) -> datetime | None:
+    mon = _MONTHS.get(m.group("mon").lower())
+    if mon is None:
+        return None
+    day = int(m.group("day"))
+    try:
+        if m.group("year"):
+            return datetime(int(m.group("year")), mon, day, tzinfo=UTC)
+        when = datetime(now.year, mon, day, int(m.group("hh")), int(m.group("mm")), tzinfo=UTC)
+    except ValueError:
+        return None
+    # "HH:MM" means within the last six months: a date ahead of now is last year's.
+    if (when - now).days > 1:
+        when = when.replace(year=now.year - 1)
+    return when
+
+
+def parse_list_line(line: str, now: datetime | None = None) -> ListItem | None:
+    """One LIST line in Unix ("-rw-r--r-- 1 u g 12 Jan 01 12:00 name") or
+    Windows/IIS ("01-31-24  09:15PM  <DIR>  name") format; None if neither."""
+    now = now or datetime.now(UTC)
+    m = _UNIX.match(line)
+    if m:
+        name, target = m.group("name"), None
+        t = m.group("type")
+        kind = {"-": "file", "d": "directory", "D": "directory", "l": "link"}.get(t, "unknown")
+        if kind == "link" and " -> " in name:
+            name, _, target = name.partition(" -> ")
+        if name in (".", ".."):
+            return None
+        return ListItem(name=name, kind=kind, size=int(m.group("size")) if kind == "file" else None,
+                        modified=_unix_time(m, now), target=target)
+    m = _WINDOWS.match(line)
+    if m:
+        year = int(m.group("y"))
+        if year < 100:
+            year += 2000 if year < 70 else 1900
+        hour = int(m.group("h"))
+        ap = (m.group("ap") or "").upper()
+        if ap == "PM" and hour < 12:
+            hour += 12
+        elif ap == "AM" and hour == 12:
+            hour = 0
+        try:
+            when: datetime | None = datetime(year, int(m.group("mo")), int(m.group("d")), hour,
+                                             int(m.group("mi")), tzinfo=UTC)
+        except ValueError:
+            when = None
+        is_dir = m.group("dir") is not None
+        return ListItem(name=m.group("name"), kind="directory" if is_dir else "file",
+                        size=None if is_dir else int(m.group("size")), modified=when)
+    return None
+
+
+def parse_list(lines: list[str], now: datetime | None = None) -> list[ListItem]:
+    """Every entry of a LIST listing; "total N" and unparsable lines are skipped."""
+    now = now or datetime.now(UTC)
+    return [item for item in (parse_list_line(s, now) for s in lines if s) if item is not None]
+
+
+def parse_nlst(lines: list[str]) -> list[ListItem]:
+    """NLST: one name per line. Some servers prefix the directory ("dir/name"): keep the last part."""
+    out = []
+    for line in lines:
+        if not line:
+            continue
+        name = line.rsplit("/", 1)[-1] if "/" in line.rstrip("/") else line
+        if name in (".", ".."):
+            continue
+        out.append(ListItem(name=name))
+    return out
+
+
+def split_lines(data: bytes) -> list[str]:
+    """Listing data split into lines (CRLF or LF), decoded UTF-8 with surrogateescape."""
+    text = data.decode("utf-8", "surrogateescape")
+    return [line.rstrip("\r") for line in text.split("\n") if line.rstrip("\r")]
+
+
+def child_url(url: FTPURL, directory: tuple[str, ...], item: ListItem) -> str:
+    """The absolute URL of *item* listed in *directory* (decoded segments) on *url*'s server.
+
+    The serializer percent-encodes "/", ";", "%", spaces and the rest, so the
+    URL designates exactly that name. A directory gets a trailing "/" (an
+    empty name, which lists it). The password is left out: listings are
+    printed, and the Client's credentials or ~/.netrc supply it again.
+    """
+    if item.kind == "directory":
+        child = dataclasses.replace(url, password=None, cwd=(*directory, item.name), name="", typecode=None)
+    else:
+        child = dataclasses.replace(url, password=None, cwd=directory, name=item.name, typecode=None)
+    return str(child)
+
+
+# ---------------------------------------------------------------------------
+# TYPE A newline conversion
+# ---------------------------------------------------------------------------
+
+
+class CRLFDecoder:
+    """Converts CRLF to "\\n" in a stream of chunks (a CR at a chunk's end waits for the next)."""
+
+    def __init__(self) -> None:
+        self._cr = False
+
+    def feed(self, chunk: bytes) -> bytes:
+        """Converted bytes of *chunk* (may hold back one trailing CR)."""
+        if self._cr:
+            chunk = b"\r" + chunk
+            self._cr = False
+        if chunk.endswith(b"\r"):
+            chunk = chunk[:-1]
+            self._cr = True
+        return chunk.replace(b"\r\n", b"\n")
+
+    def flush(self) -> bytes:
+        """The held-back CR, if the stream ended with one."""
+        if self._cr:
+            self._cr = False
+            return b"\r"
+        return b""
