@@ -1,0 +1,636 @@
+"""news:, nntp: and nntps: URLs (RFC 1738 sections 3.6 and 3.7) over NNTP (RFC 3977).
+
+A thin asyncio driver around the pure :mod:`anyurl.protocols.nntp`:
+
+* ``nntp://host:port/group/number``: GROUP, then ARTICLE number.
+* ``nntp://host/group`` and ``news:group``: the group's newest articles (at
+  most ``NewsOptions.listing_limit``) from OVER (XOVER on older servers) as
+  entries, newest last.
+* ``news:unique@host``: ARTICLE <unique@host>.
+* ``news:*`` and ``nntp://host/``: every group (LIST ACTIVE, with descriptions
+  from LIST NEWSGROUPS when offered).
+
+``news:`` URLs use ``Client(news_server="host[:port]")`` or the NNTPSERVER
+environment variable (``host``, ``host:port`` or ``nntps://host:port``).
+
+Connections are pooled per server (scheme, host, port, TLS mode): one
+authenticated reader connection is reused across URLs (GROUP again when the
+group changes), and overlapping requests open more, up to
+``client.limits.per_host``. A 480 reply triggers AUTHINFO USER/PASS with
+``client.credentials_for(host, port)`` (Client credentials, then ~/.netrc).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import ssl
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import (
+    AccessDenied,
+    AnyURLError,
+    ConfigurationError,
+    ConnectError,
+    FetchTimeout,
+    ProtocolError,
+    TemporaryFailure,
+    UnsafeURL,
+)
+from ..protocols import nntp
+from ..protocols.nntp import NEED_DATA, Data, End, Reply, ReplyReader
+from ..response import Body, Entry
+from ..urls import NNTPURL, URL, NewsURL
+from .base import Handler, open_connection, render_entries
+
+__all__ = ["NewsHandler", "NewsOptions"]
+
+TraceHook = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class NewsOptions:
+    """Options for news/nntp/nntps, passed as ``Client(news=NewsOptions(...))``.
+
+    ``listing_limit``: a group listing shows at most this many of the newest
+    articles. ``starttls``: upgrade a plain connection with STARTTLS (and
+    fail if the server does not offer it). ``ssl_context``: for nntps and
+    STARTTLS (default: the system's trusted CAs, hostname checked).
+    ``trace``: called with ("send", line) for every command line (passwords
+    masked) and ("recv", line) for every status line, to log or test.
+    ``max_head``: the largest article head read before the body streams.
+    ``body_in_meta``: articles up to this size also get ``meta["body"]``.
+    """
+
+    listing_limit: int = 1000
+    starttls: bool = False
+    ssl_context: ssl.SSLContext | None = None
+    trace: TraceHook | None = None
+    max_head: int = 256 * 1024
+    body_in_meta: int = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class _Server:
+    scheme: str  # "nntp" or "nntps" (TLS from the first byte)
+    host: str
+    port: int
+    starttls: bool
+
+    @property
+    def tls(self) -> bool:
+        return self.scheme == "nntps"
+
+
+def _rewrap(exc: AnyURLError, url: object) -> AnyURLError:
+    """The same error with the URL attached (pure code raises without one)."""
+    if exc.url is not None:
+        return exc
+    new = type(exc)(exc.message, url=url, reply=exc.reply)
+    new.__cause__ = exc.__cause__ or exc
+    return new
+
+
+class _Conn:
+    """One NNTP connection: the stream pair, the reply reader and session state."""
+
+    def __init__(self, server: _Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 *, max_line: int, chunk: int, read_timeout: float | None, trace: TraceHook | None) -> None:
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        self.replies = ReplyReader(max_line)
+        self.chunk = chunk
+        self.read_timeout = read_timeout
+        self.trace = trace
+        self.group: str | None = None
+        self.caps: dict[str, list[str]] = {}
+        self.authenticated = False
+        self.over_verb = "OVER"
+        self.closed = False
+
+    async def send(self, line: bytes, block: frozenset[int] = nntp.NO_BLOCK) -> None:
+        if self.trace is not None:
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            if text.upper().startswith("AUTHINFO PASS"):
+                text = "AUTHINFO PASS ****"
+            self.trace("send", text)
+        self.replies.expect(block)
+        try:
+            self.writer.write(line)
+            async with asyncio.timeout(self.read_timeout):
+                await self.writer.drain()
+        except TimeoutError as exc:
+            raise FetchTimeout("timed out sending a command") from exc
+        except OSError as exc:
+            raise ConnectError(f"connection lost while sending: {exc.strerror or exc}") from exc
+
+    async def event(self) -> Reply | Data | End:
+        while True:
+            ev = self.replies.next_event()
+            if ev is not NEED_DATA:
+                assert not isinstance(ev, nntp._NeedData)
+                return ev
+            try:
+                async with asyncio.timeout(self.read_timeout):
+                    data = await self.reader.read(self.chunk)
+            except TimeoutError as exc:
+                raise FetchTimeout("timed out waiting for the news server") from exc
+            except OSError as exc:  # reset, TLS errors
+                data = b""
+                if not self.replies.in_block:
+                    raise ConnectError(f"connection lost: {exc.strerror or exc}") from exc
+            if data:
+                self.replies.feed(data)
+            else:
+                self.replies.feed_eof()
+
+    async def reply(self) -> Reply:
+        ev = await self.event()
+        if not isinstance(ev, Reply):
+            raise ProtocolError("expected a status line")
+        if self.trace is not None:
+            self.trace("recv", ev.line)
+        return ev
+
+    async def command(self, line: bytes, block: frozenset[int] = nntp.NO_BLOCK) -> Reply:
+        await self.send(line, block)
+        return await self.reply()
+
+    async def block(self, limit: int) -> bytes:
+        """The rest of a multi-line block, at most *limit* bytes."""
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            ev = await self.event()
+            if isinstance(ev, End):
+                return b"".join(parts)
+            if isinstance(ev, Data):
+                total += len(ev.data)
+                if total > limit:
+                    raise ProtocolError(f"multi-line reply larger than {limit} bytes")
+                parts.append(ev.data)
+
+    async def block_lines(self) -> AsyncIterator[bytes]:
+        """The lines of a multi-line block (Data chunks always end at a line end)."""
+        while True:
+            ev = await self.event()
+            if isinstance(ev, End):
+                return
+            if isinstance(ev, Data):
+                for line in ev.data.splitlines():
+                    yield line
+
+    async def close(self, polite: bool = False) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if polite:
+                self.writer.write(b"QUIT\r\n")
+            self.writer.close()
+            async with asyncio.timeout(2):
+                await self.writer.wait_closed()
+        except (OSError, TimeoutError, ssl.SSLError, RuntimeError):
+            pass  # closing must not hide anything else
+
+
+class _Pool:
+    """Idle connections of one server; at most *limit* in use at once."""
+
+    def __init__(self, limit: int) -> None:
+        self.idle: list[_Conn] = []
+        self.slots = asyncio.Semaphore(limit)
+        self.closed = False
+
+    async def release(self, conn: _Conn, reusable: bool) -> None:
+        try:
+            if reusable and not conn.closed and not self.closed and not conn.replies.pending:
+                self.idle.append(conn)
+            else:
+                await conn.close()
+        finally:
+            self.slots.release()
+
+
+class NewsHandler(Handler):
+    """Driver for news:, nntp: and nntps: URLs."""
+
+    schemes = ("news", "nntp", "nntps")
+
+    def __init__(self, client: Any) -> None:
+        super().__init__(client)
+        self._pools: dict[_Server, _Pool] = {}
+
+    # -- URL -> what to do -------------------------------------------------------
+
+    def _news_server(self, url: URL, opts: NewsOptions) -> _Server:
+        spec = self.client.news_server or os.environ.get("NNTPSERVER")
+        if not spec or not spec.strip():
+            raise ConfigurationError(
+                "news: URLs need a news server: pass Client(news_server='host[:port]') "
+                "or set the NNTPSERVER environment variable (host, host:port or nntps://host:port)",
+                url=url)
+        return parse_server(spec.strip(), opts, url)
+
+    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+        """Open an article (streaming) or a listing (entries)."""
+        opts = self.client.options_for("news", NewsOptions)
+        if isinstance(url, NewsURL):
+            # Validate before anything (even the configuration) so nothing unsafe is sent.
+            if url.message_id is not None:
+                mid = _checked(url, nntp.check_message_id, url.message_id)
+                server = self._news_server(url, opts)
+                return await self._article(url, server, opts, None, mid, offset)
+            group = url.group or "*"
+            if group != "*":
+                _checked(url, nntp.check_group, group)
+            server = self._news_server(url, opts)
+            if group == "*":
+                return await self._groups(url, server, opts)
+            return await self._listing(url, server, opts, group)
+        if isinstance(url, NNTPURL):
+            server = _Server(url.scheme, url.host, url.port or (563 if url.scheme == "nntps" else 119),
+                             opts.starttls)
+            if not url.group:
+                return await self._groups(url, server, opts)
+            _checked(url, nntp.check_group, url.group)
+            if url.article is None:
+                return await self._listing(url, server, opts, url.group)
+            return await self._article(url, server, opts, url.group, url.article, offset)
+        raise UnsafeURL(f"not a news or nntp URL: {url!r}", url=url)
+
+    # -- connections -----------------------------------------------------------
+
+    def _pool(self, server: _Server) -> _Pool:
+        pool = self._pools.get(server)
+        if pool is None:
+            pool = self._pools[server] = _Pool(max(1, self.client.limits.per_host))
+        return pool
+
+    def _ssl(self, opts: NewsOptions) -> ssl.SSLContext:
+        return opts.ssl_context or ssl.create_default_context()
+
+    async def _connect(self, url: URL, server: _Server, opts: NewsOptions) -> _Conn:
+        t = self.client.timeouts
+        kwargs: dict[str, Any] = {}
+        if server.tls:
+            kwargs = {"ssl": self._ssl(opts), "server_hostname": server.host}
+        reader, writer = await open_connection(url, server.host, server.port, timeout=t.connect, **kwargs)
+        conn = _Conn(server, reader, writer, max_line=self.client.limits.max_line,
+                     chunk=min(self.client.limits.chunk_size, 256 * 1024), read_timeout=t.read,
+                     trace=opts.trace)
+        try:
+            greeting = await conn.reply()
+            if greeting.code == 400:
+                raise TemporaryFailure("the news server is temporarily unavailable", reply=greeting.line)
+            if greeting.code == 502:
+                raise ConnectError("the news server refuses service to this client", reply=greeting.line)
+            if greeting.code not in (200, 201):
+                raise ProtocolError("unexpected greeting from the news server", reply=greeting.line)
+            await self._capabilities(conn)
+            if server.starttls and not server.tls:
+                await self._starttls(conn, server, opts)
+            if "READER" not in conn.caps and ("MODE-READER" in conn.caps or not conn.caps):
+                await self._mode_reader(url, conn)
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    async def _capabilities(self, conn: _Conn) -> None:
+        reply = await conn.command(nntp.simple_cmd("CAPABILITIES"), nntp.CAPABILITIES_CODES)
+        conn.caps = nntp.parse_capabilities(await conn.block(1 << 20)) if reply.code == 101 else {}
+        # RFC 977-era servers know only XOVER; RFC 3977 ones announce OVER.
+        conn.over_verb = "OVER" if "OVER" in conn.caps else "XOVER"
+
+    async def _starttls(self, conn: _Conn, server: _Server, opts: NewsOptions) -> None:
+        if "STARTTLS" not in conn.caps:
+            raise ProtocolError("STARTTLS was requested but the news server does not offer it")
+        reply = await conn.command(nntp.simple_cmd("STARTTLS"))
+        if reply.code != 382:
+            raise nntp.error_for(reply, "STARTTLS")
+        if conn.replies.pending or conn.reader.at_eof():
+            raise ProtocolError("unexpected data before the TLS handshake")
+        try:
+            async with asyncio.timeout(self.client.timeouts.connect):
+                await conn.writer.start_tls(self._ssl(opts), server_hostname=server.host)
+        except TimeoutError as exc:
+            raise FetchTimeout("TLS handshake timed out") from exc
+        except (OSError, ssl.SSLError) as exc:
+            raise ConnectError(f"TLS handshake failed: {exc}") from exc
+        await self._capabilities(conn)  # RFC 4642: capabilities may change after TLS
+
+    async def _mode_reader(self, url: URL, conn: _Conn) -> None:
+        reply = await self._command(url, conn, nntp.simple_cmd("MODE", "READER"))
+        if reply.code in (200, 201, 500, 501):  # 5xx: an old server without the command
+            return
+        raise nntp.error_for(reply, "MODE READER")
+
+    async def _authenticate(self, url: URL, conn: _Conn, first: Reply) -> None:
+        host, port = conn.server.host, conn.server.port
+        cred = self.client.credentials_for(host, port)
+        if cred is None:
+            raise AccessDenied(
+                f"{host}:{port} requires authentication: pass Client(credentials="
+                f"{{'{host}:{port}': (user, password)}}) or add 'machine {host}' to ~/.netrc",
+                reply=first.line)
+        user, password = cred
+        reply = await conn.command(nntp.authinfo_cmd("USER", user))
+        if reply.code == 381:
+            reply = await conn.command(nntp.authinfo_cmd("PASS", password))
+        if reply.code != 281:
+            raise AccessDenied(f"the news server rejected the login of {user!r}", reply=reply.line)
+        conn.authenticated = True
+
+    async def _command(self, url: URL, conn: _Conn, line: bytes,
+                       block: frozenset[int] = nntp.NO_BLOCK) -> Reply:
+        """Send *line*; on 480 log in once and send it again."""
+        reply = await conn.command(line, block)
+        if reply.code == 480 and not conn.authenticated:
+            await self._authenticate(url, conn, reply)
+            reply = await conn.command(line, block)
+        return reply
+
+    async def _acquire(self, url: URL, server: _Server, opts: NewsOptions) -> tuple[_Conn, bool]:
+        """A connection (reused when one is idle) and whether it was reused."""
+        pool = self._pool(server)
+        await pool.slots.acquire()
+        try:
+            if pool.idle:
+                return pool.idle.pop(), True
+            return await self._connect(url, server, opts), False
+        except BaseException:
+            pool.slots.release()
+            raise
+
+    async def _start(self, url: URL, server: _Server, opts: NewsOptions,
+                     step: Callable[[_Conn], Any]) -> tuple[_Conn, Any]:
+        """Run the first commands of a request; retry once on a fresh connection if a
+        reused one turns out to be closed by the server (idle timeout)."""
+        pool = self._pool(server)
+        for attempt in (1, 2):
+            try:
+                conn, reused = await self._acquire(url, server, opts)
+            except AnyURLError as exc:
+                raise _rewrap(exc, url) from None
+            try:
+                return conn, await step(conn)
+            except ConnectError as exc:
+                await pool.release(conn, False)
+                if not (reused and attempt == 1):
+                    raise _rewrap(exc, url) from None
+            except AnyURLError as exc:
+                await pool.release(conn, _idle_safe(conn))
+                raise _rewrap(exc, url) from None
+            except BaseException:
+                await pool.release(conn, False)
+                raise
+        raise AssertionError("unreachable")
+
+    async def _select(self, url: URL, conn: _Conn, group: str) -> nntp.GroupStatus:
+        reply = await self._command(url, conn, nntp.group_cmd(group))
+        if reply.code != 211:
+            conn.group = None
+            raise nntp.error_for(reply, f"GROUP {group}")
+        conn.group = group
+        return nntp.parse_group_reply(reply)
+
+    # -- articles --------------------------------------------------------------
+
+    async def _article(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+                       ref: int | str, offset: int) -> Body:
+        async def step(conn: _Conn) -> Reply:
+            if group is not None and conn.group != group:
+                await self._select(url, conn, group)
+            reply = await self._command(url, conn, nntp.article_cmd(ref), nntp.ARTICLE_CODES)
+            if reply.code != 220:
+                raise nntp.error_for(reply, f"ARTICLE {ref}")
+            return reply
+
+        conn, reply = await self._start(url, server, opts, step)
+        pool = self._pool(server)
+        words = reply.text.split()
+        meta: dict[str, Any] = {
+            "number": int(words[0]) if words and words[0].isdigit() else None,
+            "message_id": words[1] if len(words) > 1 else (ref if isinstance(ref, str) else None),
+            "group": group,
+            "server": f"{server.host}:{server.port}",
+        }
+        try:
+            head, ended = await self._read_head(conn, opts)
+        except AnyURLError as exc:
+            await pool.release(conn, False)
+            raise _rewrap(exc, url) from None
+        except BaseException:
+            await pool.release(conn, False)
+            raise
+        body_at = nntp.split_head(head)
+        meta["body_offset"] = body_at if body_at >= 0 else len(head)
+        fields = nntp.parse_article_head(head[: meta["body_offset"]])
+        meta["header_list"] = fields
+        headers: dict[str, str] = {}
+        for name, value in fields:
+            headers.setdefault(name.lower(), value)
+        meta["headers"] = headers
+        done = False
+
+        async def chunks() -> AsyncIterator[bytes]:
+            nonlocal done
+            skip = offset
+            body_parts: list[bytes] | None = [head[meta["body_offset"]:]] if body_at >= 0 else None
+            body_size = sum(len(p) for p in body_parts or ())
+            pending = head
+            try:
+                while True:
+                    if pending:
+                        if skip:
+                            cut = min(skip, len(pending))
+                            skip -= cut
+                            pending = pending[cut:]
+                        if pending:
+                            yield pending
+                        pending = b""
+                    if ended:
+                        break
+                    ev = await conn.event()
+                    if isinstance(ev, End):
+                        break
+                    if isinstance(ev, Data):
+                        pending = ev.data
+                        if body_parts is not None:
+                            body_size += len(pending)
+                            if body_size > opts.body_in_meta:
+                                body_parts = None
+                            else:
+                                body_parts.append(pending)
+            except AnyURLError as exc:
+                raise _rewrap(exc, url) from None
+            done = True
+            if body_parts is not None:
+                meta["body"] = b"".join(body_parts)
+
+        async def release() -> None:
+            await pool.release(conn, done)
+
+        return Body(url, chunks(), content_type="message/rfc822", meta=meta, offset=offset,
+                    on_close=release)
+
+    async def _read_head(self, conn: _Conn, opts: NewsOptions) -> tuple[bytes, bool]:
+        """Read until the article head is complete: (bytes read so far, whether the block ended)."""
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            ev = await conn.event()
+            if isinstance(ev, End):  # an article that is all head
+                return b"".join(parts), True
+            if isinstance(ev, Data):
+                parts.append(ev.data)
+                total += len(ev.data)
+                data = b"".join(parts) if len(parts) > 1 else ev.data
+                if nntp.split_head(data) >= 0:
+                    return data, False
+                if total > opts.max_head:
+                    raise ProtocolError(f"article head larger than {opts.max_head} bytes")
+
+    # -- listings --------------------------------------------------------------
+
+    async def _listing(self, url: URL, server: _Server, opts: NewsOptions, group: str) -> Body:
+        limit = max(1, opts.listing_limit)
+        max_entries = self.client.limits.max_entries
+
+        async def step(conn: _Conn) -> tuple[nntp.GroupStatus, list[nntp.Overview]]:
+            status = await self._select(url, conn, group)
+            if status.count == 0 or status.high < status.low or status.high == 0:
+                return status, []
+            first = max(status.low, status.high - limit + 1)
+            reply = await self._command(url, conn, nntp.over_cmd(first, status.high, conn.over_verb),
+                                        nntp.OVER_CODES)
+            if reply.code in (500, 501) and conn.over_verb == "OVER":
+                conn.over_verb = "XOVER"
+                reply = await self._command(url, conn, nntp.over_cmd(first, status.high, "XOVER"),
+                                            nntp.OVER_CODES)
+            if reply.code in (420, 423):  # no articles in that range
+                return status, []
+            if reply.code != 224:
+                raise nntp.error_for(reply, f"{conn.over_verb} {first}-{status.high}")
+            items: list[nntp.Overview] = []
+            async for line in conn.block_lines():
+                if len(items) >= max_entries:
+                    raise ProtocolError(f"group listing longer than {max_entries} entries")
+                try:
+                    items.append(nntp.parse_overview(line))
+                except ProtocolError:
+                    continue  # one bad overview line should not hide the group
+            return status, items
+
+        conn, (status, items) = await self._start(url, server, opts, step)
+        await self._pool(server).release(conn, True)
+        items.sort(key=lambda o: o.number)
+        entries = [self._article_entry(url, server, group, o) for o in items[-limit:]]
+        meta = {"group": group, "count": status.count, "low": status.low, "high": status.high,
+                "truncated": status.count > len(entries)}
+        return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
+                               entries=entries, meta=meta)
+
+    def _article_entry(self, url: URL, server: _Server, group: str, o: nntp.Overview) -> Entry:
+        nntp_url = str(NNTPURL(server.scheme, server.host, server.port, None, None, group, o.number))
+        mid = o.message_id[1:-1] if o.message_id.startswith("<") and o.message_id.endswith(">") else ""
+        if isinstance(url, NewsURL) and mid:
+            link = str(NewsURL("news", None, mid))
+        else:
+            link = nntp_url
+        return Entry(name=o.subject, url=link, kind="article", size=o.size, description=o.sender,
+                     modified=o.date,
+                     meta={"number": o.number, "message_id": o.message_id, "from": o.sender,
+                           "date": o.date_text, "references": o.references, "lines": o.lines,
+                           "nntp_url": nntp_url})
+
+    async def _groups(self, url: URL, server: _Server, opts: NewsOptions) -> Body:
+        max_entries = self.client.limits.max_entries
+
+        async def step(conn: _Conn) -> tuple[list[nntp.Active], dict[str, str]]:
+            reply = await self._command(url, conn, nntp.simple_cmd("LIST", "ACTIVE"), nntp.LIST_CODES)
+            if reply.code != 215:
+                raise nntp.error_for(reply, "LIST ACTIVE")
+            groups: list[nntp.Active] = []
+            async for line in conn.block_lines():
+                if len(groups) >= max_entries:
+                    raise ProtocolError(f"group list longer than {max_entries} entries")
+                with contextlib.suppress(ProtocolError):
+                    groups.append(nntp.parse_active(line))
+            descriptions: dict[str, str] = {}
+            reply = await self._command(url, conn, nntp.simple_cmd("LIST", "NEWSGROUPS"), nntp.LIST_CODES)
+            if reply.code == 215:
+                async for line in conn.block_lines():
+                    if len(descriptions) >= max_entries:
+                        raise ProtocolError(f"group descriptions longer than {max_entries} entries")
+                    with contextlib.suppress(ProtocolError):
+                        name, text = nntp.parse_newsgroups(line)
+                        descriptions[name] = text
+            return groups, descriptions
+
+        conn, (groups, descriptions) = await self._start(url, server, opts, step)
+        await self._pool(server).release(conn, True)
+        entries = []
+        for g in groups:
+            if isinstance(url, NewsURL):
+                link = f"news:{g.group}" if _GROUP_URL.fullmatch(g.group) else None
+            else:
+                link = (str(NNTPURL(server.scheme, server.host, server.port, None, None, g.group, None))
+                        if _GROUP_URL.fullmatch(g.group) else None)
+            count = max(0, g.high - g.low + 1) if g.high >= g.low else 0
+            entries.append(Entry(name=g.group, url=link, kind="group", size=None,
+                                 description=descriptions.get(g.group),
+                                 meta={"high": g.high, "low": g.low, "status": g.status,
+                                       "estimated_count": count}))
+        return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
+                               entries=entries, meta={"groups": len(entries)})
+
+    async def aclose(self) -> None:
+        """QUIT and close every idle connection."""
+        pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.closed = True
+            idle, pool.idle = pool.idle, []
+            for conn in idle:
+                await conn.close(polite=True)
+
+
+# A group name that can stand in a URL as it is (the RFC 1738 <group> rule).
+_GROUP_URL = re.compile(r"[A-Za-z][A-Za-z0-9.+\-_]*")
+
+
+def _idle_safe(conn: _Conn) -> bool:
+    """A connection whose last reply was a complete error status can be reused."""
+    return not conn.closed and not conn.replies.in_block and not conn.replies.pending
+
+
+def _checked(url: URL, check: Callable[[str], str], value: str) -> str:
+    try:
+        return check(value)
+    except UnsafeURL as exc:
+        raise UnsafeURL(exc.message, url=url) from None
+
+
+def parse_server(spec: str, opts: NewsOptions, url: object = None) -> _Server:
+    """``host``, ``host:port``, ``[v6]:port`` or ``nntp(s)://host[:port][/]`` -> a server."""
+    scheme = "nntp"
+    m = re.match(r"(nntps?)://", spec, re.I)
+    if m:
+        scheme = m.group(1).lower()
+        spec = spec[m.end():].rstrip("/")
+    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\](?::(\d{1,5}))?|([^\s:/\[\]@]+)(?::(\d{1,5}))?", spec)
+    if not m:
+        raise ConfigurationError(f"bad news server {spec!r}: expected host, host:port or nntps://host:port",
+                                 url=url)
+    host = m.group(1) or m.group(3)
+    port_text = m.group(2) or m.group(4)
+    port = int(port_text) if port_text else (563 if scheme == "nntps" else 119)
+    if not 0 < port < 65536:
+        raise ConfigurationError(f"bad port in news server {spec!r}", url=url)
+    return _Server(scheme, host.lower(), port, opts.starttls)
