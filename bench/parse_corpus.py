@@ -29,14 +29,14 @@ def _host(r: random.Random) -> str:
     if k < 0.1:
         return ".".join(str(r.randrange(1, 255)) for _ in range(4))
     if k < 0.12:
-        return "[2001:db8::%x]" % r.randrange(1, 0xFFFF)
+        return f"[2001:db8::{r.randrange(1, 0xFFFF):x}]"
     labels = [r.choice(("www", "ftp", "ds", "info", "host", "mirror", "news")) + str(r.randrange(100))
               for _ in range(r.randrange(1, 3))]
     return ".".join(labels) + "." + r.choice(_TLDS)
 
 
 def _port(r: random.Random) -> str:
-    return ":%d" % r.randrange(1, 65536) if r.random() < 0.15 else ""
+    return f":{r.randrange(1, 65536)}" if r.random() < 0.15 else ""
 
 
 def _path(r: random.Random, lo: int = 0, hi: int = 5) -> str:

@@ -91,7 +91,7 @@ def percent_decode(s: str) -> str:
 
 
 def _encode_run(m: re.Match[str]) -> str:
-    return "".join(["%%%02X" % b for b in m.group().encode("utf-8", "surrogateescape")])
+    return "".join([f"%{b:02X}" for b in m.group().encode("utf-8", "surrogateescape")])
 
 
 @functools.lru_cache(maxsize=64)
@@ -482,7 +482,8 @@ class NewsURL(URL):
     def __str__(self) -> str:
         if self.message_id is not None:
             left, _, right = self.message_id.rpartition("@")
-            return f"news:{percent_encode(left, _ARTICLE.safe)}@{percent_encode(right, _ARTICLE.safe)}"
+            # The domain part is never decoded (it may hold a "[literal]"), only the local part.
+            return f"news:{percent_encode(left, _ARTICLE.safe)}@{percent_encode(right, _ARTICLE.safe + '[]')}"
         return f"news:{self.group}"
 
 
@@ -727,8 +728,6 @@ def _parse_mailto(text: str, i: int, scheme: str, strict: bool) -> URL:
     q = text.find("?", i)
     to = text[i:] if q < 0 else text[i:q]
     _check(text, i, to, _MAILTO, strict)
-    if not to and (strict or q < 0):
-        raise _error(text, i, "empty address", "encoded822addr")
     headers: list[tuple[str, str]] = []
     if q >= 0:
         pos = q + 1
@@ -744,6 +743,8 @@ def _parse_mailto(text: str, i: int, scheme: str, strict: bool) -> URL:
             _check(text, pos + eq + 1, value, _HVALUE, strict)
             headers.append((percent_decode(name), percent_decode(value)))
             pos += len(part) + 1
+    if not to and (strict or not headers):
+        raise _error(text, i, "empty address", "encoded822addr")
     return MailtoURL(scheme, percent_decode(to), tuple(headers))
 
 
