@@ -137,7 +137,8 @@ class ReplyReader:
             reply = Reply(int(self._code), tuple(self._lines))
             self._code, self._lines = None, []
             return reply
-        self._lines.append(line)
+        # Continuation lines may repeat the code with "-" (RFC 959 4.2); keep the text only.
+        self._lines.append(m.group(3) if m is not None and m.group(1) == self._code else line)
         return None
 
 

@@ -1,0 +1,281 @@
+"""The sans-I/O FTP logic: replies, command plans, passive replies, listings, child URLs."""
+
+from __future__ import annotations
+
+import ast
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from anyurl.errors import AccessDenied, ProtocolError, ResourceNotFound, TemporaryFailure, UnsafeURL
+from anyurl.protocols import ftp
+from anyurl.urls import FTPURL, parse
+
+
+def u(text: str) -> FTPURL:
+    url = parse(text)
+    assert isinstance(url, FTPURL)
+    return url
+
+
+def test_module_never_imports_asyncio() -> None:
+    tree = ast.parse(Path(ftp.__file__).read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not any("asyncio" in n for n in names)
+
+
+# -- replies -------------------------------------------------------------------
+
+REPLIES = [
+    ([b"220 ready\r\n"], 220, ("ready",)),
+    ([b"230-Welcome\r\n", b"230-  second\r\n", b"230 done\r\n"], 230, ("Welcome", "  second", "done")),
+    # a line starting with another code, or the same code and "-", does not end the reply
+    ([b"211-Features:\r\n", b" MLSD\r\n", b"200 not the end\r\n", b"211-still not\r\n", b"211 End\r\n"],
+     211, ("Features:", " MLSD", "200 not the end", "still not", "End")),
+    ([b"550 No such file\n"], 550, ("No such file",)),
+]
+
+
+@pytest.mark.parametrize(("lines", "code", "texts"), REPLIES)
+def test_reply_reader(lines: list[bytes], code: int, texts: tuple[str, ...]) -> None:
+    reader = ftp.ReplyReader()
+    results = [reader.feed(line) for line in lines]
+    assert results[:-1] == [None] * (len(lines) - 1)
+    assert results[-1] == ftp.Reply(code, texts)
+
+
+@pytest.mark.parametrize("line", [b"hello\r\n", b"22 short\r\n", b"\r\n", b"2200 x\r\n"])
+def test_reply_reader_refuses_malformed(line: bytes) -> None:
+    with pytest.raises(ProtocolError):
+        ftp.ReplyReader().feed(line)
+
+
+def test_reply_reader_bounds() -> None:
+    with pytest.raises(ProtocolError, match="longer than 10 bytes"):
+        ftp.ReplyReader(max_line=10).feed(b"220 " + b"x" * 20 + b"\r\n")
+    reader = ftp.ReplyReader(max_lines=3)
+    reader.feed(b"220-a\r\n")
+    reader.feed(b"b\r\n")
+    reader.feed(b"c\r\n")
+    with pytest.raises(ProtocolError, match="longer than 3 lines"):
+        reader.feed(b"d\r\n")
+
+
+@pytest.mark.parametrize(("code", "cls"), [
+    (530, AccessDenied), (550, ResourceNotFound), (421, TemporaryFailure), (450, TemporaryFailure),
+    (500, ProtocolError), (553, ProtocolError),
+])
+def test_error_mapping(code: int, cls: type[Exception]) -> None:
+    err = ftp.error_for(ftp.Reply(code, ("text",)), "RETR x", url="ftp://h/x")
+    assert type(err) is cls
+    assert err.reply == f"{code} text"
+    assert "RETR x" in str(err) and f"{code} text" in str(err)
+
+
+# -- the command plan (RFC 1738 3.2) --------------------------------------------
+
+PLANS = [
+    # url, strategy, user, password, cwds, type, action, argument, fallback
+    ("ftp://h/pub/hello.txt", "multicwd", "anonymous", "me@x", ("pub",), "A", "RETR", "hello.txt", True),
+    ("ftp://h/a/b/file.bin", "multicwd", "anonymous", "me@x", ("a", "b"), "I", "RETR", "file.bin", True),
+    ("ftp://h/a/b/file.bin", "singlecwd", "anonymous", "me@x", ("a/b",), "I", "RETR", "file.bin", True),
+    ("ftp://h/a/b/file.bin", "nocwd", "anonymous", "me@x", (), "I", "RETR", "a/b/file.bin", True),
+    # the RFC's motd examples
+    ("ftp://myname@host.dom/%2Fetc/motd", "multicwd", "myname", None, ("/etc",), "I", "RETR", "motd", True),
+    ("ftp://myname@host.dom/etc/motd", "multicwd", "myname", None, ("etc",), "I", "RETR", "motd", True),
+    ("ftp://myname@host.dom//etc/motd", "multicwd", "myname", None, ("", "etc"), "I", "RETR", "motd", True),
+    ("ftp://h/%2Fetc/motd", "nocwd", "anonymous", "me@x", (), "I", "RETR", "/etc/motd", True),
+    # typecodes
+    ("ftp://h/x.txt;type=i", "multicwd", "anonymous", "me@x", (), "I", "RETR", "x.txt", False),
+    ("ftp://h/x.bin;type=a", "multicwd", "anonymous", "me@x", (), "A", "RETR", "x.bin", False),
+    ("ftp://h/pub/sub;type=d", "multicwd", "anonymous", "me@x", ("pub",), "A", "NLST", "sub", False),
+    ("ftp://h/pub/;type=d", "multicwd", "anonymous", "me@x", ("pub",), "A", "NLST", "", False),
+    # an empty name lists
+    ("ftp://h/pub/", "multicwd", "anonymous", "me@x", ("pub",), "I", "LIST", "", False),
+    ("ftp://h/a/b/", "nocwd", "anonymous", "me@x", (), "I", "LIST", "a/b", False),
+    # login variants
+    ("ftp://u:p@h/f", "multicwd", "u", "p", (), "I", "RETR", "f", True),
+    ("ftp://@h/", "multicwd", "", None, (), "I", "LIST", "", False),
+    ("ftp://:pw@h/", "multicwd", "", "pw", (), "I", "LIST", "", False),
+    # encoded names
+    ("ftp://h/a%2Fb/c%3Bd%20e.txt", "multicwd", "anonymous", "me@x", ("a/b",), "A", "RETR", "c;d e.txt", True),
+]
+
+
+@pytest.mark.parametrize(("text", "strategy", "user", "password", "cwds", "type_", "action", "arg", "fb"), PLANS)
+def test_plan(text: str, strategy: str, user: str, password: str | None, cwds: tuple[str, ...],
+              type_: str, action: str, arg: str, fb: bool) -> None:
+    p = ftp.plan(u(text), anonymous_email="me@x", cwd_strategy=strategy)
+    assert (p.user, p.password, p.cwds, p.type, p.action, p.argument, p.fallback) == (
+        user, password, cwds, type_, action, arg, fb)
+
+
+def test_plan_text_suffixes_configurable() -> None:
+    url = u("ftp://h/notes.log")
+    assert ftp.plan(url, anonymous_email="e").type == "A"
+    assert ftp.plan(url, anonymous_email="e", text_suffixes=(".txt",)).type == "I"
+    assert ftp.plan(u("ftp://h/x.txt"), anonymous_email="e", guess_type=False).type == "I"
+
+
+def test_plan_bad_strategy() -> None:
+    with pytest.raises(ValueError, match="cwd_strategy"):
+        ftp.plan(u("ftp://h/x"), anonymous_email="e", cwd_strategy="bogus")
+
+
+UNSAFE = [
+    ("ftp://h/a%0d%0aDELE%20x", "file name"),
+    ("ftp://h/a%0aDELE%20x/f", "directory segment 1"),
+    ("ftp://h/ok/b%00c/f", "directory segment 2"),
+    ("ftp://us%0der:p@h/f", "user name"),
+    ("ftp://u:p%0aw@h/f", "password"),
+    ("ftp://h/x%00", "file name"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), UNSAFE)
+def test_unsafe_refused(text: str, what: str) -> None:
+    with pytest.raises(UnsafeURL, match=what):
+        ftp.plan(u(text), anonymous_email="e")
+
+
+def test_format_command_refuses_controls() -> None:
+    assert ftp.format_command("CWD", "") == b"CWD \r\n"
+    assert ftp.format_command("PWD") == b"PWD\r\n"
+    with pytest.raises(UnsafeURL):
+        ftp.format_command("CWD", "a\r\nDELE b")
+
+
+# -- passive, PWD, 150 ------------------------------------------------------------
+
+def test_epsv() -> None:
+    assert ftp.parse_epsv(ftp.Reply(229, ("Entering Extended Passive Mode (|||40001|)",))) == 40001
+    with pytest.raises(ProtocolError):
+        ftp.parse_epsv(ftp.Reply(229, ("no port here",)))
+
+
+@pytest.mark.parametrize(("text", "port"), [
+    ("Entering Passive Mode (127,0,0,1,156,65).", 156 * 256 + 65),
+    # the address is ignored: a server pointing elsewhere still only gives a port
+    ("Entering Passive Mode (10,9,8,7,4,1)", 1025),
+    ("=192,168,1,1,0,21", 21),
+])
+def test_pasv_port_only(text: str, port: int) -> None:
+    assert ftp.parse_pasv(ftp.Reply(227, (text,))) == port
+
+
+@pytest.mark.parametrize("text", ["Entering Passive Mode", "(1,2,3,4,0,0)", "(1,2,3,4,300,1)"])
+def test_pasv_bad(text: str) -> None:
+    with pytest.raises(ProtocolError):
+        ftp.parse_pasv(ftp.Reply(227, (text,)))
+
+
+@pytest.mark.parametrize(("reply", "path"), [
+    (ftp.Reply(257, ('"/" is the current directory',)), "/"),
+    (ftp.Reply(257, ('"/home/a ""q"" b" ok',)), '/home/a "q" b'),
+    (ftp.Reply(257, ("no quotes",)), None),
+    (ftp.Reply(550, ('"/x"',)), None),
+    (ftp.Reply(257, ('"unterminated',)), None),
+])
+def test_pwd(reply: ftp.Reply, path: str | None) -> None:
+    assert ftp.parse_pwd(reply) == path
+
+
+def test_150_size() -> None:
+    assert ftp.parse_150_size(ftp.Reply(150, ("Opening BINARY mode data connection for x (1234 bytes).",))) == 1234
+    assert ftp.parse_150_size(ftp.Reply(150, ("File status okay.",))) is None
+
+
+# -- listings ----------------------------------------------------------------------
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+LIST_LINES = [
+    ("-rw-r--r--    1 0        0              25 Nov 22 10:17 hello.txt",
+     ftp.ListItem("hello.txt", "file", 25, datetime(2026, 11, 22, 10, 17, tzinfo=UTC))),
+    ("drwxr-xr-x    3 0        0            4096 Jan 02  2024 dir with space",
+     ftp.ListItem("dir with space", "directory", None, datetime(2024, 1, 2, tzinfo=UTC))),
+    ("lrwxrwxrwx    1 0        0               9 Nov 22 10:17 link -> hello.txt",
+     ftp.ListItem("link", "link", None, datetime(2026, 11, 22, 10, 17, tzinfo=UTC), "hello.txt")),
+    # "HH:MM" in the future means last year
+    ("-rw-r--r-- 1 owner 5 Dec 24 10:00 xmas.txt",
+     ftp.ListItem("xmas.txt", "file", 5, datetime(2025, 12, 24, 10, 0, tzinfo=UTC))),
+    ("-rw-r--r--+ 1 a b 7 Mar  1 09:05 semi;colon%.txt",
+     ftp.ListItem("semi;colon%.txt", "file", 7, datetime(2026, 3, 1, 9, 5, tzinfo=UTC))),
+    ("01-31-24  09:15PM       <DIR>          Windows Dir",
+     ftp.ListItem("Windows Dir", "directory", None, datetime(2024, 1, 31, 21, 15, tzinfo=UTC))),
+    ("12-01-2023  12:05AM              1234 report.pdf",
+     ftp.ListItem("report.pdf", "file", 1234, datetime(2023, 12, 1, 0, 5, tzinfo=UTC))),
+    ("total 12", None),
+    ("drwxr-xr-x 2 0 0 4096 Nov 22 10:17 .", None),
+    ("garbage line", None),
+]
+
+
+@pytest.mark.parametrize(("line", "item"), LIST_LINES)
+def test_list_line(line: str, item: ftp.ListItem | None) -> None:
+    assert ftp.parse_list_line(line, NOW) == item
+
+
+MLSD_LINES = [
+    ("type=file;size=25;modify=20261122101700;perm=r; hello.txt",
+     ("hello.txt", "file", 25, datetime(2026, 11, 22, 10, 17, tzinfo=UTC))),
+    ("type=dir;modify=20240102030405.123; dir with space",
+     ("dir with space", "directory", None, datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC))),
+    ("Type=OS.unix=slink:/x;Size=3; link", ("link", "link", 3, None)),
+    ("type=file;size=1; name with ;semicolon", ("name with ;semicolon", "file", 1, None)),
+    ("type=cdir; .", None),
+    ("type=pdir; ..", None),
+    ("nospace", None),
+]
+
+
+@pytest.mark.parametrize(("line", "want"), MLSD_LINES)
+def test_mlsd_line(line: str, want: tuple[object, ...] | None) -> None:
+    item = ftp.parse_mlsd_line(line)
+    if want is None:
+        assert item is None
+    else:
+        assert item is not None
+        assert (item.name, item.kind, item.size, item.modified) == want
+
+
+def test_nlst_and_split_lines() -> None:
+    lines = ftp.split_lines(b"a.txt\r\nsub/b.txt\r\n.\r\n\r\nc d\n")
+    assert lines == ["a.txt", "sub/b.txt", ".", "c d"]
+    assert [i.name for i in ftp.parse_nlst(lines)] == ["a.txt", "b.txt", "c d"]
+
+
+CHILDREN = [
+    ("ftp://h/pub/", ("pub",), ftp.ListItem("with space.txt", "file"), "ftp://h/pub/with%20space.txt"),
+    ("ftp://h/pub/", ("pub",), ftp.ListItem("semi;colon.txt", "file"), "ftp://h/pub/semi%3Bcolon.txt"),
+    ("ftp://h/pub/", ("pub",), ftp.ListItem("100%.txt", "file"), "ftp://h/pub/100%25.txt"),
+    ("ftp://h/pub/", ("pub",), ftp.ListItem("a/b", "file"), "ftp://h/pub/a%2Fb"),
+    ("ftp://h/pub/", ("pub",), ftp.ListItem("sub", "directory"), "ftp://h/pub/sub/"),
+    ("ftp://u:secret@h:2121/%2Fetc/", ("/etc",), ftp.ListItem("motd", "file"), "ftp://u@h:2121/%2Fetc/motd"),
+    ("ftp://h/", (), ftp.ListItem("x", "unknown"), "ftp://h/x"),
+]
+
+
+@pytest.mark.parametrize(("base", "directory", "item", "want"), CHILDREN)
+def test_child_url(base: str, directory: tuple[str, ...], item: ftp.ListItem, want: str) -> None:
+    got = ftp.child_url(u(base), directory, item)
+    assert got == want
+    back = u(got)  # the URL designates exactly that name again
+    if item.kind == "directory":
+        assert back.cwd == (*directory, item.name) and back.name == ""
+    else:
+        assert back.cwd == directory and back.name == item.name
+
+
+@pytest.mark.parametrize(("chunks", "want"), [
+    ([b"a\r\nb\r\n"], b"a\nb\n"),
+    ([b"a\r", b"\nb"], b"a\nb"),
+    ([b"a\r", b"b\r"], b"a\rb\r"),
+    ([b"\r", b"\r", b"\n"], b"\r\n"),
+])
+def test_crlf_decoder(chunks: list[bytes], want: bytes) -> None:
+    dec = ftp.CRLFDecoder()
+    out = b"".join(dec.feed(c) for c in chunks) + dec.flush()
+    assert out == want
