@@ -1,0 +1,456 @@
+"""Gopher and Gopher+ handler: a thin asyncio driver around :mod:`anyurl.protocols.gopher`.
+
+One connection per request: connect, send the request line, read the reply
+with bounded reads until the server closes (or a "." line ends a menu).
+Menus become ``Body.entries``; text is streamed with its "." framing undone;
+binary types stream raw until the close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import (
+    AnyURLError,
+    ConfigurationError,
+    ConnectError,
+    FetchTimeout,
+    ProtocolError,
+    ResourceNotFound,
+    TransferError,
+    TruncatedTransfer,
+    UnsafeURL,
+)
+from ..protocols import gopher as gp
+from ..response import Body, Entry
+from ..urls import URL, GopherURL
+from .base import Handler, open_connection, render_entries
+
+__all__ = ["GopherHandler", "GopherOptions"]
+
+SendHook = Callable[[bytes], Any]
+
+
+@dataclass(frozen=True)
+class GopherOptions:
+    """Gopher settings, passed as ``Client(gopher=GopherOptions(...))``.
+
+    ``max_menu_bytes``: the most bytes of a menu or attribute reply held in
+    memory (menus are parsed whole). ``hold_limit``: how much text may be held
+    back while deciding whether a server dot-stuffs (see
+    :class:`~anyurl.protocols.gopher.TextUnstuffer`). ``on_send``: called with
+    the exact bytes of every request sent (for logging and tests); ``open()``
+    also takes ``on_send=`` per call.
+    """
+
+    max_menu_bytes: int = 64 << 20
+    hold_limit: int = 1 << 20
+    on_send: SendHook | None = None
+
+
+class _Conn:
+    """A connection with a push-back buffer, so a reply's first line can be peeked."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 url: object, timeout: float | None) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.url = url
+        self.timeout = timeout
+        self.buf = b""
+        self.eof = False
+
+    async def read(self, n: int) -> bytes:
+        """Up to *n* bytes; b"" at end of stream."""
+        if self.buf:
+            data, self.buf = self.buf[:n], self.buf[n:]
+            return data
+        if self.eof:
+            return b""
+        try:
+            async with asyncio.timeout(self.timeout):
+                data = await self.reader.read(n)
+        except TimeoutError as exc:
+            raise FetchTimeout(f"no data from the gopher server for {self.timeout} s", url=self.url) from exc
+        except OSError as exc:
+            raise ConnectError(f"connection lost: {exc.strerror or exc}", url=self.url) from exc
+        if not data:
+            self.eof = True
+        return data
+
+    async def peek_line(self, limit: int) -> bytes:
+        """The first line (with its LF) if one arrives within *limit* bytes, else what came
+        (at most *limit* bytes); nothing is consumed."""
+        while b"\n" not in self.buf and len(self.buf) < limit and not self.eof:
+            data = await self._raw(limit)
+            if not data:
+                break
+            self.buf += data
+        nl = self.buf.find(b"\n")
+        return self.buf[:nl + 1] if 0 <= nl < limit else self.buf[:limit]
+
+    async def _raw(self, n: int) -> bytes:
+        saved, self.buf = self.buf, b""
+        try:
+            return await self.read(n)
+        finally:
+            self.buf = saved
+
+    async def readline(self, limit: int) -> bytes:
+        """One line with its LF (or the last bytes at EOF); ProtocolError beyond *limit*."""
+        line = await self.peek_line(limit + 1)
+        if not line.endswith(b"\n") and len(line) > limit:
+            raise ProtocolError(f"a gopher reply line is longer than {limit} bytes", url=self.url)
+        self.buf = self.buf[len(line):]
+        return line
+
+    async def close(self) -> None:
+        self.writer.close()
+        try:
+            await self.writer.wait_closed()
+        except (OSError, asyncio.CancelledError):  # closing must not hide the real outcome
+            pass
+
+
+class GopherHandler(Handler):
+    """``gopher://`` URLs: RFC 1436 items, searches, Gopher+ views, attributes and forms."""
+
+    schemes = ("gopher",)
+
+    @property
+    def options(self) -> GopherOptions:
+        return self.client.options_for("gopher", GopherOptions)
+
+    # -- entry point ---------------------------------------------------------
+
+    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+        """Send *url*'s request and return the reply as a streaming Body.
+
+        Options: ``on_send`` (called with each request's bytes), ``form_answers``
+        (answers for an ASK form instead of asking ``Client.form_callback``).
+        """
+        if not isinstance(url, GopherURL):
+            raise ConfigurationError(f"not a gopher URL: {url}", url=url)
+        plan = gp.plan_request(url)  # refuses control characters before anything is sent
+        port = url.port or gp.DEFAULT_PORT
+        reason = gp.service_port_refusal(port)
+        if reason and not self.client.policy.allow_gopher_to_service_ports:
+            raise UnsafeURL(reason, url=url)
+        on_send: SendHook | None = options.get("on_send") or self.options.on_send
+        if plan.kind == "ask":
+            body = await self._ask(url, plan, on_send, options.get("form_answers"))
+        else:
+            body = await self._request(url, plan, on_send)
+        if offset:
+            body = _skip(body, offset)
+        return body
+
+    # -- one request -----------------------------------------------------------
+
+    async def _connect(self, url: GopherURL, request: bytes, on_send: SendHook | None) -> _Conn:
+        port = url.port or gp.DEFAULT_PORT
+        limits = self.client.limits
+        reader, writer = await open_connection(url, url.host, port, timeout=self.client.timeouts.connect,
+                                               limit=max(limits.chunk_size, limits.max_line))
+        conn = _Conn(reader, writer, url, self.client.timeouts.read)
+        try:
+            if on_send is not None:
+                res = on_send(request)
+                if inspect.isawaitable(res):
+                    await res
+            writer.write(request)
+            async with asyncio.timeout(self.client.timeouts.read):
+                await writer.drain()
+        except TimeoutError as exc:
+            await conn.close()
+            raise FetchTimeout("timed out sending the gopher request", url=url) from exc
+        except OSError as exc:
+            await conn.close()
+            raise ConnectError(f"connection lost sending the request: {exc.strerror or exc}", url=url) from exc
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    async def _request(self, url: GopherURL, plan: gp.RequestPlan, on_send: SendHook | None) -> Body:
+        conn = await self._connect(url, plan.request, on_send)
+        try:
+            return await self._reply(url, plan, conn, on_send)
+        except BaseException:
+            await conn.close()
+            raise
+
+    async def _reply(self, url: GopherURL, plan: gp.RequestPlan, conn: _Conn,
+                     on_send: SendHook | None, meta: dict[str, Any] | None = None) -> Body:
+        gtype = url.gophertype
+        if meta is None:
+            meta = {"gophertype": gtype, "selector": url.selector, "request": plan.request}
+        if plan.kind in ("plain", "search"):
+            return await self._gopher0(url, gtype, conn, meta, plan)
+        # A Gopher+ request: the reply starts with a +<n> / -<n> header...
+        first = await conn.peek_line(32)
+        header = gp.parse_plus_header(first)
+        if header is None:
+            # ...unless the server speaks only Gopher0 (gophernicus ignores "\t+").
+            if plan.kind in ("attributes", "directory-attributes") and plan.attribute_names \
+                    and not meta.get("attributes_fallback"):
+                # pygopherd answers only "!" and "$", not "!+NAME": ask for them all
+                # and keep the named ones.
+                await conn.close()
+                whole = "!" if plan.kind == "attributes" else "$"
+                retry = replace(plan, request=gp.plan_request(
+                    replace(url, search=url.search or "", gopher_plus=whole)).request)
+                conn = await self._connect(url, retry.request, on_send)
+                meta["attributes_fallback"] = True
+                meta["request"] = retry.request
+                try:
+                    return await self._reply(url, retry, conn, on_send, meta)
+                except BaseException:
+                    await conn.close()
+                    raise
+            if plan.kind in ("attributes", "directory-attributes", "plus"):
+                raise ProtocolError("the server did not answer with a Gopher+ reply: it does not "
+                                    "support Gopher+ attribute requests", url=url)
+            meta["gopher_plus"] = False
+            return await self._gopher0(url, gtype, conn, meta, plan)
+        conn.buf = conn.buf[len(first):]
+        meta["gopher_plus"] = True
+        meta["plus_length"] = header.length
+        if header.error:
+            data = await self._read_limited(conn, header.length, 64 * 1024, url)
+            raise gp.error_for_plus(gp.parse_plus_error(data), url)
+        if plan.kind in ("attributes", "directory-attributes"):
+            data = await self._read_limited(conn, header.length, self.options.max_menu_bytes, url)
+            await conn.close()
+            return self._attributes_body(url, plan, data, meta)
+        if gtype in gp.MENU_TYPES and plan.kind in ("data", "form"):
+            return await self._menu(url, conn, meta, header.length)
+        if header.length >= 0:
+            chunks = self._exact(conn, header.length)
+        elif header.length == -1 or gp.is_text_type(gtype):
+            chunks = self._text(conn, meta)
+        else:
+            chunks = self._raw(conn)
+        return Body(url, chunks, content_type=gp.content_type_for(gtype, url.selector, plan.view),
+                    size=header.length if header.length >= 0 else None, meta=meta,
+                    on_close=conn.close)
+
+    async def _gopher0(self, url: GopherURL, gtype: str, conn: _Conn, meta: dict[str, Any],
+                       plan: gp.RequestPlan) -> Body:
+        # An error item (type 3) or gophernicus' "Error: ..." text in place of the resource.
+        first = await conn.peek_line(4096)
+        found = gp.error_text(first) if first.endswith(b"\n") else None
+        if found is not None:
+            text, certain = found
+            conn.buf = conn.buf[len(first):]
+            rest = await conn.read(64)
+            if certain or not rest or rest.strip() in (b".", b"") or gtype in gp.MENU_TYPES:
+                raise ResourceNotFound(f"the server says: {text}", url=url, reply=text)
+            conn.buf = first + rest + conn.buf
+        if gtype in gp.MENU_TYPES:
+            return await self._menu(url, conn, meta, -1)
+        chunks = self._text(conn, meta) if gp.is_text_type(gtype) else self._raw(conn)
+        ctype = gp.content_type_for(gtype, url.selector, plan.view if meta.get("gopher_plus") else None)
+        return Body(url, chunks, content_type=ctype, meta=meta, on_close=conn.close)
+
+    # -- reply shapes ------------------------------------------------------------
+
+    async def _raw(self, conn: _Conn) -> AsyncIterator[bytes]:
+        size = self.client.limits.chunk_size
+        try:
+            while True:
+                data = await conn.read(size)
+                if not data:
+                    return
+                yield data
+        finally:
+            await conn.close()
+
+    async def _exact(self, conn: _Conn, length: int) -> AsyncIterator[bytes]:
+        size = self.client.limits.chunk_size
+        left = length
+        try:
+            while left > 0:
+                data = await conn.read(min(size, left))
+                if not data:
+                    raise TruncatedTransfer(f"the Gopher+ reply announced {length} bytes but the "
+                                            f"connection closed after {length - left}", url=conn.url)
+                left -= len(data)
+                yield data
+        finally:
+            await conn.close()
+
+    async def _text(self, conn: _Conn, meta: dict[str, Any]) -> AsyncIterator[bytes]:
+        unstuffer = gp.TextUnstuffer(self.options.hold_limit)
+        size = self.client.limits.chunk_size
+        try:
+            while not unstuffer.terminated:
+                data = await conn.read(size)
+                if not data:
+                    break
+                out = unstuffer.feed(data)
+                if out:
+                    yield out
+            out = unstuffer.finish()
+            meta["terminated"] = unstuffer.terminated
+            meta["dot_stuffed"] = unstuffer.stuffed
+            if out:
+                yield out
+        finally:
+            await conn.close()
+
+    async def _read_limited(self, conn: _Conn, length: int, limit: int, url: object) -> bytes:
+        """A whole Gopher+ block: *length* bytes, to "." (-1) or to the close (-2)."""
+        buf = bytearray()
+        want = length if length >= 0 else None
+        while want is None or len(buf) < want:
+            data = await conn.read(min(65536, (want - len(buf)) if want is not None else 65536))
+            if not data:
+                if want is not None:
+                    raise TruncatedTransfer(f"the Gopher+ reply announced {want} bytes, got {len(buf)}",
+                                            url=url)
+                break
+            start = max(0, len(buf) - 4)
+            buf += data
+            if len(buf) > limit:
+                raise TransferError(f"the Gopher+ reply is larger than {limit} bytes", url=url)
+            if length == -1:  # ends at a "." line
+                if buf.startswith(b".\r\n") or buf.startswith(b".\n"):
+                    return b""
+                for end in (b"\n.\r\n", b"\n.\n"):
+                    i = buf.find(end, start)
+                    if i >= 0:
+                        return bytes(buf[:i + 1])
+        return bytes(buf)
+
+    async def _menu(self, url: GopherURL, conn: _Conn, meta: dict[str, Any], length: int) -> Body:
+        limits = self.client.limits
+        max_bytes = self.options.max_menu_bytes
+        if limits.max_size is not None:
+            max_bytes = min(max_bytes, limits.max_size)
+        entries: list[Entry] = []
+        broken: list[dict[str, Any]] = []
+        total = 0
+        number = 0
+        terminated = False
+        port = url.port or gp.DEFAULT_PORT
+        try:
+            while True:
+                if 0 <= length <= total:
+                    break
+                line = await conn.readline(limits.max_line)
+                if not line:
+                    break
+                total += len(line)
+                number += 1
+                if total > max_bytes:
+                    raise TransferError(f"the menu is larger than {max_bytes} bytes", url=url)
+                if line.rstrip(b"\r\n") == b".":
+                    terminated = True
+                    break
+                item = gp.parse_menu_line(line, number, host=url.host, port=port)
+                if isinstance(item, gp.MenuItem):
+                    if len(entries) >= limits.max_entries:
+                        raise TransferError(f"the menu has more than {limits.max_entries} entries", url=url)
+                    entries.append(gp.menu_entry(item))
+                elif isinstance(item, gp.BrokenLine):
+                    broken.append(item.as_dict())
+                    if len(broken) > limits.max_entries:
+                        raise TransferError("too many broken menu lines", url=url)
+        finally:
+            await conn.close()
+        real = [e for e in entries if e.kind != "info"]
+        if real and all(e.kind == "error" for e in real):
+            text = "; ".join(e.name for e in real)
+            raise ResourceNotFound(f"the server says: {text}", url=url, reply=text)
+        if not entries and broken:
+            text = broken[0]["text"]
+            raise ProtocolError(f"not a gopher menu: {text[:200]}", url=url, reply=text[:200])
+        meta["terminated"] = terminated
+        meta["broken_lines"] = broken
+        return Body.from_bytes(url, render_entries(entries), content_type="text/plain",
+                               entries=entries, meta=meta)
+
+    def _attributes_body(self, url: GopherURL, plan: gp.RequestPlan, data: bytes,
+                         meta: dict[str, Any]) -> Body:
+        items = gp.parse_attributes(data)
+        names = plan.attribute_names
+        if names:
+            # Keep +INFO (it names the item) and the attributes asked for.
+            items = [{k: v for k, v in it.items() if k == "INFO" or "+" + k in names or k in names}
+                     for it in items]
+        if plan.kind == "attributes":
+            attrs = items[0] if items else {}
+            meta["attributes"] = attrs
+            if "VIEWS" in attrs:
+                meta["views"] = [v.__dict__ for v in gp.parse_views(attrs["VIEWS"])]
+            if "ASK" in attrs:
+                meta["form"] = [f.__dict__ for f in gp.parse_ask(attrs["ASK"])]
+            entries = None
+        else:
+            meta["attributes"] = items
+            entries = []
+            port = url.port or gp.DEFAULT_PORT
+            for it in items:
+                item = gp.parse_menu_line(it.get("INFO", ""), host=url.host, port=port)
+                if isinstance(item, gp.MenuItem):
+                    e = gp.menu_entry(item)
+                    e.meta["attributes"] = it
+                    entries.append(e)
+        return Body.from_bytes(url, data, content_type="text/plain", entries=entries, meta=meta)
+
+    # -- Gopher+ ASK forms -----------------------------------------------------
+
+    async def _ask(self, url: GopherURL, plan: gp.RequestPlan, on_send: SendHook | None,
+                   answers: list[str] | None) -> Body:
+        attr_plan = gp.RequestPlan("attributes", plan.request)
+        body = await self._request(url, attr_plan, on_send)
+        await body.aclose()
+        attrs: dict[str, str] = body.meta.get("attributes", {})
+        if "ASK" not in attrs:
+            raise ProtocolError("the item has no +ASK form", url=url)
+        fields = gp.parse_ask(attrs["ASK"])
+        if answers is None:
+            callback = self.client.form_callback
+            if callback is None:
+                raise ConfigurationError("this gopher item has an ASK form: pass form_answers= or "
+                                         "set Client(form_callback=...)", url=url)
+            try:
+                result = callback(fields)
+                if inspect.isawaitable(result):
+                    result = await result
+            except AnyURLError:
+                raise
+            except Exception as exc:
+                raise ConfigurationError(f"the form callback failed: {exc}", url=url) from exc
+            answers = list(result or [])
+        filled = gp.answer_fields(fields, answers, url)
+        target = gp.form_url(url, filled)
+        form_plan = gp.plan_request(target)
+        result_body = await self._request(target, form_plan, on_send)
+        result_body.meta["form_url"] = str(target)
+        result_body.meta["form"] = [f.__dict__ for f in fields]
+        return result_body
+
+
+def _skip(body: Body, offset: int) -> Body:
+    """Gopher cannot resume: drop the first *offset* bytes client-side."""
+    source = body.__aiter__()
+
+    async def rest() -> AsyncIterator[bytes]:
+        left = offset
+        async for chunk in source:
+            if left >= len(chunk):
+                left -= len(chunk)
+                continue
+            yield chunk[left:]
+            left = 0
+
+    size = None if body.size is None else max(0, body.size - offset)
+    return Body(body.url, rest(), content_type=body.content_type, size=size, entries=body.entries,
+                meta=body.meta, offset=offset, on_close=body.aclose, charset=body.charset)
+
