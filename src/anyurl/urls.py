@@ -213,7 +213,7 @@ def _scheme_error(text: str) -> URLSyntaxError:
         return _error(text, 0, "missing scheme: a URL starts with <scheme>:", "scheme")
     if end == len(text):
         return _error(text, end, "missing ':' after the scheme", "scheme")
-    return _error(text, end, f"{_describe(text[end])} in the scheme name", "scheme")
+    return _error(text, end, f"expected ':' after the scheme name, found {text[end]!r}", "scheme")
 
 
 def _check_unicode(text: str, strict: bool) -> None:
@@ -320,10 +320,8 @@ def _join_text(base: str, ref: str) -> str:
     b_scheme, b_auth, b_path, b_query = m.group(1) or "", m.group(2) or "", m.group(3), m.group(4) or ""
     if ref == "":
         return base
-    if _SCHEME.match(ref) and not ref.lower().startswith(b_scheme.lower() + "//") and ":" in ref.split("/")[0]:
-        return ref
-    if ref.lower().startswith(b_scheme.lower()) and b_scheme:
-        ref = ref[len(b_scheme):]
+    if _SCHEME.match(ref):
+        return ref                      # absolute (write "./a:b" for a relative path with a colon)
     if ref.startswith("//"):
         return b_scheme + ref
     r = re.match(r"([^?#]*)(\?[^#]*)?(#.*)?\Z", ref, re.S)
