@@ -310,3 +310,25 @@ def test_parse_never_crashes(suffix: str) -> None:
 def test_corpus_idempotent(case: dict[str, Any]) -> None:
     once = parse(case["url"])
     assert parse(str(parse(str(once)))) == once
+
+
+@pytest.mark.parametrize("case", GOOD, ids=[c["url"] for c in GOOD])
+def test_canonical_form_of_strict_value_is_strict(case: dict[str, Any]) -> None:
+    # What strict mode accepts, str() writes back in a form strict mode accepts.
+    try:
+        url = parse(case["url"], strict=True)
+    except URLSyntaxError:
+        return
+    assert parse(str(url), strict=True) == url
+
+
+def test_module_exports() -> None:
+    import anyurl.urls as urls
+
+    for name in ("parse", "extract_urls", "percent_decode", "percent_encode", "to_wire", "DEFAULT_PORTS",
+                 "URL", "GenericURL", "FTPURL", "HTTPURL", "GopherURL", "MailtoURL", "NewsURL", "NNTPURL",
+                 "TelnetURL", "WAISURL", "FileURL", "ProsperoURL"):
+        assert name in urls.__all__
+        assert hasattr(urls, name)
+    assert DEFAULT_PORTS == {"ftp": 21, "ftps": 990, "http": 80, "https": 443, "gopher": 70, "nntp": 119,
+                             "nntps": 563, "telnet": 23, "wais": 210, "prospero": 1525}
