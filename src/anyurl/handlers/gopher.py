@@ -383,6 +383,7 @@ class GopherHandler(Handler):
             # Keep +INFO (it names the item) and the attributes asked for.
             items = [{k: v for k, v in it.items() if k == "INFO" or "+" + k in names or k in names}
                      for it in items]
+            data = gp.render_attributes(items)
         if plan.kind == "attributes":
             attrs = items[0] if items else {}
             meta["attributes"] = attrs

@@ -58,6 +58,7 @@ __all__ = [
     "parse_plus_error",
     "parse_plus_header",
     "parse_views",
+    "render_attributes",
     "plan_request",
     "service_port_refusal",
 ]
@@ -590,6 +591,21 @@ def parse_attributes(data: bytes | str) -> list[dict[str, str]]:
         elif current is not None and name is not None:
             current[name].append(raw[1:] if raw.startswith(" ") else raw)
     return [{k: "\n".join(v) for k, v in item.items()} for item in items]
+
+
+def render_attributes(items: list[dict[str, str]]) -> bytes:
+    """Attribute blocks written back in the Gopher+ wire form (CRLF lines)."""
+    out: list[str] = []
+    for item in items:
+        for name, value in item.items():
+            lines = value.split("\n") if value else []
+            if name == "INFO" and lines:
+                out.append(f"+INFO: {lines[0]}")
+                lines = lines[1:]
+            else:
+                out.append(f"+{name}:")
+            out.extend(" " + ln for ln in lines)
+    return "".join(ln + "\r\n" for ln in out).encode("utf-8", "surrogateescape")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,356 @@
+"""Table-driven tests of the pure gopher protocol module (no network)."""
+
+from __future__ import annotations
+
+import pytest
+
+from anyurl.errors import ProtocolError, ResourceNotFound, TemporaryFailure, UnsafeURL
+from anyurl.protocols import gopher as gp
+from anyurl.urls import GopherURL, parse
+
+
+def G(sel: str = "", t: str = "1", search: str | None = None, plus: str | None = None,
+      port: int = 70) -> GopherURL:
+    return GopherURL("gopher", "example.org", port, None, None, t, sel, search, plus)
+
+
+# -- requests ------------------------------------------------------------------
+
+REQUESTS = [
+    # (url text, plan kind, exact bytes sent)
+    ("gopher://example.org/", "plain", b"\r\n"),
+    ("gopher://example.org", "plain", b"\r\n"),
+    ("gopher://example.org/1", "plain", b"\r\n"),
+    ("gopher://example.org/0/hello.txt", "plain", b"/hello.txt\r\n"),
+    ("gopher://example.org/00about", "plain", b"0about\r\n"),  # selector starting with its type
+    ("gopher://example.org/0/with%20space.txt", "plain", b"/with space.txt\r\n"),
+    ("gopher://example.org/0/caf%C3%A9", "plain", "/café".encode() + b"\r\n"),
+    ("gopher://example.org/9/%FF%FE", "plain", b"/\xff\xfe\r\n"),  # raw octets, not UTF-8
+    ("gopher://example.org/7/search%09foo%20bar", "search", b"/search\tfoo bar\r\n"),
+    ("gopher://example.org/7/search%09", "search", b"/search\t\r\n"),
+    ("gopher://example.org/0/f%09%09+", "data", b"/f\t\t+\r\n"),
+    ("gopher://example.org/0/f%09%09+application/postscript%20Es_ES", "data",
+     b"/f\t\t+application/postscript Es_ES\r\n"),
+    ("gopher://example.org/0/f%09%09!", "attributes", b"/f\t\t!\r\n"),
+    ("gopher://example.org/0/f%09%09!+ABSTRACT%20+SMELL", "attributes", b"/f\t\t!+ABSTRACT +SMELL\r\n"),
+    ("gopher://example.org/1/d%09%09$", "directory-attributes", b"/d\t\t$\r\n"),
+    ("gopher://example.org/7/s%09q%09+", "data", b"/s\tq\t+\r\n"),
+    ("gopher://example.org/0/f%09%09?", "ask", b"/f\t\t!\r\n"),  # "?" first fetches the form
+    # RFC 1738 3.4.9: a filled-out form
+    ("gopher://example.org/0/f%09%09+%091%0D%0A+-1%0D%0Aone%0D%0Atwo%0D%0A.%0D%0A", "form",
+     b"/f\t\t+\t1\r\n+-1\r\none\r\ntwo\r\n.\r\n"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "wire"), REQUESTS)
+def test_plan_request(text: str, kind: str, wire: bytes) -> None:
+    url = parse(text)
+    assert isinstance(url, GopherURL)
+    plan = gp.plan_request(url)
+    assert plan.kind == kind
+    assert plan.request == wire
+
+
+def test_plan_request_view_and_names() -> None:
+    plan = gp.plan_request(G("/f", "0", "", "+application/postscript Es_ES"))
+    assert (plan.view, plan.language) == ("application/postscript", "Es_ES")
+    plan = gp.plan_request(G("/f", "0", "", "!+ABSTRACT +smell"))
+    assert plan.attribute_names == ("+ABSTRACT", "+SMELL")
+
+
+UNSAFE = [
+    # (url value, words the message must contain)
+    (G("/a\r\nFLUSHALL", "0"), ["selector", "CR", "LF"]),
+    (G("/a\nb", "0"), ["selector", "LF"]),
+    (G("/a\tb", "0"), ["selector", "TAB"]),  # only buildable directly: the parser splits at %09
+    (G("/a\0b", "0"), ["selector", "NUL"]),
+    (G("/s", "7", "x\r\nQUIT"), ["search", "CR"]),
+    (G("/s", "7", "x\ty"), ["search", "TAB"]),
+    (G("/f", "0", "", "+\r\nQUIT"), ["Gopher+", "CR"]),
+    (G("/f", "0", "", "!\nX"), ["Gopher+", "LF"]),
+    # a form string with an extra raw line after the end is not a form
+    (G("/f", "0", "", "+\t1\r\n+-1\r\na\r\n.\r\nQUIT\r\n"), ["Gopher+"]),
+]
+
+
+@pytest.mark.parametrize(("url", "words"), UNSAFE)
+def test_plan_request_refuses_controls(url: GopherURL, words: list[str]) -> None:
+    with pytest.raises(UnsafeURL) as info:
+        gp.plan_request(url)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_parsed_crlf_url_is_refused() -> None:
+    url = parse("gopher://127.0.0.1:7070/_%0D%0AFLUSHALL")
+    with pytest.raises(UnsafeURL):
+        gp.plan_request(url)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("port", "refused"), [
+    (70, False), (7070, False), (25, True), (6379, True), (11211, True), (9000, True), (27017, True),
+    (21, True), (587, True), (2049, True), (9200, True), (443, False),
+])
+def test_service_ports(port: int, refused: bool) -> None:
+    reason = gp.service_port_refusal(port)
+    assert (reason is not None) == refused
+    if reason:
+        assert str(port) in reason and "RFC 1738" in reason and "allow_gopher_to_service_ports" in reason
+
+
+# -- menus ---------------------------------------------------------------------
+
+MENU_LINES = [
+    # (line, expected (type, display, selector, host, port, plus) or a broken-line reason word)
+    (b"0Hello\t/hello.txt\texample.org\t70\r\n", ("0", "Hello", "/hello.txt", "example.org", 70, None)),
+    (b"1Sub\t/sub\th\t7070\t+\r\n", ("1", "Sub", "/sub", "h", 7070, "+")),
+    (b"0Form\t/f\th\t70\t?\r\n", ("0", "Form", "/f", "h", 70, "?")),
+    (b"iJust text\tfake\t(NULL)\t0\r\n", ("i", "Just text", "fake", "(NULL)", 0, None)),
+    (b"iNo tabs at all\n", ("i", "No tabs at all", "", "", 0, None)),
+    (b"3Not found\t\terror.host\t1\r\n", ("3", "Not found", "", "error.host", 1, None)),
+    (b"hWeb\tURL:http://x.org/\th\t70\n", ("h", "Web", "URL:http://x.org/", "h", 70, None)),
+    (b"ZOdd type\t/z\th\t70\n", ("Z", "Odd type", "/z", "h", 70, None)),
+    (b"0No host\t/x\n", ("0", "No host", "/x", "menu.host", 7000, None)),  # defaulted
+    (b"0Bad port\t/x\th\tseventy\n", "port"),
+    (b"0No selector at all\n", "selector"),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), MENU_LINES)
+def test_parse_menu_line(line: bytes, expected: object) -> None:
+    item = gp.parse_menu_line(line, 3, host="menu.host", port=7000)
+    if isinstance(expected, str):
+        assert isinstance(item, gp.BrokenLine)
+        assert expected in item.reason and item.number == 3
+    else:
+        assert isinstance(item, gp.MenuItem)
+        got = (item.gophertype, item.display, item.selector, item.host, item.port, item.plus)
+        assert got == expected
+
+
+def test_parse_menu_line_empty() -> None:
+    assert gp.parse_menu_line(b"\r\n") is None
+
+
+def test_parse_menu_stops_at_dot_and_reports_broken() -> None:
+    data = (b"iinfo\tfake\t(NULL)\t0\r\n0A\t/a\th\t70\r\nbroken line\r\n1B\t/b\th\t70\t+\r\n"
+            b".\r\n0After the end\t/c\th\t70\r\n")
+    items, broken, terminated = gp.parse_menu(data)
+    assert terminated
+    assert [i.display for i in items] == ["info", "A", "B"]
+    assert [(b.number, b.text) for b in broken] == [(3, "broken line")]
+
+
+ENTRIES = [
+    # (item, kind, url)
+    (gp.MenuItem("0", "T", "/a b", "Example.ORG", 70), "file", "gopher://example.org/0/a%20b"),
+    (gp.MenuItem("1", "D", "", "h", 7070), "directory", "gopher://h:7070/"),
+    (gp.MenuItem("7", "S", "/s", "h", 70), "search", "gopher://h/7/s"),
+    (gp.MenuItem("9", "B", "/b.bin", "h", 70), "binary", "gopher://h/9/b.bin"),
+    (gp.MenuItem("g", "G", "/p.gif", "h", 70), "binary", "gopher://h/g/p.gif"),
+    (gp.MenuItem("I", "I", "/p.png", "h", 70), "binary", "gopher://h/I/p.png"),
+    (gp.MenuItem("s", "S", "/a.wav", "h", 70), "binary", "gopher://h/s/a.wav"),
+    (gp.MenuItem("5", "Z", "/a.zip", "h", 70), "binary", "gopher://h/5/a.zip"),
+    (gp.MenuItem("h", "W", "URL:http://x.org/a?b", "h", 70), "link", "http://x.org/a?b"),
+    (gp.MenuItem("h", "W", "/page.html", "h", 70), "file", "gopher://h/h/page.html"),
+    (gp.MenuItem("i", "info", "fake", "(NULL)", 0), "info", None),
+    (gp.MenuItem("3", "oops", "", "error.host", 1), "error", None),
+    (gp.MenuItem("8", "T", "guest", "t.org", 23), "telnet", "telnet://guest@t.org"),
+    (gp.MenuItem("8", "T", "", "t.org", 2323), "telnet", "telnet://t.org:2323"),
+    (gp.MenuItem("Z", "U", "/z", "h", 70), "unknown", "gopher://h/Z/z"),
+    (gp.MenuItem("0", "tab", "/x\ty", "h", 70), "file", "gopher://h/0/x%09y"),
+]
+
+
+@pytest.mark.parametrize(("item", "kind", "url"), ENTRIES)
+def test_menu_entry(item: gp.MenuItem, kind: str, url: str | None) -> None:
+    e = gp.menu_entry(item)
+    assert e.kind == kind
+    assert e.name == item.display
+    if url is None:
+        assert e.url is None
+    else:
+        assert e.url is not None and e.url.rstrip("/") == url.rstrip("/")
+    assert e.meta["gophertype"] == item.gophertype and e.meta["selector"] == item.selector
+    assert e.meta["host"] == item.host and e.meta["port"] == item.port
+    assert ("unknown_type" in e.meta) == (kind == "unknown")
+
+
+def test_entry_url_round_trips() -> None:
+    e = gp.menu_entry(gp.MenuItem("0", "x", "/dir/a b%c", "h", 7070))
+    assert e.url is not None
+    back = parse(e.url)
+    assert isinstance(back, GopherURL)
+    assert (back.gophertype, back.selector, back.port) == ("0", "/dir/a b%c", 7070)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    (b"3'/x' does not exist\t\terror.host\t1\r\n", ("'/x' does not exist", False)),
+    (b"Error: File or directory not found! (null)\r\n", ("Error: File or directory not found! (null)", True)),
+    (b"0Hello\t/h\th\t70\r\n", None),
+    (b"3 little pigs\n", None),
+])
+def test_error_text(line: bytes, expected: object) -> None:
+    assert gp.error_text(line) == expected
+
+
+# -- text ------------------------------------------------------------------------
+
+TEXTS = [
+    # (wire, text, stuffed, terminated)
+    (b"a\r\n..b\r\n...c\r\nd\r\n.\r\n", b"a\r\n.b\r\n..c\r\nd\r\n", True, True),  # RFC 1436 framing
+    (b"a\n.b\n..c\nd\n", b"a\n.b\n..c\nd\n", False, False),  # verbatim (pygopherd)
+    (b"a\n..c\nd\n", b"a\n..c\nd\n", False, False),  # ".." but no final ".": verbatim
+    (b"a\n..c\n.\nd\n", b"a\n..c\n.\nd\n", False, False),  # a "." line that is not last
+    (b"a\nb\n.\n", b"a\nb\n", None, True),  # final "." removed
+    (b"a\nb\n.", b"a\nb\n", None, True),  # ... even without its line end
+    (b"a\nb", b"a\nb", None, False),  # no final line end kept as is
+    (b".\r\n", b"", None, True),
+    (b"", b"", None, False),
+    (b"..only\r\n..dots\r\n.\r\n", b".only\r\n.dots\r\n", True, True),
+    (b"x\r\n.\r\nafter\r\n", b"x\r\n.\r\nafter\r\n", False, False),
+]
+
+
+@pytest.mark.parametrize(("wire", "text", "stuffed", "terminated"), TEXTS)
+@pytest.mark.parametrize("step", [1, 2, 3, 7, 1 << 20])
+def test_text_unstuffer(wire: bytes, text: bytes, stuffed: bool | None, terminated: bool, step: int) -> None:
+    u = gp.TextUnstuffer()
+    out = b"".join(u.feed(wire[i:i + step]) for i in range(0, len(wire), step)) + u.finish()
+    assert out == text
+    if stuffed is not None:
+        assert u.stuffed is stuffed
+    assert u.terminated is terminated
+
+
+def test_text_unstuffer_hold_is_bounded() -> None:
+    # After hold_limit bytes of undecided text the RFC rule (stuffed) is assumed.
+    u = gp.TextUnstuffer(hold_limit=100)
+    out = u.feed(b"..x\n" + b"y" * 50 + b"\n")
+    assert out == b""
+    out += u.feed(b"z" * 60 + b"\n..w\n")
+    assert u.stuffed is True
+    assert out == b".x\n" + b"y" * 50 + b"\n" + b"z" * 60 + b"\n.w\n"
+
+
+def test_text_unstuffer_stops_at_terminator() -> None:
+    u = gp.TextUnstuffer(hold_limit=4)
+    out = u.feed(b"..a\n..b\n.\ngarbage\n")
+    assert u.terminated and out == b".a\n.b\n"
+    assert u.feed(b"more") == b"" and u.finish() == b""
+
+
+# -- Gopher+ ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    (b"+52\r\n", gp.PlusHeader(52)),
+    (b"+-1\r\n", gp.PlusHeader(-1)),
+    (b"+-2\r\n", gp.PlusHeader(-2)),
+    (b"+0\n", gp.PlusHeader(0)),
+    (b"--2\r\n", gp.PlusHeader(-2, error=True)),
+    (b"--1\r\n", gp.PlusHeader(-1, error=True)),
+    (b"-17\r\n", gp.PlusHeader(17, error=True)),
+    (b"Hello\r\n", None),
+    (b"+INFO: 0x\t/x\th\t70\r\n", None),
+    (b"+-3\r\n", None),
+    (b"+52", None),
+])
+def test_parse_plus_header(line: bytes, expected: gp.PlusHeader | None) -> None:
+    assert gp.parse_plus_header(line) == expected
+
+
+@pytest.mark.parametrize(("data", "exc", "words"), [
+    (b"1 Test Admin <a@b>\r\n'/x' does not exist\r\n", ResourceNotFound, "'/x' does not exist"),
+    (b"2 Admin <a@b>\r\nbusy, come back\r\n.\r\n", TemporaryFailure, "busy, come back"),
+    (b"3 Admin <a@b>\r\nmoved to gopher://y/\r\n", ProtocolError, "moved to gopher://y/"),
+    (b"garbage\r\n", ProtocolError, "garbage"),
+])
+def test_plus_errors(data: bytes, exc: type[Exception], words: str) -> None:
+    err = gp.parse_plus_error(data)
+    e = gp.error_for_plus(err, "gopher://h/0x")
+    assert type(e) is exc
+    assert words in str(e)
+
+
+def test_plus_error_fields() -> None:
+    err = gp.parse_plus_error(b"1 Test Admin <admin@127.0.0.1>\r\n'/n' does not exist\r\n")
+    assert (err.code, err.contact, err.message) == (1, "Test Admin <admin@127.0.0.1>", "'/n' does not exist")
+
+
+ATTRS = (b"+INFO: 0hello.txt\t/hello.txt\t127.0.0.1\t7070\t+\r\n+ADMIN:\r\n Admin: Test Admin <a@b>\r\n"
+         b" Mod-Date: Sun Nov 22 11:33:12 2026 <20261122113312>\r\n+VIEWS:\r\n text/plain: <0k>\r\n"
+         b" application/postscript Es_ES: <12k>\r\n+ABSTRACT:\r\n An abstract\r\n second line\r\n")
+
+
+def test_parse_attributes_one_item() -> None:
+    (item,) = gp.parse_attributes(ATTRS)
+    assert item["INFO"] == "0hello.txt\t/hello.txt\t127.0.0.1\t7070\t+"
+    assert item["ADMIN"].split("\n")[0] == "Admin: Test Admin <a@b>"
+    assert item["ABSTRACT"] == "An abstract\nsecond line"
+    views = gp.parse_views(item["VIEWS"])
+    assert views == [gp.View("text/plain", None, "0k"), gp.View("application/postscript", "Es_ES", "12k")]
+
+
+def test_parse_attributes_directory() -> None:
+    data = ATTRS + b"+INFO: 1sub\t/sub\th\t70\t+\r\n+VIEWS:\r\n application/gopher+-menu:\r\n"
+    items = gp.parse_attributes(data)
+    assert [i["INFO"].split("\t")[0] for i in items] == ["0hello.txt", "1sub"]
+    assert gp.parse_views(items[1]["VIEWS"]) == [gp.View("application/gopher+-menu")]
+
+
+def test_render_attributes_round_trip() -> None:
+    items = gp.parse_attributes(ATTRS)
+    assert gp.parse_attributes(gp.render_attributes(items)) == items
+
+
+ASK = ("Note: Please tell us\nAsk: Your name?\tAnonymous\nAskP: Password?\n"
+       "Choose: Protocol\tgopher\tftp\twais\nSelect: Mail me?:\t1\nAskL: Comments\nWeird line\n")
+
+
+def test_parse_ask() -> None:
+    fields = gp.parse_ask(ASK)
+    assert [(f.kind, f.prompt, f.default, f.choices) for f in fields] == [
+        ("note", "Please tell us", None, []),
+        ("ask", "Your name?", "Anonymous", []),
+        ("askp", "Password?", None, []),
+        ("choose", "Protocol", "gopher", ["gopher", "ftp", "wais"]),
+        ("select", "Mail me?:", "1", []),
+        ("askl", "Comments", None, []),
+        ("note", "Weird line", None, []),
+    ]
+
+
+def test_answer_fields_and_form_url() -> None:
+    fields = gp.parse_ask("Note: hi\nAsk: Name?\tx\nChoose: P\tgopher\tftp\n")
+    # one answer per field (the note's is dropped) or one per answerable field
+    assert gp.answer_fields(fields, ["ignored", "Bob", "ftp"]) == ["Bob", "ftp"]
+    assert gp.answer_fields(fields, ["Bob", "ftp"]) == ["Bob", "ftp"]
+    with pytest.raises(ProtocolError, match="2 fields"):
+        gp.answer_fields(fields, ["Bob"])
+    with pytest.raises(ProtocolError, match="not one of the choices"):
+        gp.answer_fields(fields, ["Bob", "http"])
+    with pytest.raises(UnsafeURL):
+        gp.answer_fields(fields, ["Bob\r\nQUIT", "ftp"])
+    url = G("/form", "0")
+    target = gp.form_url(url, ["Bob", ".dot"])
+    assert target.gopher_plus == "+\t1\r\n+-1\r\nBob\r\n..dot\r\n.\r\n"
+    assert str(target) == "gopher://example.org/0/form%09%09+%091%0D%0A+-1%0D%0ABob%0D%0A..dot%0D%0A.%0D%0A"
+    assert gp.plan_request(parse(str(target))).request == b"/form\t\t+\t1\r\n+-1\r\nBob\r\n..dot\r\n.\r\n"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("gtype", "selector", "view", "ctype"), [
+    ("0", "/a", None, "text/plain"),
+    ("1", "/", None, "text/plain"),
+    ("g", "/x", None, "image/gif"),
+    ("I", "/p.png", None, "image/png"),
+    ("I", "/noext", None, "application/octet-stream"),
+    ("s", "/a.wav", None, "audio/x-wav"),
+    ("9", "/a.pdf", None, "application/pdf"),
+    ("9", "/a", None, "application/octet-stream"),
+    ("h", "/p", None, "text/html"),
+    ("0", "/a", "application/postscript", "application/postscript"),
+    ("0", "/a", "", "text/plain"),
+])
+def test_content_type_for(gtype: str, selector: str, view: str | None, ctype: str) -> None:
+    assert gp.content_type_for(gtype, selector, view) == ctype
