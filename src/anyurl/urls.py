@@ -29,6 +29,13 @@ parts with leading zeros (octal confusion), and an ``@`` following a ``?``
 or ``#`` before the first ``/`` (``http://abc#@def``: RFC 1738 readers take
 ``def`` as the host, others ``abc``).
 
+``str()`` encodes exactly the characters the BNF does not allow unencoded
+in each component, so a lenient ``ftp://h/~u`` is written ``ftp://h/%7Eu``;
+http(s) ``path``/``search`` and generic schemeparts are kept as written
+(non-ASCII %-encoded). ``url.join(ref)`` resolves relative references for
+ftp, http(s) and file; other schemes are not hierarchical and refuse.
+``extract_urls(text)`` finds URLs in free text (the RFC's appendix).
+
 Decoded components are ``str``. Escaped octets that are not UTF-8 decode with
 ``surrogateescape`` so :func:`to_wire` gives back the exact octets.
 """
@@ -274,8 +281,9 @@ class GenericURL(URL):
 class ServerURL(URL):
     """A URL of the common Internet scheme syntax (section 3.1).
 
-    ``host`` is lower case; an IPv6 literal is stored without its brackets
-    (``http://[::1]/`` has host ``"::1"``) and written back with them.
+    ``host`` is lower case; an IPv6 literal is stored without its brackets,
+    in compressed form (``http://[::1]/`` has host ``"::1"``), and written
+    back with them.
     ``port`` is the scheme's default when the URL has none. ``user`` and
     ``password`` are decoded; ``None`` means absent, ``""`` present but empty.
     """
