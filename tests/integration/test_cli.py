@@ -1,0 +1,437 @@
+"""The `anyurl` command, run as a real process against file: URLs and real nginx.
+
+A few tests also use a tiny HTTP server in this process that misbehaves on
+purpose (announces more bytes than it sends, or stalls), to produce a broken
+transfer and an interrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fixtures.launcher import Endpoint, Launcher
+
+from anyurl.download import PART_SUFFIX
+from anyurl.errors import (
+    NotRetrievable,
+    ResourceNotFound,
+    TransferError,
+    TruncatedTransfer,
+    UnsupportedScheme,
+    URLSyntaxError,
+)
+
+BIN = Path(sys.executable).parent
+ANYURL = str(BIN / "anyurl")
+ENV = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
+
+
+def run(*args: str, cwd: Path | None = None, stdin: bytes | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([ANYURL, *args], cwd=cwd, input=stdin, capture_output=True,
+                          timeout=timeout, env=ENV)
+
+
+def one_error_line(proc: subprocess.CompletedProcess[bytes]) -> str:
+    err = proc.stderr.decode()
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("anyurl: ")
+    return lines[0]
+
+
+def files_in(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir())
+
+
+@pytest.fixture(scope="module")
+def nginx(servers: Launcher) -> Endpoint:
+    return servers.get("nginx")
+
+
+def www(ep: Endpoint) -> Path:
+    return Path(ep.info["www"])
+
+
+def access_log(ep: Endpoint) -> str:
+    return Path(ep.info["access_log"]).read_text()
+
+
+def file_url(path: Path) -> str:
+    return "file://" + str(path)
+
+
+# -- a deliberately broken HTTP server ------------------------------------------
+
+
+class BadServer:
+    """HTTP/1.0 server: GET /trunc/N sends the first N bytes of ``payload`` but
+    announces all of it; GET /stall/N sends N bytes and then waits (until stopped)."""
+
+    def __init__(self, payload: bytes) -> None:
+        self.payload = payload
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                more = conn.recv(4096)
+                if not more:
+                    return
+                data += more
+            _, mode, count = data.split(b" ", 2)[1].decode().split("/")
+            n = int(count)
+            head = (f"HTTP/1.0 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                    f"Content-Length: {len(self.payload)}\r\n\r\n").encode()
+            try:
+                conn.sendall(head + self.payload[:n])
+                if mode == "stall":
+                    self.stop.wait(60)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.fixture()
+def bad_server(nginx: Endpoint) -> Iterator[BadServer]:
+    srv = BadServer((www(nginx) / "dir/blob.bin").read_bytes())
+    yield srv
+    srv.close()
+
+
+# -- get ------------------------------------------------------------------------------
+
+
+def test_stdout_is_binary_safe(tmp_path: Path) -> None:
+    src = tmp_path / "all-bytes.bin"
+    data = bytes(range(256)) * 1000 + b"\r\n\x00end"
+    src.write_bytes(data)
+    proc = run(file_url(src))  # `anyurl URL` is `anyurl get URL`
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    assert proc.stderr == b""  # no progress bar when stderr is not a terminal
+
+
+def test_python_m_anyurl(tmp_path: Path) -> None:
+    src = tmp_path / "a.txt"
+    src.write_bytes(b"via python -m\n")
+    proc = subprocess.run([sys.executable, "-m", "anyurl", "get", file_url(src)], capture_output=True,
+                          timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, b"via python -m\n")
+    version = subprocess.run([sys.executable, "-m", "anyurl", "--version"], capture_output=True, timeout=60)
+    assert version.stdout.decode().startswith("anyurl ")
+
+
+def test_output_file_from_file_url(tmp_path: Path) -> None:
+    src = tmp_path / "src.bin"
+    src.write_bytes(os.urandom(300_000))
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = run("get", "-o", str(out / "copy.bin"), file_url(src))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "copy.bin").read_bytes() == src.read_bytes()
+    assert files_in(out) == ["copy.bin"]  # no temporary file left behind
+
+
+def test_remote_name_from_nginx(nginx: Endpoint, tmp_path: Path) -> None:
+    proc = run("get", "-O", nginx.url("http", "/dir/blob.bin"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "blob.bin").read_bytes() == (www(nginx) / "dir/blob.bin").read_bytes()
+    proc = run("get", "-O", nginx.url("http", "/with%20space.txt"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "with space.txt").read_bytes() == (www(nginx) / "with space.txt").read_bytes()
+    assert files_in(tmp_path) == ["blob.bin", "with space.txt"]
+
+
+def test_hostile_names_stay_inside_the_directory(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / ".profile").write_bytes(b"hidden\n")
+    out = tmp_path / "out"
+    # the last components decode to ".profile" and "../.profile": neither may hide or climb out
+    proc = run("get", "-d", str(out), file_url(src) + "/.profile", file_url(src) + "/sub/..%2F.profile")
+    assert proc.returncode == 0, proc.stderr
+    assert files_in(out) == ["profile", "profile.1"]
+    assert (out / "profile").read_bytes() == (out / "profile.1").read_bytes() == b"hidden\n"
+    assert files_in(tmp_path) == ["out", "src"] and files_in(src) == [".profile", "sub"]
+
+
+def test_several_urls_in_parallel(nginx: Endpoint, tmp_path: Path) -> None:
+    names = [f"f{i:04d}.txt" for i in range(12)]
+    src = tmp_path / "local.bin"
+    src.write_bytes(b"local file\n" * 1000)
+    urls = [nginx.url("http", f"/many/{n}") for n in names] + [file_url(src)]
+    out = tmp_path / "out"
+    proc = run("get", "-d", str(out), "--parallel", "4", *urls)
+    assert proc.returncode == 0, proc.stderr
+    assert files_in(out) == sorted([*names, "local.bin"])
+    for n in names:
+        assert (out / n).read_bytes() == (www(nginx) / "many" / n).read_bytes()
+    assert (out / "local.bin").read_bytes() == src.read_bytes()
+    log = access_log(nginx)
+    for n in names:
+        assert f"GET /many/{n} HTTP/1.1\" 200" in log
+
+
+def test_duplicate_names_do_not_overwrite_each_other(nginx: Endpoint, tmp_path: Path) -> None:
+    proc = run("get", "-d", str(tmp_path), nginx.url("http", "/hello.txt"), nginx.url("http", "/hello.txt"))
+    assert proc.returncode == 0, proc.stderr
+    assert files_in(tmp_path) == ["hello.txt", "hello.txt.1"]
+
+
+def test_not_found_exit_code_and_no_file(nginx: Endpoint, tmp_path: Path) -> None:
+    url = nginx.url("http", "/no/such/file.txt")
+    proc = run("get", "-o", str(tmp_path / "x.txt"), url)
+    assert proc.returncode == ResourceNotFound.exit_code == 11
+    line = one_error_line(proc)
+    assert url in line
+    assert files_in(tmp_path) == []
+
+
+def test_first_failure_decides_exit_code(nginx: Endpoint, tmp_path: Path) -> None:
+    proc = run("get", "-d", str(tmp_path), nginx.url("http", "/hello.txt"), "bogus-scheme://x/y",
+               nginx.url("http", "/missing"), "http://[::1")
+    assert proc.returncode == UnsupportedScheme.exit_code
+    err = proc.stderr.decode()
+    assert err.count("anyurl: ") == 3 and "Traceback" not in err
+    assert files_in(tmp_path) == ["hello.txt"]
+
+
+def test_bad_url_and_unknown_scheme(tmp_path: Path) -> None:
+    proc = run("get", "http://[bad/")
+    assert proc.returncode == URLSyntaxError.exit_code
+    assert "http://[bad/" in one_error_line(proc)
+    proc = run("get", "-o", str(tmp_path / "x"), "nosuchscheme://host/x")
+    assert proc.returncode == UnsupportedScheme.exit_code
+    assert "nosuchscheme" in one_error_line(proc)
+    assert files_in(tmp_path) == []
+
+
+def test_password_is_masked_in_errors(nginx: Endpoint) -> None:
+    url = f"http://someone:s3cret@127.0.0.1:{nginx.port}/status404"
+    proc = run(url)
+    assert proc.returncode == ResourceNotFound.exit_code
+    line = one_error_line(proc)
+    assert "s3cret" not in line and "someone:****@" in line
+
+
+def test_debug_shows_traceback(nginx: Endpoint) -> None:
+    proc = run("--debug", "get", nginx.url("http", "/status404"))
+    assert proc.returncode == ResourceNotFound.exit_code
+    assert "Traceback" in proc.stderr.decode()
+
+
+def test_truncated_transfer_fails_and_leaves_nothing(bad_server: BadServer, tmp_path: Path) -> None:
+    dest = tmp_path / "blob.bin"
+    proc = run("get", "-o", str(dest), bad_server.url("/trunc/3000"))
+    assert proc.returncode == TruncatedTransfer.exit_code
+    one_error_line(proc)
+    assert files_in(tmp_path) == []
+
+
+def test_max_size(nginx: Endpoint, tmp_path: Path) -> None:
+    proc = run("get", "--max-size", "1k", "-o", str(tmp_path / "big.txt"), nginx.url("http", "/big.txt"))
+    assert proc.returncode == TransferError.exit_code
+    assert "larger than" in one_error_line(proc)
+    assert files_in(tmp_path) == []
+
+
+def test_continue_resumes_with_a_range_request(nginx: Endpoint, bad_server: BadServer,
+                                               tmp_path: Path) -> None:
+    dest = tmp_path / "blob.bin"
+    original = (www(nginx) / "dir/blob.bin").read_bytes()
+    # a first mirror breaks off after 3000 bytes: with --continue the partial file stays
+    proc = run("get", "--continue", "-o", str(dest), bad_server.url("/trunc/3000"))
+    assert proc.returncode == TruncatedTransfer.exit_code
+    part = tmp_path / f".blob.bin{PART_SUFFIX}"
+    assert files_in(tmp_path) == [part.name]
+    assert part.read_bytes() == original[:3000]
+    # resume from nginx: a Range request for the rest
+    proc = run("get", "--continue", "-o", str(dest), nginx.url("http", "/dir/blob.bin"))
+    assert proc.returncode == 0, proc.stderr
+    assert dest.read_bytes() == original
+    assert files_in(tmp_path) == ["blob.bin"]
+    last = [line for line in access_log(nginx).splitlines() if "GET /dir/blob.bin " in line][-1]
+    assert '" 206 ' in last
+    assert f" 206 {len(original) - 3000} " in last
+
+
+def test_continue_without_partial_downloads_everything(nginx: Endpoint, tmp_path: Path) -> None:
+    dest = tmp_path / "deep.txt"
+    proc = run("get", "-c", "-o", str(dest), nginx.url("http", "/dir/sub/deep.txt"))
+    assert proc.returncode == 0, proc.stderr
+    assert dest.read_bytes() == (www(nginx) / "dir/sub/deep.txt").read_bytes()
+
+
+def _interrupt_while_stalled(args: list[str], part: Path) -> subprocess.CompletedProcess[bytes]:
+    proc = subprocess.Popen([ANYURL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    deadline = time.monotonic() + 20
+    while not (part.exists() and part.stat().st_size == 2000):
+        assert time.monotonic() < deadline, "the download never started"
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_ctrl_c_exits_130_and_cleans_up(bad_server: BadServer, tmp_path: Path) -> None:
+    dest = tmp_path / "blob.bin"
+    part = tmp_path / f".blob.bin{PART_SUFFIX}"
+    done = _interrupt_while_stalled(["get", "-o", str(dest), bad_server.url("/stall/2000")], part)
+    assert done.returncode == 130
+    assert "Traceback" not in done.stderr.decode()
+    assert files_in(tmp_path) == []
+    # with --continue the partial file is kept for the next run
+    done = _interrupt_while_stalled(["get", "-c", "-o", str(dest), bad_server.url("/stall/2000")], part)
+    assert done.returncode == 130
+    assert files_in(tmp_path) == [part.name]
+
+
+# -- progress ------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pseudo-terminal")
+def test_progress_bar_only_on_a_terminal(nginx: Endpoint, tmp_path: Path) -> None:
+    url = nginx.url("http", "/big.txt")
+    cmd = f"{ANYURL} get -o {tmp_path / 'a.txt'} {url}"
+    env = {**ENV, "TERM": "xterm"}
+    tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, timeout=60, env=env,
+                         stdin=subprocess.DEVNULL)
+    assert tty.returncode == 0, tty.stdout
+    screen = tty.stdout.decode(errors="replace")
+    assert "a.txt" in screen and "kB" in screen and "━" in screen
+    assert (tmp_path / "a.txt").read_bytes() == (www(nginx) / "big.txt").read_bytes()
+    quiet = subprocess.run(["script", "-qec", cmd.replace(" get ", " get -q "), "/dev/null"],
+                           capture_output=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+    assert quiet.returncode == 0 and "━" not in quiet.stdout.decode(errors="replace")
+    piped = run("get", "-o", str(tmp_path / "b.txt"), url)
+    assert piped.returncode == 0 and piped.stderr == b""
+
+
+# -- ls / parse / extract / put / send ---------------------------------------------------
+
+
+def test_ls_json_on_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_bytes(b"12345")
+    (tmp_path / "b.bin").write_bytes(b"x" * 100)
+    proc = run("ls", "--json", file_url(tmp_path) + "/")
+    assert proc.returncode == 0, proc.stderr
+    entries = {e["name"]: e for e in json.loads(proc.stdout)}
+    assert set(entries) == {"sub", "a.txt", "b.bin"}
+    assert entries["a.txt"]["kind"] == "file" and entries["a.txt"]["size"] == 5
+    assert entries["b.bin"]["size"] == 100
+    assert entries["sub"]["kind"] == "directory"
+    assert entries["a.txt"]["url"] == file_url(tmp_path / "a.txt")
+    lines = run("ls", "--json-lines", file_url(tmp_path) + "/").stdout.decode().splitlines()
+    assert sorted(json.loads(x)["name"] for x in lines) == ["a.txt", "b.bin", "sub"]
+
+
+def test_ls_table_and_not_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"12345")
+    proc = run("ls", file_url(tmp_path) + "/")
+    assert proc.returncode == 0
+    header, row = proc.stdout.decode().splitlines()
+    assert header.split() == ["kind", "size", "modified", "name", "url"]
+    assert row.split()[0:2] == ["file", "5"] and row.endswith(file_url(tmp_path / "a.txt"))
+    proc = run("ls", file_url(tmp_path / "a.txt"))
+    assert proc.returncode == 1
+    assert "not a directory" in one_error_line(proc)
+
+
+def test_ls_nginx_missing(nginx: Endpoint) -> None:
+    proc = run("ls", nginx.url("http", "/nothing/here/"))
+    assert proc.returncode == ResourceNotFound.exit_code
+    one_error_line(proc)
+
+
+def test_parse() -> None:
+    proc = run("parse", "ftp://joe:s3cret@ftp.example.org:2121/pub/gnu/README;type=a")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["type"] == "FTPURL"
+    assert (data["scheme"], data["host"], data["port"], data["user"]) == ("ftp", "ftp.example.org", 2121, "joe")
+    assert data["password"] == "****"
+    assert (data["cwd"], data["name"], data["typecode"]) == (["pub", "gnu"], "README", "a")
+    assert data["canonical"] == "ftp://joe:****@ftp.example.org:2121/pub/gnu/README;type=a"
+    assert "s3cret" not in proc.stdout.decode()
+    shown = json.loads(run("parse", "--show-password", "ftp://joe:s3cret@h/x").stdout)
+    assert shown["password"] == "s3cret" and "s3cret" in shown["canonical"]
+    bad = run("parse", "http://[bad/")
+    assert bad.returncode == URLSyntaxError.exit_code
+    one_error_line(bad)
+
+
+RFC_EXAMPLE = b"""Yes, Jim, I found it under <URL:ftp://info.cern.ch/pub/www/doc;
+type=d> but you can probably pick it up from <URL:ftp://ds.in
+ternic.net/rfc>.  Note the warning in <URL:http://ds.internic.
+net/instructions/overview.html#WARNING>.
+"""
+
+
+def test_extract_rfc_appendix_example(tmp_path: Path) -> None:
+    expected = ["ftp://info.cern.ch/pub/www/doc;type=d", "ftp://ds.internic.net/rfc",
+                "http://ds.internic.net/instructions/overview.html#WARNING"]
+    proc = run("extract", stdin=RFC_EXAMPLE)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().splitlines() == expected
+    (tmp_path / "mail.txt").write_bytes(RFC_EXAMPLE)
+    assert run("extract", str(tmp_path / "mail.txt")).stdout.decode().splitlines() == expected
+    missing = run("extract", str(tmp_path / "nope.txt"))
+    assert missing.returncode == ResourceNotFound.exit_code
+    one_error_line(missing)
+
+
+def test_put_to_http_is_refused(nginx: Endpoint, tmp_path: Path) -> None:
+    src = tmp_path / "up.txt"
+    src.write_bytes(b"upload me\n")
+    proc = run("put", str(src), nginx.url("http", "/up.txt"))
+    assert proc.returncode == NotRetrievable.exit_code
+    assert "cannot be written" in one_error_line(proc)
+    proc = run("put", str(tmp_path / "missing.txt"), nginx.url("http", "/up.txt"))
+    assert proc.returncode == ResourceNotFound.exit_code
+    one_error_line(proc)
+
+
+def test_usage_errors() -> None:
+    proc = run("get", "http://a/x", "http://b/y")  # several URLs need -O or -d
+    assert proc.returncode == 2
+    one_error_line(proc)
+    help_text = run("--help").stdout.decode()
+    for cls in (ResourceNotFound, URLSyntaxError, UnsupportedScheme, TruncatedTransfer):
+        assert f"{cls.exit_code:>3}  {cls.__name__}" in help_text
+    assert " 130 " in help_text
