@@ -341,20 +341,30 @@ def _show(verb: str, arg: str | None) -> str:
 
 
 class _DataChannel:
-    """A data connection being set up: passive (connected already) or active (to accept)."""
+    """A data connection being set up. Passive: the TCP connection is made in
+    :meth:`prepare`, before the transfer command; TLS (PROT P) and the protocol
+    are put on it by :meth:`connect` after the server's 150, because servers such
+    as vsftpd start the TLS handshake only once the command arrived. Active: we
+    listen, and accept in :meth:`connect`."""
 
     def __init__(self, conn: _Control) -> None:
         self.conn = conn
         self.listener: socket.socket | None = None
+        self.sock: socket.socket | None = None
         self.port = 0
 
     @classmethod
     async def prepare(cls, conn: _Control, opts: FTPOptions) -> _DataChannel:
         chan = cls(conn)
-        if opts.passive:
-            chan.port = await chan._passive(opts)
-        else:
-            await chan._active()
+        try:
+            if opts.passive:
+                chan.port = await chan._passive(opts)
+                await chan._connect_tcp()
+            else:
+                await chan._active()
+        except BaseException:
+            chan.close()
+            raise
         return chan
 
     async def _passive(self, opts: FTPOptions) -> int:
@@ -369,6 +379,25 @@ class _DataChannel:
         reply = await conn.expect("PASV")
         return proto.parse_pasv(reply)  # the address is ignored on purpose
 
+    async def _connect_tcp(self) -> None:
+        """Connect to the control connection's peer address (never one from a reply)."""
+        conn = self.conn
+        peer = conn.writer.get_extra_info("peername")
+        family = socket.AF_INET6 if ":" in peer[0] else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        self.sock = sock
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(conn.handler.client.timeouts.connect):
+                await loop.sock_connect(sock, (peer[0], self.port))
+        except TimeoutError as exc:
+            raise FetchTimeout(f"timed out opening the data connection to port {self.port}",
+                               url=conn.url) from exc
+        except OSError as exc:
+            raise ConnectError(f"cannot open the data connection to port {self.port}: {exc}",
+                               url=conn.url) from exc
+
     async def _active(self) -> None:
         conn = self.conn
         if conn.tls is not None:
@@ -377,47 +406,42 @@ class _DataChannel:
         local = conn.writer.get_extra_info("sockname")[0]
         family = socket.AF_INET6 if ":" in local else socket.AF_INET
         lsock = socket.socket(family, socket.SOCK_STREAM)
+        self.listener = lsock
         lsock.bind((local, 0))
         lsock.listen(1)
         lsock.setblocking(False)
-        self.listener = lsock
         port = lsock.getsockname()[1]
-        try:
-            reply = await conn.cmd("EPRT", f"|{2 if family == socket.AF_INET6 else 1}|{local}|{port}|")
-            if reply.kind != 2:
-                if family == socket.AF_INET6:
-                    raise proto.error_for(reply, "EPRT", conn.url)
-                h = local.replace(".", ",")
-                await conn.expect("PORT", f"{h},{port >> 8},{port & 255}")
-        except BaseException:
-            self.close()
-            raise
+        reply = await conn.cmd("EPRT", f"|{2 if family == socket.AF_INET6 else 1}|{local}|{port}|")
+        if reply.kind != 2:
+            if family == socket.AF_INET6:
+                raise proto.error_for(reply, "EPRT", conn.url)
+            h = local.replace(".", ",")
+            await conn.expect("PORT", f"{h},{port >> 8},{port & 255}")
 
     async def connect(self, factory: Any) -> Any:
-        """The protocol instance made by *factory* once the data connection is up."""
+        """The protocol instance made by *factory* on the data connection (after the 150)."""
         conn = self.conn
         loop = asyncio.get_running_loop()
-        timeout = conn.handler.client.timeouts.connect
         try:
-            async with asyncio.timeout(timeout):
-                if self.listener is None:
-                    _, protocol = await loop.create_connection(
-                        factory, conn.host, self.port, ssl=conn.tls,
-                        server_hostname=conn.host if conn.tls else None)
-                else:
+            async with asyncio.timeout(conn.handler.client.timeouts.connect):
+                if self.listener is not None:
                     sock, addr = await loop.sock_accept(self.listener)
-                    self.close()
+                    self.sock = sock
                     peer = conn.writer.get_extra_info("peername")[0]
                     if addr[0] != peer:  # only the server may connect to us
-                        sock.close()
                         raise ProtocolError(f"active data connection from {addr[0]}, not the server {peer}",
                                             url=conn.url)
                     _, protocol = await loop.connect_accepted_socket(factory, sock)
+                else:
+                    assert self.sock is not None
+                    _, protocol = await loop.create_connection(
+                        factory, sock=self.sock, ssl=conn.tls,
+                        server_hostname=conn.host if conn.tls else None)
+                self.sock = None  # the transport owns it now
         except TimeoutError as exc:
             raise FetchTimeout("timed out opening the data connection", url=conn.url) from exc
         except (OSError, ssl.SSLError) as exc:
-            raise ConnectError(f"cannot open the data connection to port {self.port}: {exc}",
-                               url=conn.url) from exc
+            raise ConnectError(f"cannot open the data connection: {exc}", url=conn.url) from exc
         finally:
             self.close()
         return protocol
@@ -426,6 +450,9 @@ class _DataChannel:
         if self.listener is not None:
             self.listener.close()
             self.listener = None
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
 
 
 # ---------------------------------------------------------------------------
@@ -619,8 +646,6 @@ class FTPHandler(Handler):
         chan = await _DataChannel.prepare(conn, opts)
         reader: _Reader | None = None
         try:
-            if opts.passive:
-                reader = await chan.connect(lambda: _Reader(self.client.limits.chunk_size))
             if offset:
                 await conn.expect("REST", str(offset), ok=(3,))
             reply = await conn.cmd("RETR", plan.argument)
@@ -629,8 +654,7 @@ class FTPHandler(Handler):
                     self._close_data(chan, reader)
                     return await self._fallback_listing(conn, url, plan, opts, reply), False
                 raise proto.error_for(reply, f"RETR {plan.argument}", url)
-            if reader is None:
-                reader = await chan.connect(lambda: _Reader(self.client.limits.chunk_size))
+            reader = await chan.connect(lambda: _Reader(self.client.limits.chunk_size))
         except BaseException:
             self._close_data(chan, reader)
             raise
@@ -719,14 +743,11 @@ class FTPHandler(Handler):
         chan = await _DataChannel.prepare(conn, opts)
         reader: _Reader | None = None
         try:
-            if opts.passive:
-                reader = await chan.connect(lambda: _Reader(1 << 16))
             reply = await conn.cmd(verb, arg)
             if reply.kind != 1:
                 self._close_data(chan, reader)
                 return reply, []
-            if reader is None:
-                reader = await chan.connect(lambda: _Reader(1 << 16))
+            reader = await chan.connect(lambda: _Reader(1 << 16))
             limits = self.client.limits
             cap = limits.max_entries * 512 + limits.max_line
             parts: list[bytes] = []
@@ -764,7 +785,8 @@ class FTPHandler(Handler):
         """The best listing the server offers: MLSD (if FEAT has it), else LIST, else NLST."""
         items: list[proto.ListItem] | None = None
         reply: Reply | None = None
-        if opts.use_mlsd and "MLSD" in await conn.features_list():
+        feats = await conn.features_list() if opts.use_mlsd else set()
+        if feats & {"MLST", "MLSD"}:  # RFC 3659 advertises MLST; MLSD comes with it
             await conn.expect("TYPE", "A")
             reply, lines = await self._read_listing(conn, url, "MLSD", arg, opts)
             if reply.kind == 1:
@@ -857,13 +879,10 @@ class FTPHandler(Handler):
         chan = await _DataChannel.prepare(conn, opts)
         writer: _Writer | None = None
         try:
-            if opts.passive:
-                writer = await chan.connect(_Writer)
             reply = await conn.cmd("STOR", name)
             if reply.kind != 1:
                 raise proto.error_for(reply, f"STOR {name}", url)
-            if writer is None:
-                writer = await chan.connect(_Writer)
+            writer = await chan.connect(_Writer)
             timeout = self.client.timeouts.read
             try:
                 if data is not None:
