@@ -1,0 +1,294 @@
+"""telnet: an interactive session (RFC 1738 section 3.8), driven by the pure protocol.
+
+A telnet URL designates a session, not a data object, so ``open``/``fetch``
+raise :class:`NotRetrievable`. From Python::
+
+    async with anyurl.connect("telnet://host:2323/") as session:
+        await session.expect([rb"login: "])
+        await session.write("guest\\n")
+
+From a terminal, ``anyurl telnet://host/`` (see :mod:`anyurl.terminal`).
+The user name and password of the URL are advisory only: they are used
+only when the caller asks (:meth:`TelnetSession.login`). Nothing here
+spawns an external program.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import AccessDenied, ConnectError, FetchTimeout, NotRetrievable, ProtocolError, UnsafeURL
+from ..protocols.telnet import TelnetProtocol
+from ..response import Body
+from ..urls import URL, TelnetURL
+from .base import Handler, open_connection
+
+__all__ = ["TelnetHandler", "TelnetSession", "check_telnet_url"]
+
+Pattern = str | bytes | re.Pattern[bytes]
+# a prompt character at the end of the data, maybe followed by terminal escapes (bash emits ESC [K)
+SHELL_PROMPT = rb"[$#>%] ?(?:\x1b\[[0-9;?]*[A-Za-z])*$"
+_UNSAFE = {"\r": "CR", "\n": "LF", "\0": "NUL", "\xff": "IAC (0xFF)", "\udcff": "IAC (0xFF)"}
+
+
+def _refuse(what: str, value: str | None, url: object) -> None:
+    if value is None:
+        return
+    bad = sorted({name for ch, name in _UNSAFE.items() if ch in value})
+    if bad:
+        raise UnsafeURL(f"{what} contains {', '.join(bad)}; refusing to type it into a session", url=url)
+
+
+def check_telnet_url(url: TelnetURL) -> None:
+    """Refuse what could inject Telnet commands or shell options: before connecting."""
+    _refuse("user name", url.user, url)
+    _refuse("password", url.password, url)
+    if not url.host:
+        raise UnsafeURL("a telnet URL needs a host", url=url)
+    if url.host.startswith("-"):
+        raise UnsafeURL(f"host {url.host!r} begins with '-'", url=url)
+
+
+def _compile(pattern: Pattern) -> re.Pattern[bytes]:
+    if isinstance(pattern, re.Pattern):
+        return pattern
+    if isinstance(pattern, str):
+        pattern = pattern.encode("utf-8")
+    return re.compile(pattern)
+
+
+class TelnetSession:
+    """One Telnet connection. Reads pull from the socket on demand and answer the
+    server's negotiation as they go; every read is bounded by ``max_buffer``."""
+
+    def __init__(self, url: TelnetURL, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 protocol: TelnetProtocol, *, read_timeout: float | None, max_buffer: int,
+                 handler: TelnetHandler | None = None) -> None:
+        self.url = url
+        self.protocol = protocol
+        self._reader = reader
+        self._writer = writer
+        self._buffer = bytearray()
+        self._eof = False
+        self._read_timeout = read_timeout
+        self._max_buffer = max_buffer
+        self._handler = handler
+        self._closed = False
+        self._drain_lock = asyncio.Lock()
+
+    # -- state -----------------------------------------------------------------
+
+    @property
+    def options(self) -> dict[str, list[str]]:
+        """Options agreed so far: ``{"local": [...], "remote": [...]}``."""
+        return self.protocol.options
+
+    @property
+    def at_eof(self) -> bool:
+        """True once the server closed the connection and the buffer is empty."""
+        return self._eof and not self._buffer
+
+    # -- reading -----------------------------------------------------------------
+
+    async def _fill(self, wait: float | None) -> bool:
+        """Read once from the socket into the buffer (waiting at most *wait* s); False at EOF."""
+        if self._eof:
+            return False
+        try:
+            async with asyncio.timeout(wait):
+                chunk = await self._reader.read(65536)
+        except TimeoutError:
+            raise
+        except OSError as exc:
+            raise ConnectError(f"telnet connection lost: {exc.strerror or exc}", url=self.url) from exc
+        if not chunk:
+            self._eof = True
+            return False
+        self._buffer += self.protocol.receive_data(chunk)
+        await self._flush()
+        return True
+
+    # The timeout parameters below are the telnetlib-style API scripts expect (ASYNC109 prefers
+    # asyncio.timeout around the call; both work, and the default is the Client's read timeout).
+    async def read_some(self, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        """Whatever data is available (waiting for some); b"" at EOF."""
+        while not self._buffer:
+            try:
+                if not await self._fill(self._timeout(timeout)):
+                    return b""
+            except TimeoutError as exc:
+                raise FetchTimeout("no data from the telnet server", url=self.url) from exc
+        data = bytes(self._buffer)
+        self._buffer.clear()
+        return data
+
+    async def receive(self) -> bytes:
+        """Wait as long as it takes for data (an interactive session may idle); b"" at EOF."""
+        while not self._buffer:
+            if not await self._fill(None):
+                return b""
+        data = bytes(self._buffer)
+        self._buffer.clear()
+        return data
+
+    def _timeout(self, timeout: float | None) -> float | None:
+        return self._read_timeout if timeout is None else timeout
+
+    async def read_until(self, expected: bytes | str,
+                         timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        """Data up to and including *expected*. FetchTimeout if it does not arrive in time,
+        ConnectError if the server closes first (the error message shows the tail)."""
+        if isinstance(expected, str):
+            expected = expected.encode("utf-8")
+        _index, _match, data = await self.expect([re.compile(re.escape(expected))], timeout)
+        return data
+
+    async def expect(self, patterns: Pattern | Sequence[Pattern],
+                     timeout: float | None = None,  # noqa: ASYNC109
+                     ) -> tuple[int, re.Match[bytes], bytes]:
+        """Wait until one of the regular expressions matches the incoming data.
+
+        Returns (index of the pattern, the match, the data up to the end of the
+        match); the rest stays buffered for the next read.
+        """
+        if isinstance(patterns, str | bytes | re.Pattern):
+            patterns = [patterns]
+        compiled = [_compile(p) for p in patterns]
+        try:
+            async with asyncio.timeout(self._timeout(timeout)):
+                while True:
+                    best: tuple[int, re.Match[bytes]] | None = None
+                    for i, rx in enumerate(compiled):
+                        m = rx.search(self._buffer)
+                        if m and (best is None or m.end() < best[1].end()):
+                            best = (i, m)
+                    if best is not None:
+                        end = best[1].end()
+                        data = bytes(self._buffer[:end])
+                        del self._buffer[:end]
+                        return best[0], best[1], data
+                    if len(self._buffer) > self._max_buffer:
+                        raise ProtocolError(f"{len(self._buffer)} bytes arrived without a match for "
+                                            f"{[p.pattern for p in compiled]}", url=self.url)
+                    if not await self._fill(None):
+                        tail = bytes(self._buffer[-200:])
+                        raise ConnectError(f"the server closed the session before "
+                                           f"{[p.pattern for p in compiled]} arrived; last data: {tail!r}",
+                                           url=self.url)
+        except TimeoutError as exc:
+            tail = bytes(self._buffer[-200:])
+            raise FetchTimeout(f"timed out waiting for {[p.pattern for p in compiled]}; last data: {tail!r}",
+                               url=self.url) from exc
+
+    # -- writing -------------------------------------------------------------------
+
+    async def _flush(self) -> None:
+        out = self.protocol.data_to_send()
+        if not out:
+            return
+        try:
+            self._writer.write(out)
+            async with self._drain_lock:  # reader and writer tasks may both flush
+                await self._writer.drain()
+        except OSError as exc:
+            raise ConnectError(f"telnet connection lost: {exc.strerror or exc}", url=self.url) from exc
+
+    async def write(self, data: str | bytes) -> None:
+        """Send *data* (str is UTF-8 encoded); "\\n" goes out as CR LF, 0xFF is escaped."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        self.protocol.send_data(data)
+        await self._flush()
+
+    async def set_window_size(self, columns: int, rows: int) -> None:
+        """Report a new window size (NAWS) if the server agreed to it."""
+        self.protocol.set_window_size(columns, rows)
+        await self._flush()
+
+    async def login(self, user: str | None = None, password: str | None = None, *,
+                    login_prompt: Pattern = rb"(?i)(login|username)[^\r\n]*: ?$",
+                    password_prompt: Pattern = rb"(?i)password[^\r\n]*: ?$",
+                    shell_prompt: Pattern = SHELL_PROMPT,
+                    timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        """Answer a login prompt, then a password prompt, and wait for a shell prompt.
+
+        With no *user*/*password*, the URL's advisory ones are used (the
+        caller asked for them by calling this), then the Client's
+        credentials/~/.netrc or its password callback. Returns the text from
+        after the password up to the shell prompt. AccessDenied when the
+        server answers "Login incorrect" (or asks for the login again).
+        """
+        user = user if user is not None else self.url.user
+        if password is None:
+            password = self.url.password
+        if user is None:
+            raise AccessDenied("no user name: give one to login() or in the URL", url=self.url)
+        _refuse("user name", user, self.url)
+        if password is None and self._handler is not None:
+            password = await self._handler.client.ask_password(user, self.url.host)
+        _refuse("password", password, self.url)
+        lp = _compile(login_prompt)
+        mline = re.compile(lp.pattern, lp.flags | re.MULTILINE)
+        await self.expect([mline], timeout)
+        await self.write(user + "\r\n")
+        pp = _compile(password_prompt)
+        sp = _compile(shell_prompt)
+        idx, _m, _data = await self.expect([re.compile(pp.pattern, pp.flags | re.MULTILINE),
+                                            re.compile(sp.pattern, sp.flags | re.MULTILINE)], timeout)
+        if idx == 0:
+            await self.write((password or "") + "\r\n")
+        incorrect = re.compile(rb"(?i)login incorrect|authentication failure|access denied")
+        idx, m, data = await self.expect(
+            [incorrect, re.compile(sp.pattern, sp.flags | re.MULTILINE),
+             re.compile(mline.pattern, mline.flags)], timeout)
+        if idx != 1:
+            raise AccessDenied(f"telnet login as {user!r} failed", url=self.url,
+                               reply=m.group().decode("utf-8", "replace"))
+        return data
+
+    async def close(self) -> None:
+        """Close the connection (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except OSError:
+            pass  # already gone: nothing left to close
+
+    async def __aenter__(self) -> TelnetSession:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+class TelnetHandler(Handler):
+    """Opens Telnet sessions; telnet URLs are not retrievable."""
+
+    schemes = ("telnet",)
+
+    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+        """Always raises NotRetrievable: a telnet URL designates an interactive session."""
+        raise NotRetrievable("a telnet URL designates an interactive session, not a data object: use "
+                             "`async with anyurl.connect(url) as session` from Python, or run "
+                             "`anyurl URL` in a terminal", url=url)
+
+    async def connect(self, url: URL, *, terminal_type: str | None = "xterm",
+                      window_size: tuple[int, int] | None = (80, 24), **options: Any) -> TelnetSession:
+        """Connect and start negotiating; returns a :class:`TelnetSession`."""
+        if not isinstance(url, TelnetURL):
+            raise NotRetrievable("connect needs a telnet URL", url=url)
+        if options:
+            raise TypeError(f"unexpected option(s) {', '.join(sorted(options))}")
+        check_telnet_url(url)
+        protocol = TelnetProtocol(terminal_type=terminal_type, window_size=window_size)
+        reader, writer = await open_connection(url, url.host, url.port or 23,
+                                               timeout=self.client.timeouts.connect,
+                                               limit=self.client.limits.max_line)
+        return TelnetSession(url, reader, writer, protocol, read_timeout=self.client.timeouts.read,
+                             max_buffer=max(self.client.limits.max_line, 1 << 20), handler=self)
