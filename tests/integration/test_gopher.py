@@ -1,0 +1,426 @@
+"""gopher: URLs against two real servers: pygopherd (Gopher+) and gophernicus (RFC 1436, "." menus).
+
+Neither server logs requests verbatim, so every test captures the exact bytes
+the client sent (the handler's ``on_send`` hook) and checks what came back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from anyurl.client import Client, Limits, Policy
+from anyurl.errors import (
+    AnyURLError,
+    ConfigurationError,
+    ProtocolError,
+    ResourceNotFound,
+    TransferError,
+    UnsafeURL,
+)
+from anyurl.handlers.gopher import GopherOptions
+from anyurl.response import Response
+from anyurl.urls import GopherURL
+from fixtures.launcher import Endpoint, Launcher
+from fixtures.servers import _gopher_seed as seed
+
+SERVERS = ["pygopherd", "gophernicus"]
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def gs(request: pytest.FixtureRequest, servers: Launcher) -> Endpoint:
+    """Each test using this runs once against each server."""
+    return servers.get(request.param)
+
+
+@pytest.fixture(scope="module")
+def pyg(servers: Launcher) -> Endpoint:
+    return servers.get("pygopherd")
+
+
+@pytest.fixture(scope="module")
+def nic(servers: Launcher) -> Endpoint:
+    return servers.get("gophernicus")
+
+
+def base(ep: Endpoint) -> str:
+    return f"gopher://{ep.host}:{ep.port}"
+
+
+async def get(url: str, client: Client | None = None, **kw: Any) -> tuple[Response, list[bytes]]:
+    """Fetch *url*, returning the response and the request bytes that were sent."""
+    sent: list[bytes] = []
+    if client is None:
+        async with Client() as c:
+            return await c.fetch(url, on_send=sent.append, **kw), sent
+    return await client.fetch(url, on_send=sent.append, **kw), sent
+
+
+def text_as_served(ep: Endpoint, data: bytes) -> bytes:
+    # gophernicus sends text with CRLF line ends; pygopherd sends the file verbatim.
+    return data.replace(b"\n", b"\r\n") if ep.name == "gophernicus" else data
+
+
+# -- menus -------------------------------------------------------------------------
+
+
+async def test_menu_with_every_item_type(gs: Endpoint) -> None:
+    r, sent = await get(base(gs) + "/1/types")
+    assert sent == [b"/types\r\n"]
+    assert r.entries is not None
+    by_name = {e.name: e for e in r.entries}
+    h = f"{gs.host}:{gs.port}"
+    expect = {
+        "Hello text": ("file", f"gopher://{h}/0/hello.txt"),
+        "Sub directory": ("directory", f"gopher://{h}/1/sub"),
+        "Search the archive": ("search", f"gopher://{h}/7{gs.info['search']}"),
+        "Binary blob": ("binary", f"gopher://{h}/9/sub/blob.bin"),
+        "A GIF pixel": ("binary", f"gopher://{h}/g/sub/pixel.gif"),
+        "A PNG image": ("binary", f"gopher://{h}/I/sub/image.png"),
+        "A sound": ("binary", f"gopher://{h}/s/sub/sound.wav"),
+        "A zip archive": ("binary", f"gopher://{h}/5/sub/archive.zip"),
+        "Example web page": ("link", "http://www.example.org/page?a=1"),
+        "An item of an unknown type": ("unknown", f"gopher://{h}/Z/hello.txt"),
+        "Text with a space": ("file", f"gopher://{h}/0/with%20space.txt"),
+        "Every common item type": ("info", None),
+    }
+    for name, (kind, url) in expect.items():
+        assert (by_name[name].kind, by_name[name].url) == (kind, url), name
+    telnet = by_name["A telnet session"]
+    assert telnet.kind == "telnet" and telnet.url is not None
+    assert telnet.url.startswith("telnet://") and telnet.url.endswith("@telnet.example.org/")
+    assert by_name["An item of an unknown type"].meta["unknown_type"] is True
+    hello = by_name["Hello text"].meta
+    assert (hello["gophertype"], hello["selector"], hello["host"], hello["port"]) == (
+        "0", "/hello.txt", gs.host, gs.port)
+    # pygopherd marks its items as Gopher+; gophernicus ends the menu with "."
+    assert hello["plus"] == ("+" if gs.name == "pygopherd" else None)
+    assert r.meta["terminated"] is (gs.name == "gophernicus")
+    assert r.meta["broken_lines"] == []
+    # the body is the rendered listing
+    assert "Hello text" in r.text() and f"gopher://{h}/0/hello.txt" in r.text()
+    assert r.content_type == "text/plain"
+
+
+async def test_crawl_follows_entry_urls(gs: Endpoint) -> None:
+    """Entry URLs are absolute: follow each text/binary entry of /types and check the bytes."""
+    async with Client() as c:
+        menu, _ = await get(base(gs) + "/1/types", c)
+        assert menu.entries is not None
+        urls = {e.name: e.url for e in menu.entries}
+        hello, sent = await get(str(urls["Hello text"]), c)
+        assert sent == [b"/hello.txt\r\n"]
+        assert hello.content == text_as_served(gs, seed.HELLO)
+        blob, sent = await get(str(urls["Binary blob"]), c)
+        assert sent == [b"/sub/blob.bin\r\n"] and blob.content == seed.blob()
+        sub, _ = await get(str(urls["Sub directory"]), c)
+        assert sub.entries is not None
+        assert any(e.url and e.url.endswith("/0/sub/nested.txt") for e in sub.entries)
+        spaced, sent = await get(str(urls["Text with a space"]), c)
+        assert sent == [b"/with space.txt\r\n"]
+        assert spaced.content == text_as_served(gs, b"file with a space\n")
+
+
+async def test_root_menu(gs: Endpoint) -> None:
+    for url in (base(gs), base(gs) + "/", base(gs) + "/1"):
+        r, sent = await get(url)
+        assert sent == [b"\r\n"]
+        assert r.entries is not None
+        names = {e.name.split()[0] for e in r.entries if e.kind != "info"}
+        assert {"sub", "types", "many"} <= names
+
+
+async def test_broken_menu_lines_are_reported_not_fatal(gs: Endpoint) -> None:
+    r, sent = await get(base(gs) + "/1/broken.menu")
+    assert sent == [b"/broken.menu\r\n"]
+    assert r.entries is not None
+    assert [(e.name, e.url) for e in r.entries] == [
+        ("Good item", "gopher://example.org/0/hello.txt"),
+        ("Good menu", "gopher://example.org:7070/1/sub"),
+    ]
+    broken = r.meta["broken_lines"]
+    assert [(b["line"], b["text"]) for b in broken] == [
+        (2, "a line without any tab"), (3, "0Bad port\t/x\texample.org\tseventy")]
+    assert "TAB" in broken[0]["reason"] and "port" in broken[1]["reason"]
+
+
+# -- text and binary -------------------------------------------------------------------
+
+
+async def test_text_with_leading_dots_is_verbatim(gs: Endpoint) -> None:
+    r, sent = await get(base(gs) + "/0/hello.txt")
+    assert sent == [b"/hello.txt\r\n"]
+    # neither server dot-stuffs or terminates text: ".." lines stay as they are
+    assert r.content == text_as_served(gs, seed.HELLO)
+    assert r.meta["terminated"] is False and r.meta["dot_stuffed"] is False
+    assert r.content_type == "text/plain"
+
+
+async def test_dot_stuffed_text_is_unstuffed(gs: Endpoint) -> None:
+    r, sent = await get(base(gs) + "/0" + gs.info["stuffed"])
+    assert sent == [gs.info["stuffed"].encode() + b"\r\n"]
+    assert r.content == seed.STUFFED_PLAIN
+    assert r.meta["terminated"] is True and r.meta["dot_stuffed"] is True
+
+
+@pytest.mark.parametrize(("path", "data", "ctype"), [
+    ("/9/sub/blob.bin", seed.blob(), "application/octet-stream"),
+    ("/g/sub/pixel.gif", seed.GIF, "image/gif"),
+    ("/I/sub/image.png", seed.PNG, "image/png"),
+    ("/s/sub/sound.wav", seed.WAV, "audio/x-wav"),
+    ("/5/sub/archive.zip", seed.ZIP, "application/zip"),
+])
+async def test_binary_items(gs: Endpoint, path: str, data: bytes, ctype: str) -> None:
+    r, sent = await get(base(gs) + path)
+    assert sent == [path[2:].encode() + b"\r\n"]
+    assert r.content == data
+    assert r.content_type == ctype
+
+
+async def test_streaming_and_offset(gs: Endpoint) -> None:
+    async with Client() as c:
+        async with c.open(base(gs) + "/9/sub/blob.bin") as body:
+            chunks = [chunk async for chunk in body]
+            assert body.complete
+        assert b"".join(chunks) == seed.blob()
+        r = await c.fetch(base(gs) + "/9/sub/blob.bin", offset=1000)
+        assert r.content == seed.blob()[1000:]
+
+
+async def test_many_concurrent_requests(gs: Endpoint) -> None:
+    async with Client() as c:
+        rs = await asyncio.gather(*(c.fetch(f"{base(gs)}/0/many/t{i:04d}.txt") for i in range(40)))
+    for i, r in enumerate(rs):
+        assert r.content == text_as_served(gs, seed.small_text(i))
+
+
+# -- search ------------------------------------------------------------------------------
+
+
+async def test_search(gs: Endpoint) -> None:
+    sel = gs.info["search"]
+    r, sent = await get(f"{base(gs)}/7{sel}%09foo%20bar")
+    assert sent == [sel.encode() + b"\tfoo bar\r\n"]
+    assert r.entries is not None
+    assert [(e.kind, e.name) for e in r.entries] == [
+        ("info", "You searched for: foo bar"), ("file", "Result 1 for foo bar"),
+        ("directory", "Result 2: the sub menu")]
+    assert r.meta["terminated"] is True  # the script ends its menu with "."
+    # the result's URL leads back to the real item
+    follow, _ = await get(str(r.entries[1].url))
+    assert follow.content == text_as_served(gs, seed.HELLO)
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/0/nonexistent", "/1/nonexistent", "/9/nope.bin"])
+async def test_missing_item(gs: Endpoint, path: str) -> None:
+    with pytest.raises(ResourceNotFound) as info:
+        await get(base(gs) + path)
+    text = "does not exist" if gs.name == "pygopherd" else "File or directory not found"
+    assert text in str(info.value)
+    assert info.value.reply and text in info.value.reply
+    assert isinstance(info.value, FileNotFoundError)
+
+
+@pytest.mark.parametrize("url_tail", [
+    "/0/hello.txt%0D%0AFLUSHALL",
+    "/0/hello.txt%0AQUIT",
+    "/7/search%09a%0D%0Ab",
+    "/0/hello.txt%09%09+%0D%0AQUIT",
+])
+async def test_control_characters_are_refused_before_sending(nic: Endpoint, url_tail: str) -> None:
+    log = Path(nic.info["access_log"])
+    before = log.read_text()
+    with pytest.raises(UnsafeURL) as info:
+        await get(base(nic) + url_tail)
+    assert "refusing" in str(info.value) and base(nic) in str(info.value)
+    await asyncio.sleep(0.2)
+    assert log.read_text() == before  # nothing reached the server
+
+
+async def test_tab_in_selector_is_refused(nic: Endpoint) -> None:
+    # The parser keeps %09 as the separator, so only a URL built directly can carry one.
+    url = GopherURL("gopher", nic.host, nic.port, None, None, "0", "/hello.txt\tx")
+    sent: list[bytes] = []
+    async with Client() as c:
+        with pytest.raises(UnsafeURL, match="TAB"):
+            await c.fetch(url, on_send=sent.append)
+    assert sent == []
+
+
+@pytest.mark.parametrize(("port", "service"), [(6379, "Redis"), (25, "SMTP"), (11211, "memcached")])
+async def test_service_ports_refused_by_default(port: int, service: str) -> None:
+    sent: list[bytes] = []
+    async with Client() as c:
+        with pytest.raises(UnsafeURL) as info:
+            await c.fetch(f"gopher://127.0.0.1:{port}/_FLUSHALL", on_send=sent.append)
+    assert sent == []
+    msg = str(info.value)
+    assert str(port) in msg and service in msg and "allow_gopher_to_service_ports" in msg
+
+
+async def test_service_port_policy_allows() -> None:
+    sent: list[bytes] = []
+    async with Client(policy=Policy(allow_gopher_to_service_ports=True)) as c:
+        try:
+            await c.fetch("gopher://127.0.0.1:11211/_stats", on_send=sent.append)
+        except AnyURLError as exc:
+            assert not isinstance(exc, UnsafeURL)  # got as far as connecting
+
+
+async def test_reads_are_bounded(gs: Endpoint) -> None:
+    # a 3 MiB line read as a menu: refused at max_line, not buffered
+    with pytest.raises(ProtocolError, match="longer than"):
+        await get(base(gs) + "/1/longline.bin")
+    # a menu larger than the configured bound
+    async with Client(gopher=GopherOptions(max_menu_bytes=4000)) as c:
+        with pytest.raises(TransferError, match="larger than 4000"):
+            await get(base(gs) + "/1/many", c)
+    async with Client(limits=Limits(max_entries=50)) as c:
+        with pytest.raises(TransferError, match="more than 50 entries"):
+            await get(base(gs) + "/1/many", c)
+    # max_size applies to items
+    with pytest.raises(TransferError, match="max_size=1000"):
+        await get(base(gs) + "/9/sub/blob.bin", max_size=1000)
+
+
+async def test_gophernicus_access_log_shows_the_request(nic: Endpoint) -> None:
+    await get(base(nic) + "/0/sub/nested.txt")
+    await asyncio.sleep(0.1)
+    deadline = time.monotonic() + 3
+    while "/sub/nested.txt" not in Path(nic.info["access_log"]).read_text() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert re.search(r'"GET 0/sub/nested\.txt HTTP/1\.0" 200 ', Path(nic.info["access_log"]).read_text())
+
+
+# -- Gopher+ (pygopherd) -------------------------------------------------------------------
+
+
+async def test_plus_default_view(pyg: Endpoint) -> None:
+    r, sent = await get(base(pyg) + "/0/hello.txt%09%09+")
+    assert sent == [b"/hello.txt\t\t+\r\n"]
+    assert r.content == seed.HELLO
+    assert r.meta["gopher_plus"] is True and r.meta["plus_length"] == len(seed.HELLO)
+
+
+async def test_plus_alternate_view(pyg: Endpoint) -> None:
+    attrs, _ = await get(base(pyg) + "/I/sub/image.png%09%09!")
+    (view,) = attrs.meta["views"]
+    assert view["mime"] == "image/png"
+    r, sent = await get(base(pyg) + "/I/sub/image.png%09%09+image/png%20En_US")
+    assert sent == [b"/sub/image.png\t\t+image/png En_US\r\n"]
+    assert r.content == seed.PNG and r.content_type == "image/png"
+    r, _ = await get(base(pyg) + "/9/sub/blob.bin%09%09+application/x-test-view")
+    assert r.content == seed.blob() and r.content_type == "application/x-test-view"
+
+
+async def test_plus_menu(pyg: Endpoint) -> None:
+    r, sent = await get(base(pyg) + "/1/sub%09%09+")
+    assert sent == [b"/sub\t\t+\r\n"]
+    assert r.entries is not None
+    assert sorted(e.name for e in r.entries) == ["archive", "blob", "image", "nested", "pixel", "sound"]
+    assert all(e.meta["plus"] == "+" for e in r.entries)
+    assert r.meta["plus_length"] == -2
+
+
+async def test_plus_item_attributes(pyg: Endpoint) -> None:
+    r, sent = await get(base(pyg) + "/0/hello.txt%09%09!")
+    assert sent == [b"/hello.txt\t\t!\r\n"]
+    attrs = r.meta["attributes"]
+    assert attrs["INFO"] == f"0hello.txt\t/hello.txt\t{pyg.host}\t{pyg.port}\t+"
+    assert attrs["ABSTRACT"] == seed.ABSTRACT
+    assert attrs["ADMIN"].startswith("Admin: " + pyg.info["admin"])
+    assert r.meta["views"] == [{"mime": "text/plain", "language": None, "size": "0k"}]
+    assert r.content.startswith(b"+INFO: 0hello.txt\t/hello.txt")
+
+
+async def test_plus_selected_attributes(pyg: Endpoint) -> None:
+    r, sent = await get(base(pyg) + "/0/hello.txt%09%09!+ABSTRACT%20+SMELL")
+    # pygopherd does not answer "!+NAME" as Gopher+: the client asks for "!" and keeps the names
+    assert sent == [b"/hello.txt\t\t!+ABSTRACT +SMELL\r\n", b"/hello.txt\t\t!\r\n"]
+    assert r.meta["attributes_fallback"] is True
+    assert set(r.meta["attributes"]) == {"INFO", "ABSTRACT"}
+    assert b"+ABSTRACT:\r\n " + seed.ABSTRACT.encode() in r.content and b"+ADMIN" not in r.content
+
+
+async def test_plus_directory_attributes(pyg: Endpoint) -> None:
+    r, sent = await get(base(pyg) + "/1/sub%09%09$")
+    assert sent == [b"/sub\t\t$\r\n"]
+    assert r.entries is not None
+    by_name = {e.name: e for e in r.entries}
+    assert set(by_name) == {"archive", "blob", "image", "nested", "pixel", "sound"}
+    assert by_name["blob"].url == f"gopher://{pyg.host}:{pyg.port}/9/sub/blob.bin"
+    assert by_name["image"].meta["attributes"]["VIEWS"] == "image/png: <0k>"
+    assert len(r.meta["attributes"]) == 6
+
+
+async def test_plus_error_reply(pyg: Endpoint) -> None:
+    with pytest.raises(ResourceNotFound) as info:
+        await get(base(pyg) + "/0/nonexistent%09%09+")
+    assert "'/nonexistent' does not exist" in str(info.value)
+
+
+async def test_gopher0_server_ignores_plus(nic: Endpoint) -> None:
+    r, sent = await get(base(nic) + "/0/hello.txt%09%09+")
+    assert sent == [b"/hello.txt\t\t+\r\n"]
+    assert r.meta["gopher_plus"] is False
+    assert r.content == text_as_served(nic, seed.HELLO)
+    with pytest.raises(ProtocolError, match="Gopher\\+"):
+        await get(base(nic) + "/0/hello.txt%09%09!")
+
+
+# -- ASK forms -------------------------------------------------------------------------------
+
+FORM_FIELDS = [("note", "Please tell us about yourself", None, []),
+               ("ask", "Your name?", "Anonymous", []),
+               ("askp", "Your password?", None, []),
+               ("choose", "Favourite protocol", "gopher", ["gopher", "ftp", "wais"]),
+               ("select", "Send me mail?:", "1", [])]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_ask_form(pyg: Endpoint, use_async: bool) -> None:
+    seen: list[Any] = []
+
+    def answer(fields: list[Any]) -> list[str]:
+        seen.extend(fields)
+        return ["Bob", "s3cret", "ftp", "0"]
+
+    async def answer_async(fields: list[Any]) -> list[str]:
+        await asyncio.sleep(0)
+        return answer(fields)
+
+    async with Client(form_callback=answer_async if use_async else answer) as c:
+        r, sent = await get(base(pyg) + "/0/form.txt%09%09?", c)
+    assert [(f.kind, f.prompt, f.default, f.choices) for f in seen] == FORM_FIELDS
+    assert sent == [b"/form.txt\t\t!\r\n",
+                    b"/form.txt\t\t+\t1\r\n+-1\r\nBob\r\ns3cret\r\nftp\r\n0\r\n.\r\n"]
+    form_url = (f"gopher://{pyg.host}:{pyg.port}/0/form.txt%09%09+%091%0D%0A+-1%0D%0ABob%0D%0A"
+                "s3cret%0D%0Aftp%0D%0A0%0D%0A.%0D%0A")
+    assert r.meta["form_url"] == form_url
+    # pygopherd serves the item (it reads only the request's first line, so it ignores the answers)
+    assert r.content == seed.FORM_TEXT
+    # the form URL designates the filled-out form: fetching it sends the same bytes again
+    again, sent2 = await get(form_url)
+    assert sent2 == [sent[1]] and again.content == seed.FORM_TEXT
+
+
+async def test_ask_form_without_callback(pyg: Endpoint) -> None:
+    with pytest.raises(ConfigurationError, match="form_callback"):
+        await get(base(pyg) + "/0/form.txt%09%09?")
+    r, sent = await get(base(pyg) + "/0/form.txt%09%09?", form_answers=["Al", "pw", "wais", "1"])
+    assert sent[1] == b"/form.txt\t\t+\t1\r\n+-1\r\nAl\r\npw\r\nwais\r\n1\r\n.\r\n"
+    with pytest.raises(ProtocolError, match="not one of the choices"):
+        await get(base(pyg) + "/0/form.txt%09%09?", form_answers=["Al", "pw", "http", "1"])
+
+
+async def test_ask_on_item_without_form(pyg: Endpoint) -> None:
+    with pytest.raises(ProtocolError, match="no \\+ASK form"):
+        await get(base(pyg) + "/0/hello.txt%09%09?", form_answers=[])
