@@ -30,7 +30,7 @@ from .client import Client, Timeouts
 from .download import download, name_for_url
 from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
 from .progress import TransferProgress, show_progress
-from .response import Entry
+from .response import Entry, translate_errors
 from .urls import URL
 
 __all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PIPE", "build_parser", "exit_code_table", "main"]
@@ -762,9 +762,14 @@ async def cmd_open(args: argparse.Namespace, client: Client, rep: Reporter) -> i
             "interactive telnet sessions are not available in this build (no anyurl.terminal)", url=u)
     terminal = importlib.import_module("anyurl.terminal")
     run: Callable[..., Any] = terminal.run
-    result = run(u, client)
-    if inspect.isawaitable(result):
-        result = await result
+    try:
+        result = run(u, client)
+        if inspect.isawaitable(result):
+            result = await result
+    except AnyURLError:
+        raise
+    except OSError as exc:  # e.g. a terminal that cannot be watched: one line, not a traceback
+        raise translate_errors(exc, u) from exc
     return result if isinstance(result, int) else 0
 
 

@@ -24,10 +24,13 @@ from fixtures.launcher import Endpoint, Launcher
 
 from anyurl.download import PART_SUFFIX
 from anyurl.errors import (
+    AccessDenied,
+    ConnectError,
     NotRetrievable,
     ResourceNotFound,
     TransferError,
     TruncatedTransfer,
+    UnsafeURL,
     UnsupportedScheme,
     URLSyntaxError,
 )
@@ -435,3 +438,112 @@ def test_usage_errors() -> None:
     for cls in (ResourceNotFound, URLSyntaxError, UnsupportedScheme, TruncatedTransfer):
         assert f"{cls.exit_code:>3}  {cls.__name__}" in help_text
     assert " 130 " in help_text
+
+
+# -- other schemes through the CLI: ftp (vsftpd), mailto (aiosmtpd), telnet --------------------
+
+
+@pytest.fixture(scope="module")
+def vsftpd(servers: Launcher) -> Endpoint:
+    return servers.get("vsftpd")
+
+
+def test_put_to_ftp_and_get_it_back(vsftpd: Endpoint, tmp_path: Path) -> None:
+    src = tmp_path / "up.bin"
+    src.write_bytes(os.urandom(200_000))
+    user, pw = vsftpd.info["user"], vsftpd.info["password"]
+    url = f"ftp://{user}:{pw}@127.0.0.1:{vsftpd.port}/upload/cli-{os.getpid()}.bin"
+    proc = run("put", str(src), url)
+    assert proc.returncode == 0, proc.stderr
+    assert pw not in proc.stderr.decode()
+    stored = Path(vsftpd.info["local_root"]) / "upload" / f"cli-{os.getpid()}.bin"
+    assert stored.read_bytes() == src.read_bytes()
+    assert "STOR" in Path(vsftpd.info["log"]).read_text()
+    back = run("get", "-o", str(tmp_path / "back.bin"), url)
+    assert back.returncode == 0, back.stderr
+    assert (tmp_path / "back.bin").read_bytes() == src.read_bytes()
+
+
+def test_ls_ftp_directory(vsftpd: Endpoint) -> None:
+    proc = run("ls", "--json", vsftpd.url("ftp", "/pub/"))
+    assert proc.returncode == 0, proc.stderr
+    listed = {e["name"]: e for e in json.loads(proc.stdout)}
+    anon = Path(vsftpd.info["anon_root"]) / "pub"
+    assert set(listed) == {p.name for p in anon.iterdir()}
+    assert listed["hello.txt"]["size"] == (anon / "hello.txt").stat().st_size
+    assert listed["hello.txt"]["url"] == vsftpd.url("ftp", "/pub/hello.txt")
+
+
+def test_ftp_password_without_terminal_is_access_denied(vsftpd: Endpoint, tmp_path: Path) -> None:
+    proc = run("get", "-o", str(tmp_path / "p.txt"), f"ftp://{vsftpd.info['user']}@127.0.0.1:{vsftpd.port}"
+               "/private.txt", stdin=b"")
+    assert proc.returncode == AccessDenied.exit_code  # nobody to ask for the password
+    one_error_line(proc)
+    assert files_in(tmp_path) == []
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pseudo-terminal")
+def test_ftp_password_prompt_on_a_terminal(vsftpd: Endpoint, tmp_path: Path) -> None:
+    dest = tmp_path / "private.txt"
+    url = f"ftp://{vsftpd.info['user']}@127.0.0.1:{vsftpd.port}/private.txt"
+    script = subprocess.Popen(["script", "-qec", f"{ANYURL} get -q -o {dest} {url}", "/dev/null"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              env={**ENV, "TERM": "xterm"})
+    assert script.stdout is not None and script.stdin is not None
+    seen = b""
+    while b"Password for" not in seen:  # wait for the prompt, then type the password
+        more = script.stdout.read1(1024)
+        assert more, seen
+        seen += more
+    script.stdin.write(vsftpd.info["password"].encode() + b"\n")
+    script.stdin.flush()
+    rest, _ = script.communicate(timeout=30)
+    assert script.returncode == 0, seen + rest
+    assert f"Password for {vsftpd.info['user']}@127.0.0.1".encode() in seen
+    assert vsftpd.info["password"].encode() not in seen + rest  # not echoed
+    assert dest.read_bytes() == (Path(vsftpd.info["local_root"]) / "private.txt").read_bytes()
+
+
+def test_send_mail_with_attachment(servers: Launcher, tmp_path: Path) -> None:
+    import email
+    import email.policy
+
+    smtp = servers.get("aiosmtpd_server")
+    attach = tmp_path / "notes.bin"
+    attach.write_bytes(bytes(range(256)) * 4)
+    tag = f"cli-{os.getpid()}-{time.monotonic_ns()}"
+    env = {**ENV, "ANYURL_SMTP_HOST": "127.0.0.1", "ANYURL_SMTP_PORT": str(smtp.port)}
+    proc = subprocess.run([ANYURL, "send", "mailto:bob@example.org", "-s", f"Subject {tag}",
+                           "--from", "alice@example.org", "--attach", str(attach)],
+                          input=b"Hello Bob,\nthe notes are attached.\n", capture_output=True, timeout=60,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr
+    new = Path(smtp.info["maildir"]) / "new"
+    messages = [email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in new.iterdir()]
+    mine = [m for m in messages if m["Subject"] == f"Subject {tag}"]
+    assert len(mine) == 1
+    msg = mine[0]
+    assert msg["To"] == "bob@example.org" and msg["From"] == "alice@example.org"
+    body = msg.get_body(("plain",))
+    assert body is not None and "the notes are attached." in body.get_content()
+    parts = list(msg.iter_attachments())
+    assert [p.get_filename() for p in parts] == ["notes.bin"]
+    assert parts[0].get_content() == attach.read_bytes()
+
+
+def test_send_refuses_header_injection(tmp_path: Path) -> None:
+    env = {**ENV, "ANYURL_SMTP_HOST": "127.0.0.1", "ANYURL_SMTP_PORT": "1"}
+    proc = subprocess.run([ANYURL, "send", "mailto:bob@example.org?subject=a%0d%0aBcc:evil@example.org"],
+                          input=b"x\n", capture_output=True, timeout=60, env=env)
+    assert proc.returncode == UnsafeURL.exit_code  # refused before any connection
+    one_error_line(proc)
+
+
+def test_telnet_url_opens_a_session(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = run(f"telnet://127.0.0.1:{port}/", stdin=b"")
+    assert proc.returncode == ConnectError.exit_code  # the URL went to the telnet session, not to `get`
+    assert "Traceback" not in proc.stderr.decode()
+    assert f"anyurl: telnet://127.0.0.1:{port}/" in proc.stderr.decode()
