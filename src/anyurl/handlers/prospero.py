@@ -1,0 +1,258 @@
+"""prospero: URLs (the thin asyncio datagram driver; ARDP and the commands are in protocols/prospero.py).
+
+``prospero://host:port/hsoname;field=value`` is listed with a ``LIST``
+request. A directory gives ``Body.entries`` (one per link; an external
+link's entry URL is the URL of its access method, per RFC 1738 section
+3.11). When the server says the object is not a directory, a
+``GET-OBJECT-INFO`` request asks for its access methods, and the object is
+fetched by following the first one that maps to a URL, through the
+registry (ftp, gopher, http, wais; ``file:`` only when
+:attr:`ProsperoOptions.allow_file_targets` is set, since a remote server
+should not be able to make us read local files). ``follow=False`` returns
+the object's description instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import (
+    AccessDenied,
+    ConnectError,
+    FetchTimeout,
+    NotRetrievable,
+    ProtocolError,
+    ResourceNotFound,
+    UnsafeURL,
+    URLSyntaxError,
+)
+from ..protocols import prospero as pp
+from ..response import Body, Entry
+from ..urls import URL, ProsperoURL, percent_encode
+from .base import Handler, refuse_controls, render_entries
+
+__all__ = ["ProsperoHandler", "ProsperoOptions"]
+
+
+@dataclass(frozen=True)
+class ProsperoOptions:
+    """Options for prospero: URLs, passed as ``Client(prospero=ProsperoOptions(...))``.
+
+    ``timeout``: seconds before the first retransmission; each further one
+    waits ``backoff`` times longer, up to ``retries`` retransmissions
+    without progress. ``follow``: fetch an object through its access method.
+    ``allow_file_targets``: let a server's LOCAL access method open a
+    ``file:`` URL. ``user``: the name sent with UNAUTHENTICATED.
+    ``max_reply``: the largest reply accepted, in bytes.
+    """
+
+    timeout: float = 2.0
+    retries: int = 4
+    backoff: float = 2.0
+    follow: bool = True
+    allow_file_targets: bool = False
+    user: str = "anonymous"
+    max_reply: int = 16 * 1024 * 1024
+
+
+class _Datagrams(asyncio.DatagramProtocol):
+    """Queues the datagrams of one connected UDP socket."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=4096)
+        self.error: OSError | None = None
+
+    def datagram_received(self, data: bytes, addr: Any) -> None:
+        if not self.queue.full():  # a flood is dropped, as the network would
+            self.queue.put_nowait(data)
+
+    def error_received(self, exc: Exception) -> None:
+        if isinstance(exc, OSError):
+            self.error = exc
+            if not self.queue.full():
+                self.queue.put_nowait(b"")  # wake the reader
+
+
+class ProsperoHandler(Handler):
+    """Directory listings and link resolution of ``prospero://`` URLs."""
+
+    schemes = ("prospero",)
+
+    def _options(self) -> ProsperoOptions:
+        return self.client.options_for("prospero", ProsperoOptions)
+
+    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+        """List a directory, or resolve an object's access method and (by default) fetch it."""
+        if not isinstance(url, ProsperoURL):
+            raise NotRetrievable("not a prospero URL", url=url)
+        if url.user is not None or url.password is not None:
+            raise URLSyntaxError("a prospero URL may not carry a user name or password (RFC 1738 3.11)",
+                                 url=url, rule="prosperourl")
+        refuse_controls(url, "the hsoname", url.hsoname)
+        for name, value in url.fields:
+            refuse_controls(url, f"the field {name!r}", name + value)
+        opts = self._options()
+        follow = options.get("follow", opts.follow)
+        request = pp.build_list(url.hsoname, url.fields, user=opts.user)
+        reply = await self._ask(url, opts, request)
+        self._check_error(url, reply)
+        if reply.failure is not None and reply.failure[0] in ("NOT-A-DIRECTORY", "NOT-DIRECTORY"):
+            info = await self._ask(url, opts, pp.build_get_object_info(url.hsoname, url.fields, user=opts.user))
+            self._check_error(url, info)
+            self._check_failure(url, info)
+            return await self._object(url, info, follow, offset)
+        self._check_failure(url, reply)
+        entries = [self._entry(url, link) for link in reply.links[: self.client.limits.max_entries]]
+        meta = {"hsoname": url.hsoname, "links": len(entries)}
+        return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
+                               entries=entries, meta=meta)
+
+    # -- replies -------------------------------------------------------------
+
+    def _check_error(self, url: ProsperoURL, reply: pp.ProsperoReply) -> None:
+        if reply.error is not None:
+            if reply.error.upper().startswith("NOT-AUTHORIZED"):
+                raise AccessDenied("the Prospero server refused the request", url=url, reply=reply.error)
+            raise ProtocolError("the Prospero server reported an error", url=url, reply=reply.error)
+
+    def _check_failure(self, url: ProsperoURL, reply: pp.ProsperoReply) -> None:
+        if reply.failure is None:
+            return
+        kind, text = reply.failure
+        message = f"FAILURE {kind} {text}".strip()
+        if kind == "NOT-FOUND":
+            raise ResourceNotFound(f"no object {url.hsoname!r} on the server", url=url, reply=message)
+        if kind == "NOT-AUTHORIZED":
+            raise AccessDenied(f"not authorized for {url.hsoname!r}", url=url, reply=message)
+        raise ProtocolError(f"the server could not list {url.hsoname!r}", url=url, reply=message)
+
+    def _entry(self, url: ProsperoURL, link: pp.Link) -> Entry:
+        resolved = [u for u in (pp.access_url(m, target=link.target) for m in link.access) if u]
+        meta: dict[str, Any] = {
+            "target": link.target, "link_type": link.link_type, "host": link.host, "hsoname": link.hsoname,
+            "access_methods": [_method_dict(m) for m in link.access],
+        }
+        if link.version is not None:
+            meta["version"] = link.version
+        if link.target == "EXTERNAL":
+            # RFC 1738: external links are the URLs of their access method.
+            return Entry(name=link.name, url=resolved[0] if resolved else None, kind="link", meta=meta)
+        kind = {"DIRECTORY": "directory", "FILE": "file", "SYMBOLIC": "link"}.get(link.target, "unknown")
+        host = link.host if link.host_type.upper() in ("INTERNET-D", "") else url.host
+        fields = (";OBJECT-VERSION=" + percent_encode(link.version)) if link.version else ""
+        target = (f"prospero://{pp._authority(host, 1525)}/"
+                  f"{percent_encode(link.hsoname, safe='/-._~!$&()*+,=:@')}{fields}")
+        return Entry(name=link.name, url=target, kind=kind, meta=meta)
+
+    async def _object(self, url: ProsperoURL, info: pp.ProsperoReply, follow: bool, offset: int) -> Body:
+        opts = self._options()
+        urls = [u for u in (pp.access_url(m) for m in info.access) if u]
+        meta: dict[str, Any] = {"hsoname": url.hsoname, "object_type": info.object_type,
+                                "access_methods": [_method_dict(m) for m in info.access], "resolved": urls}
+        if follow:
+            for target in urls:
+                if target.startswith("file:") and not opts.allow_file_targets:
+                    continue
+                parsed = self.client.parse(target)
+                body = await self.client.handler(parsed).open(parsed, offset=offset)
+                body.meta.setdefault("prospero", meta)
+                return body
+            if urls:
+                raise UnsafeURL("the object's only access method is a local file; set "
+                                "ProsperoOptions(allow_file_targets=True) to follow it", url=url)
+            raise NotRetrievable("the object has no access method this client can follow "
+                                 f"({', '.join(m.method for m in info.access) or 'none given'})", url=url)
+        entries = [Entry(name=m.method, url=u, kind="link", meta=_method_dict(m))
+                   for m, u in ((m, pp.access_url(m)) for m in info.access)]
+        return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
+                               entries=entries, meta=meta)
+
+    # -- the ARDP transaction --------------------------------------------------
+
+    async def _ask(self, url: ProsperoURL, opts: ProsperoOptions, request: bytes) -> pp.ProsperoReply:
+        message = await self._transact(url, opts, request)
+        try:
+            return pp.parse_reply(message, max_links=self.client.limits.max_entries)
+        except pp.ARDPError as exc:
+            raise ProtocolError(f"unparsable Prospero reply: {exc}", url=url) from exc
+
+    async def _transact(self, url: ProsperoURL, opts: ProsperoOptions, request: bytes) -> bytes:
+        loop = asyncio.get_running_loop()
+        port = url.port or 1525
+        try:
+            async with asyncio.timeout(self.client.timeouts.connect):
+                transport, proto = await loop.create_datagram_endpoint(
+                    _Datagrams, remote_addr=(url.host, port))
+        except TimeoutError as exc:
+            raise FetchTimeout(f"resolving {url.host} timed out", url=url) from exc
+        except OSError as exc:
+            raise ConnectError(f"cannot reach {url.host}:{port}: {exc.strerror or exc}", url=url) from exc
+        try:
+            return await self._exchange(url, opts, request, transport, proto)
+        finally:
+            transport.close()
+
+    async def _exchange(self, url: ProsperoURL, opts: ProsperoOptions, request: bytes,
+                        transport: asyncio.DatagramTransport, proto: _Datagrams) -> bytes:
+        loop = asyncio.get_running_loop()
+        conn_id = secrets.randbelow(0xFFFE) + 1
+        packets = pp.split_message(conn_id, request)
+        receiver = pp.Receiver(conn_id, max_bytes=opts.max_reply)
+        delays = pp.retry_delays(opts.timeout, opts.retries, opts.backoff)
+        attempt = 0
+        bad = 0
+        for packet in packets:
+            transport.sendto(packet)
+        deadline = loop.time() + delays[0]
+        while not receiver.complete:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                attempt += 1
+                if attempt >= len(delays):
+                    got = f"{len(receiver.packets)} of {receiver.total or '?'} reply packets"
+                    extra = f", {bad} undecodable datagrams" if bad else ""
+                    raise FetchTimeout(f"no complete reply from {url.host}:{url.port or 1525} after "
+                                       f"{attempt} retransmissions ({got}{extra})", url=url)
+                if receiver.packets:
+                    transport.sendto(receiver.ack_packet())  # says what is missing
+                else:
+                    for packet in packets:
+                        transport.sendto(packet)
+                deadline = loop.time() + delays[attempt]
+                continue
+            try:
+                async with asyncio.timeout(remaining):
+                    data = await proto.queue.get()
+            except TimeoutError:
+                continue
+            if proto.error is not None:
+                raise ConnectError(f"{url.host}:{url.port or 1525}: {proto.error.strerror or proto.error}",
+                                   url=url) from proto.error
+            try:
+                header, payload = pp.decode_packet(data)
+                event = receiver.feed(header, payload)
+            except pp.ARDPError as exc:
+                if "exceeds" in str(exc) or "larger" in str(exc):
+                    raise ProtocolError(str(exc), url=url) from exc
+                bad += 1  # a mangled datagram is like a lost one
+                continue
+            if event.refused:
+                raise ProtocolError("the Prospero server refused or cancelled the request", url=url)
+            if event.wait:
+                # The server is working on it: be patient, within the read timeout.
+                patience = min(float(event.wait), self.client.timeouts.read)
+                deadline = max(deadline, loop.time() + patience)
+            if event.accepted:
+                attempt = 0  # progress: the retry budget starts again
+                deadline = max(deadline, loop.time() + delays[0])
+            if event.send_ack:
+                transport.sendto(receiver.ack_packet())
+        return receiver.message()
+
+
+def _method_dict(m: pp.AccessMethod) -> dict[str, Any]:
+    return {"method": m.method, "host": m.host, "hsoname": m.hsoname, "extra": list(m.extra),
+            "url": pp.access_url(m)}

@@ -1,0 +1,489 @@
+"""Prospero Directory Service, protocol version 5, over ARDP (pure: no sockets, no asyncio).
+
+Two layers, both written from ISI's documents ("The Prospero Protocol,
+version 5" and "ARDP, version 0"; see docs/prospero.md for the points
+where our reading had to fill a gap):
+
+**ARDP v0**, the reliable datagram layer over UDP. Each packet starts with
+a header whose first octet holds the version (two high bits, 0) and the
+header length (six low bits); then, big-endian 16-bit fields: connection
+id (octets 1-2), packet number (3-4; 0 = unsequenced control packet), total
+packets of the message (5-6), received-through (7-8), expected wait in
+seconds (9-10); then a flags octet (11; 0x80 = please acknowledge) and an
+option octet (12; 1 = cancel / connection refused, 2 = reset
+received-through). Absent trailing fields take their defaults.
+:class:`Receiver` reassembles a multi-packet reply, dropping duplicates
+and accepting any order, and says when to acknowledge;
+:func:`retry_delays` is the retransmission schedule with backoff.
+
+**The command language**: a request is lines of tokens (``VERSION 5``,
+``AUTHENTICATE``, ``DIRECTORY ASCII <hsoname>``, ``LIST``,
+``GET-OBJECT-INFO``); tokens holding spaces or quotes are written in single
+quotes, with a quote doubled inside. The reply's ``LINK`` lines become
+:class:`Link` values and their ``ATTRIBUTE ... ACCESS-METHOD`` lines become
+:class:`AccessMethod` values, which :func:`access_url` turns into the URL of
+the underlying access method (ftp, gopher, http, wais, file).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field, replace
+
+from ..urls import percent_encode
+
+__all__ = [
+    "ACK_REQUESTED",
+    "OPTION_CANCEL",
+    "OPTION_RESET",
+    "AccessMethod",
+    "ARDPError",
+    "Header",
+    "Link",
+    "PacketEvent",
+    "ProsperoReply",
+    "Receiver",
+    "access_url",
+    "build_get_object_info",
+    "build_list",
+    "decode_packet",
+    "encode_packet",
+    "join_tokens",
+    "parse_reply",
+    "retry_delays",
+    "split_message",
+    "split_tokens",
+]
+
+ARDP_VERSION = 0
+ACK_REQUESTED = 0x80  # octet 11: the sender wants an acknowledgement
+OPTION_CANCEL = 1  # octet 12: client->server cancel; server->client connection refused
+OPTION_RESET = 2  # octet 12: reset the peer's received-through count
+FULL_HEADER = 13
+SHORT_HEADER = 11
+MAX_PAYLOAD = 1400  # keeps a packet inside one Ethernet frame
+PROTOCOL_VERSION = "5"
+
+
+class ARDPError(ValueError):
+    """A packet or reply that breaks the protocol (the driver maps it to ProtocolError)."""
+
+
+@dataclass(frozen=True)
+class Header:
+    """An ARDP v0 header. ``sequence`` 0 marks an unsequenced control packet."""
+
+    connection_id: int
+    sequence: int = 1
+    total: int = 0
+    received_through: int = 0
+    wait: int = 0
+    flags: int = 0
+    option: int = 0
+
+    @property
+    def ack_requested(self) -> bool:
+        return bool(self.flags & ACK_REQUESTED)
+
+
+def encode_packet(header: Header, payload: bytes = b"") -> bytes:
+    """One datagram: the header (11 octets, or 13 when flags/option are set) then *payload*."""
+    length = FULL_HEADER if (header.flags or header.option) else SHORT_HEADER
+    fields = (header.connection_id, header.sequence, header.total, header.received_through, header.wait)
+    for value in fields:
+        if not 0 <= value <= 0xFFFF:
+            raise ARDPError(f"header field {value} does not fit in 16 bits")
+    raw = bytes([(ARDP_VERSION << 6) | length]) + struct.pack(">5H", *fields)
+    if length == FULL_HEADER:
+        raw += bytes([header.flags & 0xFF, header.option & 0xFF])
+    return raw + payload
+
+
+def decode_packet(data: bytes) -> tuple[Header, bytes]:
+    """Split a datagram into its header (with defaults for absent fields) and payload."""
+    if not data:
+        raise ARDPError("empty datagram")
+    version, length = data[0] >> 6, data[0] & 0x3F
+    if version != ARDP_VERSION:
+        raise ARDPError(f"ARDP version {version} packets are not supported")
+    if length < 1 or length > len(data):
+        raise ARDPError(f"header length {length} does not fit a {len(data)}-octet datagram")
+
+    def field16(offset: int, default: int) -> int:
+        if length >= offset + 2:
+            return int.from_bytes(data[offset:offset + 2], "big")
+        return default
+
+    sequence = field16(3, 1)
+    total = field16(5, 0)
+    if length < 5:  # neither packet number nor total given: a one-packet message
+        total = 1
+    header = Header(
+        connection_id=field16(1, 0),
+        sequence=sequence,
+        total=total,
+        received_through=field16(7, 0),
+        wait=field16(9, 0),
+        flags=data[11] if length > 11 else 0,
+        option=data[12] if length > 12 else 0,
+    )
+    return header, data[length:]
+
+
+def split_message(connection_id: int, message: bytes, max_payload: int = MAX_PAYLOAD,
+                  *, received_through: int = 0) -> list[bytes]:
+    """A request message as its datagrams; the last one asks for an acknowledgement."""
+    chunks = [message[i:i + max_payload] for i in range(0, len(message), max_payload)] or [b""]
+    if len(chunks) > 0xFFFF:
+        raise ARDPError("message too long for ARDP")
+    total = len(chunks)
+    return [encode_packet(Header(connection_id, i, total, received_through,
+                                 flags=ACK_REQUESTED if i == total else 0), chunk)
+            for i, chunk in enumerate(chunks, start=1)]
+
+
+def retry_delays(initial: float, retries: int, backoff: float = 2.0, ceiling: float = 60.0) -> list[float]:
+    """Seconds to wait before each retransmission: initial, initial*backoff, ... capped at *ceiling*."""
+    delays = []
+    delay = initial
+    for _ in range(retries + 1):
+        delays.append(min(delay, ceiling))
+        delay *= backoff
+    return delays
+
+
+@dataclass(frozen=True)
+class PacketEvent:
+    """What the driver should do after feeding a packet to the :class:`Receiver`."""
+
+    accepted: bool = False  # a new packet of the message was stored
+    duplicate: bool = False
+    ignored: bool = False  # another connection's packet, or a packet we cannot use
+    send_ack: bool = False
+    complete: bool = False
+    wait: int | None = None  # the server asks for this many seconds of patience
+    refused: bool = False  # the server refused or cancelled the request
+
+
+class Receiver:
+    """Reassembles one multi-packet reply: any order, duplicates dropped, bounded size."""
+
+    def __init__(self, connection_id: int, *, max_packets: int = 4096, max_bytes: int = 16 << 20) -> None:
+        self.connection_id = connection_id
+        self.max_packets = max_packets
+        self.max_bytes = max_bytes
+        self.total = 0  # 0: not yet known
+        self.received_through = 0
+        self.packets: dict[int, bytes] = {}
+        self.size = 0
+        self._ack_owed = False
+
+    def feed(self, header: Header, payload: bytes) -> PacketEvent:
+        """Take one decoded packet; raises ARDPError when the reply grows past the limits."""
+        if header.connection_id != self.connection_id:
+            return PacketEvent(ignored=True)
+        if header.option == OPTION_CANCEL:
+            return PacketEvent(refused=True)
+        if header.sequence == 0:  # control packet: a wait notice or an acknowledgement
+            return PacketEvent(ignored=not header.wait, wait=header.wait or None)
+        if header.total:
+            if header.total > self.max_packets:
+                raise ARDPError(f"reply of {header.total} packets exceeds the limit of {self.max_packets}")
+            self.total = header.total
+        if header.sequence > self.max_packets or (self.total and header.sequence > self.total):
+            raise ARDPError(f"packet {header.sequence} is beyond the end of the reply")
+        if header.sequence in self.packets or header.sequence <= self.received_through:
+            # Acknowledge again only if asked: the sender may have missed our acknowledgement.
+            return PacketEvent(duplicate=True, send_ack=header.ack_requested, complete=self.complete)
+        self.size += len(payload)
+        if self.size > self.max_bytes:
+            raise ARDPError(f"reply larger than {self.max_bytes} bytes")
+        self.packets[header.sequence] = payload
+        while self.received_through + 1 in self.packets:
+            self.received_through += 1
+        caught_up = self.received_through == max(self.packets)
+        ack = self.complete or header.ack_requested
+        if header.ack_requested and not caught_up:
+            # Asked for an acknowledgement while earlier packets are still on the
+            # way (reordering): acknowledge now, and again once the gap closes.
+            self._ack_owed = True
+        elif self._ack_owed and caught_up:
+            self._ack_owed = False
+            ack = True
+        return PacketEvent(accepted=True, complete=self.complete, send_ack=ack, wait=header.wait or None)
+
+    @property
+    def complete(self) -> bool:
+        return self.total > 0 and self.received_through >= self.total
+
+    def missing(self) -> list[int]:
+        """Packet numbers not yet received (those known to exist)."""
+        end = self.total or max(self.packets, default=0)
+        return [i for i in range(1, end + 1) if i not in self.packets]
+
+    def ack_packet(self) -> bytes:
+        """The unsequenced control packet that acknowledges everything received so far."""
+        return encode_packet(Header(self.connection_id, 0, 0, self.received_through))
+
+    def message(self) -> bytes:
+        """The reassembled reply (only once complete)."""
+        if not self.complete:
+            raise ARDPError("reply not complete")
+        return b"".join(self.packets[i] for i in range(1, self.total + 1))
+
+
+# -- the command language ------------------------------------------------------
+
+
+def _quote(token: str) -> str:
+    if token and not any(c in token for c in " \t'"):
+        return token
+    return "'" + token.replace("'", "''") + "'"
+
+
+def join_tokens(tokens: list[str]) -> str:
+    """One protocol line from *tokens*, quoting those that need it."""
+    for t in tokens:
+        if any(c in t for c in "\r\n\0"):
+            raise ARDPError("a token holds a line break or NUL")
+    return " ".join(_quote(t) for t in tokens)
+
+
+def split_tokens(line: str) -> list[str]:
+    """The tokens of one protocol line (single quotes group, a doubled quote is a quote)."""
+    tokens: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        if line[i] in " \t":
+            i += 1
+            continue
+        if line[i] == "'":
+            i += 1
+            buf = []
+            while True:
+                if i >= n:
+                    raise ARDPError(f"unterminated quote in {line!r}")
+                if line[i] == "'":
+                    if i + 1 < n and line[i + 1] == "'":
+                        buf.append("'")
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                buf.append(line[i])
+                i += 1
+            tokens.append("".join(buf))
+        else:
+            j = i
+            while j < n and line[j] not in " \t":
+                j += 1
+            tokens.append(line[i:j])
+            i = j
+    return tokens
+
+
+def _preamble(user: str) -> list[str]:
+    return [join_tokens(["VERSION", PROTOCOL_VERSION, "anyurl"]),
+            join_tokens(["AUTHENTICATE", "", "UNAUTHENTICATED", user])]
+
+
+def _object_tokens(hsoname: str, fields: tuple[tuple[str, str], ...]) -> list[str]:
+    # The URL's fields identify the target: OBJECT-VERSION is the link's VERSION
+    # token; any other field travels as an ID <type> <value> pair.
+    tokens = ["ASCII", hsoname]
+    for name, value in fields:
+        if name.upper() == "OBJECT-VERSION":
+            tokens += ["VERSION", value]
+        else:
+            tokens += ["ID", name, value]
+    return tokens
+
+
+def build_list(hsoname: str, fields: tuple[tuple[str, str], ...] = (), *, user: str = "anonymous") -> bytes:
+    """The request listing directory *hsoname* with each link's attributes."""
+    lines = _preamble(user) + [
+        join_tokens(["DIRECTORY", *_object_tokens(hsoname, fields)]),
+        join_tokens(["LIST", "ATTRIBUTES", "COMPONENTS"]),
+    ]
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+
+
+def build_get_object_info(hsoname: str, fields: tuple[tuple[str, str], ...] = (), *,
+                          user: str = "anonymous") -> bytes:
+    """The request for an object's type and access methods."""
+    lines = _preamble(user) + [
+        join_tokens(["GET-OBJECT-INFO", "OBJECT-TYPE+ACCESS-METHOD", *_object_tokens(hsoname, fields)]),
+    ]
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class AccessMethod:
+    """One ACCESS-METHOD value: method, host, hsoname and the method's extra elements."""
+
+    method: str
+    host_type: str
+    host: str
+    hsoname_type: str
+    hsoname: str
+    extra: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Link:
+    """One LINK line of a listing, with the ATTRIBUTE lines that followed it."""
+
+    link_type: str  # L (normal) or U (union)
+    target: str  # FILE, DIRECTORY, EXTERNAL, SYMBOLIC, OBJECT...
+    name: str
+    host_type: str
+    host: str
+    hsoname_type: str
+    hsoname: str
+    version: str | None = None
+    ids: tuple[tuple[str, str], ...] = ()
+    access: tuple[AccessMethod, ...] = ()
+    attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+@dataclass
+class ProsperoReply:
+    """A parsed reply: links (LIST), object type and access methods (GET-OBJECT-INFO), or a failure."""
+
+    links: list[Link] = field(default_factory=list)
+    object_type: str | None = None
+    access: list[AccessMethod] = field(default_factory=list)
+    failure: tuple[str, str] | None = None  # (kind, text): NOT-FOUND, NOT-A-DIRECTORY, ...
+    error: str | None = None  # ERROR / VERSION-NOT-SUPPORTED / NOT-AUTHORIZED text
+    none_found: bool = False
+
+
+def _access(values: list[str], link: Link | None) -> AccessMethod:
+    if len(values) < 5:
+        raise ARDPError(f"ACCESS-METHOD needs at least 5 elements, got {values!r}")
+    method, host_type, host, hso_type, hso, *extra = values
+    # '' means "the same as the link's" (saves bytes on the wire).
+    if link is not None:
+        host_type = host_type or link.host_type
+        host = host or link.host
+        hso_type = hso_type or link.hsoname_type
+        hso = hso or link.hsoname
+    return AccessMethod(method.upper(), host_type, host, hso_type, hso, tuple(extra))
+
+
+def parse_reply(message: bytes, *, max_links: int = 1_000_000) -> ProsperoReply:
+    """Parse a whole (reassembled) reply message."""
+    reply = ProsperoReply()
+    text = message.decode("utf-8", "surrogateescape")
+    current: Link | None = None
+    for raw in text.split("\n"):
+        line = raw.rstrip("\r")
+        if not line.strip():
+            continue
+        tokens = split_tokens(line)
+        keyword = tokens[0].upper()
+        if keyword == "LINK":
+            if current is not None:
+                reply.links.append(current)
+            if len(reply.links) >= max_links:
+                raise ARDPError(f"more than {max_links} links")
+            current = _link(tokens)
+        elif keyword == "ATTRIBUTE":
+            name, values = _attribute(tokens)
+            if name == "ACCESS-METHOD":
+                method = _access(values, current)
+                if current is not None:
+                    current = replace(current, access=current.access + (method,))
+                else:
+                    reply.access.append(method)
+            elif current is not None:
+                current = replace(current, attributes=current.attributes + ((name, tuple(values)),))
+        elif keyword == "OBJECT-INFO":
+            reply.object_type = tokens[1] if len(tokens) > 1 else ""
+        elif keyword == "FAILURE":
+            reply.failure = (tokens[1].upper() if len(tokens) > 1 else "", " ".join(tokens[2:]))
+        elif keyword in ("ERROR", "VERSION-NOT-SUPPORTED", "NOT-AUTHORIZED"):
+            reply.error = line.strip()
+        elif keyword == "NONE-FOUND":
+            reply.none_found = True
+        # Other lines (VERSION, FORWARDED, UNRESOLVED...) carry nothing this client uses.
+    if current is not None:
+        reply.links.append(current)
+    return reply
+
+
+def _link(tokens: list[str]) -> Link:
+    if len(tokens) < 8:
+        raise ARDPError(f"LINK line needs 7 fields, got {len(tokens) - 1}: {tokens!r}")
+    _, link_type, target, name, host_type, host, hso_type, hso, *rest = tokens
+    version = None
+    ids: list[tuple[str, str]] = []
+    i = 0
+    while i < len(rest):
+        key = rest[i].upper()
+        if key == "VERSION" and i + 1 < len(rest):
+            version = rest[i + 1]
+            i += 2
+        elif key == "ID" and i + 2 < len(rest):
+            ids.append((rest[i + 1], rest[i + 2]))
+            i += 3
+        else:
+            i += 1
+    return Link(link_type.upper(), target.upper(), name, host_type, host, hso_type, hso, version, tuple(ids))
+
+
+def _attribute(tokens: list[str]) -> tuple[str, list[str]]:
+    # ATTRIBUTE <applies-to> FIELD <name> <value>
+    # ATTRIBUTE <applies-to> (APPLICATION|INTRINSIC) <name> <value-type> <value>...
+    if len(tokens) < 4:
+        raise ARDPError(f"short ATTRIBUTE line: {tokens!r}")
+    namespace, name = tokens[2].upper(), tokens[3].upper()
+    if namespace == "FIELD":
+        return name, tokens[4:]
+    return name, tokens[5:]
+
+
+def _host_port(host: str) -> tuple[str, int | None]:
+    # Prospero writes a port as host(port).
+    if host.endswith(")") and "(" in host:
+        name, _, port = host[:-1].partition("(")
+        if port.isdigit():
+            return name, int(port)
+    if host.count(":") == 1:
+        name, _, port = host.partition(":")
+        if port.isdigit():
+            return name, int(port)
+    return host, None
+
+
+def _authority(host: str, default: int) -> str:
+    name, port = _host_port(host)
+    if ":" in name:
+        name = f"[{name}]"
+    return f"{name}:{port}" if port is not None and port != default else name
+
+
+def _path(path: str, safe: str = "/") -> str:
+    return percent_encode(path, safe=safe + "-._~!$&'()*+,=:@")
+
+
+def access_url(method: AccessMethod, *, target: str = "FILE") -> str | None:
+    """The URL of the underlying access method, or None for methods without one (AFS, NFS...)."""
+    m = method.method
+    hso = method.hsoname
+    if m in ("AFTP", "FTP"):
+        kind = (method.extra[0].upper() if method.extra else "")
+        typecode = {"BINARY": ";type=i", "TEXT": ";type=a"}.get(kind, "")
+        if target == "DIRECTORY":
+            typecode = ";type=d"
+        return f"ftp://{_authority(method.host, 21)}/{_path(hso.lstrip('/'))}{typecode}"
+    if m == "GOPHER":
+        gtype = method.extra[0] if method.extra and method.extra[0] else ("1" if target == "DIRECTORY" else "0")
+        return f"gopher://{_authority(method.host, 70)}/{_path(gtype[0])}{_path(hso, safe='/')}"
+    if m in ("HTTP", "WWW"):
+        return f"http://{_authority(method.host, 80)}/{_path(hso.lstrip('/'))}"
+    if m == "WAIS":
+        return f"wais://{_authority(method.host, 210)}/{_path(hso.lstrip('/'), safe='')}"
+    if m == "LOCAL":
+        return f"file:///{_path(hso.lstrip('/'))}"
+    return None
