@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -28,7 +29,7 @@ from ..errors import (
 from ..protocols import gopher as gp
 from ..response import Body, Entry
 from ..urls import URL, GopherURL
-from .base import Handler, open_connection, render_entries
+from .base import Handler, render_entries
 
 __all__ = ["GopherHandler", "GopherOptions"]
 
@@ -52,28 +53,84 @@ class GopherOptions:
     on_send: SendHook | None = None
 
 
+class _Reader(asyncio.BufferedProtocol):
+    """Receives straight into one preallocated buffer (no StreamReader copies) and queues
+    the chunks; reading pauses while more than *high_water* bytes wait unread."""
+
+    def __init__(self, bufsize: int, high_water: int) -> None:
+        self._buffer = bytearray(bufsize)
+        self._view = memoryview(self._buffer)
+        self.chunks: deque[bytes] = deque()
+        self.queued = 0
+        self.high_water = high_water
+        self.eof = False
+        self.error: BaseException | None = None
+        self.transport: asyncio.Transport | None = None
+        self._paused = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._view
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.chunks.append(bytes(self._view[:nbytes]))
+        self.queued += nbytes
+        if self.queued > self.high_water and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self._wake()
+        return False  # close the transport: a gopher reply ends here
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = True
+        self.error = exc
+        self._wake()
+
+    def _wake(self) -> None:
+        w, self._waiter = self._waiter, None
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    async def next_chunk(self) -> bytes:
+        """The next received chunk; b"" at the end of the stream."""
+        while not self.chunks:
+            if self.eof:
+                if self.error is not None:
+                    raise self.error
+                return b""
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        chunk = self.chunks.popleft()
+        self.queued -= len(chunk)
+        if self._paused and self.queued <= self.high_water // 2 and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
+        return chunk
+
+
 class _Conn:
     """A connection with a push-back buffer, so a reply's first line can be peeked."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 url: object, timeout: float | None) -> None:
-        self.reader = reader
-        self.writer = writer
+    def __init__(self, proto: _Reader, url: object, timeout: float | None) -> None:
+        self.proto = proto
         self.url = url
         self.timeout = timeout
-        self.buf = b""
+        self.buf = b""  # received, not yet consumed: buf[pos:]
+        self.pos = 0
         self.eof = False
 
-    async def read(self, n: int) -> bytes:
-        """Up to *n* bytes; b"" at end of stream."""
-        if self.buf:
-            data, self.buf = self.buf[:n], self.buf[n:]
-            return data
-        if self.eof:
-            return b""
+    async def _receive(self) -> bytes:
         try:
             async with asyncio.timeout(self.timeout):
-                data = await self.reader.read(n)
+                data = await self.proto.next_chunk()
         except TimeoutError as exc:
             raise FetchTimeout(f"no data from the gopher server for {self.timeout} s", url=self.url) from exc
         except OSError as exc:
@@ -82,38 +139,61 @@ class _Conn:
             self.eof = True
         return data
 
+    async def read(self, n: int) -> bytes:
+        """Up to *n* bytes; b"" at end of stream."""
+        if self.pos < len(self.buf):
+            end = min(len(self.buf), self.pos + n)
+            data = self.buf[self.pos:end] if self.pos or end < len(self.buf) else self.buf
+            self.pos = end
+            return data
+        if self.eof:
+            return b""
+        data = await self._receive()
+        if len(data) > n:
+            self.buf, self.pos = data, n
+            return data[:n]
+        self.buf, self.pos = b"", 0
+        return data
+
+    def unread(self, data: bytes) -> None:
+        """Put *data* back in front of what is buffered."""
+        self.buf = data + self.buf[self.pos:]
+        self.pos = 0
+
     async def peek_line(self, limit: int) -> bytes:
         """The first line (with its LF) if one arrives within *limit* bytes, else what came
         (at most *limit* bytes); nothing is consumed."""
-        while b"\n" not in self.buf and len(self.buf) < limit and not self.eof:
-            data = await self._raw(limit)
+        start = self.pos
+        while True:
+            nl = self.buf.find(b"\n", start, self.pos + limit)
+            if nl >= 0:
+                return self.buf[self.pos:nl + 1]
+            if len(self.buf) - self.pos >= limit or self.eof:
+                return self.buf[self.pos:self.pos + limit]
+            start = len(self.buf)
+            data = await self._receive()
             if not data:
-                break
-            self.buf += data
-        nl = self.buf.find(b"\n")
-        return self.buf[:nl + 1] if 0 <= nl < limit else self.buf[:limit]
-
-    async def _raw(self, n: int) -> bytes:
-        saved, self.buf = self.buf, b""
-        try:
-            return await self.read(n)
-        finally:
-            self.buf = saved
+                return self.buf[self.pos:self.pos + limit]
+            self.buf = self.buf[self.pos:] + data
+            start -= self.pos
+            self.pos = 0
 
     async def readline(self, limit: int) -> bytes:
         """One line with its LF (or the last bytes at EOF); ProtocolError beyond *limit*."""
         line = await self.peek_line(limit + 1)
         if not line.endswith(b"\n") and len(line) > limit:
             raise ProtocolError(f"a gopher reply line is longer than {limit} bytes", url=self.url)
-        self.buf = self.buf[len(line):]
+        self.pos += len(line)
         return line
 
+    def skip(self, n: int) -> None:
+        """Consume *n* peeked bytes."""
+        self.pos += n
+
     async def close(self) -> None:
-        self.writer.close()
-        try:
-            await self.writer.wait_closed()
-        except (OSError, asyncio.CancelledError):  # closing must not hide the real outcome
-            pass
+        transport = self.proto.transport
+        if transport is not None and not transport.is_closing():
+            transport.close()
 
 
 class GopherHandler(Handler):
@@ -154,23 +234,24 @@ class GopherHandler(Handler):
     async def _connect(self, url: GopherURL, request: bytes, on_send: SendHook | None) -> _Conn:
         port = url.port or gp.DEFAULT_PORT
         limits = self.client.limits
-        reader, writer = await open_connection(url, url.host, port, timeout=self.client.timeouts.connect,
-                                               limit=max(limits.chunk_size, limits.max_line))
-        conn = _Conn(reader, writer, url, self.client.timeouts.read)
+        size = max(limits.chunk_size, 64 * 1024)
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self.client.timeouts.connect):
+                _, proto = await loop.create_connection(lambda: _Reader(size, 2 * size), url.host, port)
+        except TimeoutError as exc:
+            raise FetchTimeout(f"connecting to {url.host}:{port} timed out", url=url) from exc
+        except OSError as exc:
+            raise ConnectError(f"cannot connect to {url.host}:{port}: {exc.strerror or exc}", url=url) from exc
+        conn = _Conn(proto, url, self.client.timeouts.read)
         try:
             if on_send is not None:
                 res = on_send(request)
                 if inspect.isawaitable(res):
                     await res
-            writer.write(request)
-            async with asyncio.timeout(self.client.timeouts.read):
-                await writer.drain()
-        except TimeoutError as exc:
-            await conn.close()
-            raise FetchTimeout("timed out sending the gopher request", url=url) from exc
-        except OSError as exc:
-            await conn.close()
-            raise ConnectError(f"connection lost sending the request: {exc.strerror or exc}", url=url) from exc
+            # One short line: the transport buffers it, so there is nothing to drain.
+            assert proto.transport is not None
+            proto.transport.write(request)
         except BaseException:
             await conn.close()
             raise
@@ -217,7 +298,7 @@ class GopherHandler(Handler):
                                     "support Gopher+ attribute requests", url=url)
             meta["gopher_plus"] = False
             return await self._gopher0(url, gtype, conn, meta, plan)
-        conn.buf = conn.buf[len(first):]
+        conn.skip(len(first))
         meta["gopher_plus"] = True
         meta["plus_length"] = header.length
         if header.error:
@@ -246,11 +327,11 @@ class GopherHandler(Handler):
         found = gp.error_text(first) if first.endswith(b"\n") else None
         if found is not None:
             text, certain = found
-            conn.buf = conn.buf[len(first):]
+            conn.skip(len(first))
             rest = await conn.read(64)
             if certain or not rest or rest.strip() in (b".", b"") or gtype in gp.MENU_TYPES:
                 raise ResourceNotFound(f"the server says: {text}", url=url, reply=text)
-            conn.buf = first + rest + conn.buf
+            conn.unread(first + rest)
         if gtype in gp.MENU_TYPES:
             return await self._menu(url, conn, meta, -1)
         chunks = self._text(conn, meta) if gp.is_text_type(gtype) else self._raw(conn)
@@ -428,7 +509,10 @@ class GopherHandler(Handler):
                 raise
             except Exception as exc:
                 raise ConfigurationError(f"the form callback failed: {exc}", url=url) from exc
-            answers = list(result or [])
+            if result is None:
+                raise ConfigurationError("the form callback gave no answers to the item's ASK form",
+                                         url=url)
+            answers = [str(a) for a in result]
         filled = gp.answer_fields(fields, answers, url)
         target = gp.form_url(url, filled)
         form_plan = gp.plan_request(target)

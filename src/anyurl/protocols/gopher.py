@@ -693,7 +693,11 @@ def answer_fields(fields: list[FormField], answers: list[str], url: object = Non
     out: list[str] = []
     for f, a in zip(answerable, answers, strict=True):
         a = "" if a is None else str(a)
-        _refuse(url, f"answer to {f.prompt!r}", a, "\t\r\n\0")
+        if f.kind == "askl" and "\n" in a.rstrip("\r\n"):
+            raise ProtocolError(f"multi-line answers (to {f.prompt!r}) are not supported", url=url)
+        _refuse(url, f"answer to {f.prompt!r}", a.rstrip("\r\n") if f.kind == "askl" else a, "\t\r\n\0")
+        if f.kind == "askl":
+            a = a.rstrip("\r\n")
         if f.kind == "choose" and f.choices and a not in f.choices:
             raise ProtocolError(f"{a!r} is not one of the choices for {f.prompt!r}: {f.choices}", url=url)
         out.append(a)
