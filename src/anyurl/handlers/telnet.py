@@ -161,13 +161,14 @@ class TelnetSession:
             async with asyncio.timeout(self._timeout(timeout)):
                 while True:
                     best: tuple[int, re.Match[bytes]] | None = None
+                    buf = bytes(self._buffer)  # a match must not see the buffer change under it
                     for i, rx in enumerate(compiled):
-                        m = rx.search(self._buffer)
+                        m = rx.search(buf)
                         if m and (best is None or m.end() < best[1].end()):
                             best = (i, m)
                     if best is not None:
                         end = best[1].end()
-                        data = bytes(self._buffer[:end])
+                        data = buf[:end]
                         del self._buffer[:end]
                         return best[0], best[1], data
                     if len(self._buffer) > self._max_buffer:
