@@ -1,0 +1,588 @@
+"""FTP against real servers (vsftpd and pyftpdlib), asserting the bytes that arrived
+and the exact commands each server logged. One tiny in-test server injects the
+faults real servers cannot (early data close, a PASV reply aimed elsewhere)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures.launcher import Endpoint, Launcher
+from fixtures.servers import _ftp_seed as seed
+from fixtures.servers import pyftpdlib_server, vsftpd
+
+from anyurl.client import Client, Limits, Timeouts
+from anyurl.errors import (
+    AccessDenied,
+    ResourceNotFound,
+    TemporaryFailure,
+    TruncatedTransfer,
+    UnsafeURL,
+)
+from anyurl.handlers.ftp import FTPOptions
+
+SERVERS = ["vsftpd", "pyftpdlib_server"]
+
+
+class Server:
+    """A started FTP server with its command log."""
+
+    def __init__(self, ep: Endpoint, kind: str) -> None:
+        self.ep = ep
+        self.kind = kind
+        self.log = ep.info["log"]
+        self.mark = 0
+
+    def url(self, rest: str, user: str = "") -> str:
+        return f"ftp://{user}{self.ep.host}:{self.ep.port}{rest}"
+
+    def start(self) -> None:
+        self.mark = os.path.getsize(self.log)
+
+    def commands(self) -> list[str]:
+        reader = vsftpd.commands if self.kind == "vsftpd" else pyftpdlib_server.commands
+        return reader(self.log, self.mark)
+
+    def raw(self) -> bytes:
+        with open(self.log, "rb") as f:
+            f.seek(self.mark)
+            return f.read()
+
+
+@pytest.fixture(scope="module")
+def ftp_servers(servers: Launcher) -> dict[str, Server]:
+    return {name: Server(servers.get(name), "vsftpd" if name == "vsftpd" else "pyftpdlib")
+            for name in SERVERS}
+
+
+@pytest.fixture(params=SERVERS)
+def srv(request: pytest.FixtureRequest, ftp_servers: dict[str, Server]) -> Server:
+    s = ftp_servers[request.param]
+    s.start()
+    return s
+
+
+@pytest.fixture
+def vs(ftp_servers: dict[str, Server]) -> Server:
+    s = ftp_servers["vsftpd"]
+    s.start()
+    return s
+
+
+def client(**kwargs: Any) -> Client:
+    kwargs.setdefault("timeouts", Timeouts(connect=10, read=10))
+    kwargs.setdefault("use_netrc", False)
+    return Client(**kwargs)
+
+
+LOGIN = ["USER anonymous", "PASS <password>", "PWD"]
+
+
+def log_size(path: str) -> int:
+    return os.path.getsize(path)
+
+
+# -- retrieval and the RFC's examples ---------------------------------------------
+
+
+async def test_text_guessed_type_a_converts_crlf(srv: Server) -> None:
+    async with client() as c:
+        r = await c.fetch(srv.url("/pub/crlf.txt"))
+    assert r.content == seed.CRLF_TEXT.replace(b"\r\n", b"\n")
+    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE A", "EPSV", "RETR crlf.txt", "QUIT"]
+
+
+async def test_typecode_i_keeps_bytes(srv: Server) -> None:
+    async with client() as c:
+        r = await c.fetch(srv.url("/pub/crlf.txt;type=i"))
+    assert r.content == seed.CRLF_TEXT
+    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE crlf.txt", "EPSV", "RETR crlf.txt", "QUIT"]
+
+
+async def test_binary_guess_and_size(srv: Server) -> None:
+    async with client() as c, c.open(srv.url("/pub/blob.bin")) as body:
+        assert body.size == len(seed.blob())
+        data = await body.read()
+    assert data == seed.blob()
+    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE blob.bin", "EPSV", "RETR blob.bin", "QUIT"]
+
+
+async def test_typecode_a(srv: Server) -> None:
+    async with client() as c:
+        r = await c.fetch(srv.url("/etc/motd;type=a"))
+    assert r.content == seed.MOTD
+    assert srv.commands() == [*LOGIN, "CWD etc", "TYPE A", "EPSV", "RETR motd", "QUIT"]
+
+
+async def test_typecode_d_is_nlst(srv: Server) -> None:
+    async with client() as c:
+        r = await c.fetch(srv.url("/pub/sub;type=d"))
+    assert r.entries is not None
+    assert sorted(e.name for e in r.entries) == ["deep.txt", "subsub"]
+    urls = {e.name: e.url for e in r.entries}
+    assert urls["deep.txt"] == srv.url("/pub/sub/deep.txt")
+    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE A", "EPSV", "NLST sub", "QUIT"]
+
+
+async def test_percent_2f_is_one_cwd(srv: Server) -> None:
+    async with client() as c:
+        r = await c.fetch(srv.url("/%2Fetc/motd"))
+    assert r.content == seed.MOTD
+    assert srv.commands() == [*LOGIN, "CWD /etc", "TYPE I", "SIZE motd", "EPSV", "RETR motd", "QUIT"]
+
+
+async def test_double_slash_sends_empty_cwd(srv: Server) -> None:
+    # RFC 1738: "//etc/motd" is CWD with an empty argument, then CWD etc. vsftpd refuses
+    # the empty CWD (550); pyftpdlib treats it as "stay here".
+    async with client() as c:
+        if srv.kind == "vsftpd":
+            with pytest.raises(ResourceNotFound, match="550"):
+                await c.fetch(srv.url("//etc/motd"))
+        else:
+            r = await c.fetch(srv.url("//etc/motd"))
+            assert r.content == seed.MOTD
+    if srv.kind == "vsftpd":
+        assert srv.commands() == [*LOGIN, "CWD"]  # vsftpd logs "CWD " without its space
+    else:
+        assert srv.commands() == [*LOGIN, "CWD ", "CWD etc", "TYPE I", "SIZE motd", "EPSV",
+                                  "RETR motd", "QUIT"]
+
+
+async def test_directory_without_typecode_falls_back_to_listing(srv: Server) -> None:
+    async with client() as c:
+        r = await c.fetch(srv.url("/pub/sub"))
+    assert r.entries is not None
+    kinds = {e.name: (e.kind, e.url) for e in r.entries}
+    assert kinds["deep.txt"] == ("file", srv.url("/pub/sub/deep.txt"))
+    assert kinds["subsub"] == ("directory", srv.url("/pub/sub/subsub/"))
+    listing = "LIST" if srv.kind == "vsftpd" else "MLSD"
+    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE sub", "EPSV", "RETR sub", "CWD sub",
+                              "FEAT", "TYPE A", "EPSV", listing, "QUIT"]
+
+
+async def test_missing_file_is_resource_not_found(srv: Server) -> None:
+    async with client() as c:
+        with pytest.raises(ResourceNotFound) as info:
+            await c.fetch(srv.url("/pub/nope.txt;type=a"))
+    assert info.value.reply is not None and info.value.reply.startswith("550")
+    assert srv.commands()[-1] == "RETR nope.txt"
+
+
+async def test_listing_entries(srv: Server) -> None:
+    async with client() as c:
+        r = await c.fetch(srv.url("/pub/"))
+        assert r.entries is not None
+        by_name = {e.name: e for e in r.entries}
+        assert by_name["hello.txt"].kind == "file" and by_name["hello.txt"].size == len(seed.HELLO)
+        assert by_name["hello.txt"].modified is not None
+        assert by_name["sub"].kind == "directory"
+        assert by_name["dir with space"].url == srv.url("/pub/dir%20with%20space/")
+        if srv.kind == "vsftpd":
+            assert by_name["link-to-hello"].kind == "link"
+        # every special name's URL designates exactly that file
+        for name, data in seed.SPECIAL_NAMES.items():
+            url = by_name[name].url
+            assert url is not None
+            got = await c.fetch(url + ";type=i")
+            assert got.content == data, name
+        assert b"hello.txt" in r.content  # the rendered listing is the body
+    listing = "LIST" if srv.kind == "vsftpd" else "MLSD"
+    assert srv.commands()[:8] == [*LOGIN, "CWD pub", "FEAT", "TYPE A", "EPSV", listing]
+
+
+async def test_special_names_in_urls(srv: Server) -> None:
+    async with client() as c:
+        for encoded, name in [("with%20space.txt", "with space.txt"), ("semi%3Bcolon.txt", "semi;colon.txt"),
+                              ("100%25.txt", "100%.txt")]:
+            r = await c.fetch(srv.url(f"/pub/{encoded};type=i"))
+            assert r.content == seed.SPECIAL_NAMES[name]
+    retrs = [cmd for cmd in srv.commands() if cmd.startswith("RETR")]
+    assert retrs == ["RETR with space.txt", "RETR semi;colon.txt", "RETR 100%.txt"]
+
+
+# -- login variants -----------------------------------------------------------------
+
+
+async def test_anonymous_password_is_email(vs: Server) -> None:
+    async with client(anonymous_email="tester@example.org") as c:
+        await c.fetch(vs.url("/pub/hello.txt"))
+    assert b'anon password "tester@example.org"' in vs.raw()
+
+
+async def test_user_and_password(srv: Server) -> None:
+    async with client() as c:
+        r = await c.fetch(srv.url("/private.txt", "urltest:urltest-pw@"))
+    assert r.content == seed.PRIVATE
+    assert srv.commands() == ["USER urltest", "PASS <password>", "PWD", "TYPE A", "EPSV", "RETR private.txt",
+                              "QUIT"]
+
+
+async def test_user_without_password_asks_callback(srv: Server) -> None:
+    asked: list[tuple[str, str]] = []
+
+    def callback(user: str, host: str) -> str:
+        asked.append((user, host))
+        return "urltest-pw"
+
+    async with client(password_callback=callback) as c:
+        r = await c.fetch(srv.url("/private.txt", "urltest@"))
+    assert r.content == seed.PRIVATE
+    assert asked == [("urltest", "127.0.0.1")]
+    assert srv.commands()[:2] == ["USER urltest", "PASS <password>"]
+
+
+async def test_user_without_password_uses_netrc(srv: Server, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    netrc = tmp_path / ".netrc"
+    netrc.write_text("machine 127.0.0.1 login urltest password urltest-pw\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    async with Client(timeouts=Timeouts(connect=10, read=10)) as c:
+        r = await c.fetch(srv.url("/private.txt", "urltest@"))
+    assert r.content == seed.PRIVATE
+
+
+async def test_user_without_any_password_is_access_denied(srv: Server) -> None:
+    async with client() as c:
+        with pytest.raises(AccessDenied, match="'urltest' at 127.0.0.1"):
+            await c.fetch(srv.url("/private.txt", "urltest@"))
+    assert srv.commands() == ["USER urltest"]  # no PASS was sent
+
+
+async def test_wrong_password(srv: Server) -> None:
+    async with client() as c:
+        with pytest.raises(AccessDenied) as info:
+            await c.fetch(srv.url("/private.txt", "urltest:wrong@"))
+    assert info.value.reply is not None and info.value.reply.startswith("530")
+
+
+async def test_empty_user_is_not_anonymous(srv: Server) -> None:
+    async with client(password_callback=lambda u, h: None) as c:
+        with pytest.raises(AccessDenied, match="user '' at"):
+            await c.fetch(srv.url("/", "@"))
+    assert srv.commands()[0] in ("USER", "USER ")  # an empty USER, not "USER anonymous"
+
+
+# -- reuse, strategies, concurrency ---------------------------------------------------
+
+
+async def test_reuse_cwds_back_to_login_dir(srv: Server) -> None:
+    async with client() as c:
+        assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
+        assert (await c.fetch(srv.url("/pub/sub/deep.txt"))).content == seed.DEEP
+        assert (await c.fetch(srv.url("/etc/motd;type=a"))).content == seed.MOTD
+    assert srv.commands() == [
+        *LOGIN, "CWD pub", "TYPE A", "EPSV", "RETR hello.txt",
+        "CWD /", "CWD pub", "CWD sub", "TYPE A", "EPSV", "RETR deep.txt",
+        "CWD /", "CWD etc", "TYPE A", "EPSV", "RETR motd", "QUIT"]
+
+
+async def test_reuse_for_local_user_returns_to_home(srv: Server) -> None:
+    home = srv.ep.info["local_root"] if srv.kind == "vsftpd" else "/"
+    async with client() as c:
+        await c.fetch(srv.url("/upload/;type=d", "urltest:urltest-pw@"))
+        r = await c.fetch(srv.url("/private.txt", "urltest:urltest-pw@"))
+    assert r.content == seed.PRIVATE
+    cmds = srv.commands()
+    assert cmds.count("USER urltest") == 1
+    assert cmds[cmds.index("NLST") + 1] == f"CWD {home}"
+
+
+@pytest.mark.parametrize(("strategy", "expected"), [
+    ("singlecwd", ["CWD pub/sub", "TYPE A", "EPSV", "RETR deep.txt"]),
+    ("nocwd", ["TYPE A", "EPSV", "RETR pub/sub/deep.txt"]),
+])
+async def test_cwd_strategies(srv: Server, strategy: str, expected: list[str]) -> None:
+    async with client(ftp=FTPOptions(cwd_strategy=strategy)) as c:
+        r = await c.fetch(srv.url("/pub/sub/deep.txt"))
+    assert r.content == seed.DEEP
+    assert srv.commands() == [*LOGIN, *expected, "QUIT"]
+
+
+async def test_pasv_when_epsv_disabled(srv: Server) -> None:
+    async with client(ftp=FTPOptions(epsv=False)) as c:
+        r = await c.fetch(srv.url("/pub/hello.txt"))
+    assert r.content == seed.HELLO
+    assert "PASV" in srv.commands() and "EPSV" not in srv.commands()
+
+
+async def test_active_mode(srv: Server) -> None:
+    async with client(ftp=FTPOptions(passive=False)) as c:
+        r = await c.fetch(srv.url("/pub/blob.bin"))
+    assert r.content == seed.blob()
+    cmds = srv.commands()
+    assert cmds[4].startswith("TYPE I") and cmds[6].startswith("EPRT |1|127.0.0.1|")
+    assert cmds[7] == "RETR blob.bin"
+
+
+async def test_concurrent_fetches_respect_per_host_limit(srv: Server) -> None:
+    names = ["hello.txt", "crlf.txt", "blob.bin", "with space.txt", "semi;colon.txt", "100%.txt"] * 2
+    async with client(limits=Limits(per_host=2)) as c:
+        results = await asyncio.gather(*(c.fetch(srv.url("/pub/" + n.replace("%", "%25").replace(" ", "%20")
+                                                          .replace(";", "%3B") + ";type=i")) for n in names))
+    expect = {"hello.txt": seed.HELLO, "crlf.txt": seed.CRLF_TEXT, "blob.bin": seed.blob(), **seed.SPECIAL_NAMES}
+    assert [r.content for r in results] == [expect[n] for n in names]
+    cmds = srv.commands()
+    assert 1 <= cmds.count("USER anonymous") <= 2
+    assert cmds.count("RETR hello.txt") == 2
+
+
+# -- resume, big files, upload ----------------------------------------------------------
+
+
+async def test_resume_with_rest(srv: Server) -> None:
+    async with client() as c, c.open(srv.url("/pub/blob.bin"), offset=1000) as body:
+        assert body.size == len(seed.blob()) - 1000
+        data = await body.read()
+    assert data == seed.blob()[1000:]
+    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE blob.bin", "EPSV", "REST 1000",
+                              "RETR blob.bin", "QUIT"]
+
+
+async def test_big_file_streams(vs: Server) -> None:
+    path = vsftpd.ensure_big(vs.ep.info, 100 << 20)
+    want = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    biggest = 0
+    async with client() as c, c.open(vs.url("/pub/big.bin")) as body:
+        assert body.size == 100 << 20
+        async for chunk in body:
+            digest.update(chunk)
+            biggest = max(biggest, len(chunk))
+        assert body.complete
+    assert digest.hexdigest() == want
+    assert biggest <= 1 << 20  # chunks are bounded by Limits.chunk_size
+
+
+async def test_upload_atomic(srv: Server, tmp_path: Path) -> None:
+    local = Path(srv.ep.info["local_root"])
+    src = tmp_path / "src.bin"
+    src.write_bytes(seed.blob() * 3)
+    async with client() as c:
+        await c.upload(srv.url("/upload/up.bin", "urltest:urltest-pw@"), src)
+        await c.upload(srv.url("/upload/bytes.txt", "urltest:urltest-pw@"), b"from bytes\r\n")
+    assert (local / "upload" / "up.bin").read_bytes() == seed.blob() * 3
+    assert (local / "upload" / "bytes.txt").read_bytes() == b"from bytes\r\n"
+    assert not [p for p in (local / "upload").iterdir() if p.name.endswith(".part")]
+    cmds = srv.commands()
+    stor = [x for x in cmds if x.startswith(("STOR", "RNFR", "RNTO"))]
+    assert stor[0].startswith("STOR .up.bin.") and stor[0].endswith(".part")
+    assert stor[1] == "RNFR " + stor[0][5:] and stor[2] == "RNTO up.bin"
+    assert stor[5] == "RNTO bytes.txt"
+
+
+async def test_anonymous_upload_refused(srv: Server) -> None:
+    async with client() as c:
+        with pytest.raises((AccessDenied, ResourceNotFound, TemporaryFailure, Exception)) as info:
+            await c.upload(srv.url("/pub/evil.txt"), b"x")
+    assert info.value.reply is not None and info.value.reply[0] in "45"  # type: ignore[attr-defined]
+    assert not (Path(srv.ep.info["anon_root"]) / "pub" / "evil.txt").exists()
+
+
+# -- bad input --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rest", [
+    "/pub/a%0d%0aDELE%20hello.txt",
+    "/pub%0aDELE%20x/hello.txt",
+    "/pub/x%00y",
+])
+async def test_control_characters_refused_before_connecting(srv: Server, rest: str) -> None:
+    async with client() as c:
+        with pytest.raises(UnsafeURL):
+            await c.fetch(srv.url(rest))
+        with pytest.raises(UnsafeURL):
+            await c.fetch(srv.url("/pub/hello.txt", "us%0d%0aer:pw@"))
+        with pytest.raises(UnsafeURL):
+            await c.fetch(srv.url("/pub/hello.txt", "user:p%0aw@"))
+    assert srv.raw() == b""  # not even a connection was made
+
+
+# -- TLS ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tls_ep(servers: Launcher) -> Endpoint:
+    return servers.get("vsftpd_tls")
+
+
+async def test_explicit_tls(tls_ep: Endpoint) -> None:
+    ctx = ssl.create_default_context(cafile=tls_ep.info["cafile"])
+    mark = log_size(tls_ep.info["log"])
+    async with client(ftp=FTPOptions(tls=True, tls_context=ctx)) as c:
+        r = await c.fetch(f"ftp://{tls_ep.host}:{tls_ep.port}/pub/blob.bin")
+        listing = await c.fetch(f"ftp://{tls_ep.host}:{tls_ep.port}/pub/")
+    assert r.content == seed.blob()
+    assert listing.entries is not None and "hello.txt" in {e.name for e in listing.entries}
+    cmds = vsftpd.commands(tls_ep.info["log"], mark)
+    assert cmds[:6] == ["AUTH TLS", "USER anonymous", "PASS <password>", "PBSZ 0", "PROT P", "PWD"]
+
+
+async def test_implicit_ftps(tls_ep: Endpoint) -> None:
+    ctx = ssl.create_default_context(cafile=tls_ep.info["cafile"])
+    mark = log_size(tls_ep.info["implicit_log"])
+    async with client(ftp=FTPOptions(tls_context=ctx)) as c:
+        r = await c.fetch(f"ftps://urltest:urltest-pw@{tls_ep.host}:{tls_ep.info['implicit_port']}/private.txt")
+    assert r.content == seed.PRIVATE
+    cmds = vsftpd.commands(tls_ep.info["implicit_log"], mark)
+    assert cmds[:5] == ["USER urltest", "PASS <password>", "PBSZ 0", "PROT P", "PWD"]
+
+
+async def test_tls_untrusted_certificate_fails(tls_ep: Endpoint) -> None:
+    async with client(ftp=FTPOptions(tls=True)) as c:
+        with pytest.raises(Exception, match="(?i)certificate|TLS"):
+            await c.fetch(f"ftp://{tls_ep.host}:{tls_ep.port}/pub/hello.txt")
+
+
+# -- faults only a fake server can inject ------------------------------------------------
+
+Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter, "Fake"], Awaitable[None]]
+
+
+class Fake:
+    """A minimal scripted FTP server on loopback, one data listener."""
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+        self.data_server: asyncio.Server | None = None
+        self.data_conn: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] | None = None
+
+    async def read(self, reader: asyncio.StreamReader) -> str:
+        line = (await reader.readline()).decode().rstrip("\r\n")
+        self.commands.append(line)
+        return line
+
+    async def listen_data(self) -> int:
+        fut: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = (
+            asyncio.get_running_loop().create_future())
+
+        async def on_data(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            if not fut.done():
+                fut.set_result((r, w))
+            else:
+                w.close()
+
+        self.data_conn = fut
+        self.data_server = await asyncio.start_server(on_data, "127.0.0.1", 0)
+        port: int = self.data_server.sockets[0].getsockname()[1]
+        return port
+
+
+async def login(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, fake: Fake) -> None:
+    writer.write(b"220 fake\r\n")
+    for reply in (b"331 pw\r\n", b"230 ok\r\n", b'257 "/" here\r\n', b"200 type\r\n"):
+        await fake.read(reader)
+        writer.write(reply)
+
+
+async def serve_truncated(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, fake: Fake,
+                          *, size_reply: bytes, send_226: bool, pasv_addr: str = "127,0,0,1") -> None:
+    await login(reader, writer, fake)  # USER PASS PWD TYPE
+    await fake.read(reader)  # SIZE
+    writer.write(size_reply)
+    port = await fake.listen_data()
+    await fake.read(reader)  # EPSV -> refuse, so PASV is used
+    writer.write(b"502 no EPSV\r\n")
+    await fake.read(reader)  # PASV
+    writer.write(f"227 Entering Passive Mode ({pasv_addr},{port >> 8},{port & 255})\r\n".encode())
+    await fake.read(reader)  # RETR
+    writer.write(b"150 here it comes\r\n")
+    assert fake.data_conn is not None
+    _, dw = await fake.data_conn
+    dw.write(b"x" * 1000)
+    await dw.drain()
+    dw.close()
+    if send_226:
+        writer.write(b"226 done\r\n")
+        await fake.read(reader)
+    writer.close()
+
+
+@contextlib.asynccontextmanager
+async def fake_server(script: Script) -> AsyncIterator[tuple[int, Fake]]:
+    fake = Fake()
+    tasks: list[asyncio.Task[None]] = []
+
+    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        try:
+            await script(r, w, fake)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            w.close()
+
+    def on_conn(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        tasks.append(asyncio.ensure_future(handle(r, w)))
+
+    server = await asyncio.start_server(on_conn, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1], fake
+    finally:
+        server.close()
+        if fake.data_server is not None:
+            fake.data_server.close()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if fake.data_conn is not None and fake.data_conn.done():
+            fake.data_conn.result()[1].close()
+        await asyncio.sleep(0)  # let the closed transports finish
+
+
+async def test_truncated_fewer_bytes_than_size() -> None:
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await serve_truncated(r, w, f, size_reply=b"213 5000\r\n", send_226=True)
+
+    async with fake_server(script) as (port, fake), client() as c:
+        with pytest.raises(TruncatedTransfer, match="1000 of 5000"):
+            await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")
+    assert fake.commands[:4] == ["USER anonymous", "PASS " + c.anonymous_email, "PWD", "TYPE I"]
+
+
+async def test_truncated_no_226() -> None:
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await serve_truncated(r, w, f, size_reply=b"550 no size\r\n", send_226=False)
+
+    async with fake_server(script) as (port, _fake), client() as c:
+        with pytest.raises(TruncatedTransfer, match="226 missing"):
+            await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")
+
+
+async def test_pasv_address_is_ignored() -> None:
+    # The 227 reply points at 10.255.255.1; the client must connect to the control host.
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await serve_truncated(r, w, f, size_reply=b"213 1000\r\n", send_226=True, pasv_addr="10,255,255,1")
+
+    async with fake_server(script) as (port, fake), client() as c:
+        r = await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")
+    assert r.content == b"x" * 1000
+    assert "PASV" in fake.commands
+
+
+async def test_421_greeting_is_temporary() -> None:
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        w.write(b"421 Too many users\r\n")
+        await w.drain()
+        w.close()
+
+    async with fake_server(script) as (port, _), client() as c:
+        with pytest.raises(TemporaryFailure, match="421 Too many users"):
+            await c.fetch(f"ftp://127.0.0.1:{port}/x")
+
+
+async def test_endless_multiline_reply_is_bounded() -> None:
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        w.write(b"220-hello\r\n" + b"spam\r\n" * 200)
+        await w.drain()
+        await asyncio.sleep(5)
+
+    async with fake_server(script) as (port, _), client(limits=Limits(max_reply_lines=50)) as c:
+        with pytest.raises(Exception, match="longer than 50 lines"):
+            await c.fetch(f"ftp://127.0.0.1:{port}/x")
