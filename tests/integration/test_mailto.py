@@ -20,7 +20,10 @@ from anyurl.handlers.mailto import SMTPSettings
 
 @pytest.fixture(scope="module")
 def smtp(servers: Launcher) -> Endpoint:
-    return servers.get("aiosmtpd_server")
+    ep = servers.get("aiosmtpd_server")
+    if "maildir" not in ep.info:  # docker-compose: the Maildir is inside the container
+        pytest.skip("these tests read the server's Maildir and log: run with the local launcher")
+    return ep
 
 
 def delivered(ep: Endpoint) -> dict[str, EmailMessage]:
