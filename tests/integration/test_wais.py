@@ -215,3 +215,14 @@ async def test_apdu_log_shows_requests(ztest: Endpoint) -> None:
     assert mine, "no APDU log of the session"
     assert "searchRequest" in mine[0] and "presentRequest" in mine[0]
     assert "preferredRecordSyntax OID: 1 2 840 10003 5 109 10" in mine[0]
+
+
+async def test_partial_presents_are_continued(ztest: Endpoint) -> None:
+    # A small message size makes yaz-ztest answer "Partial" with one record per Present.
+    mark = log_mark(ztest)
+    async with Client(wais=WAISOptions(max_apdu=300)) as client:
+        res = await client.fetch(ztest.url("wais", "/Default?4"))
+    assert res.entries is not None
+    assert [e.name for e in res.entries] == [f"This is dummy SUTRS record number {i}" for i in range(1, 5)]
+    presents = [line for line in log_lines(ztest, mark) if "Present" in line]
+    assert [p.split()[-1] for p in presents] == ["1+4", "2+3", "3+2", "4+1"], presents

@@ -143,7 +143,7 @@ class ProsperoHandler(Handler):
         kind = {"DIRECTORY": "directory", "FILE": "file", "SYMBOLIC": "link"}.get(link.target, "unknown")
         host = link.host if link.host_type.upper() in ("INTERNET-D", "") else url.host
         fields = (";OBJECT-VERSION=" + percent_encode(link.version)) if link.version else ""
-        target = (f"prospero://{pp._authority(host, 1525)}/"
+        target = (f"prospero://{pp.authority(host, 1525)}/"
                   f"{percent_encode(link.hsoname, safe='/-._~!$&()*+,=:@')}{fields}")
         return Entry(name=link.name, url=target, kind=kind, meta=meta)
 

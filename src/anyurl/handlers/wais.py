@@ -36,7 +36,7 @@ from ..errors import (
 from ..protocols import z3950
 from ..response import Body, Entry
 from ..urls import URL, WAISURL, percent_encode
-from .base import Handler, open_connection, render_entries
+from .base import Handler, open_connection, refuse_controls, render_entries
 
 __all__ = ["WAISHandler", "WAISOptions", "WTYPES"]
 
@@ -191,10 +191,11 @@ class WAISHandler(Handler):
     def _check(self, url: WAISURL) -> None:
         # Nothing here reaches a command line, but control bytes in a database
         # name or a term are never what the user meant.
-        for what, value in (("database", url.database), ("search", url.search),
-                            ("wtype", url.wtype), ("wpath", url.wpath)):
-            if value is not None and any(c in value for c in "\r\n\0"):
-                raise UnsafeURL(f"the {what} contains control characters", url=url)
+        for what, value in (("the database", url.database), ("the search", url.search),
+                            ("the wtype", url.wtype), ("the wpath", url.wpath)):
+            refuse_controls(url, what, value)
+        if url.user is not None or url.password is not None:
+            raise UnsafeURL("a wais URL carries no user name or password", url=url)
         if not url.database:
             raise NotRetrievable("a wais URL needs a database name", url=url)
 
@@ -268,16 +269,20 @@ class WAISHandler(Handler):
                     _raise_diagnostic(url, result.diagnostics[0], f"search {search!r}")
                 raise ProtocolError(f"search {search!r} failed without a diagnostic", url=url)
             wanted = min(result.count, max(0, opts.max_results), self.client.limits.max_entries)
-            records: tuple[z3950.Record, ...] = ()
+            records: list[z3950.Record] = []
             headline_note = None
-            if wanted:
-                present = await session.call(z3950.encode_present(1, wanted, record_syntax=opts.headline_syntax,
+            while len(records) < wanted:
+                # A target may return fewer records than asked (message size): ask for the rest.
+                present = await session.call(z3950.encode_present(len(records) + 1, wanted - len(records),
+                                                                  record_syntax=opts.headline_syntax,
                                                                   element_set=None))
                 if not isinstance(present, z3950.PresentResult):
                     raise ProtocolError("the target did not answer the Present request", url=url)
                 if present.diagnostics:
                     headline_note = str(present.diagnostics[0])  # list the hits without headlines
-                records = present.records
+                if not present.records:
+                    break
+                records.extend(present.records)
         finally:
             await session.close()
         wtype = next((k for k, v in WTYPES.items() if v == opts.headline_syntax.upper()), opts.headline_syntax)

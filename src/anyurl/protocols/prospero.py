@@ -44,6 +44,7 @@ __all__ = [
     "ProsperoReply",
     "Receiver",
     "access_url",
+    "authority",
     "build_get_object_info",
     "build_list",
     "decode_packet",
@@ -456,7 +457,8 @@ def _host_port(host: str) -> tuple[str, int | None]:
     return host, None
 
 
-def _authority(host: str, default: int) -> str:
+def authority(host: str, default: int) -> str:
+    """``host[:port]`` for a URL from a Prospero host name (``name(port)`` or ``name:port``)."""
     name, port = _host_port(host)
     if ":" in name:
         name = f"[{name}]"
@@ -476,14 +478,14 @@ def access_url(method: AccessMethod, *, target: str = "FILE") -> str | None:
         typecode = {"BINARY": ";type=i", "TEXT": ";type=a"}.get(kind, "")
         if target == "DIRECTORY":
             typecode = ";type=d"
-        return f"ftp://{_authority(method.host, 21)}/{_path(hso.lstrip('/'))}{typecode}"
+        return f"ftp://{authority(method.host, 21)}/{_path(hso.lstrip('/'))}{typecode}"
     if m == "GOPHER":
         gtype = method.extra[0] if method.extra and method.extra[0] else ("1" if target == "DIRECTORY" else "0")
-        return f"gopher://{_authority(method.host, 70)}/{_path(gtype[0])}{_path(hso, safe='/')}"
+        return f"gopher://{authority(method.host, 70)}/{_path(gtype[0])}{_path(hso, safe='/')}"
     if m in ("HTTP", "WWW"):
-        return f"http://{_authority(method.host, 80)}/{_path(hso.lstrip('/'))}"
+        return f"http://{authority(method.host, 80)}/{_path(hso.lstrip('/'))}"
     if m == "WAIS":
-        return f"wais://{_authority(method.host, 210)}/{_path(hso.lstrip('/'), safe='')}"
+        return f"wais://{authority(method.host, 210)}/{_path(hso.lstrip('/'), safe='')}"
     if m == "LOCAL":
         return f"file:///{_path(hso.lstrip('/'))}"
     return None
