@@ -6,6 +6,8 @@ import email
 import email.policy
 import mailbox
 import os
+import subprocess
+import sys
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -213,3 +215,35 @@ async def test_connection_refused(smtp: Endpoint) -> None:
     async with anyurl.Client(smtp=SMTPSettings(host="127.0.0.1", port=free_ports(1)[0])) as client:
         with pytest.raises(ConnectError):
             await client.send_mail("mailto:bob@example.org", body="x", sender="alice@example.org")
+
+
+def _cli(args: list[str], stdin: bytes, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run([sys.executable, "-m", "anyurl", *args], input=stdin, capture_output=True,
+                          timeout=60, env={**os.environ, **env}, cwd=root)
+
+
+def test_cli_send_and_get(smtp: Endpoint, tmp_path: Path) -> None:
+    att = tmp_path / "notes.txt"
+    att.write_bytes(b"attached via the CLI\n")
+    env = {"ANYURL_SMTP_HOST": smtp.host, "ANYURL_SMTP_PORT": str(smtp.info["starttls_port"]),
+           "ANYURL_SMTP_STARTTLS": "1", "ANYURL_SMTP_CAFILE": smtp.info["cafile"],
+           "ANYURL_SMTP_USER": "urltest", "ANYURL_SMTP_PASSWORD": "urltest-pw"}
+    subject = f"cli {os.getpid()} ünïcode"
+    proc = _cli(["send", "mailto:bob@example.org?cc=carol@example.org", "-s", subject,
+                 "--from", "alice@example.org", "--attach", str(att)], "Body from stdin ✓\n".encode(), env)
+    assert proc.returncode == 0, proc.stderr
+    [msg] = [m for m in delivered(smtp).values() if m["Subject"] == subject]
+    assert msg["X-MailFrom"] == "alice@example.org"
+    assert msg["X-RcptTo"] == "bob@example.org, carol@example.org"
+    text = msg.get_body(("plain",))
+    assert text is not None and text.get_content().strip() == "Body from stdin ✓"
+    [a] = list(msg.iter_attachments())
+    assert a.get_filename() == "notes.txt" and a.get_payload(decode=True) == b"attached via the CLI\n"
+    # fetching a mailto URL says what to do instead, with the NotRetrievable exit code
+    got = _cli(["get", "mailto:bob@example.org"], b"", env)
+    assert got.returncode == 5 and b"send" in got.stderr
+    # injection through the CLI: refused, nothing delivered
+    before = count(smtp)
+    bad = _cli(["send", "mailto:bob@example.org?subject=x%0D%0ABcc:%20v@example.org"], b"x\n", env)
+    assert bad.returncode == 4 and count(smtp) == before
