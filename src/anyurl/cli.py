@@ -325,7 +325,7 @@ class Prompter:
 
     def _ask_field(self, f: Any) -> str:
         kind = str(getattr(f, "kind", "Ask") or "Ask").lower()
-        prompt = _printable(str(getattr(f, "prompt", "") or ""))
+        prompt = _printable(str(getattr(f, "prompt", "") or "")).rstrip(": ")
         default = getattr(f, "default", None)
         choices = [str(c) for c in (getattr(f, "choices", None) or [])]
         if kind == "note":
@@ -586,8 +586,13 @@ def _cell(value: object) -> str:
     return _printable(value)
 
 
-def _meta_text(meta: dict[str, Any]) -> str:
-    return " ".join(f"{k}={_printable(v)}" for k, v in meta.items())
+# meta keys that only repeat what the url column shows
+_META_IN_URL = {"selector", "host", "port"}
+
+
+def _meta_text(entry: Entry) -> str:
+    items = [(k, v) for k, v in entry.meta.items() if not (entry.url and k in _META_IN_URL)]
+    return " ".join(f"{k}={_printable(v)}" for k, v in items)
 
 
 async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
@@ -623,7 +628,7 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
         if with_desc:
             row.insert(4, _cell(e.description))
         if with_meta:
-            row.append(_meta_text(e.meta))
+            row.append(_meta_text(e))
         rows.append(row)
     if sys.stdout.isatty():
         from rich.console import Console

@@ -25,6 +25,7 @@ from fixtures.launcher import Endpoint, Launcher
 from anyurl.download import PART_SUFFIX
 from anyurl.errors import (
     AccessDenied,
+    ConfigurationError,
     ConnectError,
     NotRetrievable,
     ResourceNotFound,
@@ -482,26 +483,72 @@ def test_ftp_password_without_terminal_is_access_denied(vsftpd: Endpoint, tmp_pa
     assert files_in(tmp_path) == []
 
 
+def converse(command: str, exchange: list[tuple[bytes, bytes]]) -> tuple[int, bytes]:
+    """Run *command* on a pseudo-terminal (script(1)); for each (prompt, answer) wait for the
+    prompt, then type the answer. Returns the exit code and everything the terminal showed."""
+    proc = subprocess.Popen(["script", "-qec", command, "/dev/null"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**ENV, "TERM": "xterm"})
+    assert proc.stdout is not None and proc.stdin is not None
+    seen = b""
+    for prompt, answer in exchange:
+        while prompt not in seen:
+            more = proc.stdout.read1(4096)
+            assert more, f"no {prompt!r} in {seen!r}"
+            seen += more
+        seen = seen.replace(prompt, b"<" + prompt + b">", 1)  # the next prompt may repeat this text
+        proc.stdin.write(answer + b"\n")
+        proc.stdin.flush()
+    rest, _ = proc.communicate(timeout=30)
+    return proc.returncode, seen + rest
+
+
 @pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pseudo-terminal")
 def test_ftp_password_prompt_on_a_terminal(vsftpd: Endpoint, tmp_path: Path) -> None:
     dest = tmp_path / "private.txt"
-    url = f"ftp://{vsftpd.info['user']}@127.0.0.1:{vsftpd.port}/private.txt"
-    script = subprocess.Popen(["script", "-qec", f"{ANYURL} get -q -o {dest} {url}", "/dev/null"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              env={**ENV, "TERM": "xterm"})
-    assert script.stdout is not None and script.stdin is not None
-    seen = b""
-    while b"Password for" not in seen:  # wait for the prompt, then type the password
-        more = script.stdout.read1(1024)
-        assert more, seen
-        seen += more
-    script.stdin.write(vsftpd.info["password"].encode() + b"\n")
-    script.stdin.flush()
-    rest, _ = script.communicate(timeout=30)
-    assert script.returncode == 0, seen + rest
-    assert f"Password for {vsftpd.info['user']}@127.0.0.1".encode() in seen
-    assert vsftpd.info["password"].encode() not in seen + rest  # not echoed
+    user, pw = vsftpd.info["user"], vsftpd.info["password"]
+    url = f"ftp://{user}@127.0.0.1:{vsftpd.port}/private.txt"
+    code, screen = converse(f"{ANYURL} get -q -o {dest} {url}",
+                            [(f"Password for {user}@127.0.0.1: ".encode(), pw.encode())])
+    assert code == 0, screen
+    assert pw.encode() not in screen  # not echoed
     assert dest.read_bytes() == (Path(vsftpd.info["local_root"]) / "private.txt").read_bytes()
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pseudo-terminal")
+def test_gopher_plus_form_prompts(servers: Launcher, tmp_path: Path) -> None:
+    pyg = servers.get("pygopherd")
+    url = f"gopher://127.0.0.1:{pyg.port}/0/form.txt%09%09?"
+    code, screen = converse(f"{ANYURL} get -q {url}", [
+        (b"Your name? [Anonymous]: ", b"Bob"),
+        (b"Your password?: ", b"s3cret"),
+        (b"choice 1-3 [gopher]: ", b"2"),
+        (b"Send me mail? (y/n) [1]: ", b"n"),
+    ])
+    assert code == 0, screen
+    assert b"Please tell us about yourself" in screen and b"2) ftp" in screen
+    assert b"s3cret" not in screen
+    # the filled-in form was sent and the item's body came back
+    assert (Path(pyg.info["root"]) / "form.txt").read_bytes().strip() in screen
+    assert "[GopherPlusProtocol/FileHandler]: /form.txt" in Path(pyg.info["log"]).read_text(errors="replace")
+
+
+def test_gopher_form_without_terminal_is_a_clear_error(servers: Launcher) -> None:
+    pyg = servers.get("pygopherd")
+    proc = run(f"gopher://127.0.0.1:{pyg.port}/0/form.txt%09%09?", stdin=b"")
+    assert proc.returncode == ConfigurationError.exit_code  # nobody to fill in the form
+    assert "form" in one_error_line(proc)
+
+
+def test_ls_gopher_menu_shows_types(servers: Launcher) -> None:
+    pyg = servers.get("pygopherd")
+    proc = run("ls", f"gopher://127.0.0.1:{pyg.port}/")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0].split()[-1] == "meta"
+    hello = next(x for x in lines if f"gopher://127.0.0.1:{pyg.port}/0/hello.txt" in x)
+    assert hello.split()[0] == "file" and "gophertype=0" in hello
+    info = [x for x in lines if x.startswith("info")]
+    assert info and all("gophertype=i" in x for x in info)
 
 
 def test_send_mail_with_attachment(servers: Launcher, tmp_path: Path) -> None:
