@@ -427,3 +427,19 @@ async def test_ask_form_without_callback(pyg: Endpoint) -> None:
 async def test_ask_on_item_without_form(pyg: Endpoint) -> None:
     with pytest.raises(ProtocolError, match="no \\+ASK form"):
         await get(base(pyg) + "/0/hello.txt%09%09?", form_answers=[])
+
+
+async def test_per_host_connection_limit(gs: Endpoint) -> None:
+    url = base(gs) + "/9/sub/blob.bin"
+    async with Client(limits=Limits(per_host=2)) as c:
+        handler = c.handler(c.parse(url))
+        first = await handler.open(c.parse(url))
+        second = await handler.open(c.parse(url))
+        third = asyncio.ensure_future(handler.open(c.parse(url)))
+        await asyncio.sleep(0.3)
+        assert not third.done()  # waits for a free slot
+        await first.aclose()
+        body = await asyncio.wait_for(third, 10)
+        assert await body.read() == seed.blob()
+        await second.aclose()
+        await body.aclose()

@@ -13,7 +13,7 @@ import inspect
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     AnyURLError,
@@ -30,6 +30,9 @@ from ..protocols import gopher as gp
 from ..response import Body, Entry
 from ..urls import URL, GopherURL
 from .base import Handler, render_entries
+
+if TYPE_CHECKING:
+    from ..client import Client
 
 __all__ = ["GopherHandler", "GopherOptions"]
 
@@ -119,8 +122,10 @@ class _Reader(asyncio.BufferedProtocol):
 class _Conn:
     """A connection with a push-back buffer, so a reply's first line can be peeked."""
 
-    def __init__(self, proto: _Reader, url: object, timeout: float | None) -> None:
+    def __init__(self, proto: _Reader, url: object, timeout: float | None,
+                 slot: asyncio.Semaphore | None = None) -> None:
         self.proto = proto
+        self.slot = slot  # the per-host connection slot, released at close
         self.url = url
         self.timeout = timeout
         self.buf = b""  # received, not yet consumed: buf[pos:]
@@ -194,12 +199,20 @@ class _Conn:
         transport = self.proto.transport
         if transport is not None and not transport.is_closing():
             transport.close()
+        slot, self.slot = self.slot, None
+        if slot is not None:
+            slot.release()
 
 
 class GopherHandler(Handler):
     """``gopher://`` URLs: RFC 1436 items, searches, Gopher+ views, attributes and forms."""
 
     schemes = ("gopher",)
+
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+        # at most client.limits.per_host connections to one server at a time
+        self._slots: dict[tuple[str, int], asyncio.Semaphore] = {}
 
     @property
     def options(self) -> GopherOptions:
@@ -236,14 +249,22 @@ class GopherHandler(Handler):
         limits = self.client.limits
         size = max(limits.chunk_size, 64 * 1024)
         loop = asyncio.get_running_loop()
+        slot = self._slots.get((url.host, port))
+        if slot is None:
+            slot = self._slots[(url.host, port)] = asyncio.Semaphore(max(1, limits.per_host))
         try:
             async with asyncio.timeout(self.client.timeouts.connect):
-                _, proto = await loop.create_connection(lambda: _Reader(size, 2 * size), url.host, port)
+                await slot.acquire()
+                try:
+                    _, proto = await loop.create_connection(lambda: _Reader(size, 2 * size), url.host, port)
+                except BaseException:
+                    slot.release()
+                    raise
         except TimeoutError as exc:
             raise FetchTimeout(f"connecting to {url.host}:{port} timed out", url=url) from exc
         except OSError as exc:
             raise ConnectError(f"cannot connect to {url.host}:{port}: {exc.strerror or exc}", url=url) from exc
-        conn = _Conn(proto, url, self.client.timeouts.read)
+        conn = _Conn(proto, url, self.client.timeouts.read, slot)
         try:
             if on_send is not None:
                 res = on_send(request)

@@ -1,0 +1,138 @@
+"""gopher: anyurl vs curl on the same gophernicus server, side by side in one run.
+
+``python -m bench.run gopher [--quick]``:
+
+1. one 100 MiB binary item (type 9; 16 MiB with --quick) to a file:
+   ``anyurl get -o FILE`` vs ``curl -s -o FILE``;
+2. the same item to /dev/null (both write to standard output, which is /dev/null);
+3. 1,000 small text items (200 with --quick) at concurrency 32:
+   ``anyurl get --parallel 32 -d DIR`` vs ``curl --parallel --parallel-max 32``.
+
+curl sends the selector of ``gopher://h:p/9/big.bin`` as ``/big.bin`` (it drops
+the "/" and the type character), exactly as anyurl does. Ratios > 1 mean
+faster than curl. ``python -m bench.bench_gopher fetch URL FILE`` is the
+anyurl API (no CLI) used as a third case for the big item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.harness import Result, anyurl_cmd, measure, python_cmd, report
+
+CONCURRENCY = 32
+
+
+def _big_file(root: Path, size: int) -> Path:
+    path = root / f"big{size >> 20}.bin"
+    if not path.exists() or path.stat().st_size != size:
+        block = bytes(range(256)) * 4096  # 1 MiB, deterministic
+        with open(path, "wb") as f:
+            for _ in range(size >> 20):
+                f.write(block)
+        os.chmod(path, 0o644)
+    return path
+
+
+def run(launcher: object, quick: bool) -> None:
+    size = (16 if quick else 100) << 20
+    n_small = 200 if quick else 1000
+    repeat = 3 if quick else 5
+    ep = launcher.get("gophernicus")  # type: ignore[attr-defined]
+    root = Path(ep.info["root"])
+    big = _big_file(root, size)
+    base = f"gopher://{ep.host}:{ep.port}"
+    url = f"{base}/9/{big.name}"
+    work = Path(tempfile.mkdtemp(prefix="bench-gopher-"))
+    out = work / "big.out"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    curl = shutil.which("curl") or "curl"
+
+    def rm_out() -> None:
+        out.unlink(missing_ok=True)
+
+    def check_out() -> None:
+        if out.stat().st_size != size:
+            raise RuntimeError(f"{out}: {out.stat().st_size} bytes, expected {size}")
+
+    mib = size >> 20
+    disk: list[Result] = [
+        measure("curl -o FILE", [curl, "-s", "-o", str(out), url], repeat,
+                before=rm_out, after=check_out, env=env),
+        measure("anyurl get -o FILE", anyurl_cmd("get", "-q", "-o", str(out), url), repeat,
+                before=rm_out, after=check_out, env=env),
+        measure("anyurl API (script)", python_cmd("-m", "bench.bench_gopher", "fetch", url, str(out)),
+                repeat, before=rm_out, after=check_out, env=env),
+    ]
+    report(f"gopher: one {mib} MiB binary item to a file (gophernicus)", disk,
+           reference="curl -o FILE", unit_work=(mib, "MiB"))
+    null: list[Result] = [
+        measure("curl > /dev/null", [curl, "-s", url], repeat, env=env),
+        measure("anyurl get > /dev/null", anyurl_cmd("get", "-q", url), repeat, env=env),
+    ]
+    report(f"gopher: one {mib} MiB binary item to /dev/null (gophernicus)", null,
+           reference="curl > /dev/null", unit_work=(mib, "MiB"))
+
+    urls = [f"{base}/0/many/t{i:04d}.txt" for i in range(n_small)]
+    dest = work / "many"
+
+    def clean() -> None:
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir()
+
+    def check_many() -> None:
+        got = len(list(dest.iterdir()))
+        if got != n_small:
+            raise RuntimeError(f"expected {n_small} files, got {got}")
+
+    small: list[Result] = [
+        measure(f"curl --parallel-max {CONCURRENCY}",
+                [curl, "-s", "--parallel", "--parallel-max", str(CONCURRENCY), "--output-dir", str(dest),
+                 "--remote-name-all", *urls], repeat, before=clean, after=check_many, env=env),
+        measure(f"anyurl get --parallel {CONCURRENCY}",
+                anyurl_cmd("get", "-q", "--parallel", str(CONCURRENCY), "-d", str(dest), *urls), repeat,
+                before=clean, after=check_many, env=env),
+    ]
+    report(f"gopher: {n_small} small text items, concurrency {CONCURRENCY} (gophernicus)", small,
+           reference=f"curl --parallel-max {CONCURRENCY}", unit_work=(n_small, "requests"))
+    shutil.rmtree(work, ignore_errors=True)
+    big.unlink(missing_ok=True)
+
+
+async def _fetch(url: str, path: str) -> None:
+    from anyurl.client import Client
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        async with Client() as client, client.open(url) as body:
+            async for chunk in body:
+                os.write(fd, chunk)
+    finally:
+        os.close(fd)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["fetch"] and len(argv) == 3:
+        asyncio.run(_fetch(argv[1], argv[2]))
+        return 0
+    if argv[:1] == ["run"]:
+        from fixtures.launcher import Launcher
+
+        launcher = Launcher()
+        try:
+            run(launcher, "--quick" in argv)
+        finally:
+            launcher.stop_all()
+            launcher.remove()
+        return 0
+    print("usage: python -m bench.bench_gopher run [--quick] | fetch URL FILE", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
