@@ -14,6 +14,7 @@ from tests.prospero_testserver import Faults, ProsperoTestServer, start
 import anyurl
 from anyurl.client import Client
 from anyurl.errors import (
+    ConnectError,
     FetchTimeout,
     NotRetrievable,
     ResourceNotFound,
@@ -188,3 +189,14 @@ async def test_user_in_url_is_a_syntax_error() -> None:
         await fetch("prospero://joe@127.0.0.1:9/x")
     with pytest.raises(URLSyntaxError):
         await fetch(ProsperoURL("prospero", "127.0.0.1", 9, user="joe", hsoname="x"))
+
+
+async def test_nobody_listening_is_a_connect_error() -> None:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # The ICMP port-unreachable reply surfaces as ConnectError (or, if filtered, a timeout).
+    with pytest.raises((ConnectError, FetchTimeout)):
+        await fetch(purl(port, "/pub"), ProsperoOptions(timeout=0.1, retries=1))

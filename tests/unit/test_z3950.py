@@ -162,3 +162,11 @@ def test_docid_round_trip() -> None:
     assert parse_docid(make_docid(12, "a:b c")) == (12, "a:b c")
     assert parse_docid("z1:0:x") is None
     assert parse_docid("opaque-id") is None
+
+
+def test_preparsed_asn1_is_current() -> None:
+    import asn1tools
+
+    from anyurl.protocols._z3950_parsed import PARSED
+
+    assert asn1tools.parse_string(z3950._ASN1) == PARSED, "run z3950.regenerate_parsed()"

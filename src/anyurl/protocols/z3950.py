@@ -17,6 +17,7 @@ reading it.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -272,11 +273,25 @@ _codec: Any = None
 
 
 def _compiled() -> Any:
-    # Compiled once, on first use (about 50 ms).
+    # Compiled once, on first use, from the pre-parsed module (see _z3950_parsed.py).
     global _codec
     if _codec is None:
-        _codec = asn1tools.compile_string(_ASN1, "ber")
+        from ._z3950_parsed import PARSED
+
+        # compile_dict modifies its argument: keep the module's copy pristine.
+        _codec = asn1tools.compile_dict(copy.deepcopy(PARSED), "ber")
     return _codec
+
+
+def regenerate_parsed() -> None:
+    """Rewrite _z3950_parsed.py after editing the ASN.1 text (a development helper)."""
+    import pprint
+    from pathlib import Path
+
+    body = pprint.pformat(asn1tools.parse_string(_ASN1), width=110, sort_dicts=True)
+    target = Path(__file__).with_name("_z3950_parsed.py")
+    head = target.read_text().split("PARSED: dict[str, Any] = ", 1)[0]
+    target.write_text(f"{head}PARSED: dict[str, Any] = {body}\n")
 
 
 class Z3950Error(ValueError):

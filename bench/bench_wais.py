@@ -1,0 +1,47 @@
+"""wais: anyurl vs YAZ's own clients on the same yaz-ztest target, side by side in one run.
+
+``python -m bench.run wais [--quick]``:
+
+1. a search with 23 hits listed with headlines (one Search + one Present of 23 SUTRS records):
+   ``anyurl get 'wais://h:p/Default?computer'`` vs ``zoomsh`` (search + show 0 23) vs
+   ``yaz-client -f script`` (find + show 1+23, SUTRS);
+2. one document as MARCXML: ``anyurl get wais://h:p/Default/XML/z1:1:computer`` vs
+   ``zoomsh`` (search + show 0 1 with preferredRecordSyntax xml).
+
+Each command is a whole process, so the times include interpreter start-up
+(anyurl is Python; zoomsh and yaz-client are C). Ratios > 1 mean faster than
+zoomsh.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from bench.harness import anyurl_cmd, measure, report
+
+
+def run(launcher: object, quick: bool) -> None:
+    repeat = 3 if quick else 7
+    ep = launcher.get("yaz_ztest")  # type: ignore[attr-defined]
+    target = f"tcp:{ep.host}:{ep.port}/Default"
+    work = Path(tempfile.mkdtemp(prefix="bench-wais-"))
+    script = work / "yaz-client.cmds"
+    script.write_text(f"open {target}\nformat sutrs\nfind computer\nshow 1+23\nquit\n")
+
+    search = f"wais://{ep.host}:{ep.port}/Default?computer"
+    results = [
+        measure("zoomsh search+23 records", ["zoomsh", f"connect {target}", "set preferredRecordSyntax sutrs",
+                                             "search computer", "show 0 23", "quit"], repeat),
+        measure("yaz-client search+23 records", ["yaz-client", "-f", str(script)], repeat),
+        measure("anyurl get (search listing)", anyurl_cmd("get", search, "-o", str(work / "listing.txt")), repeat),
+    ]
+    report("wais: search with 23 hits and their headlines", results, reference="zoomsh search+23 records")
+
+    doc = f"wais://{ep.host}:{ep.port}/Default/XML/z1%3A1%3Acomputer"
+    results = [
+        measure("zoomsh search+1 XML record", ["zoomsh", f"connect {target}", "set preferredRecordSyntax xml",
+                                               "search computer", "show 0 1", "quit"], repeat),
+        measure("anyurl get (XML document)", anyurl_cmd("get", doc, "-o", str(work / "doc.xml")), repeat),
+    ]
+    report("wais: one document as MARCXML", results, reference="zoomsh search+1 XML record")
