@@ -8,6 +8,10 @@
 2. one document as MARCXML: ``anyurl get wais://h:p/Default/XML/z1:1:computer`` vs
    ``zoomsh`` (search + show 0 1 with preferredRecordSyntax xml).
 
+3. 100 searches with their 23 headlines in one process: the anyurl API
+   (``python -m bench.bench_wais loop URL 100``, a new association per search)
+   vs one zoomsh session running the 100 searches on one connection.
+
 Each command is a whole process, so the times include interpreter start-up
 (anyurl is Python; zoomsh and yaz-client are C). Ratios > 1 mean faster than
 zoomsh.
@@ -15,10 +19,15 @@ zoomsh.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import anyurl_cmd, measure, report
+from bench.harness import anyurl_cmd, measure, python_cmd, report
+
+LOOPS = 100
 
 
 def run(launcher: object, quick: bool) -> None:
@@ -45,3 +54,28 @@ def run(launcher: object, quick: bool) -> None:
         measure("anyurl get (XML document)", anyurl_cmd("get", doc, "-o", str(work / "doc.xml")), repeat),
     ]
     report("wais: one document as MARCXML", results, reference="zoomsh search+1 XML record")
+
+    cmds = [f"connect {target}", "set preferredRecordSyntax sutrs"]
+    for _ in range(LOOPS):
+        cmds += ["search computer", "show 0 23"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    results = [
+        measure(f"zoomsh {LOOPS} searches, 1 session", ["zoomsh", *cmds, "quit"], repeat),
+        measure(f"anyurl API {LOOPS} searches", python_cmd("-m", "bench.bench_wais", "loop", search, str(LOOPS)),
+                repeat, env=env),
+    ]
+    report(f"wais: {LOOPS} searches of 23 hits in one process", results,
+           reference=f"zoomsh {LOOPS} searches, 1 session")
+
+
+async def _loop(url: str, n: int) -> None:
+    import anyurl
+
+    async with anyurl.Client() as client:
+        for _ in range(n):
+            res = await client.fetch(url)
+            assert res.entries is not None and len(res.entries) == 23
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["loop"]:
+    asyncio.run(_loop(sys.argv[2], int(sys.argv[3])))
