@@ -23,15 +23,17 @@ import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__, errors
 from .client import Client, Timeouts
 from .download import download, name_for_url
 from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
-from .progress import TransferProgress, show_progress
 from .response import Entry, translate_errors
 from .urls import URL
+
+if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs startup time)
+    from .progress import TransferProgress
 
 __all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PIPE", "build_parser", "exit_code_table", "main"]
 
@@ -508,7 +510,7 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
             rep.error(exc)
             codes[i] = exc.exit_code
 
-    tp = TransferProgress(count=len(urls)) if show_progress(args.quiet) else None
+    tp = _progress(len(urls), args.quiet)
     rep.progress = tp
     client_prompter = getattr(client.password_callback, "__self__", None)
     if isinstance(client_prompter, Prompter):
@@ -566,6 +568,19 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
 
         await asyncio.gather(*(one(i) for i in range(len(urls))))
     return next((c for c in codes if c), 0)
+
+
+def _progress(count: int, quiet: bool) -> TransferProgress | None:
+    """Progress bars on stderr when it is a terminal and not -q."""
+    try:
+        on_terminal = not quiet and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        on_terminal = False
+    if not on_terminal:
+        return None
+    from .progress import TransferProgress
+
+    return TransferProgress(count=count)
 
 
 def _label_for(u: URL) -> str:
