@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import email
 import email.policy
 import mailbox
 import os
+import shutil
 import subprocess
 import sys
+import time
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -28,16 +31,21 @@ def smtp(servers: Launcher) -> Endpoint:
     return ep
 
 
-def delivered(ep: Endpoint) -> dict[str, EmailMessage]:
-    """Every delivered message, by Message-ID, parsed from the Maildir files."""
+def delivered_files(ep: Endpoint) -> list[EmailMessage]:
+    """Every message file in the server's Maildir, parsed."""
     box = mailbox.Maildir(ep.info["maildir"], create=False)
-    result = {}
+    result = []
     for key in box.keys():
         with box.get_file(key) as f:
             msg = email.message_from_binary_file(f, policy=email.policy.default)
         assert isinstance(msg, EmailMessage)
-        result[str(msg["Message-ID"])] = msg
+        result.append(msg)
     return result
+
+
+def delivered(ep: Endpoint) -> dict[str, EmailMessage]:
+    """Every delivered message by Message-ID (aiosmtpd stores one file per message)."""
+    return {str(m["Message-ID"]): m for m in delivered_files(ep)}
 
 
 def server_log(ep: Endpoint) -> str:
@@ -247,3 +255,75 @@ def test_cli_send_and_get(smtp: Endpoint, tmp_path: Path) -> None:
     before = count(smtp)
     bad = _cli(["send", "mailto:bob@example.org?subject=x%0D%0ABcc:%20v@example.org"], b"x\n", env)
     assert bad.returncode == 4 and count(smtp) == before
+
+
+# -- a real MTA as the second peer: Exim 4 ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exim(servers: Launcher) -> Endpoint:
+    if os.geteuid() != 0 or shutil.which("exim4") is None:
+        pytest.skip("needs root and exim4-daemon-light")
+    return servers.get("exim")
+
+
+def wait_delivered(ep: Endpoint, message_id: str, copies: int, timeout: float = 15) -> list[EmailMessage]:
+    """Exim delivers in a child process after accepting, one copy per recipient: poll the Maildir."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [m for m in delivered_files(ep) if m["Message-ID"] == message_id]
+        if len(found) >= copies:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message_id} not delivered in {timeout}s")
+        time.sleep(0.05)
+
+
+def exim_settings(ep: Endpoint, **kw: Any) -> SMTPSettings:
+    return SMTPSettings(host=ep.host, port=ep.port, cafile=ep.info["cafile"], **kw)
+
+
+async def test_exim_starttls_auth_delivery(exim: Endpoint) -> None:
+    settings = exim_settings(exim, starttls=True, username="urltest", password="urltest-pw")
+    async with anyurl.Client(smtp=settings) as client:
+        sent = await client.send_mail(
+            "mailto:bob@example.org?cc=carol@example.org&bcc=dave@example.org&subject=Gr%C3%BC%C3%9Fe",
+            body="Über Exim.\n.dot line\n", sender="alice@example.org", attachments=[("b.bin", bytes(range(256)))])
+    assert sent.reply.startswith("250")
+    copies = await asyncio.to_thread(wait_delivered, exim, sent.message_id, 3)
+    # Exim records the envelope as Return-path and Envelope-to, one copy per recipient
+    assert {m["Envelope-to"] for m in copies} == {"bob@example.org", "carol@example.org", "dave@example.org"}
+    msg = copies[0]
+    assert all(m["Return-path"] == "<alice@example.org>" for m in copies)
+    assert msg["To"] == "bob@example.org" and msg["Cc"] == "carol@example.org"
+    assert msg["Subject"] == "Grüße" and msg["Bcc"] is None
+    text = msg.get_body(("plain",))
+    assert text is not None and text.get_content().replace("\r\n", "\n") == "Über Exim.\n.dot line\n"
+    [att] = list(msg.iter_attachments())
+    assert att.get_payload(decode=True) == bytes(range(256))
+    log = await asyncio.to_thread(server_log, exim)
+    assert "A=plain_server:urltest" in log or "A=login_server:urltest" in log  # authenticated
+    assert "X=TLS" in log
+
+
+async def test_exim_refusals(exim: Endpoint) -> None:
+    before = len(await asyncio.to_thread(delivered_files, exim))
+    async with anyurl.Client(smtp=exim_settings(exim, starttls=True, username="urltest",
+                                                 password="wrong")) as client:
+        with pytest.raises(AccessDenied) as info:
+            await client.send_mail("mailto:bob@example.org", body="x", sender="alice@example.org")
+        assert info.value.reply is not None and info.value.reply.startswith("535")
+    async with anyurl.Client(smtp=exim_settings(exim)) as client:
+        with pytest.raises(ResourceNotFound, match="unknown user"):
+            await client.send_mail("mailto:bob@example.org,nobody@refused.example", body="x",
+                                   sender="alice@example.org")
+        with pytest.raises(AccessDenied, match="relay not permitted"):
+            await client.send_mail("mailto:x@elsewhere.example", body="x", sender="alice@example.org")
+    # without a trusted certificate, the opportunistic STARTTLS upgrade fails closed
+    async with anyurl.Client(smtp=SMTPSettings(host=exim.host, port=exim.port)) as client:
+        with pytest.raises(ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            await client.send_mail("mailto:bob@example.org", body="x", sender="alice@example.org")
+    log = await asyncio.to_thread(server_log, exim)
+    assert "rejected RCPT <nobody@refused.example>" in log
+    await asyncio.sleep(1)  # a (wrong) delivery would happen in this time
+    assert len(await asyncio.to_thread(delivered_files, exim)) == before  # bob got nothing either
