@@ -594,3 +594,22 @@ def test_telnet_url_opens_a_session(tmp_path: Path) -> None:
     assert proc.returncode == ConnectError.exit_code  # the URL went to the telnet session, not to `get`
     assert "Traceback" not in proc.stderr.decode()
     assert f"anyurl: telnet://127.0.0.1:{port}/" in proc.stderr.decode()
+
+
+def test_news_server_option(servers: Launcher, tmp_path: Path) -> None:
+    inn = servers.get("inn")
+    group, first = inn.info["group"], inn.info["articles"][1]
+    env = {k: v for k, v in ENV.items() if k != "NNTPSERVER"}
+    listing = subprocess.run([ANYURL, "--news-server", f"127.0.0.1:{inn.port}", "ls", "--json", f"news:{group}"],
+                             capture_output=True, timeout=60, env=env)
+    assert listing.returncode == 0, listing.stderr
+    entries = json.loads(listing.stdout)
+    assert len(entries) == len(inn.info["articles"])
+    article = subprocess.run([ANYURL, "get", "--news-server", f"127.0.0.1:{inn.port}",
+                              f"news:{first['message_id'].strip('<>')}"], capture_output=True, timeout=60,
+                             env=env)
+    assert article.returncode == 0, article.stderr
+    assert first["body"].replace("\n", "\r\n").encode() in article.stdout  # the article as the server sent it
+    missing = subprocess.run([ANYURL, f"news:{group}"], capture_output=True, timeout=60, env=env)
+    assert missing.returncode == ConfigurationError.exit_code
+    assert "news server" in one_error_line(missing)
