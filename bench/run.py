@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller files and fewer runs")
     args = ap.parse_args(argv)
     here = Path(__file__).resolve().parent
-    available = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules([str(here))])
+    available = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules([str(here)])
                        if m.name.startswith("bench_"))
     chosen = args.schemes or available
     launcher = Launcher()
