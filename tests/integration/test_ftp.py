@@ -274,14 +274,29 @@ async def test_empty_user_is_not_anonymous(srv: Server) -> None:
 
 
 async def test_reuse_cwds_back_to_login_dir(srv: Server) -> None:
+    # One connection: back to the login directory (PWD) before the next URL's CWDs;
+    # no CWD at all when the next URL is in the same directory; TYPE only when it changes.
     async with client() as c:
         assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
         assert (await c.fetch(srv.url("/pub/sub/deep.txt"))).content == seed.DEEP
         assert (await c.fetch(srv.url("/etc/motd;type=a"))).content == seed.MOTD
+        assert (await c.fetch(srv.url("/etc/motd;type=i"))).content == seed.MOTD
     assert srv.commands() == [
         *LOGIN, "CWD pub", "TYPE A", "EPSV", "RETR hello.txt",
-        "CWD /", "CWD pub", "CWD sub", "TYPE A", "EPSV", "RETR deep.txt",
-        "CWD /", "CWD etc", "TYPE A", "EPSV", "RETR motd", "QUIT"]
+        "CWD /", "CWD pub", "CWD sub", "EPSV", "RETR deep.txt",
+        "CWD /", "CWD etc", "EPSV", "RETR motd",
+        "TYPE I", "SIZE motd", "EPSV", "RETR motd", "QUIT"]
+
+
+async def test_size_skipped_once_150_reports_it(vs: Server) -> None:
+    # vsftpd's 150 says "(N bytes)": after the first binary RETR, SIZE is redundant.
+    async with client() as c:
+        assert (await c.fetch(vs.url("/pub/blob.bin"))).content == seed.blob()
+        async with c.open(vs.url("/etc/motd")) as body:
+            assert body.size == len(seed.MOTD)
+            assert await body.read() == seed.MOTD
+    assert vs.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE blob.bin", "EPSV", "RETR blob.bin",
+                             "CWD /", "CWD etc", "EPSV", "RETR motd", "QUIT"]
 
 
 async def test_reuse_for_local_user_returns_to_home(srv: Server) -> None:

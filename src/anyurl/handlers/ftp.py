@@ -83,7 +83,9 @@ class _Reader(asyncio.BufferedProtocol):
     chunks of up to *size* bytes; at most two chunks wait before reading pauses."""
 
     def __init__(self, size: int) -> None:
-        self._buf = bytearray(size)
+        # Start small (most files are) and grow to *size* as data keeps coming.
+        self._max = size
+        self._buf = bytearray(min(size, 1 << 16))
         self._view = memoryview(self._buf)
         self._pos = 0
         self._chunks: collections.deque[bytes] = collections.deque()
@@ -112,6 +114,10 @@ class _Reader(asyncio.BufferedProtocol):
     def _flush(self) -> None:
         if self._pos:
             self._chunks.append(bytes(self._view[:self._pos]))
+            if self._pos == len(self._buf) and len(self._buf) < self._max:
+                self._view.release()
+                self._buf = bytearray(min(self._max, len(self._buf) * 4))
+                self._view = memoryview(self._buf)
             self._pos = 0
         if len(self._chunks) >= 2 and not self._paused and self.transport is not None:
             self._paused = True
@@ -221,7 +227,9 @@ class _Control:
         self.writer = writer
         self.tls = tls  # the context for data connections when PROT P is in force
         self.login_dir: str | None = None
-        self.at_login_dir = True
+        self.cwd_path: tuple[str, ...] | None = ()  # CWDs applied since login; None: unknown
+        self.type: str | None = None  # the TYPE in force
+        self.size_in_150 = False  # the server's 150 replies carry "(N bytes)": SIZE is redundant
         self.features: set[str] | None = None
         self.epsv_ok = True
         self.size_ok = True
@@ -236,8 +244,9 @@ class _Control:
         line = proto.format_command(verb, arg)
         try:
             self.writer.write(line)
-            async with asyncio.timeout(self._timeout):
-                await self.writer.drain()
+            if self.writer.transport.get_write_buffer_size():  # only then can drain block
+                async with asyncio.timeout(self._timeout):
+                    await self.writer.drain()
         except TimeoutError as exc:
             self.broken = True
             raise FetchTimeout(f"timed out sending {verb}", url=self.url) from exc
@@ -286,11 +295,13 @@ class _Control:
         return (self.broken or transport.is_closing() or bool(getattr(self.reader, "_buffer", b""))
                 or bool(getattr(self.reader, "_eof", False)))
 
-    async def reset(self) -> bool:
-        """Back to the login directory for reuse; False when that cannot be done reliably."""
+    async def reset(self, target: tuple[str, ...]) -> bool:
+        """Prepare for reuse by a URL whose CWDs are *target*: back to the login
+        directory (section 3.2.5), unless the connection already stands where
+        *target* leads (as curl does). False when that cannot be done reliably."""
         if self.stale() or self.login_dir is None:
             return False
-        if self.at_login_dir:
+        if self.cwd_path == target or self.cwd_path == ():
             return True
         try:
             reply = await self.cmd("CWD", self.login_dir)
@@ -298,8 +309,24 @@ class _Control:
             return False
         if reply.code != 250:
             return False
-        self.at_login_dir = True
+        self.cwd_path = ()
         return True
+
+    async def change_dirs(self, cwds: tuple[str, ...]) -> None:
+        """The URL's CWD sequence, from the login directory (skipped when already there)."""
+        if self.cwd_path == cwds:
+            return
+        self.cwd_path = None
+        for cwd in cwds:
+            await self.expect("CWD", cwd)
+        self.cwd_path = cwds
+
+    async def set_type(self, type_: str) -> None:
+        """TYPE, unless already in force on this connection."""
+        if self.type != type_:
+            self.type = None
+            await self.expect("TYPE", type_)
+            self.type = type_
 
     async def features_list(self) -> set[str]:
         if self.features is None:
@@ -498,6 +525,7 @@ class FTPHandler(Handler):
         return opts.tls_context or ssl.create_default_context()
 
     async def _acquire(self, url: FTPURL, plan: Plan, opts: FTPOptions) -> _Control:
+        """An idle connection reset for *plan*, or a new one (waits for a per-host slot)."""
         implicit = url.scheme == "ftps"
         mode = "implicit" if implicit else ("explicit" if opts.tls else "plain")
         key: _PoolKey = (url.host, url.port, plan.user, plan.password, mode)
@@ -510,7 +538,7 @@ class FTPHandler(Handler):
             while idle:
                 conn = idle.pop()
                 conn.url = url
-                if await conn.reset():
+                if await conn.reset(plan.cwds):
                     return conn
                 conn.abort()
             return await self._login(url, plan, opts, key, mode)
@@ -613,9 +641,7 @@ class FTPHandler(Handler):
         conn = await self._acquire(furl, plan, opts)
         handed_over = False
         try:
-            for cwd in plan.cwds:
-                conn.at_login_dir = False
-                await conn.expect("CWD", cwd)
+            await conn.change_dirs(plan.cwds)
             if plan.action == "NLST":
                 body = await self._nlst(conn, furl, plan, opts)
             elif plan.action == "LIST":
@@ -635,9 +661,9 @@ class FTPHandler(Handler):
     async def _retr(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions,
                     offset: int) -> tuple[Body, bool]:
         """RETR as a streaming Body (True), or the 550 fallback's listing (False)."""
-        await conn.expect("TYPE", plan.type)
+        await conn.set_type(plan.type)
         total: int | None = None
-        if plan.type == "I" and opts.use_size and conn.size_ok:
+        if plan.type == "I" and opts.use_size and conn.size_ok and not (conn.size_in_150 and not offset):
             reply = await conn.cmd("SIZE", plan.argument)
             if reply.code == 213 and reply.first.strip().isdigit():
                 total = int(reply.first.strip())
@@ -658,8 +684,11 @@ class FTPHandler(Handler):
         except BaseException:
             self._close_data(chan, reader)
             raise
+        size150 = proto.parse_150_size(reply)
+        if size150 is not None and plan.type == "I":
+            conn.size_in_150 = True
         if total is None:
-            total = proto.parse_150_size(reply)
+            total = size150
         size = max(total - offset, 0) if total is not None else None
         check = size if plan.type == "I" else None
         started: list[bool] = []
@@ -731,7 +760,7 @@ class FTPHandler(Handler):
         if opts.cwd_strategy == "nocwd":
             return await self._listing(conn, url, plan.argument, (*url.cwd, url.name), opts,
                                        not_found=retr_reply)
-        conn.at_login_dir = False
+        conn.cwd_path = None
         reply = await conn.cmd("CWD", url.name)
         if reply.code != 250:
             raise proto.error_for(retr_reply, f"RETR {plan.argument}", url)
@@ -787,12 +816,12 @@ class FTPHandler(Handler):
         reply: Reply | None = None
         feats = await conn.features_list() if opts.use_mlsd else set()
         if feats & {"MLST", "MLSD"}:  # RFC 3659 advertises MLST; MLSD comes with it
-            await conn.expect("TYPE", "A")
+            await conn.set_type("A")
             reply, lines = await self._read_listing(conn, url, "MLSD", arg, opts)
             if reply.kind == 1:
                 items = proto.parse_mlsd(lines)
         else:
-            await conn.expect("TYPE", "A")
+            await conn.set_type("A")
         if items is None and (reply is None or reply.code in (500, 501, 502, 504)):
             reply, lines = await self._read_listing(conn, url, "LIST", arg, opts)
             if reply.kind == 1:
@@ -809,7 +838,7 @@ class FTPHandler(Handler):
 
     async def _nlst(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
         """typecode d: NLST with the name (section 3.2.2)."""
-        await conn.expect("TYPE", "A")
+        await conn.set_type("A")
         arg = plan.argument or None
         reply, lines = await self._read_listing(conn, url, "NLST", arg, opts)
         if reply.kind != 1:
@@ -851,10 +880,8 @@ class FTPHandler(Handler):
         conn = await self._acquire(furl, plan, opts)
         ok = False
         try:
-            for cwd in plan.cwds:
-                conn.at_login_dir = False
-                await conn.expect("CWD", cwd)
-            await conn.expect("TYPE", "I")
+            await conn.change_dirs(plan.cwds)
+            await conn.set_type("I")
             final = plan.argument
             prefix, _, base = final.rpartition("/")
             temp = (prefix + "/" if prefix else "") + f".{base}.{secrets.token_hex(4)}.part"
