@@ -211,9 +211,11 @@ async def download(
     finally:
         if fd >= 0:
             os.close(fd)
-        if not done and not resume:
+        if not done:
+            # with resume, keep what arrived for the next try (an empty file is not worth keeping)
             with contextlib.suppress(OSError):
-                part.unlink()
+                if not resume or part.stat().st_size == 0:
+                    part.unlink()
 
 
 async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Progress | None,

@@ -67,6 +67,8 @@ class TransferProgress:
     """``with TransferProgress(n) as tp: cb = tp.bar("name")``; one bar per transfer,
     plus an overall bar when *count* > 1."""
 
+    MAX_VISIBLE = 10  # above this many downloads, only running (and failed) bars stay on screen
+
     def __init__(self, count: int = 1, *, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
         self.progress = Progress(
@@ -100,6 +102,9 @@ class TransferProgress:
         self.finished += 1
         if ok and bar.total is None:
             self.progress.update(bar.task, total=bar.last, completed=bar.last)
+        if ok and self.count > self.MAX_VISIBLE:
+            # many downloads: finished bars go away, the overall bar tells the story
+            self.progress.update(bar.task, visible=False)
         if not ok:
             self.progress.update(bar.task, description=_label("failed: " + bar.label))
         if self.overall is not None:
