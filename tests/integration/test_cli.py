@@ -613,3 +613,19 @@ def test_news_server_option(servers: Launcher, tmp_path: Path) -> None:
     missing = subprocess.run([ANYURL, f"news:{group}"], capture_output=True, timeout=60, env=env)
     assert missing.returncode == ConfigurationError.exit_code
     assert "news server" in one_error_line(missing)
+
+
+def test_continue_over_ftp_uses_rest(vsftpd: Endpoint, tmp_path: Path) -> None:
+    original = (Path(vsftpd.info["anon_root"]) / "pub" / "blob.bin").read_bytes()
+    dest = tmp_path / "blob.bin"
+    (tmp_path / f".blob.bin{PART_SUFFIX}").write_bytes(original[:1000])  # left by an interrupted run
+    log = Path(vsftpd.info["log"])
+    start = log.stat().st_size
+    proc = run("get", "--continue", "-o", str(dest), vsftpd.url("ftp", "/pub/blob.bin"))
+    assert proc.returncode == 0, proc.stderr
+    assert dest.read_bytes() == original
+    assert files_in(tmp_path) == ["blob.bin"]
+    with open(log, "rb") as f:
+        f.seek(start)
+        logged = f.read().decode(errors="replace")
+    assert '"REST 1000"' in logged and '"RETR blob.bin"' in logged
