@@ -27,6 +27,7 @@ from anyurl.errors import (
     AccessDenied,
     ConfigurationError,
     ConnectError,
+    FetchTimeout,
     NotRetrievable,
     ResourceNotFound,
     TransferError,
@@ -199,15 +200,19 @@ def test_several_urls_in_parallel(nginx: Endpoint, tmp_path: Path) -> None:
     src.write_bytes(b"local file\n" * 1000)
     urls = [nginx.url("http", f"/many/{n}") for n in names] + [file_url(src)]
     out = tmp_path / "out"
-    proc = run("get", "-d", str(out), "--parallel", "4", *urls)
+    agent = f"anyurl-cli-test/{time.monotonic_ns()}"
+    proc = run("--user-agent", agent, "get", "-d", str(out), "--parallel", "4", *urls)
     assert proc.returncode == 0, proc.stderr
     assert files_in(out) == sorted([*names, "local.bin"])
     for n in names:
         assert (out / n).read_bytes() == (www(nginx) / "many" / n).read_bytes()
     assert (out / "local.bin").read_bytes() == src.read_bytes()
-    log = access_log(nginx)
+    mine = [line for line in access_log(nginx).splitlines() if f'"{agent}"' in line]
     for n in names:
-        assert f"GET /many/{n} HTTP/1.1\" 200" in log
+        assert any(f"GET /many/{n} HTTP/1.1\" 200" in line for line in mine)
+    # one Client for all: at most 4 connections at a time, reused for the 12 requests
+    connections = {line.rsplit("c=", 1)[1] for line in mine}
+    assert len(mine) == 12 and len(connections) <= 4
 
 
 def test_duplicate_names_do_not_overwrite_each_other(nginx: Endpoint, tmp_path: Path) -> None:
@@ -629,3 +634,14 @@ def test_continue_over_ftp_uses_rest(vsftpd: Endpoint, tmp_path: Path) -> None:
         f.seek(start)
         logged = f.read().decode(errors="replace")
     assert '"REST 1000"' in logged and '"RETR blob.bin"' in logged
+
+
+def test_idle_timeout_and_max_time(nginx: Endpoint, bad_server: BadServer) -> None:
+    started = time.monotonic()
+    proc = run("get", "--timeout", "1", nginx.url("http", "/stall"))
+    assert proc.returncode == FetchTimeout.exit_code
+    one_error_line(proc)
+    proc = run("get", "--max-time", "1", bad_server.url("/stall/10"))
+    assert proc.returncode == FetchTimeout.exit_code
+    assert "--max-time" in one_error_line(proc)
+    assert time.monotonic() - started < 20
