@@ -531,8 +531,8 @@ class GopherHandler(Handler):
             except Exception as exc:
                 raise ConfigurationError(f"the form callback failed: {exc}", url=url) from exc
             if result is None:
-                raise ConfigurationError("the form callback gave no answers to the item's ASK form (the CLI asks only on a terminal)",
-                                         url=url)
+                raise ConfigurationError("the form callback gave no answers to the item's ASK form "
+                                         "(the CLI asks only on a terminal)", url=url)
             answers = [str(a) for a in result]
         filled = gp.answer_fields(fields, answers, url)
         target = gp.form_url(url, filled)
