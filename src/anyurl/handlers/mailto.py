@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiosmtplib
 
@@ -45,6 +45,9 @@ from ..protocols.mail import (
 from ..response import Body
 from ..urls import URL, MailtoURL
 from .base import Handler
+
+if TYPE_CHECKING:
+    from ..client import Client
 
 __all__ = ["AttachmentSource", "MailtoHandler", "SMTPSettings", "SentMail", "load_settings"]
 
@@ -226,6 +229,18 @@ def translate(exc: BaseException, url: object, settings: SMTPSettings) -> AnyURL
     return TransferError(f"sending through {relay} failed: {exc}", url=url)
 
 
+def _make_tls_context(settings: SMTPSettings) -> ssl.SSLContext:
+    if not settings.validate_certs:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        return ctx
+    try:
+        return ssl.create_default_context(cafile=settings.cafile)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigurationError(f"cannot load cafile {settings.cafile}: {exc}") from exc
+
+
 def _load_attachment(item: AttachmentSource) -> Attachment:
     if isinstance(item, Attachment):
         return item
@@ -246,6 +261,10 @@ class MailtoHandler(Handler):
     """Sends mail to mailto: URLs through the configured SMTP relay."""
 
     schemes = ("mailto",)
+
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+        self._tls_cache: dict[tuple[bool, str | None], ssl.SSLContext] = {}
 
     async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
         """Always raises NotRetrievable: a mailbox is not a data object."""
@@ -276,7 +295,7 @@ class MailtoHandler(Handler):
         settings = self.settings()
         from_addr = check_address(sender or settings.sender or self.client.anonymous_email, url=url,
                                   what="sender")
-        loaded = await asyncio.to_thread(lambda: [_load_attachment(a) for a in attachments])
+        loaded = await asyncio.to_thread(lambda: [_load_attachment(a) for a in attachments]) if attachments else []
         msg = compose(mail_fields, sender=from_addr, attachments=loaded, user_agent=self.client.user_agent)
         recipients = envelope_recipients(mail_fields)
         data = msg.as_bytes()
@@ -284,16 +303,15 @@ class MailtoHandler(Handler):
         return SentMail(message_id=str(msg["Message-ID"]), sender=from_addr, recipients=tuple(recipients),
                         reply=reply, message=msg)
 
-    def _tls_context(self, settings: SMTPSettings) -> ssl.SSLContext:
-        if not settings.validate_certs:
-            ctx = ssl.create_default_context()
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-            return ctx
-        try:
-            return ssl.create_default_context(cafile=settings.cafile)
-        except (OSError, ssl.SSLError) as exc:
-            raise ConfigurationError(f"cannot load cafile {settings.cafile}: {exc}") from exc
+    async def _tls_context(self, settings: SMTPSettings) -> ssl.SSLContext | None:
+        """The TLS context for *settings*, built once per (validate, cafile): loading the
+        system CA store takes ~0.1 s, too much to repeat for every message."""
+        if settings.starttls is False and not settings.tls:
+            return None
+        key = (settings.validate_certs, settings.cafile)
+        if key not in self._tls_cache:
+            self._tls_cache[key] = await asyncio.to_thread(_make_tls_context, settings)
+        return self._tls_cache[key]
 
     async def _submit(self, url: URL, settings: SMTPSettings, sender: str, recipients: list[str],
                       data: bytes) -> str:
@@ -304,7 +322,7 @@ class MailtoHandler(Handler):
         smtp = aiosmtplib.SMTP(
             hostname=settings.host, port=settings.effective_port, use_tls=settings.tls,
             start_tls=False if settings.tls else settings.starttls,
-            tls_context=self._tls_context(settings), timeout=self.client.timeouts.read,
+            tls_context=await self._tls_context(settings), timeout=self.client.timeouts.read,
             local_hostname=settings.local_hostname,
         )
         try:
