@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import signal
 import sys
 import termios
@@ -65,6 +66,17 @@ def _raw_mode(fd: int | None) -> Iterator[None]:
         yield
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            select.select([], [fd], [])  # a non-blocking stdout that is full: wait, then retry
+            continue
+        view = view[n:]
 
 
 def _say(text: str, raw: bool) -> None:
@@ -141,7 +153,7 @@ async def _interact(session: TelnetSession, stdin_fd: int, stdout_fd: int, is_tt
             if not data:
                 _say("\nConnection closed by foreign host.\n", is_tty)
                 return 0
-            os.write(stdout_fd, data)
+            _write_all(stdout_fd, data)
 
     async def keys_to_remote() -> int:
         while True:
@@ -156,7 +168,10 @@ async def _interact(session: TelnetSession, stdin_fd: int, stdout_fd: int, is_tt
                 return 0
             await session.write(data)
 
-    loop.add_reader(stdin_fd, on_stdin)
+    try:
+        loop.add_reader(stdin_fd, on_stdin)
+    except (OSError, ValueError):
+        keys.put_nowait(b"")  # stdin cannot be polled (a regular file, /dev/null): no input
     handled = [signal.SIGTERM, signal.SIGHUP]
     for sig in handled:
         loop.add_signal_handler(sig, on_signal, 128 + sig)

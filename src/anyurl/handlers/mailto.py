@@ -290,7 +290,7 @@ class MailtoHandler(Handler):
         if not isinstance(url, MailtoURL):
             raise NotRetrievable("send_mail needs a mailto URL", url=url)
         if options:
-            raise TypeError(f"unexpected option(s) {', '.join(sorted(options))}")
+            raise ConfigurationError(f"unknown send_mail option(s): {', '.join(sorted(options))}", url=url)
         mail_fields = fields_from_url(url, subject=subject, body=body or None, cc=cc, bcc=bcc)
         settings = self.settings()
         from_addr = check_address(sender or settings.sender or self.client.anonymous_email, url=url,

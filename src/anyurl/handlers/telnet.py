@@ -20,7 +20,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import AccessDenied, ConnectError, FetchTimeout, NotRetrievable, ProtocolError, UnsafeURL
+from ..errors import (
+    AccessDenied,
+    ConfigurationError,
+    ConnectError,
+    FetchTimeout,
+    NotRetrievable,
+    ProtocolError,
+    UnsafeURL,
+)
 from ..protocols.telnet import TelnetProtocol
 from ..response import Body
 from ..urls import URL, TelnetURL
@@ -226,7 +234,7 @@ class TelnetSession:
         if password is None:
             password = self.url.password
         if user is None:
-            raise AccessDenied("no user name: give one to login() or in the URL", url=self.url)
+            raise ConfigurationError("no user name: give one to login() or in the URL", url=self.url)
         _refuse("user name", user, self.url)
         if password is None and self._handler is not None:
             password = await self._handler.client.ask_password(user, self.url.host)
@@ -285,7 +293,8 @@ class TelnetHandler(Handler):
         if not isinstance(url, TelnetURL):
             raise NotRetrievable("connect needs a telnet URL", url=url)
         if options:
-            raise TypeError(f"unexpected option(s) {', '.join(sorted(options))}")
+            raise ConfigurationError(f"unknown telnet connect option(s): {', '.join(sorted(options))}",
+                                     url=url)
         check_telnet_url(url)
         protocol = TelnetProtocol(terminal_type=terminal_type, window_size=window_size)
         reader, writer = await open_connection(url, url.host, url.port or 23,
