@@ -7,6 +7,7 @@ send-keys and read back with capture-pane.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shlex
@@ -79,6 +80,25 @@ async def test_scripted_login_runs_a_command(telnetd: Endpoint) -> None:
         while await s.receive():  # what came before the hang-up ("logout")
             pass
         assert s.at_eof
+
+
+async def test_eight_bit_data_both_ways(telnetd: Endpoint) -> None:
+    url = url_of(telnetd, f"{telnetd.info['user']}:{telnetd.info['password']}@")
+    async with anyurl.connect(url, binary=True) as s:
+        await s.login(timeout=20)
+        assert "BINARY" in s.options["local"]
+        # the server sends 0xFF as IAC IAC; we hand back the single byte
+        await s.write(b"printf 'A\\377B\\n'\n")
+        await s.read_until(b"printf", timeout=10)
+        assert (await s.read_until(b"A\xffB", timeout=10)).endswith(b"A\xffB")
+        # 0xFF and UTF-8 from us reach the program unchanged (od shows the bytes)
+        await s.write(b"od -An -tx1 -N4\n")
+        await s.read_until(b"-N4", timeout=10)
+        await s.read_until(b"\r\n", timeout=10)
+        await asyncio.sleep(0.3)  # let od start reading
+        await s.write(b"\xff" + "\u00e9\n".encode())  # 0xFF, then é in UTF-8, then LF
+        _i, m, _d = await s.expect([rb"([0-9a-f]{2}) ([0-9a-f]{2}) ([0-9a-f]{2}) ([0-9a-f]{2})"], timeout=10)
+        assert m.group(0) == b"ff c3 a9 0a"
 
 
 async def test_login_with_explicit_credentials_overrides_url(telnetd: Endpoint) -> None:
@@ -211,9 +231,10 @@ def test_terminal_session_escape_key(tmux_session: tuple[Tmux, Path]) -> None:
     _login(t)
     during = t.tty_settings().split()
     assert "-icanon" in during and "-echo" in during and "-isig" in during  # raw while connected
-    t.keys("echo TELNET-$((6*7)); stty size", "Enter")
+    t.keys("echo TELNET-$((6*7)) Grüße-$((1+1)); stty size", "Enter")
     screen = t.wait_for(r"^30 100$")
-    assert re.search(r"^TELNET-42$", screen, re.MULTILINE)  # the shell ran it (not just an echo)
+    # the shell ran it (not just an echo), and typed UTF-8 went through 8-bit clean
+    assert re.search(r"^TELNET-42 Grüße-2$", screen, re.MULTILINE)
     t.resize(120, 40)  # SIGWINCH -> NAWS
     time.sleep(0.5)
     t.keys("stty size", "Enter")

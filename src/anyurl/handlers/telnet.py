@@ -29,7 +29,7 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
-from ..protocols.telnet import TelnetProtocol
+from ..protocols.telnet import BINARY, DO, WILL, TelnetProtocol
 from ..response import Body
 from ..urls import URL, TelnetURL
 from .base import Handler, open_connection
@@ -288,17 +288,30 @@ class TelnetHandler(Handler):
                              "`anyurl URL` in a terminal", url=url)
 
     async def connect(self, url: URL, *, terminal_type: str | None = "xterm",
-                      window_size: tuple[int, int] | None = (80, 24), **options: Any) -> TelnetSession:
-        """Connect and start negotiating; returns a :class:`TelnetSession`."""
+                      window_size: tuple[int, int] | None = (80, 24), binary: bool = False,
+                      **options: Any) -> TelnetSession:
+        """Connect and start negotiating; returns a :class:`TelnetSession`.
+
+        *binary* asks for TRANSMIT-BINARY both ways (RFC 856), so 8-bit data
+        (UTF-8 text, 0xFF) passes: a plain NVT server may strip the high bit
+        (inetutils-telnetd does). In binary mode data goes out as given, so
+        end lines the way the server wants (a pty wants "\r" or "\n", not both);
+        without it, "\n" is sent as the NVT's CR LF.
+        """
         if not isinstance(url, TelnetURL):
             raise NotRetrievable("connect needs a telnet URL", url=url)
         if options:
             raise ConfigurationError(f"unknown telnet connect option(s): {', '.join(sorted(options))}",
                                      url=url)
         check_telnet_url(url)
-        protocol = TelnetProtocol(terminal_type=terminal_type, window_size=window_size)
+        protocol = TelnetProtocol(terminal_type=terminal_type, window_size=window_size, accept_binary=binary)
+        if binary:
+            protocol.request(WILL, BINARY)
+            protocol.request(DO, BINARY)
         reader, writer = await open_connection(url, url.host, url.port or 23,
                                                timeout=self.client.timeouts.connect,
                                                limit=self.client.limits.max_line)
-        return TelnetSession(url, reader, writer, protocol, read_timeout=self.client.timeouts.read,
-                             max_buffer=max(self.client.limits.max_line, 1 << 20), handler=self)
+        session = TelnetSession(url, reader, writer, protocol, read_timeout=self.client.timeouts.read,
+                                max_buffer=max(self.client.limits.max_line, 1 << 20), handler=self)
+        await session._flush()  # our own requests go out first
+        return session
