@@ -14,13 +14,15 @@ import pytest
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import _gopher_seed as seed
 
-from anyurl.client import Client, Limits, Policy
+from anyurl.client import Client, Limits, Policy, Timeouts
 from anyurl.errors import (
     AnyURLError,
     ConfigurationError,
+    FetchTimeout,
     ProtocolError,
     ResourceNotFound,
     TransferError,
+    TruncatedTransfer,
     UnsafeURL,
 )
 from anyurl.handlers.gopher import GopherOptions
@@ -443,3 +445,60 @@ async def test_per_host_connection_limit(gs: Endpoint) -> None:
         assert await body.read() == seed.blob()
         await second.aclose()
         await body.aclose()
+
+
+# -- injected faults (a scripted in-process server: what the real servers never do) ------------
+
+
+async def _fault_server(reply: Any, linger: bool = False) -> tuple[asyncio.Server, int]:
+    """A TCP server that reads the request line and runs *reply(writer)*, then closes
+    (or with *linger*, waits for the client to close first)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readline()
+            await reply(writer)
+            if linger:
+                await reader.read()  # until the client gives up: no task outlives the test
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+async def test_fault_short_gopher_plus_reply_is_truncated() -> None:
+    async def reply(w: asyncio.StreamWriter) -> None:
+        w.write(b"+100\r\n" + b"x" * 60)
+        await w.drain()
+
+    server, port = await _fault_server(reply)
+    async with server:
+        with pytest.raises(TruncatedTransfer, match="announced 100 bytes"):
+            await get(f"gopher://127.0.0.1:{port}/9/x%09%09+")
+
+
+async def test_fault_endless_menu_is_bounded() -> None:
+    async def reply(w: asyncio.StreamWriter) -> None:
+        line = b"0An item\t/x\th\t70\r\n"
+        for _ in range(100_000):  # 2 MB, more than the bound below
+            w.write(line * 10)
+            await w.drain()
+
+    server, port = await _fault_server(reply)
+    async with server, Client(gopher=GopherOptions(max_menu_bytes=200_000)) as c:
+        with pytest.raises(TransferError, match="larger than 200000"):
+            await get(f"gopher://127.0.0.1:{port}/1/", c)
+
+
+async def test_fault_stalled_server_times_out() -> None:
+    async def reply(w: asyncio.StreamWriter) -> None:
+        w.write(b"partial")
+        await w.drain()  # then nothing more: the client must give up
+
+    server, port = await _fault_server(reply, linger=True)
+    async with server, Client(timeouts=Timeouts(read=0.5)) as c:
+        with pytest.raises(FetchTimeout):
+            await get(f"gopher://127.0.0.1:{port}/0/x", c)
