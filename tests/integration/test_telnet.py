@@ -24,7 +24,7 @@ import pytest
 from fixtures.launcher import Endpoint, Launcher, free_ports
 
 import anyurl
-from anyurl.errors import AccessDenied, ConnectError, NotRetrievable, UnsafeURL
+from anyurl.errors import AccessDenied, ConnectError, NotRetrievable, ProtocolError, UnsafeURL
 from anyurl.protocols.telnet import DO, NAWS, SB, SGA, TTYPE, WILL
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/usr/sbin/telnetd").exists(),
@@ -99,6 +99,15 @@ async def test_eight_bit_data_both_ways(telnetd: Endpoint) -> None:
         await s.write(b"\xff" + "\u00e9\n".encode())  # 0xFF, then é in UTF-8, then LF
         _i, m, _d = await s.expect([rb"([0-9a-f]{2}) ([0-9a-f]{2}) ([0-9a-f]{2}) ([0-9a-f]{2})"], timeout=10)
         assert m.group(0) == b"ff c3 a9 0a"
+
+
+async def test_unmatched_output_is_bounded(telnetd: Endpoint) -> None:
+    url = url_of(telnetd, f"{telnetd.info['user']}:{telnetd.info['password']}@")
+    async with anyurl.connect(url) as s:
+        await s.login(timeout=20)
+        await s.write("head -c 1200000 /dev/zero | tr '\\0' x; echo\n")
+        with pytest.raises(ProtocolError, match="without a match"):
+            await s.read_until(b"never printed", timeout=30)
 
 
 async def test_login_with_explicit_credentials_overrides_url(telnetd: Endpoint) -> None:

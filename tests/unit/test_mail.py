@@ -7,6 +7,8 @@ import email.policy
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import anyurl
 from anyurl.errors import ConfigurationError, NotRetrievable, UnsafeURL, URLSyntaxError
@@ -205,3 +207,12 @@ async def test_unconfigured_send_is_configuration_error(tmp_path: Path,
     async with anyurl.Client() as client:
         with pytest.raises(ConfigurationError, match="no SMTP relay is configured"):
             await client.send_mail("mailto:a@x.example", body="x")
+
+
+@given(st.text(max_size=80))
+def test_check_address_never_passes_controls(text: str) -> None:
+    try:
+        out = check_address(text)
+    except (UnsafeURL, URLSyntaxError):
+        return
+    assert not any(c in out for c in "\r\n\0") and out.count("@") >= 1 and out.isascii()

@@ -183,3 +183,13 @@ async def test_fetch_is_not_retrievable() -> None:
 
     with pytest.raises(NotRetrievable, match="anyurl.connect"):
         await anyurl.fetch("telnet://h.example/")
+
+
+def test_advisory_text_shows_but_never_types() -> None:
+    from anyurl.terminal import advisory_text
+
+    url = TelnetURL(scheme="telnet", host="h", port=23, user="guest", password="secret")
+    assert advisory_text(url) == ("login as guest, password secret "
+                                  "(the URL suggests these; anyurl does not type them for you)")
+    assert advisory_text(TelnetURL(scheme="telnet", host="h", port=23, user="guest")) is not None
+    assert advisory_text(TelnetURL(scheme="telnet", host="h", port=23)) is None
