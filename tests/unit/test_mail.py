@@ -107,6 +107,14 @@ def test_argument_injection_refused() -> None:
         fields_from_url(url, cc=["c@x.example\r\nX: y"])  # type: ignore[arg-type]
 
 
+def test_undecodable_text_refused() -> None:
+    url = anyurl.parse("mailto:a@x.example?subject=%FF")  # not UTF-8: a lone surrogate after decoding
+    with pytest.raises(URLSyntaxError, match="UTF-8"):
+        fields_from_url(url)  # type: ignore[arg-type]
+    with pytest.raises(URLSyntaxError, match="UTF-8"):
+        fields_from_url(MailtoURL(scheme="mailto", address="a@x.example"), body="b\ud800")
+
+
 def test_no_recipient() -> None:
     with pytest.raises(URLSyntaxError):
         fields_from_url(MailtoURL(scheme="mailto", address="", headers=(("subject", "x"),)))

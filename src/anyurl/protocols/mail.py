@@ -65,9 +65,9 @@ def _refuse_controls(what: str, value: str, url: object) -> None:
 
 
 def _refuse_undecodable(what: str, value: str, url: object) -> None:
-    # percent_decode keeps octets that are not UTF-8 as lone surrogates
-    if any("\udc80" <= ch <= "\udcff" for ch in value):
-        raise URLSyntaxError(f"{what} is not valid UTF-8 after decoding", url=url)
+    # percent_decode keeps octets that are not UTF-8 as lone surrogates; no surrogate can be sent
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        raise URLSyntaxError(f"{what} is not valid UTF-8 (lone surrogate characters)", url=url)
 
 
 def check_address(address: str, *, url: object = None, what: str = "address") -> str:
@@ -186,6 +186,7 @@ def fields_from_url(url: MailtoURL, *, subject: str | None = None, body: str | N
     if body is not None:
         if "\0" in body:
             raise UnsafeURL("body contains NUL", url=url)
+        _refuse_undecodable("body", body, url)
         url_body = body
     url_cc += [check_address(a, url=url, what="cc address") for a in cc]
     url_bcc += [check_address(a, url=url, what="bcc address") for a in bcc]
