@@ -244,10 +244,15 @@ def test_terminal_session_escape_key(tmux_session: tuple[Tmux, Path]) -> None:
     screen = t.wait_for(r"^30 100$")
     # the shell ran it (not just an echo), and typed UTF-8 went through 8-bit clean
     assert re.search(r"^TELNET-42 Grüße-2$", screen, re.MULTILINE)
-    t.resize(120, 40)  # SIGWINCH -> NAWS
-    time.sleep(0.5)
-    t.keys("stty size", "Enter")
-    t.wait_for(r"^40 120$")
+    t.resize(120, 40)  # SIGWINCH -> NAWS -> the server's pty size
+    for attempt in range(3):  # the signal and the NAWS update race with our next command
+        t.keys("stty size", "Enter")
+        try:
+            t.wait_for(r"^40 120$", timeout=5)
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
     t.keys("C-]")
     t.wait_for("SHELL-BACK")
     assert "escape key; closing the session" in t.screen()
