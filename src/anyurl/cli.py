@@ -17,6 +17,7 @@ import importlib.util
 import inspect
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -35,9 +36,10 @@ from .urls import URL
 if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs startup time)
     from .progress import TransferProgress
 
-__all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PIPE", "build_parser", "exit_code_table", "main"]
+__all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PIPE", "EXIT_TERMINATED", "build_parser", "exit_code_table", "main"]
 
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
+EXIT_TERMINATED = 143  # SIGTERM, as a shell reports it
 EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPIPE
 EXIT_INTERNAL = 70  # a bug in anyurl (EX_SOFTWARE); --debug shows the traceback
 EXIT_NOT_DIRECTORY = 1  # `ls` on a URL that is not directory-like
@@ -86,6 +88,7 @@ def exit_code_table() -> list[tuple[int, str, str]]:
         (EXIT_INTERNAL, "-", "internal error (a bug; --debug shows the traceback)"),
         (EXIT_INTERRUPTED, "-", "interrupted (Ctrl-C)"),
         (EXIT_PIPE, "-", "standard output was closed early"),
+        (EXIT_TERMINATED, "-", "terminated (SIGTERM); temporary files are removed"),
     ]
     return rows
 
@@ -796,7 +799,32 @@ async def cmd_open(args: argparse.Namespace, client: Client, rep: Reporter) -> i
 # -- main ------------------------------------------------------------------------------
 
 
+class _Terminated(Exception):
+    """SIGTERM arrived: the main task was cancelled so cleanup (temporary files) ran."""
+
+
 async def _run(args: argparse.Namespace, rep: Reporter) -> int:
+    task = asyncio.current_task()
+    terminated = False
+
+    def on_sigterm() -> None:
+        nonlocal terminated
+        terminated = True
+        if task is not None:
+            task.cancel()
+
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    try:
+        return await _dispatch(args, rep)
+    except asyncio.CancelledError:
+        if terminated:
+            raise _Terminated() from None
+        raise
+
+
+async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
     prompter = Prompter()
     async with _make_client(args, prompter) as client:
         if args.command == "get":
@@ -832,6 +860,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("anyurl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except _Terminated:
+        print("anyurl: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except BrokenPipeError:
         # the reader went away (`anyurl get URL | head`): stop quietly
         with contextlib.suppress(OSError):

@@ -306,14 +306,15 @@ def test_continue_without_partial_downloads_everything(nginx: Endpoint, tmp_path
     assert dest.read_bytes() == (www(nginx) / "dir/sub/deep.txt").read_bytes()
 
 
-def _interrupt_while_stalled(args: list[str], part: Path) -> subprocess.CompletedProcess[bytes]:
+def _interrupt_while_stalled(args: list[str], part: Path,
+                             sig: int = signal.SIGINT) -> subprocess.CompletedProcess[bytes]:
     proc = subprocess.Popen([ANYURL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
     deadline = time.monotonic() + 20
     while not (part.exists() and part.stat().st_size == 2000):
         assert time.monotonic() < deadline, "the download never started"
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=20)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
@@ -329,6 +330,13 @@ def test_ctrl_c_exits_130_and_cleans_up(bad_server: BadServer, tmp_path: Path) -
     done = _interrupt_while_stalled(["get", "-c", "-o", str(dest), bad_server.url("/stall/2000")], part)
     assert done.returncode == 130
     assert files_in(tmp_path) == [part.name]
+    part.unlink()
+    # SIGTERM (kill, systemd, CI cancelling) cleans up the same way
+    done = _interrupt_while_stalled(["get", "-o", str(dest), bad_server.url("/stall/2000")], part,
+                                    signal.SIGTERM)
+    assert done.returncode == 143
+    assert done.stderr.decode() == "anyurl: terminated\n"
+    assert files_in(tmp_path) == []
 
 
 # -- progress ------------------------------------------------------------------------------
