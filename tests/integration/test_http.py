@@ -323,6 +323,14 @@ async def test_control_bytes_refused_before_connecting(client: Client, url: Any,
     assert await log.lines(0) == []
 
 
+async def test_control_bytes_in_extra_headers_refused(client: Client, url: Any, log: AccessLog) -> None:
+    with pytest.raises(UnsafeURL, match="header X-Note"):
+        await client.fetch(url("/hello.txt"), headers={"X-Note": "a\r\nX-Injected: 1"})
+    r = await client.fetch(url("/hello.txt"), headers={"X-Note": "fine"})
+    assert r.content == b"hello over http\n"
+    assert len(await log.lines(1)) == 1  # only the second request reached nginx
+
+
 # -- faults: timeouts, refused, truncated -------------------------------------
 
 

@@ -215,7 +215,7 @@ class HTTPHandler(Handler):
         except (ValueError, TypeError) as exc:
             raise UnsafeURL(f"not a usable http URL: {exc}", url=url) from exc
 
-    def _headers(self, offset: int, extra: Mapping[str, str] | None) -> dict[str, str]:
+    def _headers(self, url: HTTPURL, offset: int, extra: Mapping[str, str] | None) -> dict[str, str]:
         headers = {"User-Agent": self.client.user_agent, **self.options.headers}
         if offset:
             headers["Range"] = f"bytes={offset}-"
@@ -224,7 +224,7 @@ class HTTPHandler(Handler):
         if extra:
             headers.update(extra)
         for k, v in headers.items():
-            refuse_controls(None, f"header {k}", k + v)
+            refuse_controls(url, f"header {k}", k + v)
         return headers
 
     # -- the request loop -----------------------------------------------------
@@ -241,7 +241,7 @@ class HTTPHandler(Handler):
         auth: str | None = None
         if url.user is not None:
             auth = _basic(url.user, url.password or "")
-        req_headers = self._headers(offset, headers)
+        req_headers = self._headers(url, offset, headers)
         session = self._get_session()
         history: list[str] = []
         tried_credentials = auth is not None
