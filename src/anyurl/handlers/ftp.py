@@ -20,7 +20,7 @@ import socket
 import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ..errors import (
     AccessDenied,
@@ -97,8 +97,8 @@ class _Reader(asyncio.BufferedProtocol):
         self.closed = asyncio.get_running_loop().create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports are not asyncio.Transport subclasses, but have the same API.
+        self.transport = cast(asyncio.Transport, transport)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._pos >= len(self._buf):
@@ -177,8 +177,8 @@ class _Writer(asyncio.Protocol):
         self.closed = asyncio.get_running_loop().create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports are not asyncio.Transport subclasses, but have the same API.
+        self.transport = cast(asyncio.Transport, transport)
 
     def pause_writing(self) -> None:
         self._can_write.clear()
@@ -689,8 +689,9 @@ class FTPHandler(Handler):
             conn.size_in_150 = True
         if total is None:
             total = size150
-        size = max(total - offset, 0) if total is not None else None
-        check = size if plan.type == "I" else None
+        # Under TYPE A the server's byte count is not what arrives after CRLF -> "\n".
+        size = max(total - offset, 0) if total is not None and plan.type == "I" else None
+        check = size
         started: list[bool] = []
         chunks = self._stream(conn, url, reader, opts, plan.type == "A", check, started)
 
