@@ -281,6 +281,7 @@ class Prompter:
         self.stdin = stdin or sys.stdin
         self.stderr = stderr or sys.stderr
         self.progress: TransferProgress | None = None
+        self.client: Client | None = None
         self._lock = asyncio.Lock()
         self._answers: dict[tuple[str, str], str | None] = {}
 
@@ -303,6 +304,10 @@ class Prompter:
 
     async def password(self, user: str, host: str) -> str | None:
         """Client ``password_callback``: ask once per (user, host), without echo."""
+        if self.client is not None:  # ~/.netrc (and Client credentials) before bothering the user
+            cred = self.client.credentials_for(host, user=user)
+            if cred is not None:
+                return cred[1]
         if not self.interactive():
             return None
         async with self._lock:  # parallel downloads: one prompt at a time, asked once
@@ -425,7 +430,7 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         read=getattr(args, "timeout", None) or defaults.read,
         total=getattr(args, "max_time", None),
     )
-    return Client(
+    client = Client(
         timeouts=timeouts,
         anonymous_email=getattr(args, "email", None),
         news_server=getattr(args, "news_server", None),
@@ -433,6 +438,8 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         password_callback=prompter.password,
         form_callback=prompter.form,
     )
+    prompter.client = client
+    return client
 
 
 async def _with_deadline(seconds: float | None, coro: Awaitable[Any], url: object) -> Any:

@@ -663,3 +663,20 @@ def test_idle_timeout_and_max_time(nginx: Endpoint, bad_server: BadServer) -> No
     assert proc.returncode == FetchTimeout.exit_code
     assert "--max-time" in one_error_line(proc)
     assert time.monotonic() - started < 20
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pseudo-terminal")
+def test_netrc_password_is_used_before_prompting(vsftpd: Endpoint, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    netrc = home / ".netrc"
+    netrc.write_text(f"machine 127.0.0.1 login {vsftpd.info['user']} password {vsftpd.info['password']}\n")
+    netrc.chmod(0o600)
+    dest = tmp_path / "private.txt"
+    url = f"ftp://{vsftpd.info['user']}@127.0.0.1:{vsftpd.port}/private.txt"
+    tty = subprocess.run(["script", "-qec", f"{ANYURL} get -q -o {dest} {url}", "/dev/null"],
+                         capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+                         env={**ENV, "TERM": "xterm", "HOME": str(home)})
+    assert tty.returncode == 0, tty.stdout
+    assert b"Password for" not in tty.stdout
+    assert dest.read_bytes() == (Path(vsftpd.info["local_root"]) / "private.txt").read_bytes()
