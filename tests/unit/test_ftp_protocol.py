@@ -279,3 +279,41 @@ def test_crlf_decoder(chunks: list[bytes], want: bytes) -> None:
     dec = ftp.CRLFDecoder()
     out = b"".join(dec.feed(c) for c in chunks) + dec.flush()
     assert out == want
+
+
+# -- properties ----------------------------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_names = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\0"), min_size=1,
+                 max_size=40).filter(lambda s: s not in (".", ".."))
+
+
+@given(_names, st.lists(_names, max_size=3), st.sampled_from(["file", "directory", "link", "unknown"]))
+def test_child_url_round_trips_any_name(name: str, directory: list[str], kind: str) -> None:
+    base = FTPURL(scheme="ftp", host="h", port=21, cwd=tuple(directory))
+    back = u(ftp.child_url(base, tuple(directory), ftp.ListItem(name, kind)))
+    if kind == "directory":
+        assert (back.cwd, back.name) == ((*directory, name), "")
+    else:
+        assert (back.cwd, back.name, back.typecode) == (tuple(directory), name, None)
+
+
+@given(st.text(max_size=200))
+def test_list_and_mlsd_parsers_never_crash(line: str) -> None:
+    item = ftp.parse_list_line(line, NOW)
+    assert item is None or item.name
+    ftp.parse_mlsd_line(line)
+
+
+@given(st.lists(st.binary(max_size=30), max_size=20))
+def test_reply_reader_only_raises_protocol_error(lines: list[bytes]) -> None:
+    reader = ftp.ReplyReader(max_line=20, max_lines=5)
+    for line in lines:
+        try:
+            reply = reader.feed(line)
+        except ProtocolError:
+            return
+        if reply is not None:
+            assert 0 <= reply.code <= 999
