@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import os
 import re
+import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from .base import Handler, open_connection, render_entries
 __all__ = ["NewsHandler", "NewsOptions"]
 
 TraceHook = Callable[[str, str], None]
+_QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)  # Linux only
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,17 @@ class _Conn:
         self.authenticated = False
         self.over_verb = "OVER"
         self.closed = False
+        self._sock = writer.get_extra_info("socket") if _QUICKACK is not None else None
+
+    def quickack(self) -> None:
+        """Ask the kernel to ACK at once. Servers like INN's nnrpd write a status
+        line and then the data in two small writes; with Nagle on their side and
+        delayed ACKs on ours every reply would stall about 40 ms."""
+        if self._sock is not None and _QUICKACK is not None:
+            try:
+                self._sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+            except OSError:
+                self._sock = None
 
     async def send(self, line: bytes, block: frozenset[int] = nntp.NO_BLOCK) -> None:
         if self.trace is not None:
@@ -135,6 +148,7 @@ class _Conn:
             if ev is not NEED_DATA:
                 assert not isinstance(ev, nntp._NeedData)
                 return ev
+            self.quickack()
             try:
                 async with asyncio.timeout(self.read_timeout):
                     data = await self.reader.read(self.chunk)

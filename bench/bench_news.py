@@ -1,0 +1,153 @@
+"""Fetch N articles of one group from INN: anyurl (one reused connection, and
+in parallel) vs Python's nntplib, all on the same server in the same run.
+
+``python -m bench.run news [--quick]``: 5,000 articles (500 with --quick),
+injected into a fresh group at setup. Every case writes each article to its
+own file, so the work is the same. Ratios > 1 mean faster than nntplib.
+
+The client roles run as their own processes through this module:
+``python -m bench.bench_news nntplib|anyurl|anyurl4 HOST PORT GROUP N DIR``;
+``python -m bench.bench_news run [--quick]`` runs the whole benchmark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+from bench.harness import Result, anyurl_cmd, measure, python_cmd, report
+
+BODY_LINES = 40  # about 2.5 KB per article, a typical text posting
+
+
+def _setup(launcher: object, n: int) -> tuple[str, int, str]:
+    from fixtures.servers import inn
+
+    ep = launcher.get("inn")  # type: ignore[attr-defined]
+    group = f"{ep.info['prefix']}.bench{n}"
+    inn.new_group(group)
+    tag = f"{ep.info['tag']}b{n}"
+    body = "".join(f"benchmark line {i:03d} " + "lorem ipsum dolor sit amet " * 2 + "\n"
+                   for i in range(BODY_LINES))
+    arts = [inn.article(group, f"<bench{i}.{tag}@{inn.DOMAIN}>", f"Benchmark article {i}",
+                        f".dot line in article {i}\n" + body) for i in range(1, n + 1)]
+    t0 = time.perf_counter()
+    for start in range(0, n, 1000):  # rnews batches of 1000
+        inn.inject(arts[start:start + 1000], {group: min(n, start + 1000)}, timeout=300)
+    print(f"   injected {n} articles into {group} in {time.perf_counter() - t0:.1f} s", flush=True)
+    return ep.host, ep.port, group
+
+
+def run(launcher: object, quick: bool) -> None:
+    n = 500 if quick else 5000
+    repeat = 3  # plain nntplib needs about 45 ms per article against nnrpd (see docs/news.md)
+    host, port, group = _setup(launcher, n)
+    out = Path(tempfile.mkdtemp(prefix="bench-news-"))
+    urls = [f"nntp://{host}:{port}/{group}/{i}" for i in range(1, n + 1)]
+
+    def clean() -> None:
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+
+    def check() -> None:
+        files = list(out.iterdir())
+        if len(files) != n:
+            raise RuntimeError(f"expected {n} article files, got {len(files)}")
+
+    role = python_cmd("-m", "bench.bench_news")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    results: list[Result] = [
+        measure("nntplib (one connection)", role + ["nntplib", host, str(port), group, str(n), str(out)],
+                repeat, before=clean, after=check, env=env),
+        measure("nntplib + TCP_QUICKACK (patched)",
+                role + ["nntplib-quickack", host, str(port), group, str(n), str(out)],
+                repeat, before=clean, after=check, env=env),
+        measure("anyurl API, sequential (reuse)", role + ["anyurl", host, str(port), group, str(n), str(out)],
+                repeat, before=clean, after=check, env=env),
+        measure("anyurl API, 4 concurrent", role + ["anyurl4", host, str(port), group, str(n), str(out)],
+                repeat, before=clean, after=check, env=env),
+        measure("anyurl get -d --parallel 1", anyurl_cmd("get", "-q", "--parallel", "1", "-d", str(out), *urls),
+                repeat, before=clean, after=check, env=env),
+        measure("anyurl get -d --parallel 4", anyurl_cmd("get", "-q", "--parallel", "4", "-d", str(out), *urls),
+                repeat, before=clean, after=check, env=env),
+    ]
+    report(f"news: fetch {n} articles of one group from INN", results,
+           reference="nntplib (one connection)", unit_work=(n, "articles"))
+    shutil.rmtree(out, ignore_errors=True)
+
+
+# -- the client roles ------------------------------------------------------------
+
+
+def _nntplib(host: str, port: int, group: str, n: int, out: Path, quickack: bool = False) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import nntplib
+    cls = nntplib.NNTP
+    if quickack:
+        import socket
+
+        class QuickAck(nntplib.NNTP):
+            """nntplib with anyurl's TCP_QUICKACK trick: ACK each reply at once."""
+
+            def _getline(self, strip_crlf: bool = True) -> bytes:
+                self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+                line: bytes = super()._getline(strip_crlf)  # type: ignore[misc]
+                return line
+
+        cls = QuickAck
+    with cls(host, port, readermode=False) as s:
+        s.group(group)
+        for i in range(1, n + 1):
+            _, info = s.article(i)
+            (out / str(i)).write_bytes(b"\r\n".join(info.lines) + b"\r\n")
+
+
+async def _anyurl(host: str, port: int, group: str, n: int, out: Path, concurrency: int) -> None:
+    import anyurl
+    from anyurl.client import Limits
+
+    async with anyurl.Client(limits=Limits(per_host=concurrency)) as client:
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(i: int) -> None:
+            async with sem:
+                r = await client.fetch(f"nntp://{host}:{port}/{group}/{i}")
+            (out / str(i)).write_bytes(r.content)
+
+        if concurrency == 1:
+            for i in range(1, n + 1):
+                await one(i)
+        else:
+            async with asyncio.TaskGroup() as tg:
+                for i in range(1, n + 1):
+                    tg.create_task(one(i))
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["run"]:  # the same as ``python -m bench.run news [--quick]``
+        from fixtures.launcher import Launcher
+
+        launcher = Launcher()
+        try:
+            run(launcher, "--quick" in argv)
+        finally:
+            launcher.stop_all()
+            launcher.remove()
+        return 0
+    role, host, port, group, n, out = argv
+    if role.startswith("nntplib"):
+        _nntplib(host, int(port), group, int(n), Path(out), quickack=role == "nntplib-quickack")
+    else:
+        asyncio.run(_anyurl(host, int(port), group, int(n), Path(out), 4 if role == "anyurl4" else 1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
