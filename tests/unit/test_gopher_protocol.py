@@ -158,6 +158,8 @@ ENTRIES = [
     (gp.MenuItem("8", "T", "guest", "t.org", 23), "telnet", "telnet://guest@t.org"),
     (gp.MenuItem("8", "T", "", "t.org", 2323), "telnet", "telnet://t.org:2323"),
     (gp.MenuItem("Z", "U", "/z", "h", 70), "unknown", "gopher://h/Z/z"),
+    (gp.MenuItem("0", "F", "/form", "h", 70, "?"), "file", "gopher://h/0/form%09%09?"),
+    (gp.MenuItem("0", "P", "/plus", "h", 70, "+"), "file", "gopher://h/0/plus"),
     (gp.MenuItem("0", "tab", "/x\ty", "h", 70), "file", "gopher://h/0/x%09y"),
 ]
 

@@ -323,7 +323,8 @@ def parse_menu(data: bytes, *, host: str = "", port: int = 0
 
 
 def item_url(item: MenuItem) -> str | None:
-    """The absolute URL an item designates (None for info and error lines)."""
+    """The absolute URL an item designates (None for info and error lines); an item marked
+    "?" (it has an ASK form) gets the Gopher+ string "?", so opening it fills the form."""
     kind = kind_for(item.gophertype, item.selector)
     if kind in ("info", "error"):
         return None
@@ -334,6 +335,10 @@ def item_url(item: MenuItem) -> str | None:
         # RFC 1436: the selector of a telnet item is the login name, if any.
         user = item.selector.strip() or None
         return str(TelnetURL("telnet", host, item.port or 23, user))
+    if item.plus == "?":
+        # RFC 1738 3.4.4: an item with an ASK form is designated with the Gopher+ string "?".
+        return str(GopherURL("gopher", host, item.port or DEFAULT_PORT, None, None,
+                             item.gophertype, item.selector, "", "?"))
     return str(GopherURL("gopher", host, item.port or DEFAULT_PORT, None, None,
                          item.gophertype, item.selector))
 
