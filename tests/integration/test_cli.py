@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
+from fixtures.servers import nginx as nginx_module
 
 from anyurl.download import PART_SUFFIX
 from anyurl.errors import (
@@ -680,3 +681,17 @@ def test_netrc_password_is_used_before_prompting(vsftpd: Endpoint, tmp_path: Pat
     assert tty.returncode == 0, tty.stdout
     assert b"Password for" not in tty.stdout
     assert dest.read_bytes() == (Path(vsftpd.info["local_root"]) / "private.txt").read_bytes()
+
+
+def test_make_demo_runs(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "fixtures.demo", "--only", "file", "http"], cwd=root,
+                          capture_output=True, timeout=120, env={**ENV, "COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line for line in proc.stdout.decode().splitlines() if line.startswith("│")]
+    cells = [[c.strip() for c in row.strip("│").split("│")] for row in rows]
+    by_scheme = {c[0]: c for c in cells}
+    assert set(by_scheme) == {"file", "http"}
+    assert by_scheme["file"][3] == str(1 << 20) and by_scheme["file"][5] == "ok"
+    assert by_scheme["http"][1] == "nginx" and by_scheme["http"][5] == "ok"
+    assert by_scheme["http"][3] == str(len(nginx_module.HELLO))
