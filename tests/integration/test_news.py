@@ -465,3 +465,37 @@ async def test_old_server_gets_mode_reader_and_xover() -> None:
         r = await c.fetch(f"nntp://127.0.0.1:{port}/misc.old")
     assert [e.name for e in r.entries] == ["One", "Two"]
     assert seen[:4] == [b"CAPABILITIES\r\n", b"MODE READER\r\n", b"GROUP misc.old\r\n", b"XOVER 1-2\r\n"]
+
+
+@pytest.mark.parametrize("goodbye", [b"", b"400 Idle timeout, closing\r\n"])
+async def test_pooled_connection_closed_by_server_is_replaced(goodbye: bytes) -> None:
+    connections = 0
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        writer.write(b"200 ready\r\n")
+        while line := await reader.readline():
+            cmd = line.split()[0].upper()
+            if cmd == b"CAPABILITIES":
+                writer.write(b"101 caps\r\nVERSION 2\r\nREADER\r\n.\r\n")
+            elif cmd == b"GROUP":
+                writer.write(b"211 1 1 1 misc.test\r\n")
+            elif cmd == b"ARTICLE":
+                writer.write(b"220 1 <a@b> article\r\nSubject: s\r\n\r\nbody\r\n.\r\n")
+                await writer.drain()
+                # then the server drops the connection, as after an idle timeout
+                writer.write(goodbye)
+                await writer.drain()
+                return
+            await writer.drain()
+
+    server = await scripted_server(script)
+    port = server.sockets[0].getsockname()[1]
+    t = Trace()
+    async with server, client(t) as c:
+        first = await c.fetch(f"nntp://127.0.0.1:{port}/misc.test/1")
+        await asyncio.sleep(0.05)
+        second = await c.fetch(f"nntp://127.0.0.1:{port}/misc.test/1")
+    assert first.meta["body"] == second.meta["body"] == b"body\r\n"
+    assert connections == 2 and t.greetings == 2

@@ -394,13 +394,13 @@ class NewsHandler(Handler):
                 raise _rewrap(exc, url) from None
             try:
                 return conn, await step(conn)
-            except ConnectError as exc:
-                await pool.release(conn, False)
-                if not (reused and attempt == 1):
-                    raise _rewrap(exc, url) from None
             except AnyURLError as exc:
-                await pool.release(conn, _idle_safe(conn))
-                raise _rewrap(exc, url) from None
+                # A lost connection or "400" (the server is closing it) on a pooled connection
+                # usually means it timed out while idle: one fresh try.
+                stale = isinstance(exc, ConnectError) or (exc.reply or "").startswith("400")
+                await pool.release(conn, not stale and _idle_safe(conn))
+                if not (stale and reused and attempt == 1):
+                    raise _rewrap(exc, url) from None
             except BaseException:
                 await pool.release(conn, False)
                 raise
