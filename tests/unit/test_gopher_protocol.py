@@ -356,3 +356,56 @@ def test_answer_fields_and_form_url() -> None:
 ])
 def test_content_type_for(gtype: str, selector: str, view: str | None, ctype: str) -> None:
     assert gp.content_type_for(gtype, selector, view) == ctype
+
+
+# -- properties ----------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_lines = st.lists(st.text(alphabet=st.sampled_from(list(".ab\t")), max_size=6), max_size=12)
+
+
+def _feed(u: gp.TextUnstuffer, wire: bytes, cuts: list[int]) -> bytes:
+    out, last = [], 0
+    for c in sorted(set(cuts)):
+        if 0 < c < len(wire):
+            out.append(u.feed(wire[last:c]))
+            last = c
+    out.append(u.feed(wire[last:]))
+    return b"".join(out) + u.finish()
+
+
+@settings(max_examples=300, deadline=None)
+@given(_lines, st.lists(st.integers(0, 200), max_size=8))
+def test_framed_text_round_trips(lines: list[str], cuts: list[int]) -> None:
+    """Text a framing server dot-stuffs and terminates comes back exactly."""
+    text = "".join(ln + "\r\n" for ln in lines).encode()
+    wire = "".join(("." + ln if ln.startswith(".") else ln) + "\r\n" for ln in lines).encode() + b".\r\n"
+    u = gp.TextUnstuffer()
+    assert _feed(u, wire, cuts) == text
+    assert u.terminated
+
+
+@settings(max_examples=300, deadline=None)
+@given(_lines, st.lists(st.integers(0, 200), max_size=8))
+def test_unframed_text_is_verbatim_unless_it_ends_with_a_dot(lines: list[str], cuts: list[int]) -> None:
+    """A server that just closes: the text comes back as sent, except a final "." line."""
+    wire = "".join(ln + "\n" for ln in lines).encode()
+    u = gp.TextUnstuffer()
+    out = _feed(u, wire, cuts)
+    if lines and lines[-1] == ".":
+        assert u.terminated  # indistinguishable from a framed reply: the "." is removed
+        assert out.endswith(b"\n") or out == b""
+    else:
+        assert out == wire
+        assert not u.terminated
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=80))
+def test_menu_line_parser_never_raises(line: bytes) -> None:
+    item = gp.parse_menu_line(line, 1, host="h", port=70)
+    assert item is None or isinstance(item, (gp.MenuItem, gp.BrokenLine))
+    if isinstance(item, gp.MenuItem):
+        gp.menu_entry(item)  # an entry (maybe without URL) for every parsed line

@@ -412,7 +412,7 @@ class TextUnstuffer:
         self.terminated = False
         self._partial = b""  # an incomplete line that starts with "."
         self._midline = False  # the start of the current line was already released
-        self._held: list[bytes] = []
+        self._held: list[tuple[bytes, bool]] = []  # (piece, starts a line)
         self._held_size = 0
         self._pending_dot: bytes | None = None  # a "." line that may be the terminator
 
@@ -447,12 +447,12 @@ class TextUnstuffer:
     def _release(self, piece: bytes, out: list[bytes]) -> None:
         # Part of a line known not to start with ".": goes out (or joins the held lines).
         if self._held:
-            self._hold(piece, out)
+            self._hold(piece, out, line_start=False)
         else:
             out.append(piece)
 
-    def _hold(self, piece: bytes, out: list[bytes]) -> None:
-        self._held.append(piece)
+    def _hold(self, piece: bytes, out: list[bytes], line_start: bool = True) -> None:
+        self._held.append((piece, line_start))
         self._held_size += len(piece)
         if self._held_size > self.hold_limit:
             self._decide(True, out)
@@ -463,7 +463,7 @@ class TextUnstuffer:
     def _decide(self, stuffed: bool, out: list[bytes]) -> None:
         self.stuffed = stuffed
         held, self._held, self._held_size = self._held, [], 0
-        out.extend(self._unstuff(h) if stuffed else h for h in held)
+        out.extend(self._unstuff(h) if stuffed and start else h for h, start in held)
 
     def _line(self, line: bytes, out: list[bytes]) -> None:
         if self._pending_dot is not None:
