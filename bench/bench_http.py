@@ -21,13 +21,55 @@ import asyncio
 import importlib.util
 import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench.harness import Result, anyurl_cmd, measure, python_cmd, report
+from bench.harness import Result, Run, anyurl_cmd, python_cmd, report
 
 MIB = 1 << 20
+
+# CPU seconds (user + system) of each run, by case name: the machine is shared,
+# so wall times swing with other people's load; CPU time per case is steadier.
+CPU: dict[str, list[float]] = {}
+
+
+def measure(name: str, argv: Sequence[str], repeat: int = 5, *,
+            before: Callable[[], None] | None = None,
+            after: Callable[[], None] | None = None) -> Result:
+    """harness.measure, also keeping each run's CPU time (from the same wait4)."""
+    res = Result(name)
+    for _ in range(repeat):
+        if before:
+            before()
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t0
+        code = os.waitstatus_to_exitcode(status)
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+        if code != 0:
+            raise RuntimeError(f"{' '.join(argv)} failed ({code}): {err[-500:]}")
+        res.runs.append(Run(elapsed, usage.ru_maxrss, code))
+        CPU.setdefault(name, []).append(usage.ru_utime + usage.ru_stime)
+        if after:
+            after()
+    return res
+
+
+def report_cpu(title: str, results: list[Result], reference: str) -> None:
+    """Median CPU seconds per case and the ratio reference/this (> 1: less CPU than the reference)."""
+    ref = statistics.median(CPU[reference])
+    print(f"   CPU (user+sys, median) for {title}:")
+    for r in results:
+        cpu = statistics.median(CPU[r.name])
+        print(f"   {r.name:<40} {cpu:9.3f} s {ref / cpu if cpu else float('inf'):22.2f}")
 
 
 def _make_big(path: Path, mib: int) -> None:
@@ -78,6 +120,7 @@ def run(launcher: object, quick: bool) -> None:
                                python_cmd("-m", "bench.bench_http", "get", url, str(out)), repeat,
                                after=verify))
         report(f"http: one {mib} MiB file from nginx to disk", results, "curl -o FILE", (mib, "MiB"))
+        report_cpu("to disk", results, "curl -o FILE")
 
         results = [
             measure("curl -o /dev/null", ["curl", "-sf", "-o", "/dev/null", url], repeat),
@@ -91,6 +134,7 @@ def run(launcher: object, quick: bool) -> None:
                                python_cmd("-m", "bench.bench_http", "get", url, "/dev/null"), repeat))
         report(f"http: one {mib} MiB file from nginx to /dev/null", results, "curl -o /dev/null",
                (mib, "MiB"))
+        report_cpu("to /dev/null", results, "curl -o /dev/null")
         big.unlink()
 
         n = 1000
@@ -125,6 +169,7 @@ def run(launcher: object, quick: bool) -> None:
                                           str(outdir), *urls), repeat, before=fresh, after=count))
         report(f"http: {n} files of 4 KiB at concurrency 32", results, "curl -Z --parallel-max 32",
                (n, "files"))
+        report_cpu("small files", results, "curl -Z --parallel-max 32")
     finally:
         big.unlink(missing_ok=True)
         shutil.rmtree(scratch, ignore_errors=True)
