@@ -252,3 +252,28 @@ def test_article_head() -> None:
 ])
 def test_split_head(raw: bytes, at: int) -> None:
     assert nntp.split_head(raw) == at
+
+
+# -- the news server setting (Client(news_server=...) / NNTPSERVER) ----------------------
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("news.example.org", ("nntp", "news.example.org", 119)),
+    ("News.Example.org:1119", ("nntp", "news.example.org", 1119)),
+    ("[::1]:1119", ("nntp", "::1", 1119)),
+    ("nntps://news.example.org", ("nntps", "news.example.org", 563)),
+    ("nntp://127.0.0.1:1119/", ("nntp", "127.0.0.1", 1119)),
+])
+def test_news_server_setting(spec: str, expected: tuple[str, str, int]) -> None:
+    from anyurl.handlers.news import NewsOptions, parse_server
+
+    s = parse_server(spec, NewsOptions())
+    assert (s.scheme, s.host, s.port) == expected
+
+
+@pytest.mark.parametrize("spec", ["", "host:", "host:99999", "a b", "user@host", "host:12x", "http://h"])
+def test_bad_news_server_setting(spec: str) -> None:
+    from anyurl.errors import ConfigurationError
+    from anyurl.handlers.news import NewsOptions, parse_server
+
+    with pytest.raises(ConfigurationError):
+        parse_server(spec, NewsOptions())

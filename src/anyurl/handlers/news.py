@@ -43,7 +43,7 @@ from ..errors import (
     UnsafeURL,
 )
 from ..protocols import nntp
-from ..protocols.nntp import NEED_DATA, Data, End, Reply, ReplyReader
+from ..protocols.nntp import Data, End, Reply, ReplyReader
 from ..response import Body, Entry
 from ..urls import NNTPURL, URL, NewsURL
 from .base import Handler, open_connection, render_entries
@@ -145,8 +145,7 @@ class _Conn:
     async def event(self) -> Reply | Data | End:
         while True:
             ev = self.replies.next_event()
-            if ev is not NEED_DATA:
-                assert not isinstance(ev, nntp._NeedData)
+            if isinstance(ev, (Reply, Data, End)):
                 return ev
             self.quickack()
             try:
