@@ -499,3 +499,21 @@ async def test_pooled_connection_closed_by_server_is_replaced(goodbye: bytes) ->
         second = await c.fetch(f"nntp://127.0.0.1:{port}/misc.test/1")
     assert first.meta["body"] == second.meta["body"] == b"body\r\n"
     assert connections == 2 and t.greetings == 2
+
+
+async def test_starttls_injection_refused() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"200 ready\r\n")
+        await reader.readline()
+        writer.write(b"101 caps\r\nVERSION 2\r\nREADER\r\nSTARTTLS\r\n.\r\n")
+        await reader.readline()
+        # plaintext smuggled after 382: it must not be taken as a reply over TLS
+        writer.write(b"382 go ahead\r\n211 1 1 1 misc.test\r\n")
+        await writer.drain()
+        await reader.read(100)
+
+    server = await scripted_server(script)
+    port = server.sockets[0].getsockname()[1]
+    async with server, client(Trace(), news=NewsOptions(starttls=True)) as c:
+        with pytest.raises(ProtocolError, match="before the TLS handshake"):
+            await c.fetch(f"nntp://127.0.0.1:{port}/misc.test/1")

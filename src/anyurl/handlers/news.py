@@ -238,6 +238,7 @@ class NewsHandler(Handler):
     def __init__(self, client: Any) -> None:
         super().__init__(client)
         self._pools: dict[_Server, _Pool] = {}
+        self._default_ssl: ssl.SSLContext | None = None
 
     # -- URL -> what to do -------------------------------------------------------
 
@@ -286,7 +287,11 @@ class NewsHandler(Handler):
         return pool
 
     def _ssl(self, opts: NewsOptions) -> ssl.SSLContext:
-        return opts.ssl_context or ssl.create_default_context()
+        if opts.ssl_context is not None:
+            return opts.ssl_context
+        if self._default_ssl is None:
+            self._default_ssl = ssl.create_default_context()
+        return self._default_ssl
 
     async def _connect(self, url: URL, server: _Server, opts: NewsOptions) -> _Conn:
         t = self.client.timeouts
@@ -327,7 +332,8 @@ class NewsHandler(Handler):
         reply = await conn.command(nntp.simple_cmd("STARTTLS"))
         if reply.code != 382:
             raise nntp.error_for(reply, "STARTTLS")
-        if conn.replies.pending or conn.reader.at_eof():
+        if conn.replies.pending or conn.replies.buffered or conn.reader.at_eof():
+            # bytes after 382 would be read as if they came over TLS (STARTTLS injection)
             raise ProtocolError("unexpected data before the TLS handshake")
         try:
             async with asyncio.timeout(self.client.timeouts.connect):

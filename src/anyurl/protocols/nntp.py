@@ -142,6 +142,11 @@ class ReplyReader:
         return self._in_block
 
     @property
+    def buffered(self) -> int:
+        """Bytes received and not yet turned into events."""
+        return len(self._buf)
+
+    @property
     def pending(self) -> int:
         """Replies announced but not yet received."""
         return len(self._expected)
