@@ -409,3 +409,16 @@ def test_menu_line_parser_never_raises(line: bytes) -> None:
     assert item is None or isinstance(item, (gp.MenuItem, gp.BrokenLine))
     if isinstance(item, gp.MenuItem):
         gp.menu_entry(item)  # an entry (maybe without URL) for every parsed line
+
+
+@pytest.mark.parametrize(("start", "expect_start"), [
+    (b"", b""), (b".", b"."), (b"..", b"."), (b"x", b"x")])
+def test_text_unstuffer_never_buffers_a_long_line(start: bytes, expect_start: bytes) -> None:
+    u = gp.TextUnstuffer(hold_limit=1000)
+    out = [u.feed(start + b"y" * 10)]
+    for _ in range(100):  # 1 MB of one line, in 10 kB pieces
+        out.append(u.feed(b"z" * 10_000))
+        assert len(u._partial) + u._held_size <= 1000 + 10_000 + 12  # bounded
+    out.append(u.finish())
+    # ".." starts a held line; past hold_limit the RFC rule (stuffed) is assumed
+    assert b"".join(out) == expect_start + b"y" * 10 + b"z" * 1_000_000

@@ -437,11 +437,12 @@ class TextUnstuffer:
             if self.terminated:
                 self._partial = b""
                 return b"".join(out)
-        # A partial line that cannot be "." or ".." can be released at once.
-        if self._partial and not self._partial.startswith(b".") and self._pending_dot is None:
-            self._release(self._partial, out)
-            self._partial = b""
-            self._midline = True
+        # The start of a line that cannot be a lone "." is handled now and the rest of
+        # the line streams after it, so a huge line is never buffered.
+        if self._partial and self._partial not in (b".", b".\r"):
+            start, self._partial = self._partial, b""
+            self._line(start, out)
+            self._midline = not self.terminated
         return b"".join(out)
 
     def _release(self, piece: bytes, out: list[bytes]) -> None:
