@@ -421,6 +421,11 @@ class TextUnstuffer:
         out: list[bytes] = []
         if self.terminated or not data:
             return b""
+        if (not self._held and self._pending_dot is None and not self._partial
+                and b"\n." not in data and (self._midline or data[:1] != b".")):
+            # The common case, fast: no line in this chunk starts with ".".
+            self._midline = not data.endswith(b"\n")
+            return data
         if self._midline:
             nl = data.find(b"\n")
             if nl < 0:
