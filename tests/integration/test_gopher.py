@@ -18,6 +18,7 @@ from anyurl.client import Client, Limits, Policy, Timeouts
 from anyurl.errors import (
     AnyURLError,
     ConfigurationError,
+    ConnectError,
     FetchTimeout,
     ProtocolError,
     ResourceNotFound,
@@ -502,3 +503,11 @@ async def test_fault_stalled_server_times_out() -> None:
     async with server, Client(timeouts=Timeouts(read=0.5)) as c:
         with pytest.raises(FetchTimeout):
             await get(f"gopher://127.0.0.1:{port}/0/x", c)
+
+
+async def test_connection_refused() -> None:
+    from fixtures.launcher import free_ports
+
+    (port,) = free_ports(1)  # nothing listens there
+    with pytest.raises(ConnectError, match=f"cannot connect to 127.0.0.1:{port}"):
+        await get(f"gopher://127.0.0.1:{port}/0/x")

@@ -259,18 +259,19 @@ class GopherHandler(Handler):
         slot = self._slots.get((url.host, port))
         if slot is None:
             slot = self._slots[(url.host, port)] = asyncio.Semaphore(max(1, limits.per_host))
+        await slot.acquire()  # waiting for a free slot is not part of the connect timeout
         try:
             async with asyncio.timeout(self.client.timeouts.connect):
-                await slot.acquire()
-                try:
-                    _, proto = await loop.create_connection(lambda: _Reader(size, 2 * size), url.host, port)
-                except BaseException:
-                    slot.release()
-                    raise
+                _, proto = await loop.create_connection(lambda: _Reader(size, 2 * size), url.host, port)
         except TimeoutError as exc:
+            slot.release()
             raise FetchTimeout(f"connecting to {url.host}:{port} timed out", url=url) from exc
         except OSError as exc:
+            slot.release()
             raise ConnectError(f"cannot connect to {url.host}:{port}: {exc.strerror or exc}", url=url) from exc
+        except BaseException:
+            slot.release()
+            raise
         conn = _Conn(proto, url, self.client.timeouts.read, slot)
         try:
             if on_send is not None:
