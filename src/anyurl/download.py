@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import unicodedata
 import urllib.parse
 from collections.abc import Callable
@@ -139,6 +140,33 @@ def name_for_url(url: URL | str) -> str:
     return safe_name(raw, "index")
 
 
+def _is_special(dest: Path) -> bool:
+    """True when *dest* exists and is neither a regular file nor a directory."""
+    try:
+        mode = dest.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+async def _download_special(client: Client, u: URL, dest: Path, progress: Progress | None,
+                            max_size: int | None, on_open: Callable[[Body], None] | None,
+                            options: dict[str, Any]) -> Path:
+    try:
+        fd = os.open(dest, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise TransferError(f"cannot write {dest}: {exc.strerror or exc}", url=u) from exc
+    try:
+        await _transfer(client, u, fd, 0, progress, max_size, on_open, options)
+    except AnyURLError:
+        raise
+    except Exception as exc:  # OS errors while writing: translated, never leaked
+        raise translate_errors(exc, u) from exc
+    finally:
+        os.close(fd)
+    return dest
+
+
 def part_path(dest: str | os.PathLike[str]) -> Path:
     """The temporary file a download to *dest* is written to: ``DIR/.NAME.anyurl-part``."""
     p = Path(dest)
@@ -181,6 +209,10 @@ async def download(
     """
     u = client.parse(url)
     dest_path = Path(dest)
+    if _is_special(dest_path):
+        # /dev/null, a FIFO, a terminal: renaming onto it would replace the device
+        # node itself, so stream straight into it (no atomicity to keep there)
+        return await _download_special(client, u, dest_path, progress, max_size, on_open, options)
     part = part_path(dest_path)
     offset = 0
     if resume:
@@ -238,8 +270,9 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
         if start > offset:
             raise TransferError(f"server resumed at byte {start}, but only {offset} bytes are here", url=u)
         # whatever the handler did (resumed, or restarted at 0), write from where it starts
-        os.lseek(fd, start, os.SEEK_SET)
-        os.ftruncate(fd, start)
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.lseek(fd, start, os.SEEK_SET)
+            os.ftruncate(fd, start)
         total = start + body.size if body.size is not None else None
         if max_size is not None and total is not None and total > max_size:
             raise TransferError(f"resource is {total} bytes, larger than the limit of {max_size}", url=u)

@@ -263,3 +263,28 @@ async def test_unwritable_destination_is_an_anyurl_error(tmp_path: Path) -> None
     async with Client() as client:
         with pytest.raises(TransferError, match="cannot write"):
             await download(client, "dltest:x", tmp_path / "no" / "such" / "dir" / "f")
+
+
+async def test_special_destination_is_written_not_replaced(tmp_path: Path) -> None:
+    # `anyurl get -o /dev/null`: a rename onto a device or FIFO would replace the node itself
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = bytearray()
+
+    def drain() -> None:
+        with open(fifo, "rb") as f:
+            received.extend(f.read())
+
+    reader = asyncio.get_running_loop().run_in_executor(None, drain)
+    async with Client() as client:
+        await download(client, "dltest:x", fifo)
+    await reader
+    assert bytes(received) == CONTENT
+    assert fifo.is_fifo()
+    assert leftovers(tmp_path) == ["pipe"]
+    before = os.stat("/dev/null")
+    async with Client() as client:
+        await download(client, "dltest:x", "/dev/null")
+    after = os.stat("/dev/null")
+    assert (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+    assert not Path("/dev/.null" + PART_SUFFIX).exists()
