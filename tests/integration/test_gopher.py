@@ -62,8 +62,11 @@ async def get(url: str, client: Client | None = None, **kw: Any) -> tuple[Respon
     return await client.fetch(url, on_send=sent.append, **kw), sent
 
 
-def read_log(path: str) -> str:
-    """The server's access log (small; read synchronously)."""
+def read_log(path: str | None) -> str:
+    """The server's access log (small; read synchronously); "" when it is not reachable
+    (servers run by docker-compose)."""
+    if path is None:
+        return ""
     with open(path, encoding="utf-8", errors="replace") as f:
         return f.read()
 
@@ -243,12 +246,12 @@ async def test_missing_item(gs: Endpoint, path: str) -> None:
     "/0/hello.txt%09%09+%0D%0AQUIT",
 ])
 async def test_control_characters_are_refused_before_sending(nic: Endpoint, url_tail: str) -> None:
-    before = read_log(nic.info["access_log"])
+    before = read_log(nic.info.get("access_log"))
     with pytest.raises(UnsafeURL) as info:
         await get(base(nic) + url_tail)
     assert "refusing" in str(info.value) and base(nic) in str(info.value)
     await asyncio.sleep(0.2)
-    new = read_log(nic.info["access_log"])[len(before):]
+    new = read_log(nic.info.get("access_log"))[len(before):]
     # nothing reached the server (the launcher's readiness probe may log an empty request)
     assert not any(w in new for w in ("hello.txt", "search", "FLUSHALL", "QUIT")), new
 
@@ -300,6 +303,8 @@ async def test_reads_are_bounded(gs: Endpoint) -> None:
 
 
 async def test_gophernicus_access_log_shows_the_request(nic: Endpoint) -> None:
+    if "access_log" not in nic.info:
+        pytest.skip("the server's log is not reachable (docker-compose)")
     await get(base(nic) + "/0/sub/nested.txt")
     for _ in range(60):  # gophernicus writes its log line as the connection ends
         if "/sub/nested.txt" in read_log(nic.info["access_log"]):
