@@ -374,15 +374,19 @@ class _DataChannel:
     as vsftpd start the TLS handshake only once the command arrived. Active: we
     listen, and accept in :meth:`connect`."""
 
-    def __init__(self, conn: _Control) -> None:
+    def __init__(self, conn: _Control, factory: Any) -> None:
         self.conn = conn
+        self.factory = factory
         self.listener: socket.socket | None = None
         self.sock: socket.socket | None = None
+        self.transport: asyncio.BaseTransport | None = None  # plain passive: connected at once
+        self.protocol: Any = None
         self.port = 0
 
     @classmethod
-    async def prepare(cls, conn: _Control, opts: FTPOptions) -> _DataChannel:
-        chan = cls(conn)
+    async def prepare(cls, conn: _Control, opts: FTPOptions, factory: Any) -> _DataChannel:
+        """Set up the data connection whose protocol *factory* makes."""
+        chan = cls(conn, factory)
         try:
             if opts.passive:
                 chan.port = await chan._passive(opts)
@@ -411,12 +415,16 @@ class _DataChannel:
         conn = self.conn
         peer = conn.writer.get_extra_info("peername")
         family = socket.AF_INET6 if ":" in peer[0] else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        self.sock = sock
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(conn.handler.client.timeouts.connect):
+                if conn.tls is None:  # plain: the protocol can start reading right away
+                    self.transport, self.protocol = await loop.create_connection(
+                        self.factory, peer[0], self.port)
+                    return
+                sock = socket.socket(family, socket.SOCK_STREAM)
+                sock.setblocking(False)
+                self.sock = sock
                 await loop.sock_connect(sock, (peer[0], self.port))
         except TimeoutError as exc:
             raise FetchTimeout(f"timed out opening the data connection to port {self.port}",
@@ -445,9 +453,13 @@ class _DataChannel:
             h = local.replace(".", ",")
             await conn.expect("PORT", f"{h},{port >> 8},{port & 255}")
 
-    async def connect(self, factory: Any) -> Any:
-        """The protocol instance made by *factory* on the data connection (after the 150)."""
+    async def connect(self) -> Any:
+        """The protocol instance on the data connection (call after the 150)."""
         conn = self.conn
+        if self.protocol is not None:
+            self.transport = None  # handed over: the caller closes it
+            return self.protocol
+        factory = self.factory
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(conn.handler.client.timeouts.connect):
@@ -474,6 +486,9 @@ class _DataChannel:
         return protocol
 
     def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+            self.transport = None
         if self.listener is not None:
             self.listener.close()
             self.listener = None
@@ -669,7 +684,8 @@ class FTPHandler(Handler):
                 total = int(reply.first.strip())
             elif reply.code in (500, 502):
                 conn.size_ok = False
-        chan = await _DataChannel.prepare(conn, opts)
+        chunk_size = self.client.limits.chunk_size
+        chan = await _DataChannel.prepare(conn, opts, lambda: _Reader(chunk_size))
         reader: _Reader | None = None
         try:
             if offset:
@@ -680,7 +696,7 @@ class FTPHandler(Handler):
                     self._close_data(chan, reader)
                     return await self._fallback_listing(conn, url, plan, opts, reply), False
                 raise proto.error_for(reply, f"RETR {plan.argument}", url)
-            reader = await chan.connect(lambda: _Reader(self.client.limits.chunk_size))
+            reader = await chan.connect()
         except BaseException:
             self._close_data(chan, reader)
             raise
@@ -770,14 +786,14 @@ class FTPHandler(Handler):
     async def _read_listing(self, conn: _Control, url: FTPURL, verb: str, arg: str | None,
                             opts: FTPOptions) -> tuple[Reply, list[str]]:
         """Run one listing command; (reply, lines). A failed reply is returned, not raised."""
-        chan = await _DataChannel.prepare(conn, opts)
+        chan = await _DataChannel.prepare(conn, opts, lambda: _Reader(1 << 16))
         reader: _Reader | None = None
         try:
             reply = await conn.cmd(verb, arg)
             if reply.kind != 1:
                 self._close_data(chan, reader)
                 return reply, []
-            reader = await chan.connect(lambda: _Reader(1 << 16))
+            reader = await chan.connect()
             limits = self.client.limits
             cap = limits.max_entries * 512 + limits.max_line
             parts: list[bytes] = []
@@ -904,13 +920,13 @@ class FTPHandler(Handler):
 
     async def _stor(self, conn: _Control, url: FTPURL, name: str, data: bytes | None, path: str | None,
                     opts: FTPOptions) -> None:
-        chan = await _DataChannel.prepare(conn, opts)
+        chan = await _DataChannel.prepare(conn, opts, _Writer)
         writer: _Writer | None = None
         try:
             reply = await conn.cmd("STOR", name)
             if reply.kind != 1:
                 raise proto.error_for(reply, f"STOR {name}", url)
-            writer = await chan.connect(_Writer)
+            writer = await chan.connect()
             timeout = self.client.timeouts.read
             try:
                 if data is not None:
