@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__, errors
-from .client import Client, Timeouts
+from .client import Client, Limits, Timeouts
 from .download import download, name_for_url
 from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
 from .response import Entry, translate_errors
@@ -430,8 +430,11 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         read=getattr(args, "timeout", None) or defaults.read,
         total=getattr(args, "max_time", None),
     )
+    # --parallel N against one server must not queue behind the default per-host limit
+    per_host = max(Limits().per_host, getattr(args, "parallel", 0) or 0)
     client = Client(
         timeouts=timeouts,
+        limits=Limits(per_host=per_host),
         anonymous_email=getattr(args, "email", None),
         news_server=getattr(args, "news_server", None),
         user_agent=getattr(args, "user_agent", None),
