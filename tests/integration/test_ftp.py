@@ -21,6 +21,7 @@ from fixtures.servers import pyftpdlib_server, vsftpd
 from anyurl.client import Client, Limits, Timeouts
 from anyurl.errors import (
     AccessDenied,
+    FetchTimeout,
     ResourceNotFound,
     TemporaryFailure,
     TruncatedTransfer,
@@ -602,3 +603,60 @@ async def test_endless_multiline_reply_is_bounded() -> None:
     async with fake_server(script) as (port, _), client(limits=Limits(max_reply_lines=50)) as c:
         with pytest.raises(Exception, match="longer than 50 lines"):
             await c.fetch(f"ftp://127.0.0.1:{port}/x")
+
+
+async def serve_data(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, fake: Fake,
+                     send: Callable[[asyncio.StreamWriter], Awaitable[None]]) -> None:
+    """Login, SIZE (refused), EPSV, RETR; then *send* writes the data connection."""
+    await login(reader, writer, fake)  # USER PASS PWD TYPE
+    await fake.read(reader)  # SIZE
+    writer.write(b"502 no SIZE\r\n")
+    port = await fake.listen_data()
+    await fake.read(reader)  # EPSV
+    writer.write(f"229 Entering Extended Passive Mode (|||{port}|)\r\n".encode())
+    await fake.read(reader)  # RETR
+    writer.write(b"150 here it comes\r\n")
+    assert fake.data_conn is not None
+    _, dw = await fake.data_conn
+    await send(dw)
+    dw.close()
+    writer.write(b"226 done\r\n")
+    await fake.read(reader)
+
+
+async def test_trickle_is_delivered_as_it_arrives() -> None:
+    release = asyncio.Event()
+
+    async def send(dw: asyncio.StreamWriter) -> None:
+        dw.write(b"first")
+        await dw.drain()
+        await release.wait()  # the client must get "first" before the rest is sent
+        dw.write(b"second")
+        await dw.drain()
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await serve_data(r, w, f, send)
+
+    async with fake_server(script) as (port, _), client() as c, c.open(f"ftp://127.0.0.1:{port}/f.bin") as body:
+        chunks = aiter(body)
+        async with asyncio.timeout(5):
+            first = await anext(chunks)
+        assert first == b"first"
+        release.set()
+        rest = b"".join([chunk async for chunk in chunks])
+    assert rest == b"second"
+
+
+async def test_stalled_data_connection_times_out() -> None:
+    async def send(dw: asyncio.StreamWriter) -> None:
+        dw.write(b"x" * 100)
+        await dw.drain()
+        await asyncio.sleep(30)
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await serve_data(r, w, f, send)
+
+    async with fake_server(script) as (port, _), client(timeouts=Timeouts(connect=5, read=0.5)) as c:
+        with pytest.raises(FetchTimeout, match="timed out waiting for data"):
+            async with asyncio.timeout(10):
+                await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")

@@ -80,7 +80,15 @@ class FTPOptions:
 
 class _Reader(asyncio.BufferedProtocol):
     """Receives a data connection into one large buffer (``recv_into``), handing out
-    chunks of up to *size* bytes; at most two chunks wait before reading pauses."""
+    chunks of up to *size* bytes; at most two chunks wait before reading pauses.
+
+    To keep the per-chunk cost low on fast transfers the consumer is woken when
+    half a buffer has arrived, or after :data:`_LINGER` seconds for a trickle;
+    one idle watchdog per transfer (not one timer per wait) enforces the read
+    timeout.
+    """
+
+    _LINGER = 0.002
 
     def __init__(self, size: int) -> None:
         # Start small (most files are) and grow to *size* as data keeps coming.
@@ -93,8 +101,13 @@ class _Reader(asyncio.BufferedProtocol):
         self._exc: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._paused = False
+        self._loop = asyncio.get_running_loop()
+        self._linger: asyncio.TimerHandle | None = None
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._timeout: float | None = None
+        self._last = self._loop.time()
         self.transport: asyncio.Transport | None = None
-        self.closed = asyncio.get_running_loop().create_future()
+        self.closed = self._loop.create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports are not asyncio.Transport subclasses, but have the same API.
@@ -107,9 +120,15 @@ class _Reader(asyncio.BufferedProtocol):
 
     def buffer_updated(self, nbytes: int) -> None:
         self._pos += nbytes
+        self._last = self._loop.time()
         if self._pos >= len(self._buf):
             self._flush()
-        self._wake()
+        if self._waiter is None:
+            return
+        if self._chunks or self._pos * 2 >= len(self._buf):
+            self._wake()
+        elif self._linger is None:
+            self._linger = self._loop.call_later(self._LINGER, self._wake)
 
     def _flush(self) -> None:
         if self._pos:
@@ -124,8 +143,22 @@ class _Reader(asyncio.BufferedProtocol):
             self.transport.pause_reading()
 
     def _wake(self) -> None:
+        if self._linger is not None:
+            self._linger.cancel()
+            self._linger = None
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
+
+    def _check_idle(self) -> None:
+        """The watchdog: fail the waiting consumer when nothing arrived for the timeout."""
+        self._watchdog = None
+        if self._timeout is None or self._waiter is None or self._waiter.done():
+            return
+        due = self._last + self._timeout
+        if self._loop.time() >= due:
+            self._waiter.set_exception(TimeoutError())
+        else:
+            self._watchdog = self._loop.call_at(due, self._check_idle)
 
     def eof_received(self) -> bool | None:
         self._eof = True
@@ -136,25 +169,38 @@ class _Reader(asyncio.BufferedProtocol):
         self._eof = True
         self._exc = exc
         self._wake()
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         if not self.closed.done():
             self.closed.set_result(None)
 
     async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109
-        """The next chunk, or None at the end of the data."""
+        """The next chunk, or None at the end of the data; TimeoutError after
+        *timeout* seconds without data."""
+        woken = False
         while not self._chunks:
-            if self._pos:  # hand over what arrived rather than wait for a full buffer
-                self._flush()
+            if self._pos and (self._eof or woken or self._pos * 2 >= len(self._buf)):
+                self._flush()  # hand over what arrived rather than wait for more
                 break
             if self._eof:
                 if self._exc is not None:
                     raise self._exc
                 return None
-            self._waiter = asyncio.get_running_loop().create_future()
+            self._timeout = timeout
+            if timeout is not None and self._watchdog is None:
+                self._watchdog = self._loop.call_at(self._last + timeout, self._check_idle)
+            if self._pos and self._linger is None:  # data is here already: wait only briefly
+                self._linger = self._loop.call_later(self._LINGER, self._wake)
+            self._waiter = self._loop.create_future()
             try:
-                async with asyncio.timeout(timeout):
-                    await self._waiter
+                await self._waiter
             finally:
                 self._waiter = None
+                if self._linger is not None:
+                    self._linger.cancel()
+                    self._linger = None
+            woken = True
         chunk = self._chunks.popleft()
         if self._paused and len(self._chunks) < 2 and self.transport is not None:
             self._paused = False
