@@ -181,8 +181,7 @@ async def _many(outdir: str, urls: list[str], parallel: int, reuse: bool) -> Non
         async def one(url: str) -> None:
             async with sem, client.open(url) as body:
                 data = await body.read()
-            # creating a file can take milliseconds on a busy disk: keep the loop serving the others
-            await asyncio.to_thread(save, url.rsplit("/", 1)[-1], data)
+            save(url.rsplit("/", 1)[-1], data)  # as curl and lftp do: in the one thread
 
         await asyncio.gather(*(one(u) for u in urls))
 
