@@ -477,6 +477,10 @@ class Fake:
         return line
 
     async def listen_data(self) -> int:
+        if self.data_server is not None:  # one data listener at a time
+            self.data_server.close()
+        if self.data_conn is not None and self.data_conn.done():
+            self.data_conn.result()[1].close()
         fut: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = (
             asyncio.get_running_loop().create_future())
 
@@ -606,7 +610,7 @@ async def test_endless_multiline_reply_is_bounded() -> None:
 
 
 async def serve_data(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, fake: Fake,
-                     send: Callable[[asyncio.StreamWriter], Awaitable[None]]) -> None:
+                     send: Callable[[asyncio.StreamWriter], Awaitable[None]], wait_quit: bool = True) -> None:
     """Login, SIZE (refused), EPSV, RETR; then *send* writes the data connection."""
     await login(reader, writer, fake)  # USER PASS PWD TYPE
     await fake.read(reader)  # SIZE
@@ -621,7 +625,8 @@ async def serve_data(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
     await send(dw)
     dw.close()
     writer.write(b"226 done\r\n")
-    await fake.read(reader)
+    if wait_quit:
+        await fake.read(reader)
 
 
 async def test_trickle_is_delivered_as_it_arrives() -> None:
@@ -660,3 +665,47 @@ async def test_stalled_data_connection_times_out() -> None:
         with pytest.raises(FetchTimeout, match="timed out waiting for data"):
             async with asyncio.timeout(10):
                 await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")
+
+
+async def test_idle_connection_closed_by_server_is_replaced() -> None:
+    logins = 0
+
+    async def send(dw: asyncio.StreamWriter) -> None:
+        dw.write(b"payload")
+        await dw.drain()
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        nonlocal logins
+        logins += 1
+        await serve_data(r, w, f, send, wait_quit=False)
+        await asyncio.sleep(0.1)
+        w.write(b"421 Timeout.\r\n")  # an idle timeout while the connection sits in the pool
+        await w.drain()
+        await asyncio.sleep(5)
+
+    async with fake_server(script) as (port, fake), client() as c:
+        assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"payload"
+        await asyncio.sleep(0.3)  # the 421 arrives while the connection is idle
+        assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"payload"
+    assert logins == 2
+
+
+async def test_reused_connection_dying_mid_command_is_retried_once() -> None:
+    logins = 0
+
+    async def send(dw: asyncio.StreamWriter) -> None:
+        dw.write(b"payload")
+        await dw.drain()
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        nonlocal logins
+        logins += 1
+        await serve_data(r, w, f, send, wait_quit=False)
+        if logins == 1:
+            await f.read(r)  # the reused connection's next command...
+            w.write(b"421 Service not available, closing control connection.\r\n")  # ...meets a 421
+
+    async with fake_server(script) as (port, fake), client() as c:
+        assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"payload"
+        assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"payload"
+    assert logins == 2

@@ -29,6 +29,7 @@ from ..errors import (
     ConnectError,
     FetchTimeout,
     ProtocolError,
+    TemporaryFailure,
     TruncatedTransfer,
 )
 from ..protocols import ftp as proto
@@ -276,6 +277,7 @@ class _Control:
         self.cwd_path: tuple[str, ...] | None = ()  # CWDs applied since login; None: unknown
         self.type: str | None = None  # the TYPE in force
         self.size_in_150 = False  # the server's 150 replies carry "(N bytes)": SIZE is redundant
+        self.reused = False  # taken from the idle pool (it may have died while idle)
         self.features: set[str] | None = None
         self.epsv_ok = True
         self.size_ok = True
@@ -600,6 +602,7 @@ class FTPHandler(Handler):
                 conn = idle.pop()
                 conn.url = url
                 if await conn.reset(plan.cwds):
+                    conn.reused = True
                     return conn
                 conn.abort()
             return await self._login(url, plan, opts, key, mode)
@@ -699,7 +702,18 @@ class FTPHandler(Handler):
         furl, plan = self._plan(url, opts)  # UnsafeURL here, before any connection
         if offset < 0:
             raise ConfigurationError("offset must be >= 0", url=url)
-        conn = await self._acquire(furl, plan, opts)
+        while True:
+            conn = await self._acquire(furl, plan, opts)
+            try:
+                return await self._open_on(conn, furl, plan, opts, offset)
+            except (ConnectError, TemporaryFailure) as exc:
+                # A pooled connection the server dropped (or timed out with 421) while it
+                # sat idle: the RFC's reliable way is a fresh connection, so try once more.
+                if not (conn.reused and (isinstance(exc, ConnectError) or (exc.reply or "").startswith("421"))):
+                    raise
+
+    async def _open_on(self, conn: _Control, furl: FTPURL, plan: Plan, opts: FTPOptions,
+                       offset: int) -> Body:
         handed_over = False
         try:
             await conn.change_dirs(plan.cwds)
