@@ -22,6 +22,7 @@ from anyurl.client import Client, Limits, Timeouts
 from anyurl.errors import (
     AccessDenied,
     FetchTimeout,
+    ProtocolError,
     ResourceNotFound,
     TemporaryFailure,
     TruncatedTransfer,
@@ -709,3 +710,71 @@ async def test_reused_connection_dying_mid_command_is_retried_once() -> None:
         assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"payload"
         assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"payload"
     assert logins == 2
+
+
+async def test_listing_entry_limit(vs: Server) -> None:
+    async with client(limits=Limits(max_entries=3)) as c:
+        with pytest.raises(ProtocolError, match="more than 3 entries"):
+            await c.fetch(vs.url("/pub/"))
+
+
+async def test_port_when_eprt_refused() -> None:
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await login(r, w, f)  # USER PASS PWD TYPE
+        await f.read(r)  # SIZE
+        w.write(b"502 no SIZE\r\n")
+        await f.read(r)  # EPRT
+        w.write(b"502 EPRT not understood\r\n")
+        port_cmd = await f.read(r)  # PORT h1,h2,h3,h4,p1,p2
+        nums = [int(x) for x in port_cmd.split(" ", 1)[1].split(",")]
+        w.write(b"200 PORT ok\r\n")
+        await f.read(r)  # RETR
+        w.write(b"150 connecting\r\n")
+        _, dw = await asyncio.open_connection(".".join(map(str, nums[:4])), nums[4] * 256 + nums[5])
+        dw.write(b"active data")
+        await dw.drain()
+        dw.close()
+        w.write(b"226 done\r\n")
+        await f.read(r)
+
+    async with fake_server(script) as (port, fake), client(ftp=FTPOptions(passive=False)) as c:
+        r = await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")
+    assert r.content == b"active data"
+    assert fake.commands[5].startswith("EPRT |1|127.0.0.1|")
+    assert fake.commands[6].startswith("PORT 127,0,0,1,")
+
+
+async def test_upload_without_rename_support_stores_directly() -> None:
+    stored: dict[str, bytes] = {}
+
+    async def stor(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        port = await f.listen_data()
+        await f.read(r)  # EPSV
+        w.write(f"229 ok (|||{port}|)\r\n".encode())
+        name = (await f.read(r)).split(" ", 1)[1]  # STOR name
+        w.write(b"150 send it\r\n")
+        assert f.data_conn is not None
+        dr, _ = await f.data_conn
+        stored[name] = await dr.read()
+        w.write(b"226 stored\r\n")
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        w.write(b"220 fake\r\n")
+        for reply in (b"331 pw\r\n", b"230 ok\r\n", b'257 "/" here\r\n', b"250 cwd\r\n", b"200 type\r\n"):
+            await f.read(r)
+            w.write(reply)
+        await stor(r, w, f)
+        await f.read(r)  # RNFR
+        w.write(b"502 RNFR not implemented\r\n")
+        await f.read(r)  # DELE the temporary file
+        stored.pop(f.commands[-1].split(" ", 1)[1], None)
+        w.write(b"250 deleted\r\n")
+        await stor(r, w, f)
+        await f.read(r)
+
+    async with fake_server(script) as (port, fake), client() as c:
+        await c.upload(f"ftp://u:p@127.0.0.1:{port}/dir/new.bin", b"x" * 100_000)
+    assert stored == {"new.bin": b"x" * 100_000}
+    verbs = [cmd.split(" ")[0] for cmd in fake.commands]
+    assert verbs == ["USER", "PASS", "PWD", "CWD", "TYPE", "EPSV", "STOR", "RNFR", "DELE", "EPSV", "STOR",
+                     "QUIT"]
