@@ -778,3 +778,16 @@ async def test_upload_without_rename_support_stores_directly() -> None:
     verbs = [cmd.split(" ")[0] for cmd in fake.commands]
     assert verbs == ["USER", "PASS", "PWD", "CWD", "TYPE", "EPSV", "STOR", "RNFR", "DELE", "EPSV", "STOR",
                      "QUIT"]
+
+
+async def test_abandoned_stream_frees_its_slot(vs: Server) -> None:
+    vsftpd.ensure_big(vs.ep.info, 100 << 20)
+    async with client(limits=Limits(per_host=1)) as c:
+        async with c.open(vs.url("/pub/big.bin")) as body:
+            async for _chunk in body:
+                break  # stop after one chunk: the connection cannot be reused
+        async with c.open(vs.url("/pub/blob.bin")) as unread:
+            assert unread.size == len(seed.blob())  # opened and closed without reading
+        async with asyncio.timeout(10):  # a leaked slot would block here (per_host=1)
+            assert (await c.fetch(vs.url("/pub/hello.txt"))).content == seed.HELLO
+    assert vs.commands().count("USER anonymous") == 3  # each abandoned connection was dropped
