@@ -40,9 +40,13 @@ _registered: dict[str, type[Handler] | str] = {}
 _loaded_entry_points = False
 
 
+_resolved: dict[str, type[Handler]] = {}
+
+
 def register(scheme: str, handler: type[Handler] | str) -> None:
     """Register *handler* (a class or "module:Class") for *scheme*."""
     _registered[scheme.lower()] = handler
+    _resolved.pop(scheme.lower(), None)
 
 
 def _load_entry_points() -> None:
@@ -68,6 +72,9 @@ def supported_schemes() -> list[str]:
 
 def handler_class(scheme: str, url: object = None) -> type[Handler]:
     """The handler class for *scheme*; UnsupportedScheme (naming the supported ones) if none."""
+    cached = _resolved.get(scheme)
+    if cached is not None:  # find_spec/import_module cost more than the lookup on every request
+        return cached
     _load_entry_points()
     target = _registered.get(scheme) or BUILTIN.get(scheme)
     if target is None or (isinstance(target, str) and not _available(target)):
@@ -77,5 +84,7 @@ def handler_class(scheme: str, url: object = None) -> type[Handler]:
     if isinstance(target, str):
         module, _, name = target.partition(":")
         cls: type[Handler] = getattr(importlib.import_module(module), name)
-        return cls
-    return target
+    else:
+        cls = target
+    _resolved[scheme] = cls
+    return cls

@@ -60,7 +60,9 @@ def refuse_controls(url: object, what: str, value: str | None, chars: str = "\r\
 
 
 async def open_connection(
-    url: object, host: str, port: int, *, timeout: float | None, **kwargs: Any
+    url: object, host: str, port: int, *,
+    timeout: float | None,  # noqa: ASYNC109 - translated to FetchTimeout here, for every handler
+    **kwargs: Any,
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """asyncio.open_connection with errors translated to the anyurl tree."""
     try:
@@ -73,7 +75,7 @@ async def open_connection(
 
 
 async def bounded_readline(reader: asyncio.StreamReader, limit: int, url: object,
-                           timeout: float | None = None) -> bytes:
+                           timeout: float | None = None) -> bytes:  # noqa: ASYNC109 - as above
     """Read one line ending in LF, at most *limit* bytes; b"" at EOF."""
     try:
         async with asyncio.timeout(timeout):
