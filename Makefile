@@ -23,7 +23,7 @@ lint: venv
 	$(BIN)/ruff check src tests fixtures bench
 	$(BIN)/mypy src
 
-test: deps venv
+test: deps venv lint
 	$(BIN)/python -m pytest -q
 
 unit: venv
