@@ -30,7 +30,7 @@ from ..errors import (
 )
 from ..response import Body, Entry, guess_content_type
 from ..urls import URL, FileURL
-from .base import Handler, render_entries
+from .base import Handler, prime_allocator, render_entries
 
 __all__ = ["FileHandler", "file_url_for", "local_path"]
 
@@ -43,24 +43,6 @@ def file_url_for(path: str) -> str:
 def local_path(url: FileURL) -> str:
     """The local path *url* names: its decoded path under "/" (non-UTF-8 octets kept as surrogates)."""
     return "/" + url.path
-
-
-_primed = 0
-
-
-def _prime_allocator(chunk_size: int) -> None:
-    """Free one large block so glibc's malloc serves chunk-sized reads from its heap.
-
-    Above glibc's dynamic mmap threshold (128 KiB at start) each 1 MiB read
-    buffer is mmap()ed and unmapped again, ~256 page faults per chunk; freeing
-    one mapped block raises the threshold to its size (capped at 32 MiB).
-    """
-    global _primed
-    size = min(32 << 20, max(4 << 20, 4 * chunk_size))
-    if size > _primed:
-        _primed = size
-        block = bytes(size)  # calloc: mapped, never touched
-        del block
 
 
 def _is_this_machine(host: str) -> bool:
@@ -174,7 +156,7 @@ class FileHandler(Handler):
         except OSError as exc:
             raise _translate(exc, url, path) from exc
         regular = stat.S_ISREG(st.st_mode)
-        _prime_allocator(self.client.limits.chunk_size)
+        prime_allocator(self.client.limits.chunk_size)
         size = max(st.st_size - offset, 0) if regular else None
         chunk = self.client.limits.chunk_size
 

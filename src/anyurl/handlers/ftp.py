@@ -36,7 +36,7 @@ from ..protocols import ftp as proto
 from ..protocols.ftp import Plan, Reply
 from ..response import Body, Entry, guess_content_type
 from ..urls import FTPURL, URL
-from .base import Handler, bounded_readline, open_connection, render_entries
+from .base import Handler, bounded_readline, open_connection, prime_allocator, render_entries
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -79,25 +79,6 @@ class FTPOptions:
 # ---------------------------------------------------------------------------
 
 
-_heap_primed = False
-
-
-def _prime_heap() -> None:
-    """Make glibc's malloc serve chunk-sized blocks from its heap instead of mmap.
-
-    Above the (dynamic) mmap threshold, 128 KiB at start, glibc maps every block
-    and unmaps it when freed, so each 1 MiB chunk would cost ~256 page faults.
-    Freeing one mapped block raises the threshold to its size (glibc's documented
-    adjustment), after which chunk buffers are reused. Other allocators just see
-    one short-lived allocation.
-    """
-    global _heap_primed
-    if not _heap_primed:
-        _heap_primed = True
-        block = bytes(8 << 20)  # calloc'ed and mapped, never touched
-        del block
-
-
 class _Reader(asyncio.BufferedProtocol):
     """Receives a data connection into one large buffer (``recv_into``), handing out
     chunks of up to *size* bytes; at most two chunks wait before reading pauses.
@@ -113,7 +94,7 @@ class _Reader(asyncio.BufferedProtocol):
     def __init__(self, size: int) -> None:
         # Start small (most files are) and grow to *size* as data keeps coming.
         if size > 1 << 17:
-            _prime_heap()
+            prime_allocator(size)
         self._max = size
         self._buf = bytearray(min(size, 1 << 16))
         self._view = memoryview(self._buf)

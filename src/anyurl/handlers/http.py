@@ -45,7 +45,7 @@ from ..errors import (
 )
 from ..response import Body
 from ..urls import HTTPURL, URL
-from .base import Handler, refuse_controls
+from .base import Handler, prime_allocator, refuse_controls
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -138,28 +138,6 @@ def _basic(user: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{user}:{password}".encode("utf-8", "surrogateescape")).decode()
 
 
-_primed = 0
-
-
-def _prime_allocator(chunk_size: int) -> None:
-    """Free one large block so glibc's malloc serves chunk-sized buffers from its heap.
-
-    glibc maps every allocation above its (dynamic) mmap threshold, 128 KiB at
-    start, with mmap() and unmaps it on free: each 1 MiB chunk of a body then
-    costs ~256 page faults. Freeing one mapped block raises the threshold to
-    its size (glibc's documented dynamic adjustment, capped at 32 MiB), after
-    which chunk buffers are reused from the heap. In bench/bench_http.py this
-    cut the page faults of a 1 GiB download from 30,000-290,000 to ~8,500 and
-    made its CPU time steady. Other allocators just see one short allocation.
-    """
-    global _primed
-    size = min(32 << 20, max(4 << 20, 4 * chunk_size))
-    if size > _primed:
-        _primed = size
-        block = bytes(size)  # calloc: mapped, never touched
-        del block
-
-
 def _widen_reads(resp: aiohttp.ClientResponse, chunk_size: int) -> None:
     """Let the socket transport read up to a chunk per recv() for this body.
 
@@ -198,7 +176,7 @@ class HTTPHandler(Handler):
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             c = self.client
-            _prime_allocator(c.limits.chunk_size)
+            prime_allocator(c.limits.chunk_size)
             bufsize = self.options.read_bufsize or max(1 << 16, min(c.limits.chunk_size, 1 << 20))
             connector = aiohttp.TCPConnector(
                 limit=0, limit_per_host=c.limits.per_host,
