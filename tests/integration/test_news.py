@@ -318,26 +318,35 @@ def auth_url(inn: Endpoint, rest: str, port_key: str = "auth_port", scheme: str 
     return f"{scheme}://{inn.host}:{inn.info[port_key]}/{rest}"
 
 
-async def test_auth_required_without_credentials(inn: Endpoint) -> None:
+async def test_secret_group_needs_auth_without_credentials(inn: Endpoint) -> None:
     t = Trace()
+    g, secret = inn.info["group"], inn.info["secret_group"]
     async with client(t) as c:
+        open_article = await c.fetch(auth_url(inn, f"{g}/1"))  # the other groups need no login
         with pytest.raises(AccessDenied, match="credentials") as exc:
-            await c.fetch(auth_url(inn, f"{inn.info['group']}/1"))
+            await c.fetch(auth_url(inn, f"{secret}/1"))
+    assert open_article.meta["body"] == crlf(DOT_BODY)
     assert exc.value.reply is not None and exc.value.reply.startswith("480")
-    assert not any(s.startswith("AUTHINFO") for s in t.sent)
+    assert t.sent == ["CAPABILITIES", f"GROUP {g}", "ARTICLE 1", f"GROUP {secret}"]
 
 
 async def test_auth_with_client_credentials_once_per_connection(inn: Endpoint) -> None:
     t = Trace()
     key = f"{inn.host}:{inn.info['auth_port']}"
     creds = {key: (inn.info["auth_user"], inn.info["auth_password"])}
-    g = inn.info["group"]
+    g, secret = inn.info["group"], inn.info["secret_group"]
+    s1, s2 = inn.info["secret_articles"]
     async with client(t, credentials=creds) as c:
-        r1 = await c.fetch(auth_url(inn, f"{g}/1"))
-        r2 = await c.fetch(auth_url(inn, f"{g}/2"))
-    assert r1.meta["body"] == crlf(DOT_BODY) and r2.meta["number"] == 2
-    assert t.sent == ["CAPABILITIES", f"GROUP {g}", f"AUTHINFO USER {inn.info['auth_user']}",
-                      "AUTHINFO PASS ****", f"GROUP {g}", "ARTICLE 1", "ARTICLE 2"]
+        r0 = await c.fetch(auth_url(inn, f"{g}/2"))
+        r1 = await c.fetch(auth_url(inn, f"{secret}/1"))
+        r2 = await c.fetch(auth_url(inn, f"{secret}/2"))
+        listing = await c.fetch(auth_url(inn, secret))
+    assert r0.meta["number"] == 2
+    assert r1.meta["body"] == crlf(s1["body"]) and r2.meta["message_id"] == s2["message_id"]
+    assert [e.meta["message_id"] for e in listing.entries] == [s1["message_id"], s2["message_id"]]
+    assert t.sent == ["CAPABILITIES", f"GROUP {g}", "ARTICLE 2",
+                      f"GROUP {secret}", f"AUTHINFO USER {inn.info['auth_user']}", "AUTHINFO PASS ****",
+                      f"GROUP {secret}", "ARTICLE 1", "ARTICLE 2", f"GROUP {secret}", "OVER 1-2"]
     assert [line for d, line in t.lines if d == "recv" and line.startswith("281")]
 
 
@@ -346,20 +355,23 @@ async def test_auth_wrong_password(inn: Endpoint) -> None:
     creds = {inn.host: (inn.info["auth_user"], "wrong")}
     async with client(t, credentials=creds) as c:
         with pytest.raises(AccessDenied, match="rejected the login") as exc:
-            await c.fetch(auth_url(inn, f"{inn.info['group']}/1"))
+            await c.fetch(auth_url(inn, f"{inn.info['secret_group']}/1"))
     assert exc.value.reply is not None and exc.value.reply.startswith("481")
 
 
-async def test_auth_from_netrc(inn: Endpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_auth_from_netrc_for_a_message_id(inn: Endpoint, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     netrc = tmp_path / ".netrc"
     netrc.write_text(f"machine {inn.host} login {inn.info['auth_user']} password {inn.info['auth_password']}\n")
     os.chmod(netrc, 0o600)
     monkeypatch.setenv("HOME", str(tmp_path))
     t = Trace()
-    async with client(t, use_netrc=True) as c:
-        r = await c.fetch(auth_url(inn, inn.info["group"]))
-    assert len(r.entries) == 4
-    assert "AUTHINFO PASS ****" in t.sent
+    mid = inn.info["secret_articles"][0]["message_id"]
+    async with client(t, use_netrc=True, news_server=f"{inn.host}:{inn.info['auth_port']}") as c:
+        r = await c.fetch("news:" + mid[1:-1])
+    assert r.meta["body"] == crlf(inn.info["secret_articles"][0]["body"])
+    assert t.sent == ["CAPABILITIES", f"ARTICLE {mid}", f"AUTHINFO USER {inn.info['auth_user']}",
+                      "AUTHINFO PASS ****", f"ARTICLE {mid}"]
 
 
 def tls_context(inn: Endpoint) -> ssl.SSLContext:
@@ -387,11 +399,13 @@ async def test_starttls_then_auth(inn: Endpoint) -> None:
     t = Trace()
     creds = {inn.host: (inn.info["auth_user"], inn.info["auth_password"])}
     opts = NewsOptions(trace=t, starttls=True, ssl_context=tls_context(inn))
+    secret = inn.info["secret_group"]
     async with client(t, news=opts, credentials=creds) as c:
-        r = await c.fetch(auth_url(inn, f"{inn.info['group']}/3"))
-    assert r.meta["headers"]["subject"] == UTF8_SUBJECT
-    assert t.sent[:3] == ["CAPABILITIES", "STARTTLS", "CAPABILITIES"]
-    assert "AUTHINFO PASS ****" in t.sent
+        r = await c.fetch(auth_url(inn, f"{secret}/2"))
+    assert r.meta["body"] == crlf(inn.info["secret_articles"][1]["body"])
+    assert t.sent == ["CAPABILITIES", "STARTTLS", "CAPABILITIES", f"GROUP {secret}",
+                      f"AUTHINFO USER {inn.info['auth_user']}", "AUTHINFO PASS ****", f"GROUP {secret}",
+                      "ARTICLE 2"]
 
 
 # -- faults the real server will not produce: a scripted peer ----------------------
