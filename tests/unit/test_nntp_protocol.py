@@ -277,3 +277,36 @@ def test_bad_news_server_setting(spec: str) -> None:
 
     with pytest.raises(ConfigurationError):
         parse_server(spec, NewsOptions())
+
+
+# -- hostile input: only our own errors, whatever the server sends ------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300), st.sampled_from([nntp.NO_BLOCK, nntp.ARTICLE_CODES, nntp.OVER_CODES]))
+def test_reader_never_raises_foreign_errors(data: bytes, block: frozenset[int]) -> None:
+    from anyurl.errors import AnyURLError
+
+    r = ReplyReader(max_line=128)
+    r.expect(block)
+    r.feed(data)
+    r.feed_eof()
+    try:
+        for _ in range(1000):
+            ev = r.next_event()
+            if isinstance(ev, End):
+                r.expect(block)
+    except AnyURLError:
+        pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_line_parsers_never_raise_foreign_errors(line: bytes) -> None:
+    for parse in (nntp.parse_overview, nntp.parse_active, nntp.parse_newsgroups):
+        try:
+            parse(line)
+        except ProtocolError:
+            pass
+    nntp.parse_article_head(line)
+    nntp.parse_capabilities(line)
+    nntp.split_head(line)
