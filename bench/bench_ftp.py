@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.harness import Result, anyurl_cmd, measure, python_cmd, report
+from bench.harness import ManyFiles, Result, anyurl_cmd, measure, python_cmd, report
 
 MIB = 1 << 20
 
@@ -105,18 +105,8 @@ def run(launcher: object, quick: bool) -> None:
         names = sorted(p.name for p in many_dir.iterdir())
         rel = f"/pub/{many_dir.name}"
         urls = [f"ftp://{host}:{port}{rel}/{n}" for n in names]
-        outdir = scratch / "many"
-        cfg = scratch / "curl.cfg"
-        cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
-
-        def fresh() -> None:
-            shutil.rmtree(outdir, ignore_errors=True)
-            outdir.mkdir()
-
-        def check() -> None:
-            files = list(outdir.iterdir())
-            if len(files) != count or any(f.stat().st_size != 4096 for f in files):
-                raise RuntimeError(f"expected {count} files of 4096 bytes in {outdir}")
+        many = ManyFiles.prepare(scratch, urls, 4096)
+        outdir, cfg, fresh, check = many.outdir, many.curl_config, many.fresh, many.check
 
         results = [
             measure("lftp mget -P 8", ["lftp", "-c", f"{lftp_open}; lcd {outdir}; mget -P 8 {rel}/*"],

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench.harness import Result, Run, anyurl_cmd, python_cmd, report
+from bench.harness import ManyFiles, Result, Run, anyurl_cmd, python_cmd, report
 
 MIB = 1 << 20
 
@@ -139,18 +139,8 @@ def run(launcher: object, quick: bool) -> None:
 
         n = 1000
         urls = [f"http://{ep.host}:{ep.port}/many/f{i:04d}.txt" for i in range(n)]
-        outdir = scratch / "many"
-        cfg = scratch / "curl.cfg"
-        cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
-
-        def fresh() -> None:
-            shutil.rmtree(outdir, ignore_errors=True)
-            outdir.mkdir()
-
-        def count() -> None:
-            files = list(outdir.iterdir())
-            if len(files) != n or any(f.stat().st_size != 4096 for f in files):
-                raise RuntimeError(f"expected {n} files of 4096 bytes in {outdir}")
+        many = ManyFiles.prepare(scratch, urls, 4096)
+        outdir, cfg, fresh, count = many.outdir, many.curl_config, many.fresh, many.check
 
         results = [
             measure("curl -Z --parallel-max 32", [

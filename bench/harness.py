@@ -103,3 +103,32 @@ def anyurl_cmd(*args: str) -> list[str]:
 
 def python_cmd(*args: str) -> list[str]:
     return [sys.executable, *args]
+
+
+@dataclass
+class ManyFiles:
+    """Scaffolding for an 'N small files' group: an output directory emptied
+    before each run (``fresh``), checked after it (``check``), and a curl
+    config file naming every URL (``curl_config``, for ``curl -K``)."""
+
+    outdir: Path
+    curl_config: Path
+    count: int
+    size: int
+
+    @classmethod
+    def prepare(cls, scratch: Path, urls: Sequence[str], size: int) -> ManyFiles:
+        cfg = scratch / "curl.cfg"
+        cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
+        return cls(scratch / "many", cfg, len(urls), size)
+
+    def fresh(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.outdir, ignore_errors=True)
+        self.outdir.mkdir()
+
+    def check(self) -> None:
+        files = list(self.outdir.iterdir())
+        if len(files) != self.count or any(f.stat().st_size != self.size for f in files):
+            raise RuntimeError(f"expected {self.count} files of {self.size} bytes in {self.outdir}")
