@@ -70,7 +70,8 @@ def test_bare_urls(text: str, urls: list[str]) -> None:
 
 def test_results_parse() -> None:
     for url in extract_urls(RFC_EXAMPLE):
-        parse(url.split("#")[0] if not url.startswith("http") else url)
+        value = parse(url.split("#")[0] if not url.startswith("http") else url)
+        assert url.startswith(value.scheme + ":")
 
 
 def test_bad_wrapped_url_is_skipped() -> None:

@@ -307,6 +307,6 @@ def test_line_parsers_never_raise_foreign_errors(line: bytes) -> None:
             parse(line)
         except ProtocolError:
             pass
-    nntp.parse_article_head(line)
-    nntp.parse_capabilities(line)
-    nntp.split_head(line)
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in nntp.parse_article_head(line))
+    assert all(k == k.upper() for k in nntp.parse_capabilities(line))
+    assert -1 <= nntp.split_head(line) <= len(line)

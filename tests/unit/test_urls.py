@@ -200,7 +200,7 @@ def _server(scheme: str) -> dict[str, Any]:
     return {"scheme": st.just(scheme), "host": _host, "port": _port | st.just(DEFAULT_PORTS[scheme])}
 
 
-def _roundtrip(url: URL) -> None:
+def _check_roundtrip(url: URL) -> None:
     text = str(url)
     assert parse(text) == url, text
     assert str(parse(text)) == text
@@ -211,7 +211,7 @@ def _roundtrip(url: URL) -> None:
 def test_roundtrip_ftp(url: FTPURL) -> None:
     if url.user is None:
         url = FTPURL(url.scheme, url.host, url.port, None, None, url.cwd, url.name, url.typecode)
-    _roundtrip(url)
+    _check_roundtrip(url)
 
 
 _hpath = st.from_regex(r"(?:[A-Za-z0-9$\-_.+!*'(),;:@&=/~]|%[0-9A-F]{2})*", fullmatch=True)
@@ -223,7 +223,7 @@ _hsearch = st.from_regex(r"(?:[A-Za-z0-9$\-_.+!*'(),;:@&=/?]|%[0-9A-F]{2})*", fu
 def test_roundtrip_http(url: HTTPURL, scheme: str) -> None:
     port = DEFAULT_PORTS[scheme] if url.port == 80 else url.port
     user, password = url.user, (url.password if url.user is not None else None)
-    _roundtrip(HTTPURL(scheme, url.host, port, user, password, url.path, url.search))
+    _check_roundtrip(HTTPURL(scheme, url.host, port, user, password, url.path, url.search))
 
 
 _no_tab = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\t"), max_size=12)
@@ -236,13 +236,13 @@ def test_roundtrip_gopher(url: GopherURL) -> None:
     if url.gopher_plus is not None and url.search is None:
         url = GopherURL(url.scheme, url.host, url.port, None, None, url.gophertype, url.selector, "",
                         url.gopher_plus)
-    _roundtrip(url)
+    _check_roundtrip(url)
 
 
 @given(st.builds(MailtoURL, scheme=st.just("mailto"), address=_text.filter(bool),
                  headers=st.lists(st.tuples(_text, _text), max_size=3).map(tuple)))
 def test_roundtrip_mailto(url: MailtoURL) -> None:
-    _roundtrip(url)
+    _check_roundtrip(url)
 
 
 @given(st.one_of(
@@ -251,20 +251,20 @@ def test_roundtrip_mailto(url: MailtoURL) -> None:
     st.builds(lambda left, host: NewsURL("news", None, f"{left}@{host}"), _text.filter(bool), _hostname),
 ))
 def test_roundtrip_news(url: NewsURL) -> None:
-    _roundtrip(url)
+    _check_roundtrip(url)
 
 
 @given(st.builds(NNTPURL, **_server("nntp"), group=st.from_regex(r"[a-z][a-z0-9.+_-]{0,15}", fullmatch=True),
                  article=st.none() | st.integers(0, 10**9)))
 def test_roundtrip_nntp(url: NNTPURL) -> None:
-    _roundtrip(url)
+    _check_roundtrip(url)
 
 
 @given(st.builds(TelnetURL, **_server("telnet"), user=_opt, password=_opt))
 def test_roundtrip_telnet(url: TelnetURL) -> None:
     if url.user is None:
         url = TelnetURL(url.scheme, url.host, url.port)
-    _roundtrip(url)
+    _check_roundtrip(url)
 
 
 @given(st.builds(WAISURL, **_server("wais"), database=_text,
@@ -272,25 +272,25 @@ def test_roundtrip_telnet(url: TelnetURL) -> None:
 def test_roundtrip_wais(url: WAISURL, doc: tuple[str, str] | None) -> None:
     if doc is not None:
         url = WAISURL(url.scheme, url.host, url.port, None, None, url.database, None, *doc)
-    _roundtrip(url)
+    _check_roundtrip(url)
 
 
 @given(st.builds(FileURL, scheme=st.just("file"), host=st.just("") | st.just("localhost") | _hostname,
                  path=_text))
 def test_roundtrip_file(url: FileURL) -> None:
-    _roundtrip(url)
+    _check_roundtrip(url)
 
 
 @given(st.builds(ProsperoURL, **_server("prospero"), hsoname=_text,
                  fields=st.lists(st.tuples(_text, _text), max_size=3).map(tuple)))
 def test_roundtrip_prospero(url: ProsperoURL) -> None:
-    _roundtrip(url)
+    _check_roundtrip(url)
 
 
 @given(st.builds(GenericURL, scheme=st.from_regex(r"x-[a-z0-9+.-]{1,8}", fullmatch=True),
                  schemepart=st.from_regex(r"(?:[A-Za-z0-9$\-_.+!*'(),;/?:@&=]|%[0-9A-F]{2})*", fullmatch=True)))
 def test_roundtrip_generic(url: GenericURL) -> None:
-    _roundtrip(url)
+    _check_roundtrip(url)
 
 
 @given(st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=40))
