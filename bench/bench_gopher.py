@@ -150,14 +150,9 @@ def main(argv: list[str]) -> int:
         asyncio.run(_many(argv[1], int(argv[2]), argv[3:]))
         return 0
     if argv[:1] == ["run"]:
-        from fixtures.launcher import Launcher
+        from bench.run import run_with_servers
 
-        launcher = Launcher()
-        try:
-            run(launcher, "--quick" in argv)
-        finally:
-            launcher.stop_all()
-            launcher.remove()
+        run_with_servers(run, "--quick" in argv)
         return 0
     print("usage: python -m bench.bench_gopher run [--quick] | fetch URL FILE", file=sys.stderr)
     return 2

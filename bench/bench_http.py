@@ -215,14 +215,9 @@ def main(argv: list[str]) -> None:
     r.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     if args.cmd == "run":
-        from fixtures.launcher import Launcher
+        from bench.run import run_with_servers
 
-        launcher = Launcher()
-        try:
-            run(launcher, args.quick)
-        finally:
-            launcher.stop_all()
-            launcher.remove()
+        run_with_servers(run, args.quick)
     elif args.cmd == "get":
         asyncio.run(_get(args.url, args.file))
     else:

@@ -133,14 +133,9 @@ async def _anyurl(host: str, port: int, group: str, n: int, out: Path, concurren
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["run"]:  # the same as ``python -m bench.run news [--quick]``
-        from fixtures.launcher import Launcher
+        from bench.run import run_with_servers
 
-        launcher = Launcher()
-        try:
-            run(launcher, "--quick" in argv)
-        finally:
-            launcher.stop_all()
-            launcher.remove()
+        run_with_servers(run, "--quick" in argv)
         return 0
     role, host, port, group, n, out = argv
     if role.startswith("nntplib"):

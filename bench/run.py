@@ -12,9 +12,20 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from fixtures.launcher import Launcher
+
+
+def run_with_servers(run: Callable[[Launcher, bool], None], quick: bool) -> None:
+    """Run one benchmark module's ``run`` with a Launcher, stopping its servers after."""
+    launcher = Launcher()
+    try:
+        run(launcher, quick)
+    finally:
+        launcher.stop_all()
+        launcher.remove()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,12 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     available = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules([str(here)])
                        if m.name.startswith("bench_"))
     chosen = args.schemes or available
+    unknown = [n for n in chosen if n not in available]
+    if unknown:
+        print(f"no benchmark {unknown[0]!r}; have {available}", file=sys.stderr)
+        return 2
     launcher = Launcher()
     try:
         for name in chosen:
-            if name not in available:
-                print(f"no benchmark {name!r}; have {available}", file=sys.stderr)
-                return 2
             importlib.import_module(f"bench.bench_{name}").run(launcher, args.quick)
     finally:
         launcher.stop_all()
