@@ -14,6 +14,7 @@ import os
 import re
 import socket
 import ssl
+import time
 import tracemalloc
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -40,7 +41,8 @@ from anyurl.handlers.http import HTTPOptions
 
 LOG_LINE = re.compile(
     r'(?P<addr>\S+) - (?P<user>\S+) \[[^\]]+\] "(?P<request>[^"]*)" (?P<status>\d+) (?P<bytes>\d+) '
-    r'"(?P<range>[^"]*)" "(?P<agent>[^"]*)" "(?P<encoding>[^"]*)" c=(?P<conn>\d+)')
+    r'"(?P<range>[^"]*)" "(?P<agent>[^"]*)" "(?P<encoding>[^"]*)" c=(?P<conn>\d+)'
+    r'(?: t=(?P<end>[\d.]+) d=(?P<took>[\d.]+))?')
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +66,21 @@ class AccessLog:
     def __init__(self, path: str) -> None:
         self.path = Path(path)
         self.start = self.path.stat().st_size if self.path.exists() else 0
+        self.since = time.time()
+
+    def _ours(self, line: dict[str, str]) -> bool:
+        # nginx logs a request when it ends: a request an earlier test left running can be
+        # logged in our window, so keep only requests that started after we began (ms clock)
+        if line.get("end") is None:
+            return True
+        return float(line["end"]) - float(line["took"]) >= self.since - 0.002
 
     async def lines(self, expect: int = 0) -> list[dict[str, str]]:
         # nginx writes the line after the response is sent: allow it a moment
         for _ in range(100):
             text = _read_from(self.path, self.start)
-            found = [m.groupdict() for m in map(LOG_LINE.match, text.splitlines()) if m]
+            found = [d for d in (m.groupdict() for m in map(LOG_LINE.match, text.splitlines()) if m)
+                     if self._ours(d)]
             if len(found) >= expect:
                 return found
             await asyncio.sleep(0.02)
