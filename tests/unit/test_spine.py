@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -132,3 +136,28 @@ async def test_closed_client_refuses() -> None:
     await client.aclose()
     with pytest.raises(errors.ConfigurationError, match="closed"):
         await client.fetch(GenericURL(scheme="x-echo", schemepart="z"))
+
+
+def test_entry_point_handler_is_found(tmp_path: Path) -> None:
+    """A third-party package registers a scheme through the anyurl.handlers entry point group."""
+    (tmp_path / "anyurl_rot13").mkdir()
+    (tmp_path / "anyurl_rot13" / "__init__.py").write_text(
+        "import codecs\n"
+        "from anyurl.handlers.base import Handler\n"
+        "from anyurl.response import Body\n"
+        "class Rot13Handler(Handler):\n"
+        "    async def open(self, url, *, offset=0, **options):\n"
+        "        return Body.from_bytes(url, codecs.encode(url.schemepart, 'rot13').encode())\n")
+    dist = tmp_path / "anyurl_rot13-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: anyurl-rot13\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[anyurl.handlers]\nx-rot13 = anyurl_rot13:Rot13Handler\n")
+    script = (
+        "import anyurl, anyurl.registry as r\n"
+        "print(anyurl.fetch_sync('x-rot13:uryyb').text())\n"
+        "print('x-rot13' in r.supported_schemes())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["hello", "True"]
