@@ -27,15 +27,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.harness import ManyFiles, Result, anyurl_cmd, measure, python_cmd, report
+from bench.harness import ManyFiles, Result, anyurl_cmd, check_size, measure, python_cmd, report
 
 MIB = 1 << 20
-
-
-def _check_size(path: Path, size: int) -> None:
-    got = path.stat().st_size
-    if got != size:
-        raise RuntimeError(f"{path}: {got} bytes, expected {size}")
 
 
 def run(launcher: object, quick: bool) -> None:
@@ -61,7 +55,7 @@ def run(launcher: object, quick: bool) -> None:
             out.unlink(missing_ok=True)
 
         def verify() -> None:
-            _check_size(out, size)
+            check_size(out, size)
             out.unlink()
 
         results: list[Result] = [

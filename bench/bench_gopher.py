@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import Result, anyurl_cmd, measure, python_cmd, report
+from bench.harness import Result, anyurl_cmd, check_size, measure, python_cmd, report
 
 CONCURRENCY = 32
 
@@ -59,8 +59,7 @@ def run(launcher: object, quick: bool) -> None:
         out.unlink(missing_ok=True)
 
     def check_out() -> None:
-        if out.stat().st_size != size:
-            raise RuntimeError(f"{out}: {out.stat().st_size} bytes, expected {size}")
+        check_size(out, size)
 
     mib = size >> 20
     disk: list[Result] = [

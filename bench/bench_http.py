@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench.harness import ManyFiles, Result, Run, anyurl_cmd, python_cmd, report
+from bench.harness import ManyFiles, Result, Run, anyurl_cmd, check_size, python_cmd, report
 
 MIB = 1 << 20
 
@@ -81,12 +81,6 @@ def _make_big(path: Path, mib: int) -> None:
     path.chmod(0o644)
 
 
-def _check_size(path: Path, size: int) -> None:
-    got = path.stat().st_size
-    if got != size:
-        raise RuntimeError(f"{path}: {got} bytes, expected {size}")
-
-
 def run(launcher: object, quick: bool) -> None:
     """Start nginx through *launcher*, create the files and print the three groups."""
     ep = launcher.get("nginx")  # type: ignore[attr-defined]
@@ -105,7 +99,7 @@ def run(launcher: object, quick: bool) -> None:
             out.unlink(missing_ok=True)
 
         def verify() -> None:
-            _check_size(out, size)
+            check_size(out, size)
             out.unlink()
 
         results: list[Result] = [

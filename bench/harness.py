@@ -96,6 +96,13 @@ def report(title: str, results: list[Result], reference: str | None = None,
     return group
 
 
+def check_size(path: Path, size: int) -> None:
+    """Raise unless *path* holds exactly *size* bytes (a benchmark run must be a complete one)."""
+    got = path.stat().st_size
+    if got != size:
+        raise RuntimeError(f"{path}: {got} bytes, expected {size}")
+
+
 def anyurl_cmd(*args: str) -> list[str]:
     """The installed ``anyurl`` CLI of this venv."""
     return [str(VENV_BIN / "anyurl"), *args]
