@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .client import Client, Limits, Policy, Timeouts, connect, fetch, fetch_sync, open
+from .client import Client, connect, fetch, fetch_sync, open
 from .errors import (
     AccessDenied,
     AnyURLError,
@@ -18,6 +18,8 @@ from .errors import (
     ConnectError,
     FetchTimeout,
     NotRetrievable,
+    NotSupported,
+    PoolTimeout,
     ProtocolError,
     ResourceNotFound,
     TemporaryFailure,
@@ -27,7 +29,8 @@ from .errors import (
     UnsupportedScheme,
     URLSyntaxError,
 )
-from .response import Body, Entry, Response
+from .response import Body, Entry, Response, Stat
+from .settings import Limits, Policy, Retry, Timeouts
 from .urls import URL, parse
 
 try:
@@ -47,10 +50,14 @@ __all__ = [
     "FetchTimeout",
     "Limits",
     "NotRetrievable",
+    "NotSupported",
     "Policy",
+    "PoolTimeout",
     "ProtocolError",
     "ResourceNotFound",
     "Response",
+    "Retry",
+    "Stat",
     "TemporaryFailure",
     "Timeouts",
     "TransferError",

@@ -3,57 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
+import logging
 import netrc
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
 from typing import Any, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout
 from .handlers.base import Handler
 from .registry import handler_class
-from .response import Body, Response, translate_errors
+from .response import Body, Response, Stat, translate_errors
+from .settings import Limits, Policy, Request, Retry, Timeouts
 from .urls import URL, parse
 
-__all__ = ["Client", "Limits", "Policy", "Timeouts", "connect", "fetch", "fetch_sync", "open"]
+__all__ = ["Client", "Limits", "Policy", "Retry", "Timeouts", "connect", "fetch", "fetch_sync", "open"]
+
+log = logging.getLogger("anyurl")
+
+# Client(<name>=...) scheme options: the class each must be (checked by name here,
+# so that building a Client imports no handler; handlers check the class itself).
+_SCHEME_OPTIONS = {"ftp": "FTPOptions", "http": "HTTPOptions", "gopher": "GopherOptions",
+                   "news": "NewsOptions", "wais": "WAISOptions", "prospero": "ProsperoOptions",
+                   "smtp": "SMTPSettings"}
 
 T = TypeVar("T")
 PasswordCallback = Callable[[str, str], "str | None | Awaitable[str | None]"]
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """Seconds. ``connect``: to open a connection; ``read``: idle time waiting for
-    data or a reply; ``total``: a whole ``fetch`` (None: no limit)."""
-
-    connect: float = 30.0
-    read: float = 60.0
-    total: float | None = None
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds that keep memory and connections in check."""
-
-    max_size: int | None = None  # bytes fetch() will hold in memory (None: no limit)
-    max_line: int = 64 * 1024  # one protocol reply line
-    max_entries: int = 1_000_000  # entries of one listing
-    max_reply_lines: int = 10_000  # lines of one multi-line control reply
-    per_host: int = 8  # concurrent connections to one server
-    max_redirects: int = 10
-    chunk_size: int = 1 << 20  # read size for data streams
-
-
-@dataclass(frozen=True)
-class Policy:
-    """Security policy. The defaults refuse what PEERS.md lists as attacks."""
-
-    allow_cross_scheme_redirects: bool = False  # http -> ftp/file/gopher
-    allow_https_downgrade: bool = False  # https -> http redirect
-    allow_gopher_to_service_ports: bool = False  # gopher://host:25/ etc. (RFC 1738 s. 6)
-    allow_file_urls: bool = True
 
 
 def _default_email() -> str:
@@ -65,9 +42,10 @@ class Client:
     """Holds configuration and connection pools; fetch, open, upload URLs.
 
     Use ``async with Client() as client:`` so pooled connections are closed.
-    Scheme-specific options are passed as keyword arguments named after the
-    scheme's handler (``Client(ftp=FTPOptions(...))``) and read back by the
-    handler with :meth:`options_for`.
+    Scheme options are passed by the scheme's name (``Client(ftp=FTPOptions(...))``)
+    and read back by the handler with :meth:`options_for`; a third-party
+    handler's options go in ``scheme_options={"name": obj}``. An unknown keyword
+    raises ``TypeError`` like any Python function.
     """
 
     def __init__(
@@ -76,6 +54,7 @@ class Client:
         timeouts: Timeouts | None = None,
         limits: Limits | None = None,
         policy: Policy | None = None,
+        retry: Retry | None = None,
         anonymous_email: str | None = None,
         credentials: Mapping[str, tuple[str, str]] | None = None,
         password_callback: PasswordCallback | None = None,
@@ -83,13 +62,28 @@ class Client:
         use_netrc: bool = True,
         news_server: str | None = None,
         user_agent: str | None = None,
-        **scheme_options: Any,
+        proxy: str | None = None,
+        no_proxy: str | None = None,
+        trust_env: bool = True,
+        ftp: object | None = None,
+        http: object | None = None,
+        gopher: object | None = None,
+        news: object | None = None,
+        wais: object | None = None,
+        prospero: object | None = None,
+        smtp: object | None = None,
+        scheme_options: Mapping[str, object] | None = None,
     ) -> None:
         from . import __version__
 
-        self.timeouts = timeouts or Timeouts()
-        self.limits = limits or Limits()
-        self.policy = policy or Policy()
+        self.timeouts = _typed("timeouts", timeouts, Timeouts) or Timeouts()
+        self.limits = _typed("limits", limits, Limits) or Limits()
+        self.policy = _typed("policy", policy, Policy) or Policy()
+        self.retry = _typed("retry", retry, Retry) or Retry()
+        # proxy: used for every proxied scheme; None: from the environment when trust_env
+        self.proxy = proxy
+        self.no_proxy = no_proxy
+        self.trust_env = trust_env
         self.anonymous_email = anonymous_email or os.environ.get("ANYURL_EMAIL") or _default_email()
         self.credentials = dict(credentials or {})
         self.password_callback = password_callback
@@ -97,7 +91,16 @@ class Client:
         self.use_netrc = use_netrc
         self.news_server = news_server
         self.user_agent = user_agent or f"anyurl/{__version__}"
-        self.scheme_options = scheme_options
+        named = {"ftp": ftp, "http": http, "gopher": gopher, "news": news, "wais": wais,
+                 "prospero": prospero, "smtp": smtp}
+        self.scheme_options: dict[str, object] = dict(scheme_options or {})
+        for name, value in named.items():
+            if value is None:
+                continue
+            want = _SCHEME_OPTIONS[name]
+            if type(value).__name__ != want or not dataclasses.is_dataclass(value):
+                raise ConfigurationError(f"Client({name}=...) must be a {want}, not {type(value).__name__}")
+            self.scheme_options[name] = value
         self._handlers: dict[type[Handler], Handler] = {}
         self._closed = False
 
@@ -164,47 +167,129 @@ class Client:
         except Exception as exc:
             raise translate_errors(exc, url) from exc
 
-    @asynccontextmanager
-    async def open(self, url: str | URL, *, offset: int = 0, **options: Any) -> AsyncIterator[Body]:
-        """Stream a resource: ``async with client.open(url) as body: async for chunk in body``."""
+    def request(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
+                retry: Retry | None = None, offset: int = 0, length: int | None = None,
+                options: object | None = None) -> Request:
+        """The :class:`Request` a call with these arguments hands its handler."""
         u = self.parse(url)
-        body = await self._call(u, self.handler(u).open(u, offset=offset, **options))
+        t = _typed("timeouts", timeouts, Timeouts) or self.timeouts
+        deadline = None
+        if t.total is not None:
+            deadline = asyncio.get_running_loop().time() + t.total
+        return Request(url=u, timeouts=t, limits=_typed("limits", limits, Limits) or self.limits,
+                       retry=_typed("retry", retry, Retry) or self.retry, offset=offset, length=length,
+                       options=options, deadline=deadline)
+
+    async def _attempts(self, req: Request, op: Callable[[Request], Awaitable[T]]) -> T:
+        """Run *op* under ``req.retry``: retried errors wait their backoff, never past the deadline."""
+        attempt = 1
+        while True:
+            try:
+                return await self._call(req.url, op(req))
+            except AnyURLError as exc:
+                if not await self._may_retry(req, attempt, exc):
+                    raise
+                attempt += 1
+
+    async def _may_retry(self, req: Request, attempt: int, exc: AnyURLError) -> bool:
+        """Sleep before the next try and return True, or False when *exc* is final."""
+        if attempt >= req.retry.attempts or not req.retry.retries(exc):
+            return False
+        delay = req.retry.delay(attempt + 1, exc)
+        left = req.remaining()
+        if left is not None and left <= delay:
+            return False
+        log.info("retrying %s in %.2f s (try %d of %d) after: %s",
+                 exc.url, delay, attempt + 1, req.retry.attempts, exc.message)
+        await asyncio.sleep(delay)
+        return True
+
+    async def _open(self, req: Request) -> Body:
+        """Open ``req`` with retries; the body resumes or retries mid-stream where allowed."""
+        handler = self.handler(req.url)
+        body = await self._attempts(req, handler.open)
+        if req.retry.attempts <= 1 and req.deadline is None:
+            return body
+        return _GuardedBody(self, handler, req, body).outer
+
+    @asynccontextmanager
+    async def open(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
+                   retry: Retry | None = None, offset: int = 0, length: int | None = None,
+                   options: object | None = None) -> AsyncIterator[Body]:
+        """Stream a resource: ``async with client.open(url) as body: async for chunk in body``.
+
+        ``offset``/``length`` read a byte range where the scheme allows
+        (others raise :class:`NotSupported`). ``Timeouts.total`` bounds the
+        whole stream. ``options`` is a scheme options object for this call.
+        """
+        req = self.request(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
+                           length=length, options=options)
+        body = await self._open(req)
         try:
             yield body
         finally:
             await body.aclose()
 
-    async def fetch(self, url: str | URL, *, offset: int = 0, max_size: int | None = None,
-                    **options: Any) -> Response:
-        """Retrieve a whole resource into memory."""
-        u = self.parse(url)
-        limit = max_size if max_size is not None else self.limits.max_size
+    async def fetch(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
+                    retry: Retry | None = None, offset: int = 0, length: int | None = None,
+                    options: object | None = None, max_size: int | None = None) -> Response:
+        """Retrieve a whole resource into memory (at most ``max_size`` or ``Limits.max_size`` bytes)."""
+        req = self.request(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
+                           length=length, options=options)
+        limit = max_size if max_size is not None else req.limits.max_size
         try:
-            async with asyncio.timeout(self.timeouts.total):
-                async with self.open(u, offset=offset, **options) as body:
+            async with asyncio.timeout_at(req.deadline):
+                body = await self._open(req)
+                try:
                     content = await body.read(limit)
+                finally:
+                    await body.aclose()
         except TimeoutError as exc:
             if isinstance(exc, AnyURLError):
                 raise
-            raise FetchTimeout(f"fetch took longer than {self.timeouts.total} s", url=u) from exc
-        return Response(url=str(u), content=content, content_type=body.content_type,
+            raise FetchTimeout(f"fetch took longer than {req.timeouts.total} s", url=req.url) from exc
+        return Response(url=str(req.url), content=content, content_type=body.content_type,
                         size=len(content), entries=body.entries, meta=body.meta,
                         charset=body.charset)
 
-    async def upload(self, url: str | URL, source: bytes | str | os.PathLike[str], **options: Any) -> None:
+    async def stat(self, url: str | URL, *, timeouts: Timeouts | None = None, retry: Retry | None = None,
+                   options: object | None = None) -> Stat:
+        """Size, date, type and scheme facts of a resource, without its body.
+
+        Uses the fewest round trips the scheme has (HTTP HEAD, FTP SIZE+MDTM,
+        file stat, Gopher+ attributes, NNTP STAT/HEAD); raises
+        :class:`NotSupported` where the scheme has no way.
+        """
+        req = self.request(url, timeouts=timeouts, retry=retry, options=options)
+        try:
+            async with asyncio.timeout_at(req.deadline):
+                return await self._attempts(req, self.handler(req.url).stat)
+        except TimeoutError as exc:
+            if isinstance(exc, AnyURLError):
+                raise
+            raise FetchTimeout(f"stat took longer than {req.timeouts.total} s", url=req.url) from exc
+
+    async def upload(self, url: str | URL, source: bytes | str | os.PathLike[str], *,
+                     timeouts: Timeouts | None = None, options: object | None = None) -> None:
         """Store *source* (bytes, or a local file path) at *url* (FTP STOR)."""
-        u = self.parse(url)
-        await self._call(u, self.handler(u).upload(u, source, **options))
+        req = self.request(url, timeouts=timeouts, options=options)
+        await self._call(req.url, self.handler(req.url).upload(req, source))
 
-    async def connect(self, url: str | URL, **options: Any) -> Any:
-        """Open an interactive session for a telnet URL."""
-        u = self.parse(url)
-        return await self._call(u, self.handler(u).connect(u, **options))
+    async def connect(self, url: str | URL, *, timeouts: Timeouts | None = None,
+                      terminal_type: str | None = "xterm", window_size: tuple[int, int] | None = (80, 24),
+                      binary: bool = False) -> Any:
+        """Open an interactive session for a telnet URL (see ``TelnetHandler.connect``)."""
+        req = self.request(url, timeouts=timeouts)
+        return await self._call(req.url, self.handler(req.url).connect(
+            req, terminal_type=terminal_type, window_size=window_size, binary=binary))
 
-    async def send_mail(self, url: str | URL, **options: Any) -> Any:
-        """Compose and send a message to a mailto URL."""
-        u = self.parse(url)
-        return await self._call(u, self.handler(u).send_mail(u, **options))
+    async def send_mail(self, url: str | URL, *, subject: str | None = None, body: str | None = "",
+                        sender: str | None = None, attachments: Sequence[Any] = (), cc: Iterable[str] = (),
+                        bcc: Iterable[str] = (), timeouts: Timeouts | None = None) -> Any:
+        """Compose and send a message to a mailto URL (see ``MailtoHandler.send_mail``)."""
+        req = self.request(url, timeouts=timeouts)
+        return await self._call(req.url, self.handler(req.url).send_mail(
+            req, subject=subject, body=body, sender=sender, attachments=attachments, cc=cc, bcc=bcc))
 
     async def aclose(self) -> None:
         """Close every pooled connection."""
@@ -226,29 +311,40 @@ class Client:
 # -- module-level conveniences: one short-lived Client per call ----------------
 
 
-async def fetch(url: str | URL, **options: Any) -> Response:
+async def fetch(url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
+                retry: Retry | None = None, offset: int = 0, length: int | None = None,
+                options: object | None = None, max_size: int | None = None) -> Response:
     """Retrieve *url* with a default Client. See :meth:`Client.fetch`."""
     async with Client() as client:
-        return await client.fetch(url, **options)
+        return await client.fetch(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
+                                  length=length, options=options, max_size=max_size)
 
 
 @asynccontextmanager
-async def open(url: str | URL, **options: Any) -> AsyncIterator[Body]:  # noqa: A001
+async def open(url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,  # noqa: A001
+               retry: Retry | None = None, offset: int = 0, length: int | None = None,
+               options: object | None = None) -> AsyncIterator[Body]:
     """Stream *url* with a default Client. See :meth:`Client.open`."""
-    async with Client() as client, client.open(url, **options) as body:
+    async with Client() as client, client.open(url, timeouts=timeouts, limits=limits, retry=retry,
+                                               offset=offset, length=length, options=options) as body:
         yield body
 
 
-def fetch_sync(url: str | URL, **options: Any) -> Response:
+def fetch_sync(url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
+               retry: Retry | None = None, offset: int = 0, length: int | None = None,
+               options: object | None = None, max_size: int | None = None) -> Response:
     """Blocking :func:`fetch` for scripts (runs its own event loop)."""
-    return asyncio.run(fetch(url, **options))
+    return asyncio.run(fetch(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
+                             length=length, options=options, max_size=max_size))
 
 
 @asynccontextmanager
-async def connect(url: str | URL, **options: Any) -> AsyncIterator[Any]:
+async def connect(url: str | URL, *, timeouts: Timeouts | None = None, terminal_type: str | None = "xterm",
+                  window_size: tuple[int, int] | None = (80, 24), binary: bool = False) -> AsyncIterator[Any]:
     """``async with anyurl.connect("telnet://host") as session:``"""
     async with Client() as client:
-        session = await client.connect(url, **options)
+        session = await client.connect(url, timeouts=timeouts, terminal_type=terminal_type,
+                                       window_size=window_size, binary=binary)
         try:
             yield session
         finally:
@@ -257,3 +353,62 @@ async def connect(url: str | URL, **options: Any) -> AsyncIterator[Any]:
                 res = close()
                 if inspect.isawaitable(res):
                     await res
+
+
+def _typed(name: str, value: T | None, cls: type[T]) -> T | None:
+    if value is not None and not isinstance(value, cls):
+        raise TypeError(f"{name}= must be a {cls.__name__}, not {type(value).__name__}")
+    return value
+
+
+class _GuardedBody:
+    """A body bounded by the request's deadline that retries mid-stream where it may.
+
+    Each wait for a chunk ends at ``Timeouts.total``. When a retried error
+    interrupts the stream, it is reopened from the byte reached if the scheme
+    can resume (``Body.resumable``), or from the start while no byte was handed
+    to the caller yet; otherwise the error stands.
+    """
+
+    def __init__(self, client: Client, handler: Handler, req: Request, body: Body) -> None:
+        self.client = client
+        self.handler = handler
+        self.req = req
+        self.current = body
+        self.attempt = 1
+        self.outer = Body(body.url, self._chunks(), content_type=body.content_type, size=body.size,
+                          entries=body.entries, meta=body.meta, offset=body.offset,
+                          on_close=self._close, charset=body.charset, resumable=body.resumable)
+
+    async def _close(self) -> None:
+        await self.current.aclose()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        req, handed = self.req, 0
+        while True:
+            it = aiter(self.current)
+            try:
+                while True:
+                    try:
+                        async with asyncio.timeout_at(req.deadline):
+                            chunk = await anext(it)
+                    except StopAsyncIteration:
+                        return
+                    except TimeoutError as exc:
+                        if isinstance(exc, AnyURLError):
+                            raise
+                        raise FetchTimeout(f"transfer took longer than the total timeout "
+                                           f"{req.timeouts.total} s", url=req.url) from exc
+                    handed += len(chunk)
+                    yield chunk
+            except AnyURLError as exc:
+                if handed and not self.current.resumable:
+                    raise
+                if not await self.client._may_retry(req, self.attempt, exc):
+                    raise
+                self.attempt += 1
+                with suppress(Exception):
+                    await self.current.aclose()
+                length = None if req.length is None else req.length - handed
+                self.current = await self.client._attempts(
+                    req.replace(offset=req.offset + handed, length=length), self.handler.open)

@@ -11,11 +11,14 @@ inherits the built-in exception a caller would naturally catch::
     ├── NotRetrievable                    the URL designates no data object
     │                                     (mailto, telnet): use another call
     ├── ConfigurationError                a needed setting is missing
+    ├── NotSupported                      the scheme has no way to do what was asked
+    │                                     (stat of a telnet URL, a byte range of a menu)
     └── TransferError                     something went wrong talking to a server
         ├── ResourceNotFound(FileNotFoundError)
         ├── AccessDenied(PermissionError)
         ├── ConnectError(ConnectionError)
         ├── FetchTimeout(TimeoutError)
+        │   └── PoolTimeout               no free connection to the host in time
         ├── ProtocolError                 the server said something unexpected
         │   └── TemporaryFailure          a 4xx-style reply: retrying may help
         └── TruncatedTransfer             fewer bytes arrived than the server promised
@@ -38,6 +41,8 @@ __all__ = [
     "ConnectError",
     "FetchTimeout",
     "NotRetrievable",
+    "NotSupported",
+    "PoolTimeout",
     "ProtocolError",
     "ResourceNotFound",
     "TemporaryFailure",
@@ -121,6 +126,12 @@ class ConfigurationError(AnyURLError):
     exit_code = 6
 
 
+class NotSupported(AnyURLError):
+    """The scheme has no way to do what was asked (for example ``stat`` of a telnet URL)."""
+
+    exit_code = 7
+
+
 class TransferError(AnyURLError):
     """Base of the errors that happen while talking to a server or reading a file."""
 
@@ -151,6 +162,16 @@ class FetchTimeout(TransferError, TimeoutError):
     exit_code = 14
 
 
+class PoolTimeout(FetchTimeout):
+    """Every connection to the host stayed busy for the whole acquire timeout.
+
+    Distinct from a connect timeout: the server was never asked. Raise
+    ``Limits.per_host`` or ``Timeouts.pool`` when this happens under load.
+    """
+
+    exit_code = 18
+
+
 class ProtocolError(TransferError):
     """The server replied with an error or with something the protocol does not allow."""
 
@@ -158,9 +179,17 @@ class ProtocolError(TransferError):
 
 
 class TemporaryFailure(ProtocolError):
-    """A transient server error (FTP 4xx, NNTP 400, HTTP 503...): a retry may succeed."""
+    """A transient server error (FTP 4xx, NNTP 400, HTTP 503...): a retry may succeed.
+
+    ``retry_after`` is the delay in seconds the server asked for (HTTP ``Retry-After``), if any.
+    """
 
     exit_code = 16
+
+    def __init__(self, message: str, *, url: object = None, reply: str | None = None,
+                 retry_after: float | None = None) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, url=url, reply=reply)
 
 
 class TruncatedTransfer(TransferError):

@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import AnyURLError, ConnectError, FetchTimeout, ProtocolError, TransferError
 
-__all__ = ["Body", "Entry", "Response", "guess_content_type", "translate_errors"]
+__all__ = ["Body", "Entry", "Response", "Stat", "guess_content_type", "translate_errors"]
 
 
 def guess_content_type(name: str, default: str = "application/octet-stream") -> str:
@@ -52,6 +52,36 @@ class Entry:
         }
 
 
+@dataclass(frozen=True)
+class Stat:
+    """A resource's metadata, learnt without transferring its body (``Client.stat``).
+
+    ``kind`` uses the values of :attr:`Entry.kind` ("file", "directory", ...).
+    ``size`` is in bytes, ``modified`` timezone-aware UTC where the server says
+    so. ``meta`` holds scheme facts (HTTP headers such as ETag, Gopher+
+    attributes, the NNTP article number...). Unknown values are None.
+    """
+
+    url: str
+    kind: str = "file"
+    size: int | None = None
+    modified: datetime | None = None
+    content_type: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict."""
+        return {
+            "url": self.url,
+            "kind": self.kind,
+            "size": self.size,
+            "modified": self.modified.isoformat() if self.modified else None,
+            "content_type": self.content_type,
+            "meta": {k: v if isinstance(v, (str, int, float, bool, type(None), list, dict)) else str(v)
+                     for k, v in self.meta.items()},
+        }
+
+
 def translate_errors(exc: BaseException, url: object) -> AnyURLError:
     """Map a foreign exception to the anyurl tree (the safety net at the public boundary)."""
     if isinstance(exc, AnyURLError):
@@ -86,6 +116,7 @@ class Body:
         offset: int = 0,
         on_close: Callable[[], Awaitable[None]] | None = None,
         charset: str | None = None,
+        resumable: bool = False,
     ) -> None:
         self.url = url
         self._chunks = chunks
@@ -95,6 +126,9 @@ class Body:
         self.meta: dict[str, Any] = meta if meta is not None else {}
         self.offset = offset
         self.charset = charset
+        # True when the handler can reopen the resource at any offset (FTP REST,
+        # HTTP Range, file seek): a retry may then resume instead of failing.
+        self.resumable = resumable
         self.bytes_read = 0
         self._on_close = on_close
         self._closed = False

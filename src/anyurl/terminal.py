@@ -99,7 +99,7 @@ async def run(url: str | URL, client: Client) -> int:
     hint = advisory_text(u)
     try:
         # binary: typed UTF-8 must reach the server 8-bit clean; Enter is a bare CR either way
-        session = await handler.connect(u, terminal_type=os.environ.get("TERM") or None, binary=True,
+        session = await handler.connect(client.request(u), terminal_type=os.environ.get("TERM") or None, binary=True,
                                         window_size=_window_size(stdout_fd) if os.isatty(stdout_fd) else None)
     except AnyURLError as exc:
         _say(f"anyurl: {exc}\n", False)

@@ -7,6 +7,7 @@ the client sent (the handler's ``on_send`` hook) and checks what came back.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from typing import Any
 
@@ -53,13 +54,16 @@ def base(ep: Endpoint) -> str:
     return f"gopher://{ep.host}:{ep.port}"
 
 
-async def get(url: str, client: Client | None = None, **kw: Any) -> tuple[Response, list[bytes]]:
+async def get(url: str, client: Client | None = None, form_answers: list[str] | None = None,
+              **kw: Any) -> tuple[Response, list[bytes]]:
     """Fetch *url*, returning the response and the request bytes that were sent."""
     sent: list[bytes] = []
+    base_opts = client.options_for("gopher", GopherOptions) if client else GopherOptions()
+    opts = dataclasses.replace(base_opts, on_send=sent.append, form_answers=form_answers)
     if client is None:
         async with Client() as c:
-            return await c.fetch(url, on_send=sent.append, **kw), sent
-    return await client.fetch(url, on_send=sent.append, **kw), sent
+            return await c.fetch(url, options=opts, **kw), sent
+    return await client.fetch(url, options=opts, **kw), sent
 
 
 def read_log(path: str | None) -> str:
@@ -262,7 +266,7 @@ async def test_tab_in_selector_is_refused(nic: Endpoint) -> None:
     sent: list[bytes] = []
     async with Client() as c:
         with pytest.raises(UnsafeURL, match="TAB"):
-            await c.fetch(url, on_send=sent.append)
+            await c.fetch(url, options=GopherOptions(on_send=sent.append))
     assert sent == []
 
 
@@ -271,7 +275,7 @@ async def test_service_ports_refused_by_default(port: int, service: str) -> None
     sent: list[bytes] = []
     async with Client() as c:
         with pytest.raises(UnsafeURL) as info:
-            await c.fetch(f"gopher://127.0.0.1:{port}/_FLUSHALL", on_send=sent.append)
+            await c.fetch(f"gopher://127.0.0.1:{port}/_FLUSHALL", options=GopherOptions(on_send=sent.append))
     assert sent == []
     msg = str(info.value)
     assert str(port) in msg and service in msg and "allow_gopher_to_service_ports" in msg
@@ -281,7 +285,7 @@ async def test_service_port_policy_allows() -> None:
     sent: list[bytes] = []
     async with Client(policy=Policy(allow_gopher_to_service_ports=True)) as c:
         try:
-            await c.fetch("gopher://127.0.0.1:11211/_stats", on_send=sent.append)
+            await c.fetch("gopher://127.0.0.1:11211/_stats", options=GopherOptions(on_send=sent.append))
         except AnyURLError as exc:
             assert not isinstance(exc, UnsafeURL)  # got as far as connecting
 
@@ -443,9 +447,9 @@ async def test_per_host_connection_limit(gs: Endpoint) -> None:
     url = base(gs) + "/9/sub/blob.bin"
     async with Client(limits=Limits(per_host=2)) as c:
         handler = c.handler(c.parse(url))
-        first = await handler.open(c.parse(url))
-        second = await handler.open(c.parse(url))
-        third = asyncio.ensure_future(handler.open(c.parse(url)))
+        first = await handler.open(c.request(url))
+        second = await handler.open(c.request(url))
+        third = asyncio.ensure_future(handler.open(c.request(url)))
         await asyncio.sleep(0.3)
         assert not third.done()  # waits for a free slot
         await first.aclose()

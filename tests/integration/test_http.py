@@ -340,8 +340,8 @@ async def test_control_bytes_refused_before_connecting(client: Client, url: Any,
 
 async def test_control_bytes_in_extra_headers_refused(client: Client, url: Any, log: AccessLog) -> None:
     with pytest.raises(UnsafeURL, match="header X-Note"):
-        await client.fetch(url("/hello.txt"), headers={"X-Note": "a\r\nX-Injected: 1"})
-    r = await client.fetch(url("/hello.txt"), headers={"X-Note": "fine"})
+        await client.fetch(url("/hello.txt"), options=HTTPOptions(headers={"X-Note": "a\r\nX-Injected: 1"}))
+    r = await client.fetch(url("/hello.txt"), options=HTTPOptions(headers={"X-Note": "fine"}))
     assert r.content == b"hello over http\n"
     assert len(await log.lines(1)) == 1  # only the second request reached nginx
 
@@ -464,4 +464,4 @@ async def test_non_http_url_object_refused_by_handler(client: Client) -> None:
     from anyurl.urls import FileURL
 
     with pytest.raises(Exception, match="cannot open"):
-        await HTTPHandler(client).open(FileURL("file", "", "etc/passwd"))
+        await HTTPHandler(client).open(client.request(FileURL("file", "", "etc/passwd")))

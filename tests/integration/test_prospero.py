@@ -3,6 +3,7 @@ external links to the real nginx."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -58,9 +59,10 @@ def purl(port: int, rest: str) -> str:
     return f"prospero://127.0.0.1:{port}/{rest}"
 
 
-async def fetch(url: str | ProsperoURL, options: ProsperoOptions = FAST, **kw: object) -> anyurl.Response:
+async def fetch(url: str | ProsperoURL, options: ProsperoOptions = FAST, *,
+                follow: bool = True) -> anyurl.Response:
     async with Client(prospero=options) as client:
-        return await client.fetch(url, **kw)  # type: ignore[arg-type]
+        return await client.fetch(url, options=dataclasses.replace(options, follow=follow))
 
 
 async def test_directory_listing_and_link_resolution(pserver: tuple[ProsperoTestServer, int]) -> None:

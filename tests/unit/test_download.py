@@ -11,16 +11,15 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
 
 from anyurl import Client, ProtocolError, ResourceNotFound, TransferError, TruncatedTransfer
 from anyurl.download import PART_SUFFIX, download, name_for_url, part_path, safe_name
-from anyurl.handlers.base import Handler
+from anyurl.handlers.base import Handler, Request
 from anyurl.registry import register
 from anyurl.response import Body
-from anyurl.urls import URL
 
 CONTENT = bytes(range(256)) * 40  # 10240 bytes
 
@@ -28,7 +27,6 @@ CONTENT = bytes(range(256)) * 40  # 10240 bytes
 class FakeHandler(Handler):
     """Serves CONTENT in 1000-byte chunks; class attributes choose the misbehaviour."""
 
-    schemes = ("dltest",)
     calls: ClassVar[list[int]] = []
     fail_after: ClassVar[int | None] = None  # raise after this many bytes
     announce: ClassVar[int | None] = None  # size to announce (default: the true size; -1: unknown)
@@ -36,7 +34,8 @@ class FakeHandler(Handler):
     missing: ClassVar[bool] = False
     gate: ClassVar[asyncio.Event | None] = None  # stall after the first chunk until set
 
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+    async def open(self, req: Request) -> Body:
+        url, offset = req.url, req.offset
         type(self).calls.append(offset)
         if self.missing:
             raise ResourceNotFound("no such thing", url=url)

@@ -7,15 +7,14 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import anyurl
 from anyurl import errors, registry
-from anyurl.handlers.base import Handler, refuse_controls
+from anyurl.handlers.base import Handler, Request, refuse_controls
 from anyurl.response import Body
-from anyurl.urls import URL, GenericURL
+from anyurl.urls import GenericURL
 
 
 def test_mask_password_hides_only_the_password() -> None:
@@ -98,10 +97,10 @@ async def test_body_read_respects_max_size() -> None:
 class EchoHandler(Handler):
     """A handler defined by a 'third party': returns the schemepart as the body."""
 
-    schemes = ("x-echo",)
     opened: list[int] = []
 
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+    async def open(self, req: Request) -> Body:
+        url, offset = req.url, req.offset
         assert isinstance(url, GenericURL)
         data = url.schemepart.encode()[offset:]
         EchoHandler.opened.append(offset)
@@ -109,7 +108,7 @@ class EchoHandler(Handler):
 
 
 class ExplodingHandler(Handler):
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+    async def open(self, req: Request) -> Body:
         raise OSError(5, "Input/output error")
 
 
@@ -146,8 +145,8 @@ def test_entry_point_handler_is_found(tmp_path: Path) -> None:
         "from anyurl.handlers.base import Handler\n"
         "from anyurl.response import Body\n"
         "class Rot13Handler(Handler):\n"
-        "    async def open(self, url, *, offset=0, **options):\n"
-        "        return Body.from_bytes(url, codecs.encode(url.schemepart, 'rot13').encode())\n")
+        "    async def open(self, req):\n"
+        "        return Body.from_bytes(req.url, codecs.encode(req.url.schemepart, 'rot13').encode())\n")
     dist = tmp_path / "anyurl_rot13-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: anyurl-rot13\nVersion: 1.0\n")

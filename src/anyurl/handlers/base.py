@@ -4,49 +4,82 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from ..errors import ConnectError, FetchTimeout, NotRetrievable, ProtocolError, UnsafeURL
-from ..response import Body, Entry
-from ..urls import URL
+from ..errors import (
+    ConfigurationError,
+    ConnectError,
+    FetchTimeout,
+    NotRetrievable,
+    NotSupported,
+    ProtocolError,
+    UnsafeURL,
+)
+from ..response import Body, Entry, Stat
+from ..settings import Request
 
 if TYPE_CHECKING:
     from ..client import Client
 
-__all__ = ["Handler", "bounded_readline", "open_connection", "prime_allocator", "refuse_controls", "render_entries"]
+__all__ = ["Handler", "Request", "apply_length", "bounded_readline", "open_connection", "prime_allocator", "refuse_controls",
+           "refuse_range", "render_entries"]
+
+T = TypeVar("T")
 
 
 class Handler:
     """A scheme driver. One instance per Client, so it may keep connection pools.
 
-    Subclasses set ``schemes`` and override what their scheme supports.
-    ``open`` returns a streaming :class:`Body`; a directory-like resource sets
-    ``Body.entries``.
+    Each call gets a :class:`~anyurl.settings.Request`: the URL, the timeouts
+    and limits in force for that call, its byte range and per-request scheme
+    options. ``open`` returns a streaming :class:`Body`; a directory-like
+    resource sets ``Body.entries``. ``stat`` returns metadata without the body.
     """
 
-    schemes: ClassVar[tuple[str, ...]] = ()
+    #: the options class read from ``Client(<name>=...)`` and ``options=`` per request
+    options_name: ClassVar[str | None] = None
 
     def __init__(self, client: Client) -> None:
         self.client = client
 
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
-        """Open *url* for streaming from byte *offset*."""
-        raise NotRetrievable(f"{url.scheme} URLs designate no data object", url=url)
+    def options(self, req: Request, cls: type[T]) -> T:
+        """The per-request options object when given, else the Client's, else ``cls()``."""
+        if req.options is not None:
+            if not isinstance(req.options, cls):
+                raise ConfigurationError(
+                    f"options= for a {req.url.scheme} URL must be a {cls.__name__}, "
+                    f"not {type(req.options).__name__}", url=req.url)
+            return req.options
+        return self.client.options_for(self.options_name or req.url.scheme, cls)
 
-    async def upload(self, url: URL, source: Any, **options: Any) -> None:
-        """Store *source* (bytes or a path) at *url*."""
-        raise NotRetrievable(f"{url.scheme} URLs cannot be written to", url=url)
+    async def open(self, req: Request) -> Body:
+        """Open ``req.url`` for streaming from byte ``req.offset`` (``req.length`` bytes)."""
+        raise NotRetrievable(f"{req.url.scheme} URLs designate no data object", url=req.url)
 
-    async def connect(self, url: URL, **options: Any) -> Any:
+    async def stat(self, req: Request) -> Stat:
+        """Metadata of ``req.url`` with the fewest round trips, without the body."""
+        raise NotSupported(f"{req.url.scheme} URLs have no way to ask for metadata", url=req.url)
+
+    async def upload(self, req: Request, source: Any) -> None:
+        """Store *source* (bytes or a path) at ``req.url``."""
+        raise NotRetrievable(f"{req.url.scheme} URLs cannot be written to", url=req.url)
+
+    async def connect(self, req: Request, **session_options: Any) -> Any:
         """Open an interactive session (telnet)."""
-        raise NotRetrievable(f"{url.scheme} URLs do not designate a session", url=url)
+        raise NotRetrievable(f"{req.url.scheme} URLs do not designate a session", url=req.url)
 
-    async def send_mail(self, url: URL, **options: Any) -> Any:
+    async def send_mail(self, req: Request, **fields: Any) -> Any:  # each scheme names its fields
         """Send a message (mailto)."""
-        raise NotRetrievable(f"{url.scheme} URLs do not designate a mailbox", url=url)
+        raise NotRetrievable(f"{req.url.scheme} URLs do not designate a mailbox", url=req.url)
 
     async def aclose(self) -> None:
         """Close pooled connections."""
+
+
+def refuse_range(req: Request) -> None:
+    """Raise NotSupported when a byte range was asked of a scheme that cannot honour it."""
+    if req.offset or req.length is not None:
+        raise NotSupported(f"{req.url.scheme} URLs do not support byte ranges (offset/length)", url=req.url)
 
 
 def refuse_controls(url: object, what: str, value: str | None, chars: str = "\r\n\0") -> None:
@@ -100,12 +133,6 @@ def render_entries(entries: list[Entry]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape") if lines else b""
 
 
-async def aiter_bytes(data: bytes) -> AsyncIterator[bytes]:
-    """An async iterator yielding *data* once (when not empty)."""
-    if data:
-        yield data
-
-
 _primed = 0
 
 
@@ -126,3 +153,29 @@ def prime_allocator(chunk_size: int) -> None:
         _primed = size
         block = bytes(size)  # calloc: mapped, never touched
         del block
+
+
+def apply_length(body: Body, length: int | None) -> Body:
+    """Cut *body* after *length* bytes (a ranged read); closing it stops the transfer.
+
+    Used by handlers that start at an offset natively (REST, Range, seek) but
+    have no way to tell the server where to stop.
+    """
+    if length is None:
+        return body
+    inner = body._chunks
+
+    async def limited() -> AsyncIterator[bytes]:
+        left = length
+        if left <= 0:
+            return
+        async for chunk in inner:
+            if len(chunk) >= left:
+                yield chunk[:left]
+                return
+            left -= len(chunk)
+            yield chunk
+
+    body._chunks = limited()
+    body.size = length if body.size is None else min(body.size, length)
+    return body

@@ -28,9 +28,9 @@ from ..errors import (
     TransferError,
     UnsafeURL,
 )
-from ..response import Body, Entry, guess_content_type
+from ..response import Body, Entry, Stat, guess_content_type
 from ..urls import URL, FileURL
-from .base import Handler, prime_allocator, render_entries
+from .base import Handler, Request, apply_length, prime_allocator, render_entries
 
 __all__ = ["FileHandler", "file_url_for", "local_path"]
 
@@ -121,10 +121,8 @@ def _open_at(path: str, offset: int) -> tuple[IO[bytes], os.stat_result]:
 class FileHandler(Handler):
     """Reads ``file:`` URLs from the local file system."""
 
-    schemes = ("file",)
-
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
-        """Stream the file at *url* from byte *offset*, or list a directory."""
+    def _checked_path(self, url: URL) -> str:
+        """The local path of *url*, after the policy and RFC 1738 host checks."""
         if not isinstance(url, FileURL):
             raise ConfigurationError(f"FileHandler cannot open a {type(url).__name__}", url=url)
         if not self.client.policy.allow_file_urls:
@@ -133,11 +131,15 @@ class FileHandler(Handler):
             raise UnsafeURL(
                 "file URLs name files on one machine (RFC 1738 section 3.10): "
                 f"host {url.host!r} is not this machine", url=url)
-        if offset < 0:
-            raise ConfigurationError(f"offset must be >= 0, not {offset}", url=url)
         path = local_path(url)
         if "\0" in path:
             raise UnsafeURL("path contains NUL after decoding", url=url)
+        return path
+
+    async def open(self, req: Request) -> Body:
+        """Stream the file at ``req.url`` from byte ``req.offset``, or list a directory."""
+        url, offset = req.url, req.offset
+        path = self._checked_path(url)
         try:
             st = await asyncio.to_thread(os.stat, path)
         except OSError as exc:
@@ -145,7 +147,7 @@ class FileHandler(Handler):
         meta: dict[str, Any] = {"path": path, "modified": datetime.fromtimestamp(st.st_mtime, UTC)}
         if stat.S_ISDIR(st.st_mode):
             try:
-                entries = await asyncio.to_thread(_list_directory, path, self.client.limits.max_entries, url)
+                entries = await asyncio.to_thread(_list_directory, path, req.limits.max_entries, url)
             except OSError as exc:
                 raise _translate(exc, url, path) from exc
             listing = render_entries(entries)[offset:]
@@ -156,9 +158,9 @@ class FileHandler(Handler):
         except OSError as exc:
             raise _translate(exc, url, path) from exc
         regular = stat.S_ISREG(st.st_mode)
-        prime_allocator(self.client.limits.chunk_size)
+        prime_allocator(req.limits.chunk_size)
         size = max(st.st_size - offset, 0) if regular else None
-        chunk = self.client.limits.chunk_size
+        chunk = req.limits.chunk_size
 
         async def chunks() -> AsyncIterator[bytes]:
             try:
@@ -176,5 +178,22 @@ class FileHandler(Handler):
         async def on_close() -> None:
             f.close()  # also when the body was never iterated
 
-        return Body(url, chunks(), content_type=guess_content_type(path), size=size, meta=meta,
-                    offset=offset, on_close=on_close)
+        body = Body(url, chunks(), content_type=guess_content_type(path), size=size, meta=meta,
+                    offset=offset, on_close=on_close, resumable=regular)
+        return apply_length(body, req.length)
+
+    async def stat(self, req: Request) -> Stat:
+        """One stat(2) of the local file: size, mtime, type; nothing is opened."""
+        url = req.url
+        path = self._checked_path(url)
+        try:
+            st = await asyncio.to_thread(os.stat, path)
+        except OSError as exc:
+            raise _translate(exc, url, path) from exc
+        if stat.S_ISDIR(st.st_mode):
+            kind, ctype = "directory", "text/plain"
+        else:
+            kind, ctype = ("file" if stat.S_ISREG(st.st_mode) else "special"), guess_content_type(path)
+        return Stat(url=str(url), kind=kind, size=st.st_size if kind == "file" else None,
+                    modified=datetime.fromtimestamp(st.st_mtime, UTC), content_type=ctype,
+                    meta={"path": path, "mode": stat.filemode(st.st_mode)})

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
 import os
 import secrets
 import socket
 import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import (
     AccessDenied,
@@ -36,7 +35,15 @@ from ..protocols import ftp as proto
 from ..protocols.ftp import Plan, Reply
 from ..response import Body, Entry, guess_content_type
 from ..urls import FTPURL, URL
-from .base import Handler, bounded_readline, open_connection, prime_allocator, render_entries
+from .base import (
+    Handler,
+    Request,
+    apply_length,
+    bounded_readline,
+    open_connection,
+    prime_allocator,
+    render_entries,
+)
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -555,21 +562,12 @@ class _DataChannel:
 class FTPHandler(Handler):
     """ftp:// (RFC 1738 section 3.2) and ftps:// (implicit TLS); explicit TLS via FTPOptions."""
 
-    schemes: ClassVar[tuple[str, ...]] = ("ftp", "ftps")
+    options_name = "ftp"
 
     def __init__(self, client: Client) -> None:
         super().__init__(client)
         self._idle: dict[_PoolKey, list[_Control]] = {}
         self._slots: dict[tuple[str, int], asyncio.Semaphore] = {}
-
-    def _options(self, options: dict[str, Any]) -> FTPOptions:
-        opts = self.client.options_for("ftp", FTPOptions)
-        fields = {f.name for f in dataclasses.fields(FTPOptions)}
-        extra = {k: v for k, v in options.items() if k in fields}
-        unknown = set(options) - fields
-        if unknown:
-            raise ConfigurationError(f"unknown FTP options: {', '.join(sorted(unknown))}")
-        return dataclasses.replace(opts, **extra) if extra else opts
 
     def _plan(self, url: URL, opts: FTPOptions) -> tuple[FTPURL, Plan]:
         if not isinstance(url, FTPURL):
@@ -698,16 +696,14 @@ class FTPHandler(Handler):
 
     # -- open ------------------------------------------------------------------
 
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+    async def open(self, req: Request) -> Body:
         """Retrieve a file (streaming) or a directory listing (``Body.entries``)."""
-        opts = self._options(options)
-        furl, plan = self._plan(url, opts)  # UnsafeURL here, before any connection
-        if offset < 0:
-            raise ConfigurationError("offset must be >= 0", url=url)
+        opts = self.options(req, FTPOptions)
+        furl, plan = self._plan(req.url, opts)  # UnsafeURL here, before any connection
         while True:
             conn = await self._acquire(furl, plan, opts)
             try:
-                return await self._open_on(conn, furl, plan, opts, offset)
+                return apply_length(await self._open_on(conn, furl, plan, opts, req.offset), req.length)
             except (ConnectError, TemporaryFailure) as exc:
                 # A pooled connection the server dropped (or timed out with 421) while it
                 # sat idle: the RFC's reliable way is a fresh connection, so try once more.
@@ -780,7 +776,8 @@ class FTPHandler(Handler):
                 reader.close()
                 await self._release(conn, False, opts)
         return Body(url, chunks, content_type=guess_content_type(url.name), size=size, offset=offset,
-                    meta={"ftp_type": plan.type, "ftp_reply": reply.text}, on_close=on_close), True
+                    meta={"ftp_type": plan.type, "ftp_reply": reply.text}, on_close=on_close,
+                    resumable=plan.type == "I"), True
 
     @staticmethod
     def _close_data(chan: _DataChannel, reader: _Reader | None) -> None:
@@ -941,9 +938,10 @@ class FTPHandler(Handler):
 
     # -- upload ----------------------------------------------------------------
 
-    async def upload(self, url: URL, source: Any, **options: Any) -> None:
-        """STOR *source* (bytes or a local path) at *url*: to a temporary name, then RNFR/RNTO."""
-        opts = self._options(options)
+    async def upload(self, req: Request, source: Any) -> None:
+        """STOR *source* (bytes or a local path) at ``req.url``: to a temporary name, then RNFR/RNTO."""
+        url = req.url
+        opts = self.options(req, FTPOptions)
         furl, plan = self._plan(url, opts)
         if not furl.name or furl.typecode == "d":
             raise ConfigurationError("an upload URL needs a file name", url=url)

@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import socket
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +29,8 @@ from ..errors import (
 )
 from ..protocols import gopher as gp
 from ..response import Body, Entry
-from ..urls import URL, GopherURL
-from .base import Handler, render_entries
+from ..urls import GopherURL
+from .base import Handler, Request, apply_length, render_entries
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -48,13 +48,15 @@ class GopherOptions:
     memory (menus are parsed whole). ``hold_limit``: how much text may be held
     back while deciding whether a server dot-stuffs (see
     :class:`~anyurl.protocols.gopher.TextUnstuffer`). ``on_send``: called with
-    the exact bytes of every request sent (for logging and tests); ``open()``
-    also takes ``on_send=`` per call.
+    the exact bytes of every request sent (for logging and tests).
+    ``form_answers``: answers for an ASK form, instead of asking
+    ``Client.form_callback``. Per call: ``fetch(url, options=GopherOptions(...))``.
     """
 
     max_menu_bytes: int = 64 << 20
     hold_limit: int = 1 << 20
     on_send: SendHook | None = None
+    form_answers: Sequence[str] | None = None
 
 
 class _Reader(asyncio.BufferedProtocol):
@@ -214,7 +216,7 @@ class _Conn:
 class GopherHandler(Handler):
     """``gopher://`` URLs: RFC 1436 items, searches, Gopher+ views, attributes and forms."""
 
-    schemes = ("gopher",)
+    options_name = "gopher"
 
     def __init__(self, client: Client) -> None:
         super().__init__(client)
@@ -222,17 +224,20 @@ class GopherHandler(Handler):
         self._slots: dict[tuple[str, int], asyncio.Semaphore] = {}
 
     @property
-    def options(self) -> GopherOptions:
+    def gopher_options(self) -> GopherOptions:
         return self.client.options_for("gopher", GopherOptions)
 
     # -- entry point ---------------------------------------------------------
 
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
-        """Send *url*'s request and return the reply as a streaming Body.
+    async def open(self, req: Request) -> Body:
+        """Send the URL's request and return the reply as a streaming Body.
 
-        Options: ``on_send`` (called with each request's bytes), ``form_answers``
-        (answers for an ASK form instead of asking ``Client.form_callback``).
+        ``GopherOptions.on_send`` and ``form_answers`` apply per request
+        (``options=GopherOptions(...)``). Byte ranges: the offset is skipped on
+        the client side (gopher has no way to ask for one).
         """
+        url, offset = req.url, req.offset
+        opts = self.options(req, GopherOptions)
         if not isinstance(url, GopherURL):
             raise ConfigurationError(f"not a gopher URL: {url}", url=url)
         plan = gp.plan_request(url)  # refuses control characters before anything is sent
@@ -240,14 +245,14 @@ class GopherHandler(Handler):
         reason = gp.service_port_refusal(port)
         if reason and not self.client.policy.allow_gopher_to_service_ports:
             raise UnsafeURL(reason, url=url)
-        on_send: SendHook | None = options.get("on_send") or self.options.on_send
+        on_send: SendHook | None = opts.on_send
         if plan.kind == "ask":
-            body = await self._ask(url, plan, on_send, options.get("form_answers"))
+            body = await self._ask(url, plan, on_send, opts.form_answers)
         else:
             body = await self._request(url, plan, on_send)
         if offset:
             body = _skip(body, offset)
-        return body
+        return apply_length(body, req.length)
 
     # -- one request -----------------------------------------------------------
 
@@ -334,7 +339,7 @@ class GopherHandler(Handler):
             data = await self._read_limited(conn, header.length, 64 * 1024, url)
             raise gp.error_for_plus(gp.parse_plus_error(data), url)
         if plan.kind in ("attributes", "directory-attributes"):
-            data = await self._read_limited(conn, header.length, self.options.max_menu_bytes, url)
+            data = await self._read_limited(conn, header.length, self.gopher_options.max_menu_bytes, url)
             await conn.close()
             return self._attributes_body(url, plan, data, meta)
         if gtype in gp.MENU_TYPES and plan.kind in ("data", "form"):
@@ -395,7 +400,7 @@ class GopherHandler(Handler):
             await conn.close()
 
     async def _text(self, conn: _Conn, meta: dict[str, Any]) -> AsyncIterator[bytes]:
-        unstuffer = gp.TextUnstuffer(self.options.hold_limit)
+        unstuffer = gp.TextUnstuffer(self.gopher_options.hold_limit)
         size = self.client.limits.chunk_size
         try:
             while not unstuffer.terminated:
@@ -439,7 +444,7 @@ class GopherHandler(Handler):
 
     async def _menu(self, url: GopherURL, conn: _Conn, meta: dict[str, Any], length: int) -> Body:
         limits = self.client.limits
-        max_bytes = self.options.max_menu_bytes
+        max_bytes = self.gopher_options.max_menu_bytes
         if limits.max_size is not None:
             max_bytes = min(max_bytes, limits.max_size)
         entries: list[Entry] = []
@@ -517,7 +522,7 @@ class GopherHandler(Handler):
     # -- Gopher+ ASK forms -----------------------------------------------------
 
     async def _ask(self, url: GopherURL, plan: gp.RequestPlan, on_send: SendHook | None,
-                   answers: list[str] | None) -> Body:
+                   answers: Sequence[str] | None) -> Body:
         attr_plan = gp.RequestPlan("attributes", plan.request)
         body = await self._request(url, attr_plan, on_send)
         await body.aclose()
@@ -542,7 +547,7 @@ class GopherHandler(Handler):
                 raise ConfigurationError("the form callback gave no answers to the item's ASK form "
                                          "(the CLI asks only on a terminal)", url=url)
             answers = [str(a) for a in result]
-        filled = gp.answer_fields(fields, answers, url)
+        filled = gp.answer_fields(fields, list(answers), url)
         target = gp.form_url(url, filled)
         form_plan = gp.plan_request(target)
         result_body = await self._request(target, form_plan, on_send)

@@ -44,8 +44,8 @@ from ..errors import (
     UnsafeURL,
 )
 from ..response import Body
-from ..urls import HTTPURL, URL
-from .base import Handler, prime_allocator, refuse_controls
+from ..urls import HTTPURL
+from .base import Handler, Request, apply_length, prime_allocator, refuse_controls
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -166,28 +166,28 @@ def _origin(u: YURL) -> tuple[str | None, str | None, int | None]:
 class HTTPHandler(Handler):
     """Retrieves http and https URLs with aiohttp, following redirects under the policy."""
 
-    schemes = ("http", "https")
+    options_name = "http"
 
     def __init__(self, client: Client) -> None:
         super().__init__(client)
-        self.options = client.options_for("http", HTTPOptions)
+        self.http_options = client.options_for("http", HTTPOptions)
         self._session: aiohttp.ClientSession | None = None
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             c = self.client
             prime_allocator(c.limits.chunk_size)
-            bufsize = self.options.read_bufsize or max(1 << 16, min(c.limits.chunk_size, 1 << 20))
+            bufsize = self.http_options.read_bufsize or max(1 << 16, min(c.limits.chunk_size, 1 << 20))
             connector = aiohttp.TCPConnector(
                 limit=0, limit_per_host=c.limits.per_host,
-                ssl=self.options.ssl_context or self.options.verify,
+                ssl=self.http_options.ssl_context or self.http_options.verify,
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 timeout=aiohttp.ClientTimeout(total=None, connect=c.timeouts.connect,
                                               sock_connect=c.timeouts.connect,
                                               sock_read=c.timeouts.read),
-                auto_decompress=self.options.decompress,
+                auto_decompress=self.http_options.decompress,
                 read_bufsize=bufsize,
                 cookie_jar=aiohttp.DummyCookieJar(),
                 max_line_size=c.limits.max_line,
@@ -219,7 +219,7 @@ class HTTPHandler(Handler):
             raise UnsafeURL(f"not a usable http URL: {exc}", url=url) from exc
 
     def _headers(self, url: HTTPURL, offset: int, extra: Mapping[str, str] | None) -> dict[str, str]:
-        headers = {"User-Agent": self.client.user_agent, **self.options.headers}
+        headers = {"User-Agent": self.client.user_agent, **self.http_options.headers}
         if offset:
             headers["Range"] = f"bytes={offset}-"
             # byte offsets count the stored representation: ask for it uncompressed
@@ -232,13 +232,16 @@ class HTTPHandler(Handler):
 
     # -- the request loop -----------------------------------------------------
 
-    async def open(self, url: URL, *, offset: int = 0, headers: Mapping[str, str] | None = None,
-                   **options: Any) -> Body:
-        """GET *url* (from byte *offset* with a Range request), following redirects."""
+    async def open(self, req: Request) -> Body:
+        """GET the URL (from byte ``req.offset`` with a Range request), following redirects.
+
+        Per request, ``options=HTTPOptions(headers=...)`` adds headers to the Client's.
+        """
+        url, offset = req.url, req.offset
+        headers = req.options.headers if isinstance(req.options, HTTPOptions) else None
+        self.options(req, HTTPOptions)  # a wrong options type is refused here
         if not isinstance(url, HTTPURL):
             raise ConfigurationError(f"HTTPHandler cannot open a {type(url).__name__}", url=url)
-        if offset < 0:
-            raise ConfigurationError(f"offset must be >= 0, not {offset}", url=url)
         target = self._target(url)
         first_origin = _origin(target)
         auth: str | None = None
@@ -265,7 +268,7 @@ class HTTPHandler(Handler):
                     raise ProtocolError(
                         f"too many redirects (more than {self.client.limits.max_redirects})",
                         url=url, reply=f"{resp.status} {resp.reason}")
-                new = await self._redirect(url, target, location)
+                new = await self._redirect(req, url, target, location)
                 if isinstance(new, Body):
                     new.meta.setdefault("redirects", history + [str(target)])
                     return new
@@ -281,9 +284,9 @@ class HTTPHandler(Handler):
                     auth = _basic(cred[0], cred[1])
                     first_origin = _origin(target)
                     continue
-            return self._body(url, target, resp, offset, history)
+            return apply_length(self._body(url, target, resp, offset, history), req.length)
 
-    async def _redirect(self, url: HTTPURL, current: YURL, location: str) -> YURL | Body:
+    async def _redirect(self, req: Request, url: HTTPURL, current: YURL, location: str) -> YURL | Body:
         """Check a Location against the policy: the next yarl URL, or a Body from another handler."""
         refuse_controls(url, "redirect Location", location)
         try:
@@ -299,7 +302,7 @@ class HTTPHandler(Handler):
                     f"(Location: {location}); Policy.allow_cross_scheme_redirects permits it", url=url)
             # allowed: hand the new URL to its own handler (no offset: a different resource)
             target = self.client.parse(str(new))
-            return await self.client.handler(target).open(target)
+            return await self.client.handler(target).open(req.replace(url=target, offset=0, options=None))
         if current.scheme == "https" and scheme == "http" and not policy.allow_https_downgrade:
             raise UnsafeURL(f"redirect from https to http refused (Location: {location}); "
                             "Policy.allow_https_downgrade permits it", url=url)
@@ -322,7 +325,7 @@ class HTTPHandler(Handler):
         if status >= 300:
             resp.release()
             raise _status_error(status, resp.reason or "", url)
-        encoded = "Content-Encoding" in resp.headers and self.options.decompress \
+        encoded = "Content-Encoding" in resp.headers and self.http_options.decompress \
             and resp.headers["Content-Encoding"].lower() not in ("identity", "")
         length = resp.content_length
         skip = 0

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from email.message import EmailMessage
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import aiosmtplib
 
@@ -44,7 +44,7 @@ from ..protocols.mail import (
 )
 from ..response import Body
 from ..urls import URL, MailtoURL
-from .base import Handler
+from .base import Handler, Request
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -260,14 +260,14 @@ def _load_attachment(item: AttachmentSource) -> Attachment:
 class MailtoHandler(Handler):
     """Sends mail to mailto: URLs through the configured SMTP relay."""
 
-    schemes = ("mailto",)
 
     def __init__(self, client: Client) -> None:
         super().__init__(client)
         self._tls_cache: dict[tuple[bool, str | None], ssl.SSLContext] = {}
 
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+    async def open(self, req: Request) -> Body:
         """Always raises NotRetrievable: a mailbox is not a data object."""
+        url = req.url
         raise NotRetrievable("a mailto URL designates a mailbox, not a data object: send to it with "
                              "client.send_mail(url, subject=..., body=...) or `anyurl send URL`", url=url)
 
@@ -275,10 +275,10 @@ class MailtoHandler(Handler):
         """The relay settings this client uses (see :func:`load_settings`)."""
         return load_settings(self.client.options_for("smtp", SMTPSettings))
 
-    async def send_mail(
-        self, url: URL, *, subject: str | None = None, body: str | None = "",
+    async def send_mail(  # type: ignore[override]  # the one scheme that sends: its own fields
+        self, req: Request, *, subject: str | None = None, body: str | None = "",
         sender: str | None = None, attachments: Sequence[AttachmentSource] = (),
-        cc: Iterable[str] = (), bcc: Iterable[str] = (), **options: Any,
+        cc: Iterable[str] = (), bcc: Iterable[str] = (),
     ) -> SentMail:
         """Compose a message for *url* and submit it; returns what was sent.
 
@@ -287,10 +287,9 @@ class MailtoHandler(Handler):
         any connection: CR/LF/NUL raise UnsafeURL and nothing is sent. A
         refused recipient aborts the transaction before DATA.
         """
+        url = req.url
         if not isinstance(url, MailtoURL):
             raise NotRetrievable("send_mail needs a mailto URL", url=url)
-        if options:
-            raise ConfigurationError(f"unknown send_mail option(s): {', '.join(sorted(options))}", url=url)
         mail_fields = fields_from_url(url, subject=subject, body=body or None, cc=cc, bcc=bcc)
         settings = self.settings()
         from_addr = check_address(sender or settings.sender or self.client.anonymous_email, url=url,

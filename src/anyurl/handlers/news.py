@@ -46,7 +46,7 @@ from ..protocols import nntp
 from ..protocols.nntp import Data, End, Reply, ReplyReader
 from ..response import Body, Entry
 from ..urls import NNTPURL, URL, NewsURL
-from .base import Handler, open_connection, render_entries
+from .base import Handler, Request, apply_length, open_connection, render_entries
 
 __all__ = ["NewsHandler", "NewsOptions"]
 
@@ -233,7 +233,7 @@ class _Pool:
 class NewsHandler(Handler):
     """Driver for news:, nntp: and nntps: URLs."""
 
-    schemes = ("news", "nntp", "nntps")
+    options_name = "news"
 
     def __init__(self, client: Any) -> None:
         super().__init__(client)
@@ -251,9 +251,13 @@ class NewsHandler(Handler):
                 url=url)
         return parse_server(spec.strip(), opts, url)
 
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+    async def open(self, req: Request) -> Body:
         """Open an article (streaming) or a listing (entries)."""
-        opts = self.client.options_for("news", NewsOptions)
+        return apply_length(await self._open(req), req.length)
+
+    async def _open(self, req: Request) -> Body:
+        url, offset = req.url, req.offset
+        opts = self.options(req, NewsOptions)
         if isinstance(url, NewsURL):
             # Validate before anything (even the configuration) so nothing unsafe is sent.
             if url.message_id is not None:

@@ -31,8 +31,8 @@ from ..errors import (
 )
 from ..protocols import prospero as pp
 from ..response import Body, Entry
-from ..urls import URL, ProsperoURL, percent_encode
-from .base import Handler, refuse_controls, render_entries
+from ..urls import ProsperoURL, percent_encode
+from .base import Handler, Request, refuse_controls, render_entries
 
 __all__ = ["ProsperoHandler", "ProsperoOptions"]
 
@@ -79,13 +79,14 @@ class _Datagrams(asyncio.DatagramProtocol):
 class ProsperoHandler(Handler):
     """Directory listings and link resolution of ``prospero://`` URLs."""
 
-    schemes = ("prospero",)
+    options_name = "prospero"
 
     def _options(self) -> ProsperoOptions:
         return self.client.options_for("prospero", ProsperoOptions)
 
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+    async def open(self, req: Request) -> Body:
         """List a directory, or resolve an object's access method and (by default) fetch it."""
+        url = req.url
         if not isinstance(url, ProsperoURL):
             raise NotRetrievable("not a prospero URL", url=url)
         if url.user is not None or url.password is not None:
@@ -94,8 +95,8 @@ class ProsperoHandler(Handler):
         refuse_controls(url, "the hsoname", url.hsoname)
         for name, value in url.fields:
             refuse_controls(url, f"the field {name!r}", name + value)
-        opts = self._options()
-        follow = options.get("follow", opts.follow)
+        opts = self.options(req, ProsperoOptions)
+        follow = opts.follow
         request = pp.build_list(url.hsoname, url.fields, user=opts.user)
         reply = await self._ask(url, opts, request)
         self._check_error(url, reply)
@@ -103,7 +104,7 @@ class ProsperoHandler(Handler):
             info = await self._ask(url, opts, pp.build_get_object_info(url.hsoname, url.fields, user=opts.user))
             self._check_error(url, info)
             self._check_failure(url, info)
-            return await self._object(url, info, follow, offset)
+            return await self._object(url, info, follow, req)
         self._check_failure(url, reply)
         entries = [self._entry(url, link) for link in reply.links[: self.client.limits.max_entries]]
         meta = {"hsoname": url.hsoname, "links": len(entries)}
@@ -147,7 +148,7 @@ class ProsperoHandler(Handler):
                   f"{percent_encode(link.hsoname, safe='/-._~!$&()*+,=:@')}{fields}")
         return Entry(name=link.name, url=target, kind=kind, meta=meta)
 
-    async def _object(self, url: ProsperoURL, info: pp.ProsperoReply, follow: bool, offset: int) -> Body:
+    async def _object(self, url: ProsperoURL, info: pp.ProsperoReply, follow: bool, req: Request) -> Body:
         opts = self._options()
         urls = [u for u in (pp.access_url(m) for m in info.access) if u]
         meta: dict[str, Any] = {"hsoname": url.hsoname, "object_type": info.object_type,
@@ -157,7 +158,7 @@ class ProsperoHandler(Handler):
                 if target.startswith("file:") and not opts.allow_file_targets:
                     continue
                 parsed = self.client.parse(target)
-                body = await self.client.handler(parsed).open(parsed, offset=offset)
+                body = await self.client.handler(parsed).open(req.replace(url=parsed, options=None))
                 body.meta.setdefault("prospero", meta)
                 return body
             if urls:

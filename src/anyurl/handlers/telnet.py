@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from ..errors import (
     AccessDenied,
@@ -31,8 +30,8 @@ from ..errors import (
 )
 from ..protocols.telnet import BINARY, DO, WILL, TelnetProtocol
 from ..response import Body
-from ..urls import URL, TelnetURL
-from .base import Handler, open_connection
+from ..urls import TelnetURL
+from .base import Handler, Request, open_connection
 
 __all__ = ["TelnetHandler", "TelnetSession", "check_telnet_url"]
 
@@ -279,17 +278,18 @@ class TelnetSession:
 class TelnetHandler(Handler):
     """Opens Telnet sessions; telnet URLs are not retrievable."""
 
-    schemes = ("telnet",)
 
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
+    async def open(self, req: Request) -> Body:
         """Always raises NotRetrievable: a telnet URL designates an interactive session."""
+        url = req.url
         raise NotRetrievable("a telnet URL designates an interactive session, not a data object: use "
                              "`async with anyurl.connect(url) as session` from Python, or run "
                              "`anyurl URL` in a terminal", url=url)
 
-    async def connect(self, url: URL, *, terminal_type: str | None = "xterm",
-                      window_size: tuple[int, int] | None = (80, 24), binary: bool = False,
-                      **options: Any) -> TelnetSession:
+    async def connect(  # type: ignore[override]  # the one scheme with sessions: its own options
+            self, req: Request, *, terminal_type: str | None = "xterm",
+                      window_size: tuple[int, int] | None = (80, 24),
+                      binary: bool = False) -> TelnetSession:
         """Connect and start negotiating; returns a :class:`TelnetSession`.
 
         *binary* asks for TRANSMIT-BINARY both ways (RFC 856), so 8-bit data
@@ -298,20 +298,17 @@ class TelnetHandler(Handler):
         end lines the way the server wants (a pty wants "\r" or "\n", not both);
         without it, "\n" is sent as the NVT's CR LF.
         """
+        url = req.url
         if not isinstance(url, TelnetURL):
             raise NotRetrievable("connect needs a telnet URL", url=url)
-        if options:
-            raise ConfigurationError(f"unknown telnet connect option(s): {', '.join(sorted(options))}",
-                                     url=url)
         check_telnet_url(url)
         protocol = TelnetProtocol(terminal_type=terminal_type, window_size=window_size, accept_binary=binary)
         if binary:
             protocol.request(WILL, BINARY)
             protocol.request(DO, BINARY)
         reader, writer = await open_connection(url, url.host, url.port or 23,
-                                               timeout=self.client.timeouts.connect,
-                                               limit=self.client.limits.max_line)
-        session = TelnetSession(url, reader, writer, protocol, read_timeout=self.client.timeouts.read,
-                                max_buffer=max(self.client.limits.max_line, 1 << 20), handler=self)
+                                               timeout=req.connect_timeout, limit=req.limits.max_line)
+        session = TelnetSession(url, reader, writer, protocol, read_timeout=req.timeouts.read,
+                                max_buffer=max(req.limits.max_line, 1 << 20), handler=self)
         await session._flush()  # our own requests go out first
         return session

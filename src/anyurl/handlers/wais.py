@@ -36,7 +36,15 @@ from ..errors import (
 from ..protocols import z3950
 from ..response import Body, Entry
 from ..urls import URL, WAISURL, percent_encode
-from .base import Handler, open_connection, refuse_controls, render_entries
+from .base import (
+    Handler,
+    Request,
+    apply_length,
+    open_connection,
+    refuse_controls,
+    refuse_range,
+    render_entries,
+)
 
 __all__ = ["WAISHandler", "WAISOptions", "WTYPES"]
 
@@ -63,7 +71,9 @@ class WAISOptions:
     each hit's headline (the record's first line). ``use_attribute``: the
     Bib-1 Use attribute for search terms (None: the target's default).
     ``readable_marc``: render USMARC documents as text instead of raw ISO 2709.
-    ``max_apdu``: the largest APDU accepted, in bytes.
+    ``max_apdu``: the largest APDU accepted, in bytes. ``record_syntax``:
+    the syntax to ask documents in, overriding the URL's wtype mapping.
+    Per call: ``fetch(url, options=WAISOptions(...))``.
     """
 
     count_term: str | None = "*"
@@ -72,6 +82,7 @@ class WAISOptions:
     use_attribute: int | None = None
     readable_marc: bool = False
     max_apdu: int = 16 * 1024 * 1024
+    record_syntax: str | None = None
 
 
 def make_docid(position: int, search: str) -> str:
@@ -167,23 +178,18 @@ def _raise_diagnostic(url: URL, diag: z3950.Diagnostic, doing: str) -> None:
 class WAISHandler(Handler):
     """Databases, searches and documents of ``wais://`` URLs, spoken as Z39.50-1995."""
 
-    schemes = ("wais",)
+    options_name = "wais"
 
-    def _options(self) -> WAISOptions:
-        return self.client.options_for("wais", WAISOptions)
-
-    async def open(self, url: URL, *, offset: int = 0, **options: Any) -> Body:
-        """Describe a database, run a search, or retrieve a document (see the module docstring).
-
-        Keyword options: ``record_syntax`` (override the wtype mapping) and
-        ``readable`` (render USMARC as text).
-        """
+    async def open(self, req: Request) -> Body:
+        """Describe a database, run a search, or retrieve a document (see the module docstring)."""
+        url = req.url
         if not isinstance(url, WAISURL):
             raise NotRetrievable("not a wais URL", url=url)
-        opts = self._options()
+        opts = self.options(req, WAISOptions)
         self._check(url)
         if url.wtype is not None:
-            return await self._document(url, opts, offset, **options)
+            return apply_length(await self._document(url, opts, req.offset), req.length)
+        refuse_range(req)
         if url.search is not None:
             return await self._search(url, opts)
         return await self._describe(url, opts)
@@ -306,9 +312,9 @@ class WAISHandler(Handler):
         return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
                                entries=entries, meta=meta)
 
-    async def _document(self, url: WAISURL, opts: WAISOptions, offset: int, **options: Any) -> Body:
+    async def _document(self, url: WAISURL, opts: WAISOptions, offset: int) -> Body:
         wtype = url.wtype or ""
-        syntax = options.get("record_syntax") or WTYPES.get(wtype.upper())
+        syntax = opts.record_syntax or WTYPES.get(wtype.upper())
         if syntax is None and wtype and all(p.isdigit() for p in wtype.split(".")):
             syntax = wtype  # a record syntax OID
         if syntax is None:
@@ -349,7 +355,7 @@ class WAISHandler(Handler):
         charset = "utf-8" if content_type.startswith("text/") or content_type.endswith("xml") else None
         meta: dict[str, Any] = {"syntax": record.syntax, "database": record.database or url.database,
                                 "position": position, "search": search}
-        if record.syntax == "USMARC" and (options.get("readable") or opts.readable_marc):
+        if record.syntax == "USMARC" and opts.readable_marc:
             try:
                 data = z3950.render_marc(data).encode("utf-8")
             except z3950.Z3950Error as exc:

@@ -1,0 +1,198 @@
+"""Typed per-request settings, retries and the total deadline at the public boundary (no servers).
+
+A scripted handler stands in for a server so each failure happens at a known byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import ClassVar
+
+import pytest
+
+import anyurl
+from anyurl import (
+    Client,
+    ConfigurationError,
+    ConnectError,
+    FetchTimeout,
+    NotSupported,
+    ResourceNotFound,
+    Retry,
+    TemporaryFailure,
+    Timeouts,
+    TruncatedTransfer,
+)
+from anyurl.handlers.base import Handler, Request
+from anyurl.registry import register
+from anyurl.response import Body
+from anyurl.urls import GenericURL
+
+DATA = bytes(range(256)) * 16  # 4096 bytes
+
+
+class Scripted(Handler):
+    """Each open() pops the next step: "ok", "refuse" (TemporaryFailure at open),
+    "cut" (TruncatedTransfer after 1000 bytes), "stall" (no data after 1000 bytes)."""
+
+    steps: ClassVar[list[str]] = []
+    opened: ClassVar[list[tuple[int, int | None]]] = []
+    resumable: ClassVar[bool] = True
+
+    async def open(self, req: Request) -> Body:
+        type(self).opened.append((req.offset, req.length))
+        step = type(self).steps.pop(0) if type(self).steps else "ok"
+        if step == "refuse":
+            raise TemporaryFailure("421 too many users", url=req.url, retry_after=0.01)
+        data = DATA[req.offset:] if req.length is None else DATA[req.offset:req.offset + req.length]
+
+        async def chunks() -> AsyncIterator[bytes]:
+            for i in range(0, len(data), 500):
+                if step in ("cut", "stall") and i >= 1000:
+                    if step == "stall":
+                        await asyncio.sleep(3600)
+                    raise TruncatedTransfer("connection closed mid-transfer", url=req.url)
+                yield data[i:i + 500]
+
+        return Body(req.url, chunks(), size=len(data), offset=req.offset, resumable=type(self).resumable)
+
+    async def stat(self, req: Request) -> anyurl.Stat:
+        return anyurl.Stat(url=str(req.url), size=len(DATA))
+
+
+register("x-script", Scripted)
+URL = GenericURL(scheme="x-script", schemepart="thing")
+
+
+@pytest.fixture(autouse=True)
+def _reset() -> None:
+    Scripted.steps = []
+    Scripted.opened = []
+    Scripted.resumable = True
+
+
+def test_unknown_keywords_raise_type_error_naming_them() -> None:
+    with pytest.raises(TypeError, match="timeout"):
+        Client(timeout=5)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="bogus_option"):
+        Client(bogus_option=1)  # type: ignore[call-arg]
+
+
+async def test_unknown_call_keywords_raise_type_error() -> None:
+    async with Client() as c:
+        with pytest.raises(TypeError, match="bogus_option"):
+            await c.fetch(URL, bogus_option=1)  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match="timeout"):
+            await c.fetch(URL, timeout=1)  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match="timeouts= must be a Timeouts"):
+            await c.fetch(URL, timeouts=5)  # type: ignore[arg-type]
+
+
+def test_wrong_scheme_options_type_is_refused_at_construction() -> None:
+    from anyurl.handlers.gopher import GopherOptions
+
+    with pytest.raises(ConfigurationError, match="Client\\(ftp=...\\) must be a FTPOptions, not GopherOptions"):
+        Client(ftp=GopherOptions())
+
+
+def test_settings_are_validated() -> None:
+    with pytest.raises(ConfigurationError, match="read must be > 0"):
+        Timeouts(read=0)
+    with pytest.raises(ConfigurationError, match="per_host must be > 0"):
+        anyurl.Limits(per_host=0)
+    with pytest.raises(ConfigurationError, match="attempts"):
+        Retry(attempts=0)
+
+
+def test_backoff_is_exponential_capped_and_honours_retry_after() -> None:
+    r = Retry(attempts=5, backoff=0.5, backoff_max=3.0)
+    assert [r.delay(n) for n in (2, 3, 4, 5)] == [0.5, 1.0, 2.0, 3.0]
+    assert r.delay(2, TemporaryFailure("busy", retry_after=2.5)) == 2.5
+    assert r.delay(2, TemporaryFailure("busy", retry_after=99)) == 3.0
+    assert r.retries(ConnectError("refused")) and not r.retries(ResourceNotFound("gone"))
+
+
+async def test_retry_on_open_then_success() -> None:
+    Scripted.steps = ["refuse", "refuse", "ok"]
+    async with Client(retry=Retry(attempts=3, backoff=0.01)) as c:
+        r = await c.fetch(URL)
+    assert r.content == DATA
+    assert Scripted.opened == [(0, None)] * 3
+
+
+async def test_no_retry_by_default() -> None:
+    Scripted.steps = ["refuse"]
+    async with Client() as c:
+        with pytest.raises(TemporaryFailure):
+            await c.fetch(URL)
+    assert len(Scripted.opened) == 1
+
+
+async def test_per_request_retry_overrides_client() -> None:
+    Scripted.steps = ["refuse", "ok"]
+    async with Client() as c:
+        assert (await c.fetch(URL, retry=Retry(attempts=2, backoff=0))).content == DATA
+
+
+async def test_resumes_from_the_byte_reached_when_the_scheme_can() -> None:
+    Scripted.steps = ["cut", "ok"]
+    async with Client(retry=Retry(attempts=2, backoff=0)) as c:
+        r = await c.fetch(URL)
+    assert r.content == DATA  # byte-exact: nothing repeated, nothing lost
+    assert Scripted.opened == [(0, None), (1000, None)]
+
+
+async def test_resumed_range_keeps_its_length() -> None:
+    Scripted.steps = ["cut", "ok"]
+    async with Client(retry=Retry(attempts=2, backoff=0)) as c:
+        r = await c.fetch(URL, offset=100, length=2000)
+    assert r.content == DATA[100:2100]
+    assert Scripted.opened == [(100, 2000), (1100, 1000)]
+
+
+async def test_never_restarts_a_body_already_handed_over_when_it_cannot_resume() -> None:
+    Scripted.steps = ["cut", "ok"]
+    Scripted.resumable = False
+    async with Client(retry=Retry(attempts=3, backoff=0)) as c:
+        with pytest.raises(TruncatedTransfer):
+            await c.fetch(URL)
+    assert len(Scripted.opened) == 1
+
+
+async def test_total_timeout_bounds_an_open_stream() -> None:
+    Scripted.steps = ["stall"]
+    got = 0
+    t0 = time.monotonic()
+    async with Client(timeouts=Timeouts(total=0.3)) as c, c.open(URL) as body:
+        with pytest.raises(FetchTimeout, match="total timeout"):
+            async for chunk in body:
+                got += len(chunk)
+    assert got == 1000 and time.monotonic() - t0 < 2
+
+
+async def test_per_request_timeouts_apply_to_that_request_only() -> None:
+    async with Client() as c:
+        Scripted.steps = ["stall"]
+        with pytest.raises(FetchTimeout):
+            await c.fetch(URL, timeouts=Timeouts(total=0.2))
+        Scripted.steps = ["ok"]
+        assert (await c.fetch(URL)).content == DATA
+
+
+async def test_retry_waits_never_run_past_the_total() -> None:
+    Scripted.steps = ["refuse"] * 10
+    t0 = time.monotonic()
+    async with Client(timeouts=Timeouts(total=0.5), retry=Retry(attempts=10, backoff=0.2)) as c:
+        with pytest.raises(TemporaryFailure):
+            await c.fetch(URL)
+    assert time.monotonic() - t0 < 1.0
+
+
+async def test_stat_and_unsupported_stat() -> None:
+    async with Client() as c:
+        st = await c.stat(URL)
+        assert st.size == len(DATA) and st.as_dict()["size"] == len(DATA)
+        with pytest.raises(NotSupported, match="telnet URLs have no way"):
+            await c.stat("telnet://127.0.0.1/")
