@@ -170,6 +170,12 @@ def _network_options(parser: argparse.ArgumentParser) -> None:
                    help="give up when a connection takes longer than S seconds (default 30)")
     g.add_argument("--max-time", type=_seconds, metavar="S", default=None,
                    help="give up on a transfer that takes longer than S seconds in all")
+    g.add_argument("--proxy", metavar="URL", default=None,
+                   help="HTTP proxy for http, https and ftp URLs, as [http://]host:port "
+                        "(default: $http_proxy, $https_proxy, $ftp_proxy; '' for none)")
+    g.add_argument("--noproxy", metavar="LIST", default=None,
+                   help="comma-separated hosts, domains or CIDR blocks reached directly; '*' for all "
+                        "(default: $no_proxy)")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
 
 
@@ -438,6 +444,8 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         anonymous_email=getattr(args, "email", None),
         news_server=getattr(args, "news_server", None),
         user_agent=getattr(args, "user_agent", None),
+        proxy=getattr(args, "proxy", None),
+        no_proxy=getattr(args, "noproxy", None),
         password_callback=prompter.password,
         form_callback=prompter.form,
     )

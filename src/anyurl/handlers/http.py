@@ -148,6 +148,15 @@ def _translate(exc: BaseException, url: object, stage: str) -> AnyURLError:
         return FetchTimeout(f"timed out while {stage}", url=url)
     if isinstance(exc, aiohttp.ClientPayloadError):
         return TruncatedTransfer(f"transfer broken while {stage}: {exc}", url=url)
+    if isinstance(exc, aiohttp.ClientResponseError) and exc.status == 400:
+        # aiohttp's parser refused the reply; bytes after a complete body (more than its
+        # Content-Length, with Connection: close) also end up here, as the next "response"
+        detail = " ".join(line.strip() for line in str(exc.message).splitlines()[:2]).rstrip(":")
+        if detail.startswith("Data after"):
+            return ProtocolError(f"server sent more than the response announced while {stage} "
+                                 f"(data after the end of the body)", url=url)
+        return ProtocolError(f"invalid HTTP from the server while {stage}: {detail} "
+                             "(or more data than the previous body announced)", url=url)
     if isinstance(exc, aiohttp.InvalidURL):
         return UnsafeURL(f"aiohttp refused the URL: {exc}", url=url)
     if isinstance(exc, (aiohttp.ClientConnectionError, OSError)):
@@ -536,9 +545,6 @@ class HTTPHandler(Handler):
                     decoder.finish(received)
                 if to_skip:
                     raise TruncatedTransfer(f"resource shorter than offset {offset}", url=url)
-                if _overran(resp):
-                    raise ProtocolError(f"server sent more than the {expected} bytes it announced "
-                                        f"({_announced(resp)})", url=url)
                 state["done"] = True
             except AnyURLError:
                 raise
@@ -618,18 +624,6 @@ def _header(headers: Mapping[str, str], name: str) -> str:
 def _announced(resp: aiohttp.ClientResponse) -> str:
     parts = [f"{h}: {resp.headers[h]}" for h in ("Content-Length", "Content-Range") if h in resp.headers]
     return ", ".join(parts) or "no length"
-
-
-def _overran(resp: aiohttp.ClientResponse) -> bool:
-    """True when bytes followed the announced body on a connection the server closes.
-
-    With ``Connection: close`` nothing may follow the body; aiohttp stops at
-    Content-Length and would drop the rest unseen.
-    """
-    conn = resp.connection
-    proto = conn.protocol if conn is not None else None
-    tail = getattr(proto, "_tail", b"")
-    return bool(tail) and isinstance(tail, bytes)
 
 
 def _http_date(value: str | None) -> datetime | None:
