@@ -231,7 +231,7 @@ async def test_ftp_login_through_proxy_sends_credentials_not_in_the_url(squid: E
     assert r.content == ftp_seed.PRIVATE
     [req] = await squid_log.requests(1)
     assert req.url == f"ftp://{vsftpd.host}:{vsftpd.port}/private.txt" and req.status == 200
-    assert password not in Path(squid_log.path).read_text()
+    assert password not in squid_log.text()
     assert f"USER {user}" in vsftpd_module.commands(ftp_log.path, ftp_log.start)
 
 
@@ -268,6 +268,10 @@ async def test_ftp_upload_through_proxy_is_refused_clearly(squid: Endpoint, vsft
 # -- the command line -----------------------------------------------------------
 
 
+def contents(folder: Path) -> set[bytes]:
+    return {p.read_bytes() for p in folder.iterdir()}
+
+
 async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
     anyurl = str(Path(sys.executable).parent / "anyurl")
     proc = await asyncio.create_subprocess_exec(anyurl, *args, stdout=asyncio.subprocess.PIPE,
@@ -284,7 +288,7 @@ async def test_cli_proxy_and_noproxy_flags(tmp_path: Path, squid: Endpoint, ngin
     ftp = f"ftp://{vsftpd.host}:{vsftpd.port}/pub/hello.txt"
     rc, _, err = await run_cli("get", "-q", "--proxy", f"{squid.host}:{squid.port}", page, ftp, "-d", str(tmp_path))
     assert rc == 0, err
-    assert {p.read_bytes() for p in tmp_path.iterdir()} == {b"hello over http\n", ftp_seed.HELLO}
+    assert contents(tmp_path) == {b"hello over http\n", ftp_seed.HELLO}
     assert sorted(x.url for x in await squid_log.requests(2)) == [ftp, page]
     later = SquidLog(squid.info["access_log"])
     t0 = time.monotonic()
