@@ -655,3 +655,16 @@ async def test_interrupted_body_is_resumed_with_a_range(client: Client) -> None:
         r = await client.fetch(srv.url("/f"), retry=Retry(attempts=2, backoff=0))
     assert r.content == data
     assert "range" not in srv.headers_of(0) and srv.headers_of(1)["range"] == "bytes=40-"
+
+
+async def test_stat_falls_back_to_a_one_byte_range_when_head_is_refused(client: Client) -> None:
+    def answer(request: str) -> bytes:
+        if request.startswith("HEAD "):
+            return response("405 Method Not Allowed", {"Content-Length": "0", "Connection": "close"})
+        return response("206 Partial Content", {"Content-Range": "bytes 0-0/1234", "Content-Length": "1",
+                                                "Connection": "close"}, b"x")
+
+    async with FaultServer({"/f": answer}) as srv:
+        st = await client.stat(srv.url("/f"))
+    assert st.size == 1234 and st.meta["status"] == 206
+    assert [r.split(" ")[0] for r in srv.requests] == ["HEAD", "GET"] and srv.headers_of(1)["range"] == "bytes=0-0"

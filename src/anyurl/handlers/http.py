@@ -14,6 +14,18 @@ The request line carries the URL's path and search exactly as written
 (they stay percent-encoded in :class:`~anyurl.urls.HTTPURL`); decoded
 CR, LF or NUL anywhere in host, user, password, path or search is refused
 before connecting.
+
+Proxies: each hop asks ``Client.proxy_for`` (``Client(proxy=, no_proxy=,
+trust_env=)`` and the ``*_proxy`` variables); https goes through a CONNECT
+tunnel. An ftp URL whose scheme has a proxy is served here too, as curl and
+Lynx do: the proxy gets ``GET ftp://host/path`` and the body is the file.
+
+Bodies are checked against what the server announced: a 206 must carry the
+range that was asked for (and is refused when none was), and a body longer
+or shorter than its Content-Length or Content-Range is an error. Only a
+compression anyurl asked for (``Accept-Encoding: gzip, deflate``) is undone,
+and not when Content-Encoding describes the stored file (``x.tar.gz``
+labelled gzip by Apache's ``AddEncoding``): those bytes are kept.
 """
 
 from __future__ import annotations
@@ -86,7 +98,8 @@ _WIRE_SAFE = frozenset(
 class HTTPOptions:
     """Options for http/https URLs: ``Client(http=HTTPOptions(...))``.
 
-    ``decompress``: undo gzip/deflate Content-Encoding (default on).
+    ``decompress``: undo the gzip/deflate transfer compression anyurl asks for
+    (default on); a stored ``.gz`` file's bytes are kept either way.
     ``headers``: extra request headers sent with every request.
     ``verify``: check TLS certificates (default on).
     ``ssl_context``: the TLS context to use (for a private CA); overrides ``verify``.
