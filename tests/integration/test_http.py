@@ -251,6 +251,7 @@ async def test_cross_scheme_redirect_allowed_by_policy(url: Any) -> None:
     async with Client(policy=Policy(allow_cross_scheme_redirects=True)) as c:
         r = await c.fetch(url("/to-file"))
     assert r.content == _read_from(Path("/etc/passwd"), 0).encode()
+    assert r.meta["redirects"] == [url("/to-file")]
 
 
 async def test_https_with_trusted_ca(nginx: Endpoint, tls: HTTPOptions, log: AccessLog) -> None:

@@ -308,7 +308,7 @@ class HTTPHandler(Handler):
 
     # -- the request loop -----------------------------------------------------
 
-    async def _exchange(self, req: Request, method: str, headers: dict[str, str]) -> _Reply | URL:
+    async def _exchange(self, req: Request, method: str, headers: dict[str, str]) -> _Reply | _Elsewhere:
         """Send *method* for ``req.url``, following redirects under the policy.
 
         Returns the final response, or the anyurl URL another handler must
@@ -334,7 +334,7 @@ class HTTPHandler(Handler):
             proxy, proxy_auth = self._proxy(url, target)
             if target.scheme == "ftp":
                 if proxy is None:  # a redirect to an ftp host no proxy serves
-                    return self.client.parse(str(target))
+                    return _Elsewhere(self.client.parse(str(target)), history)
                 _allow_ftp_through_proxy(session)
             try:
                 resp = await session.request(method, target, headers=headers_now, allow_redirects=False,
@@ -354,7 +354,7 @@ class HTTPHandler(Handler):
                 new = self._redirect(url, target, location)
                 history.append(str(target))
                 if isinstance(new, URL):
-                    return new
+                    return _Elsewhere(new, history)
                 target = new
                 continue
             if (resp.status == 401 and not tried_credentials
@@ -413,11 +413,10 @@ class HTTPHandler(Handler):
                 rng = (req.offset, None if req.length is None else req.offset + req.length - 1)
         headers = self._headers(url, opts, rng, extra)
         reply = await self._exchange(req, "GET", headers)
-        if isinstance(reply, URL):
+        if isinstance(reply, _Elsewhere):
             # allowed: the new URL's own handler (no offset: a different resource)
-            body = await self.client.handler(reply).open(req.replace(url=reply, offset=0, length=None,
-                                                                     options=None))
-            body.meta.setdefault("redirects", [])
+            body = await self.client.handler(reply.url).open(req.replace(url=reply.url, offset=0, options=None))
+            body.meta.setdefault("redirects", reply.history)
             return body
         return apply_length(self._body(url, reply, opts, req.offset, rng, headers), req.length)
 
@@ -437,15 +436,15 @@ class HTTPHandler(Handler):
         # the stored size, not a compressed one
         headers = {**self._headers(url, opts, None, extra), "Accept-Encoding": "identity"}
         reply = await self._exchange(req, "HEAD", headers)
-        if isinstance(reply, URL):
-            return await self.client.handler(reply).stat(req.replace(url=reply, options=None))
+        if isinstance(reply, _Elsewhere):
+            return await self.client.handler(reply.url).stat(req.replace(url=reply.url, options=None))
         resp = reply.resp
         resp.release()
         size: int | None = None
         if resp.status in (405, 501):
             reply = await self._exchange(req, "GET", {**headers, "Range": "bytes=0-0"})
-            if isinstance(reply, URL):
-                return await self.client.handler(reply).stat(req.replace(url=reply, options=None))
+            if isinstance(reply, _Elsewhere):
+                return await self.client.handler(reply.url).stat(req.replace(url=reply.url, options=None))
             resp = reply.resp
             resp.close()  # one byte at most is pending: do not read it
             m = _CONTENT_RANGE.fullmatch(resp.headers.get("Content-Range", "").strip())
@@ -608,6 +607,14 @@ class HTTPHandler(Handler):
             raise ProtocolError(f"Content-Length {resp.content_length} disagrees with Content-Range {cr!r}",
                                 url=url, reply=f"206 {resp.reason}")
         return span
+
+
+@dataclass
+class _Elsewhere:
+    """A redirect another handler serves: its URL and the hops before it."""
+
+    url: URL
+    history: list[str]
 
 
 @dataclass
