@@ -154,3 +154,9 @@ def test_retry_after_forms() -> None:
     assert _retry_after({"Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"}) == 0.0
     assert _retry_after({"Retry-After": "soon"}) is None
     assert _retry_after({}) is None
+
+
+def test_proxy_errors_do_not_show_its_password() -> None:
+    with pytest.raises(ValueError, match="no path") as info:
+        normalize_proxy("http://user:s3cret@h:1/x")
+    assert "s3cret" not in str(info.value)

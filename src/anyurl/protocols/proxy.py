@@ -94,6 +94,8 @@ def normalize_proxy(text: str) -> str:
     if "://" not in value:
         value = "http://" + value
     parts = urlsplit(value)
+    # error messages name the proxy without its password
+    text = value.replace(parts.netloc, parts.netloc.rpartition("@")[2], 1) if "@" in parts.netloc else value
     if parts.scheme.lower() not in ("http", "https"):
         raise ValueError(f"proxy {text!r}: only http:// and https:// proxies are supported")
     try:
