@@ -199,6 +199,12 @@ def _network_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--retry-delay", type=_delay, metavar="S", default=None,
                    help="first wait between retries, doubled each time (default 1; "
                         "a server's Retry-After wins when longer)")
+    g.add_argument("--proxy", metavar="URL", default=None,
+                   help="HTTP proxy for http, https and ftp URLs, as [http://]host:port "
+                        "(default: $http_proxy, $https_proxy, $ftp_proxy; '' for none)")
+    g.add_argument("--noproxy", metavar="LIST", default=None,
+                   help="comma-separated hosts, domains or CIDR blocks reached directly; '*' for all "
+                        "(default: $no_proxy)")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
 
 
@@ -480,6 +486,8 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         anonymous_email=getattr(args, "email", None),
         news_server=getattr(args, "news_server", None),
         user_agent=getattr(args, "user_agent", None),
+        proxy=getattr(args, "proxy", None),
+        no_proxy=getattr(args, "noproxy", None),
         password_callback=prompter.password,
         form_callback=prompter.form,
     )
