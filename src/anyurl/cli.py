@@ -68,6 +68,7 @@ _MEANINGS = {
     "ProtocolError": "the server replied with an error or nonsense",
     "TemporaryFailure": "a transient server error; retrying may help",
     "TruncatedTransfer": "fewer bytes arrived than announced",
+    "OverlongTransfer": "more bytes arrived than announced",
 }
 
 

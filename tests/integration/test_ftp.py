@@ -94,11 +94,27 @@ def log_size(path: str) -> int:
 # -- retrieval and the RFC's examples ---------------------------------------------
 
 
-async def test_text_guessed_type_a_converts_crlf(srv: Server) -> None:
-    async with client() as c, c.open(srv.url("/pub/crlf.txt")) as body:
+async def test_text_without_typecode_is_byte_exact(srv: Server) -> None:
+    # No typecode: TYPE I even for ".txt" (as curl, wget, lftp, urllib): a mirror is byte-exact.
+    async with client() as c:
+        r = await c.fetch(srv.url("/pub/crlf.txt"))
+    assert r.content == seed.CRLF_TEXT
+    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE crlf.txt", "EPSV", "RETR crlf.txt", "QUIT"]
+
+
+async def test_guess_type_option_restores_text_guess(srv: Server) -> None:
+    async with client(ftp=FTPOptions(guess_type=True)) as c, c.open(srv.url("/pub/crlf.txt")) as body:
         assert body.size is None  # the server's byte count is not what arrives under TYPE A
+        assert body.resumable is False  # REST offsets are server bytes, not what arrives
         content = await body.read()
     assert content == seed.CRLF_TEXT.replace(b"\r\n", b"\n")
+    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE A", "EPSV", "RETR crlf.txt", "QUIT"]
+
+
+async def test_typecode_a_converts_crlf(srv: Server) -> None:
+    async with client() as c:
+        r = await c.fetch(srv.url("/pub/crlf.txt;type=a"))
+    assert r.content == seed.CRLF_TEXT.replace(b"\r\n", b"\n")
     assert srv.commands() == [*LOGIN, "CWD pub", "TYPE A", "EPSV", "RETR crlf.txt", "QUIT"]
 
 
@@ -223,8 +239,8 @@ async def test_user_and_password(srv: Server) -> None:
     async with client() as c:
         r = await c.fetch(srv.url("/private.txt", "urltest:urltest-pw@"))
     assert r.content == seed.PRIVATE
-    assert srv.commands() == ["USER urltest", "PASS <password>", "PWD", "TYPE A", "EPSV", "RETR private.txt",
-                              "QUIT"]
+    assert srv.commands() == ["USER urltest", "PASS <password>", "PWD", "TYPE I", "SIZE private.txt", "EPSV",
+                              "RETR private.txt", "QUIT"]
 
 
 async def test_user_without_password_asks_callback(srv: Server) -> None:
@@ -280,8 +296,8 @@ async def test_reuse_cwds_back_to_login_dir(srv: Server) -> None:
     # One connection: back to the login directory (PWD) before the next URL's CWDs;
     # no CWD at all when the next URL is in the same directory; TYPE only when it changes.
     async with client() as c:
-        assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
-        assert (await c.fetch(srv.url("/pub/sub/deep.txt"))).content == seed.DEEP
+        assert (await c.fetch(srv.url("/pub/hello.txt;type=a"))).content == seed.HELLO
+        assert (await c.fetch(srv.url("/pub/sub/deep.txt;type=a"))).content == seed.DEEP
         assert (await c.fetch(srv.url("/etc/motd;type=a"))).content == seed.MOTD
         assert (await c.fetch(srv.url("/etc/motd;type=i"))).content == seed.MOTD
     assert srv.commands() == [
@@ -314,8 +330,8 @@ async def test_reuse_for_local_user_returns_to_home(srv: Server) -> None:
 
 
 @pytest.mark.parametrize(("strategy", "expected"), [
-    ("singlecwd", ["CWD pub/sub", "TYPE A", "EPSV", "RETR deep.txt"]),
-    ("nocwd", ["TYPE A", "EPSV", "RETR pub/sub/deep.txt"]),
+    ("singlecwd", ["CWD pub/sub", "TYPE I", "SIZE deep.txt", "EPSV", "RETR deep.txt"]),
+    ("nocwd", ["TYPE I", "SIZE pub/sub/deep.txt", "EPSV", "RETR pub/sub/deep.txt"]),
 ])
 async def test_cwd_strategies(srv: Server, strategy: str, expected: list[str]) -> None:
     async with client(ftp=FTPOptions(cwd_strategy=strategy)) as c:
@@ -780,14 +796,23 @@ async def test_upload_without_rename_support_stores_directly() -> None:
                      "QUIT"]
 
 
-async def test_abandoned_stream_frees_its_slot(vs: Server) -> None:
-    vsftpd.ensure_big(vs.ep.info, 100 << 20)
+async def test_abandoned_stream_frees_its_slot(srv: Server) -> None:
+    srv_ensure_big(srv, 100 << 20)
     async with client(limits=Limits(per_host=1)) as c:
-        async with c.open(vs.url("/pub/big.bin")) as body:
+        async with c.open(srv.url("/pub/big.bin")) as body:
             async for _chunk in body:
-                break  # stop after one chunk: the connection cannot be reused
-        async with c.open(vs.url("/pub/blob.bin")) as unread:
+                break  # stop after one chunk: ABOR, and the connection is in step again
+        async with c.open(srv.url("/pub/blob.bin")) as unread:
             assert unread.size == len(seed.blob())  # opened and closed without reading
         async with asyncio.timeout(10):  # a leaked slot would block here (per_host=1)
-            assert (await c.fetch(vs.url("/pub/hello.txt"))).content == seed.HELLO
-    assert vs.commands().count("USER anonymous") == 3  # each abandoned connection was dropped
+            assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
+    cmds = srv.commands()
+    # one login: each abandoned transfer was aborted (ABOR, then NOOP to find the end of its
+    # replies) and the same connection carried on
+    assert cmds.count("USER anonymous") == 1
+    assert cmds.count("ABOR") == 2 and cmds.count("NOOP") == 2
+    assert cmds[cmds.index("RETR big.bin") + 1:cmds.index("RETR big.bin") + 3] == ["ABOR", "NOOP"]
+
+
+def srv_ensure_big(srv: Server, size: int) -> Path:
+    return seed.ensure_big(Path(srv.ep.info["anon_root"]), size)

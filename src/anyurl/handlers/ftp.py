@@ -17,8 +17,9 @@ import os
 import secrets
 import socket
 import ssl
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import (
@@ -27,6 +28,7 @@ from ..errors import (
     ConfigurationError,
     ConnectError,
     FetchTimeout,
+    OverlongTransfer,
     ProtocolError,
     TemporaryFailure,
     TruncatedTransfer,
@@ -59,7 +61,8 @@ class FTPOptions:
         (one CWD with the joined path) or "nocwd" (no CWD, full path to RETR/LIST).
     passive: EPSV then PASV (True) or active EPRT then PORT (False).
     epsv: try EPSV before PASV.
-    text_suffixes / guess_type: names transferred as TYPE A when no typecode is given.
+    guess_type: without a typecode, transfer names ending in one of text_suffixes as
+        TYPE A (the old guess; the default is TYPE I, byte-exact like curl, wget and lftp).
     use_size: send SIZE before a binary RETR (size for progress and truncation checks).
     use_mlsd: use MLSD for listings when FEAT offers it.
     tls: explicit FTPS (AUTH TLS) for ftp:// URLs; ftps:// is always implicit TLS.
@@ -72,7 +75,7 @@ class FTPOptions:
     passive: bool = True
     epsv: bool = True
     text_suffixes: tuple[str, ...] = proto.DEFAULT_TEXT_SUFFIXES
-    guess_type: bool = True
+    guess_type: bool = False
     use_size: bool = True
     use_mlsd: bool = True
     tls: bool = False
@@ -554,6 +557,16 @@ class _DataChannel:
             self.sock = None
 
 
+@dataclass
+class _Listing:
+    """What a listing command returned: the entries kept, and the line count and first
+    line (NLST of a file name answers with just that name)."""
+
+    items: list[proto.ListItem] = field(default_factory=list)
+    lines: int = 0
+    first: str | None = None
+
+
 # ---------------------------------------------------------------------------
 # The handler
 # ---------------------------------------------------------------------------
@@ -703,27 +716,27 @@ class FTPHandler(Handler):
         while True:
             conn = await self._acquire(furl, plan, opts)
             try:
-                return apply_length(await self._open_on(conn, furl, plan, opts, req.offset), req.length)
+                return await self._open_on(conn, req, furl, plan, opts)
             except (ConnectError, TemporaryFailure) as exc:
                 # A pooled connection the server dropped (or timed out with 421) while it
                 # sat idle: the RFC's reliable way is a fresh connection, so try once more.
                 if not (conn.reused and (isinstance(exc, ConnectError) or (exc.reply or "").startswith("421"))):
                     raise
 
-    async def _open_on(self, conn: _Control, furl: FTPURL, plan: Plan, opts: FTPOptions,
-                       offset: int) -> Body:
+    async def _open_on(self, conn: _Control, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
         handed_over = False
         try:
             await conn.change_dirs(plan.cwds)
             if plan.action == "NLST":
-                body = await self._nlst(conn, furl, plan, opts)
+                body = await self._nlst(conn, req, furl, plan, opts)
             elif plan.action == "LIST":
-                body = await self._listing(conn, furl, plan.argument or None, furl.cwd, opts)
+                body = await self._listing(conn, req, furl, plan.argument or None, furl.cwd, opts)
             else:
-                body, streaming = await self._retr(conn, furl, plan, opts, offset)
+                body, streaming = await self._retr(conn, req, furl, plan, opts)
                 if streaming:  # the body's stream releases the connection when done
                     handed_over = True
                     return body
+            body = apply_length(body, req.length)  # a listing: already in memory
         except BaseException:
             if not handed_over:
                 await self._release(conn, False, opts)
@@ -731,18 +744,18 @@ class FTPHandler(Handler):
         await self._release(conn, True, opts)
         return body
 
-    async def _retr(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions,
-                    offset: int) -> tuple[Body, bool]:
+    async def _retr(self, conn: _Control, req: Request, url: FTPURL, plan: Plan,
+                    opts: FTPOptions) -> tuple[Body, bool]:
         """RETR as a streaming Body (True), or the 550 fallback's listing (False)."""
+        offset, length = req.offset, req.length
         await conn.set_type(plan.type)
         total: int | None = None
         if plan.type == "I" and opts.use_size and conn.size_ok and not (conn.size_in_150 and not offset):
             reply = await conn.cmd("SIZE", plan.argument)
-            if reply.code == 213 and reply.first.strip().isdigit():
-                total = int(reply.first.strip())
-            elif reply.code in (500, 502):
+            total = proto.parse_size(reply)
+            if reply.code in (500, 502):
                 conn.size_ok = False
-        chunk_size = self.client.limits.chunk_size
+        chunk_size = req.limits.chunk_size
         chan = await _DataChannel.prepare(conn, opts, lambda: _Reader(chunk_size))
         reader: _Reader | None = None
         try:
@@ -752,7 +765,7 @@ class FTPHandler(Handler):
             if reply.kind != 1:
                 if reply.code == 550 and plan.fallback:
                     self._close_data(chan, reader)
-                    return await self._fallback_listing(conn, url, plan, opts, reply), False
+                    return await self._fallback_listing(conn, req, url, plan, opts, reply), False
                 raise proto.error_for(reply, f"RETR {plan.argument}", url)
             reader = await chan.connect()
         except BaseException:
@@ -765,19 +778,20 @@ class FTPHandler(Handler):
             total = size150
         # Under TYPE A the server's byte count is not what arrives after CRLF -> "\n".
         size = max(total - offset, 0) if total is not None and plan.type == "I" else None
-        check = size
+        if length is not None and size is not None and length >= size:
+            length = None  # the range reaches the end: let the transfer finish with its 226
         started: list[bool] = []
-        chunks = self._stream(conn, url, reader, opts, plan.type == "A", check, started)
+        chunks = self._stream(conn, req, url, reader, opts, plan.type == "A", size, length, started)
 
         async def on_close() -> None:
             # A generator closed before its first step never runs its finally: release here.
             if not started:
                 assert reader is not None
-                reader.close()
-                await self._release(conn, False, opts)
-        return Body(url, chunks, content_type=guess_content_type(url.name), size=size, offset=offset,
+                await self._release(conn, await self._abort_transfer(conn, reader, req), opts)
+        body_size = size if length is None else (length if size is None else min(size, length))
+        return Body(url, chunks, content_type=guess_content_type(url.name), size=body_size, offset=offset,
                     meta={"ftp_type": plan.type, "ftp_reply": reply.text}, on_close=on_close,
-                    resumable=plan.type == "I"), True
+                    resumable=plan.type == "I"), True  # REST offsets count bytes only under TYPE I
 
     @staticmethod
     def _close_data(chan: _DataChannel, reader: _Reader | None) -> None:
@@ -785,14 +799,45 @@ class FTPHandler(Handler):
         if reader is not None:
             reader.close()
 
-    async def _stream(self, conn: _Control, url: FTPURL, reader: _Reader, opts: FTPOptions,
-                      ascii_mode: bool, expected: int | None, started: list[bool]) -> AsyncIterator[bytes]:
+    async def _abort_transfer(self, conn: _Control, reader: _Reader, req: Request) -> bool:
+        """Stop a transfer we no longer want (RFC 959 ABOR); True when the control
+        connection is known to be back in step, so it may be reused.
+
+        The data connection is closed first: servers that only read commands between
+        transfers (vsftpd without async_abor_enable) then fail their write and answer
+        426, and the ABOR reply (225/226) follows. Which replies come depends on whether
+        the transfer had already ended, so a NOOP is sent along: its 200 marks the end.
+        """
+        reader.close()
+        try:
+            async with asyncio.timeout(req.bound(min(req.read_timeout or 5.0, 5.0))):
+                await conn.send("ABOR")
+                await conn.send("NOOP")
+                for _ in range(4):  # 426 + 226, or 226 (transfer) + 225/226 (ABOR), then 200
+                    reply = await conn.reply()
+                    if reply.code == 200:
+                        return True
+                    if reply.kind not in (2, 4):
+                        return False
+        except (AnyURLError, TimeoutError):
+            pass
+        return False
+
+    async def _stream(self, conn: _Control, req: Request, url: FTPURL, reader: _Reader, opts: FTPOptions,
+                      ascii_mode: bool, expected: int | None, length: int | None,
+                      started: list[bool]) -> AsyncIterator[bytes]:
+        """The data connection's bytes. *expected*: the announced size (more or fewer
+        bytes are errors); *length*: stop after that many bytes and ABOR the rest."""
         started.append(True)
         ok = False
         received = 0
+        left = length
         decoder = proto.CRLFDecoder() if ascii_mode else None
-        timeout = self.client.timeouts.read
+        timeout = req.read_timeout
         try:
+            if left is not None and left <= 0:
+                ok = await self._abort_transfer(conn, reader, req)
+                return
             while True:
                 try:
                     chunk = await reader.next_chunk(timeout)
@@ -804,10 +849,24 @@ class FTPHandler(Handler):
                 if chunk is None:
                     break
                 received += len(chunk)
+                if expected is not None and received > expected:
+                    # Never report success for a body that does not match its SIZE, long or short.
+                    if (keep := expected - (received - len(chunk))) > 0 and left is None:
+                        yield chunk[:keep]
+                    raise OverlongTransfer(f"the server sent more bytes than announced: over {received} "
+                                           f"bytes where SIZE said {expected}", url=url)
                 if decoder is not None:
                     chunk = decoder.feed(chunk)
                     if not chunk:
                         continue
+                if left is not None and len(chunk) >= left:
+                    # The range is complete: stop the transfer before handing over its last bytes,
+                    # so the connection is back in the pool when the caller sees the end.
+                    ok = await self._abort_transfer(conn, reader, req)
+                    yield chunk[:left]
+                    return
+                if left is not None:
+                    left -= len(chunk)
                 yield chunk
             if decoder is not None and (tail := decoder.flush()):
                 yield tail
@@ -826,50 +885,70 @@ class FTPHandler(Handler):
                 raise TruncatedTransfer(f"data connection closed after {received} of {expected} bytes",
                                         url=url, reply=final.text)
             ok = True
+        except GeneratorExit:
+            # The caller stopped reading (closed the body early): ABOR, keep the connection if in step.
+            ok = await self._abort_transfer(conn, reader, req)
+            raise
         finally:
             reader.close()
             await self._release(conn, ok, opts)
 
-    async def _fallback_listing(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions,
+    async def _fallback_listing(self, conn: _Control, req: Request, url: FTPURL, plan: Plan, opts: FTPOptions,
                                 retr_reply: Reply) -> Body:
         """RETR said 550 and there was no typecode: maybe the name is a directory (as urllib, Lynx)."""
         if opts.cwd_strategy == "nocwd":
-            return await self._listing(conn, url, plan.argument, (*url.cwd, url.name), opts,
+            return await self._listing(conn, req, url, plan.argument, (*url.cwd, url.name), opts,
                                        not_found=retr_reply)
         conn.cwd_path = None
         reply = await conn.cmd("CWD", url.name)
         if reply.code != 250:
             raise proto.error_for(retr_reply, f"RETR {plan.argument}", url)
-        return await self._listing(conn, url, None, (*url.cwd, url.name), opts)
+        return await self._listing(conn, req, url, None, (*url.cwd, url.name), opts)
 
-    async def _read_listing(self, conn: _Control, url: FTPURL, verb: str, arg: str | None,
-                            opts: FTPOptions) -> tuple[Reply, list[str]]:
-        """Run one listing command; (reply, lines). A failed reply is returned, not raised."""
+    async def _read_listing(self, conn: _Control, req: Request, url: FTPURL, verb: str, arg: str | None,
+                            opts: FTPOptions, parse: Callable[[str], proto.ListItem | None],
+                            ) -> tuple[Reply, _Listing]:
+        """Run one listing command, parsing entry by entry as the data arrives; a failed
+        reply is returned, not raised. Beyond ``Limits.max_entries`` entries the transfer
+        is aborted (ABOR) at once: memory grows with the entries kept, not with what the
+        server sends."""
         chan = await _DataChannel.prepare(conn, opts, lambda: _Reader(1 << 16))
         reader: _Reader | None = None
+        listing = _Listing()
+        limits = req.limits
         try:
             reply = await conn.cmd(verb, arg)
             if reply.kind != 1:
                 self._close_data(chan, reader)
-                return reply, []
+                return reply, listing
             reader = await chan.connect()
-            limits = self.client.limits
-            cap = limits.max_entries * 512 + limits.max_line
-            parts: list[bytes] = []
-            total = 0
+            splitter = proto.LineSplitter(limits.max_line)
+
+            def take(lines: list[str]) -> None:
+                for line in lines:
+                    listing.lines += 1
+                    if listing.first is None:
+                        listing.first = line
+                    item = parse(line)
+                    if item is not None:
+                        if len(listing.items) >= limits.max_entries:
+                            raise ProtocolError(f"listing has more than {limits.max_entries} entries", url=url)
+                        listing.items.append(item)
             while True:
                 try:
-                    chunk = await reader.next_chunk(self.client.timeouts.read)
+                    chunk = await reader.next_chunk(req.read_timeout)
                 except TimeoutError as exc:
                     raise FetchTimeout("timed out reading a listing", url=url) from exc
                 except (OSError, ssl.SSLError) as exc:
                     raise TruncatedTransfer(f"listing data connection failed: {exc}", url=url) from exc
                 if chunk is None:
                     break
-                total += len(chunk)
-                if total > cap:
-                    raise ProtocolError(f"listing larger than {cap} bytes", url=url)
-                parts.append(chunk)
+                try:
+                    take(splitter.feed(chunk))
+                except ProtocolError as exc:
+                    await self._abort_transfer(conn, reader, req)  # stop the server sending the rest
+                    raise ProtocolError(exc.message, url=url) from None
+            take(splitter.flush())
             reader.close()
             try:
                 final = await conn.reply()
@@ -880,50 +959,46 @@ class FTPHandler(Handler):
         except BaseException:
             self._close_data(chan, reader)
             raise
-        lines = proto.split_lines(b"".join(parts))
-        if len(lines) > self.client.limits.max_entries:
-            raise ProtocolError(f"listing has more than {self.client.limits.max_entries} entries", url=url)
-        return reply, lines
+        return reply, listing
 
-    async def _listing(self, conn: _Control, url: FTPURL, arg: str | None, directory: tuple[str, ...],
-                       opts: FTPOptions, not_found: Reply | None = None) -> Body:
+    async def _listing(self, conn: _Control, req: Request, url: FTPURL, arg: str | None,
+                       directory: tuple[str, ...], opts: FTPOptions, not_found: Reply | None = None) -> Body:
         """The best listing the server offers: MLSD (if FEAT has it), else LIST, else NLST."""
         items: list[proto.ListItem] | None = None
         reply: Reply | None = None
         feats = await conn.features_list() if opts.use_mlsd else set()
+        await conn.set_type("A")
         if feats & {"MLST", "MLSD"}:  # RFC 3659 advertises MLST; MLSD comes with it
-            await conn.set_type("A")
-            reply, lines = await self._read_listing(conn, url, "MLSD", arg, opts)
+            reply, listing = await self._read_listing(conn, req, url, "MLSD", arg, opts, proto.parse_mlsd_line)
             if reply.kind == 1:
-                items = proto.parse_mlsd(lines)
-        else:
-            await conn.set_type("A")
+                items = listing.items
         if items is None and (reply is None or reply.code in (500, 501, 502, 504)):
-            reply, lines = await self._read_listing(conn, url, "LIST", arg, opts)
+            now = datetime.now(UTC)
+            reply, listing = await self._read_listing(conn, req, url, "LIST", arg, opts,
+                                                      lambda line: proto.parse_list_line(line, now))
             if reply.kind == 1:
-                items = proto.parse_list(lines)
+                items = listing.items
         if items is None and reply is not None and reply.code in (500, 501, 502, 504):
-            reply, lines = await self._read_listing(conn, url, "NLST", arg, opts)
+            reply, listing = await self._read_listing(conn, req, url, "NLST", arg, opts, proto.parse_nlst_line)
             if reply.kind == 1:
-                items = proto.parse_nlst(lines)
+                items = listing.items
         if items is None:
             assert reply is not None
             failed = not_found or reply
             raise proto.error_for(failed, "listing", url)
         return self._listing_body(url, directory, items, "ftp_listing")
 
-    async def _nlst(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
+    async def _nlst(self, conn: _Control, req: Request, url: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
         """typecode d: NLST with the name (section 3.2.2)."""
         await conn.set_type("A")
         arg = plan.argument or None
-        reply, lines = await self._read_listing(conn, url, "NLST", arg, opts)
+        reply, listing = await self._read_listing(conn, req, url, "NLST", arg, opts, proto.parse_nlst_line)
         if reply.kind != 1:
             raise proto.error_for(reply, _show("NLST", arg), url)
-        items = proto.parse_nlst(lines)
         directory = url.cwd
-        if url.name and not (len(lines) == 1 and lines[0] == url.name):
+        if url.name and not (listing.lines == 1 and listing.first == url.name):
             directory = (*url.cwd, url.name)
-        return self._listing_body(url, directory, items, "nlst")
+        return self._listing_body(url, directory, listing.items, "nlst")
 
     def _listing_body(self, url: FTPURL, directory: tuple[str, ...], items: list[proto.ListItem],
                       source: str) -> Body:
