@@ -10,6 +10,7 @@ import hashlib
 import os
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -816,3 +817,76 @@ async def test_abandoned_stream_frees_its_slot(srv: Server) -> None:
 
 def srv_ensure_big(srv: Server, size: int) -> Path:
     return seed.ensure_big(Path(srv.ep.info["anon_root"]), size)
+
+
+# -- stat and ranged reads (issue 10) -------------------------------------------------
+
+
+def mtime(srv: Server, rel: str) -> datetime:
+    return datetime.fromtimestamp(int((Path(srv.ep.info["anon_root"]) / rel).stat().st_mtime), UTC)
+
+
+async def test_stat_file_without_transfer(srv: Server) -> None:
+    async with client() as c:
+        st = await c.stat(srv.url("/pub/blob.bin"))
+    assert (st.kind, st.size, st.modified) == ("file", len(seed.blob()), mtime(srv, "pub/blob.bin"))
+    cmds = srv.commands()
+    # the fewest round trips each server allows; no data connection, no RETR
+    if srv.kind == "vsftpd":  # FEAT has no MLST: TYPE I (SIZE counts binary bytes), SIZE, MDTM
+        assert cmds == [*LOGIN, "CWD pub", "FEAT", "TYPE I", "SIZE blob.bin", "MDTM blob.bin", "QUIT"]
+    else:  # pyftpdlib lists MLST: one command gives kind, size and time
+        assert cmds == [*LOGIN, "CWD pub", "FEAT", "MLST blob.bin", "QUIT"]
+        assert st.meta["ftp_facts"]["type"] == "file"
+    if srv.kind == "vsftpd":
+        assert b"Client \"127.0.0.1\", \"RETR" not in srv.raw() and b"OK DOWNLOAD" not in srv.raw()
+
+
+async def test_stat_directory(srv: Server) -> None:
+    async with client() as c:
+        st = await c.stat(srv.url("/pub/sub"))  # no trailing slash: the server decides
+        assert st.kind == "directory" and st.size is None
+        slash = await c.stat(srv.url("/pub/sub/"))
+        assert slash.kind == "directory"
+        # the connection stood in pub/sub after the CWD probe: the next URL still works
+        assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
+    cmds = srv.commands()
+    if srv.kind == "vsftpd":
+        assert cmds[:9] == [*LOGIN, "CWD pub", "FEAT", "TYPE I", "SIZE sub", "CWD sub", "CWD /"]
+    else:
+        assert cmds[:6] == [*LOGIN, "CWD pub", "FEAT", "MLST sub"]
+    # no transfer but the fetch at the end
+    assert [x for x in cmds if x.startswith(("RETR", "LIST", "MLSD", "NLST", "EPSV"))] == ["EPSV", "RETR hello.txt"]
+    assert cmds.count("USER anonymous") == 1
+
+
+async def test_stat_missing_is_resource_not_found(srv: Server) -> None:
+    async with client() as c:
+        with pytest.raises(ResourceNotFound) as info:
+            await c.stat(srv.url("/pub/nope.bin"))
+    assert info.value.reply is not None and info.value.reply.startswith("550")
+    assert "RETR nope.bin" not in srv.commands()
+
+
+async def test_ranged_read_stops_with_abor(srv: Server) -> None:
+    path = srv_ensure_big(srv, 100 << 20)
+    want = path.read_bytes()[3 << 20:(3 << 20) + 100_000]
+    async with client() as c:
+        async with c.open(srv.url("/pub/big.bin"), offset=3 << 20, length=100_000) as body:
+            assert body.size == 100_000 and body.resumable
+            got = await body.read()
+        assert got == want
+        # the same control connection carries on: ABOR left it in step
+        assert (await c.fetch(srv.url("/pub/blob.bin"), offset=10, length=20)).content == seed.blob()[10:30]
+        assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
+    cmds = srv.commands()
+    assert cmds[:10] == [*LOGIN, "CWD pub", "TYPE I", "SIZE big.bin", "EPSV", f"REST {3 << 20}", "RETR big.bin",
+                         "ABOR"]
+    assert cmds.count("USER anonymous") == 1 and cmds.count("ABOR") == 2 and cmds.count("NOOP") == 2
+
+
+async def test_ranged_read_to_the_end_needs_no_abor(srv: Server) -> None:
+    n = len(seed.blob())
+    async with client() as c:
+        r = await c.fetch(srv.url("/pub/blob.bin"), offset=n - 100, length=1000)
+    assert r.content == seed.blob()[-100:]
+    assert "ABOR" not in srv.commands()

@@ -28,6 +28,7 @@ from ..errors import (
     ConfigurationError,
     ConnectError,
     FetchTimeout,
+    NotSupported,
     OverlongTransfer,
     ProtocolError,
     TemporaryFailure,
@@ -35,7 +36,7 @@ from ..errors import (
 )
 from ..protocols import ftp as proto
 from ..protocols.ftp import Plan, Reply
-from ..response import Body, Entry, guess_content_type
+from ..response import Body, Entry, Stat, guess_content_type
 from ..urls import FTPURL, URL
 from .base import (
     Handler,
@@ -723,6 +724,85 @@ class FTPHandler(Handler):
                 if not (conn.reused and (isinstance(exc, ConnectError) or (exc.reply or "").startswith("421"))):
                     raise
 
+    # -- stat ------------------------------------------------------------------
+
+    async def stat(self, req: Request) -> Stat:
+        """Size, time and kind without a transfer: MLST when FEAT offers it, else
+        TYPE I + SIZE + MDTM; a name SIZE does not know that CWD accepts is a directory."""
+        opts = self.options(req, FTPOptions)
+        furl, plan = self._plan(req.url, opts)
+        while True:
+            conn = await self._acquire(furl, plan, opts)
+            ok = False
+            try:
+                result = await self._stat_on(conn, furl, plan, opts)
+                ok = True
+                return result
+            except (ConnectError, TemporaryFailure) as exc:
+                # as in open(): a pooled connection the server dropped while idle gets one more try
+                if not (conn.reused and (isinstance(exc, ConnectError) or (exc.reply or "").startswith("421"))):
+                    raise
+            finally:
+                await self._release(conn, ok, opts)
+
+    async def _stat_on(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions) -> Stat:
+        await conn.change_dirs(plan.cwds)
+        name = plan.argument
+        if not url.name:  # "ftp://host/dir/": a directory if the CWDs (or, nocwd, one CWD) succeed
+            feats = await conn.features_list() if opts.use_mlsd else set()
+            item = None
+            if "MLST" in feats:
+                reply = await conn.cmd("MLST", name or None)
+                item = proto.parse_mlst(reply)
+                if item is None and reply.kind == 5 and reply.code not in (500, 501, 502, 504):
+                    raise proto.error_for(reply, _show("MLST", name or None), url)
+            elif name:
+                conn.cwd_path = None
+                await conn.expect("CWD", name)
+            return self._stat_result(url, "directory", item)
+        feats = await conn.features_list() if opts.use_mlsd else set()
+        if "MLST" in feats:
+            reply = await conn.cmd("MLST", name)
+            item = proto.parse_mlst(reply)
+            if item is not None:
+                return self._stat_result(url, item.kind, item)
+            if reply.kind == 5 and reply.code not in (500, 501, 502, 504):
+                raise proto.error_for(reply, f"MLST {name}", url)
+        # SIZE counts bytes of the binary representation (RFC 3659 4); some servers refuse it under A.
+        await conn.set_type("I")
+        size_reply = await conn.cmd("SIZE", name)
+        size = proto.parse_size(size_reply)
+        if size is None and size_reply.code not in (500, 502, 504):
+            if await self._is_directory(conn, url, name):
+                return Stat(str(url), kind="directory", meta={"ftp_reply": size_reply.text})
+            raise proto.error_for(size_reply, f"SIZE {name}", url)
+        mdtm_reply = await conn.cmd("MDTM", name)
+        modified = proto.parse_mdtm(mdtm_reply)
+        if size is None and modified is None:
+            if await self._is_directory(conn, url, name):
+                return Stat(str(url), kind="directory")
+            if mdtm_reply.code not in (500, 502, 504):
+                raise proto.error_for(mdtm_reply, f"MDTM {name}", url)
+            raise NotSupported(f"the server has neither MLST, SIZE nor MDTM ({mdtm_reply.text})", url=url)
+        return Stat(str(url), kind="file", size=size, modified=modified,
+                    content_type=guess_content_type(url.name), meta={"ftp_reply": size_reply.text})
+
+    @staticmethod
+    async def _is_directory(conn: _Control, url: FTPURL, name: str) -> bool:
+        """CWD into *name*: 250 means a directory (the connection's place is then unknown)."""
+        conn.cwd_path = None
+        reply = await conn.cmd("CWD", name)
+        return reply.code == 250
+
+    @staticmethod
+    def _stat_result(url: FTPURL, kind: str, item: proto.ListItem | None) -> Stat:
+        if item is None:
+            return Stat(str(url), kind=kind)
+        return Stat(str(url), kind=item.kind if item.kind != "unknown" else kind,
+                    size=item.size if item.kind != "directory" else None, modified=item.modified,
+                    content_type=guess_content_type(url.name) if item.kind == "file" else None,
+                    meta={"ftp_facts": dict(item.facts)})
+
     async def _open_on(self, conn: _Control, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
         handed_over = False
         try:
@@ -929,6 +1009,9 @@ class FTPHandler(Handler):
                     listing.lines += 1
                     if listing.first is None:
                         listing.first = line
+                    elif listing.lines > 2 * limits.max_entries + 16:  # endless lines we cannot parse
+                        raise ProtocolError(f"listing has more than {2 * limits.max_entries + 16} lines "
+                                            f"and at most {limits.max_entries} entries are allowed", url=url)
                     item = parse(line)
                     if item is not None:
                         if len(listing.items) >= limits.max_entries:
