@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import _ftp_seed as seed
-from fixtures.servers import pyftpdlib_server, vsftpd
+from fixtures.servers import proftpd, pyftpdlib_server, vsftpd
 
 from anyurl.client import Client, Limits, Timeouts
 from anyurl.errors import (
@@ -31,7 +31,7 @@ from anyurl.errors import (
 )
 from anyurl.handlers.ftp import FTPOptions
 
-SERVERS = ["vsftpd", "pyftpdlib_server"]
+SERVERS = ["vsftpd", "pyftpdlib_server", "proftpd"]
 
 
 class Server:
@@ -50,7 +50,8 @@ class Server:
         self.mark = os.path.getsize(self.log)
 
     def commands(self) -> list[str]:
-        reader = vsftpd.commands if self.kind == "vsftpd" else pyftpdlib_server.commands
+        reader = {"vsftpd": vsftpd.commands, "pyftpdlib": pyftpdlib_server.commands,
+                  "proftpd": proftpd.commands}[self.kind]
         return reader(self.log, self.mark)
 
     def raw(self) -> bytes:
@@ -61,8 +62,7 @@ class Server:
 
 @pytest.fixture(scope="module")
 def ftp_servers(servers: Launcher) -> dict[str, Server]:
-    return {name: Server(servers.get(name), "vsftpd" if name == "vsftpd" else "pyftpdlib")
-            for name in SERVERS}
+    return {name: Server(servers.get(name), name.removesuffix("_server")) for name in SERVERS}
 
 
 @pytest.fixture(params=SERVERS)
@@ -160,16 +160,19 @@ async def test_percent_2f_is_one_cwd(srv: Server) -> None:
 
 async def test_double_slash_sends_empty_cwd(srv: Server) -> None:
     # RFC 1738: "//etc/motd" is CWD with an empty argument, then CWD etc. vsftpd refuses
-    # the empty CWD (550); pyftpdlib treats it as "stay here".
+    # the empty CWD (550), ProFTPD calls it a syntax error (501); pyftpdlib treats it as "stay here".
     async with client() as c:
         if srv.kind == "vsftpd":
             with pytest.raises(ResourceNotFound, match="550"):
                 await c.fetch(srv.url("//etc/motd"))
+        elif srv.kind == "proftpd":
+            with pytest.raises(ProtocolError, match="501"):
+                await c.fetch(srv.url("//etc/motd"))
         else:
             r = await c.fetch(srv.url("//etc/motd"))
             assert r.content == seed.MOTD
-    if srv.kind == "vsftpd":
-        assert srv.commands() == [*LOGIN, "CWD"]  # vsftpd logs "CWD " without its space
+    if srv.kind in ("vsftpd", "proftpd"):
+        assert srv.commands() == [*LOGIN, "CWD"]  # both log "CWD " without its space
     else:
         assert srv.commands() == [*LOGIN, "CWD ", "CWD etc", "TYPE I", "SIZE motd", "EPSV",
                                   "RETR motd", "QUIT"]
@@ -320,7 +323,7 @@ async def test_size_skipped_once_150_reports_it(vs: Server) -> None:
 
 
 async def test_reuse_for_local_user_returns_to_home(srv: Server) -> None:
-    home = srv.ep.info["local_root"] if srv.kind == "vsftpd" else "/"
+    home = srv.ep.info["local_root"] if srv.kind in ("vsftpd", "proftpd") else "/"
     async with client() as c:
         await c.fetch(srv.url("/upload/;type=d", "urltest:urltest-pw@"))
         r = await c.fetch(srv.url("/private.txt", "urltest:urltest-pw@"))
@@ -396,10 +399,11 @@ async def test_big_file_streams(vs: Server) -> None:
     assert biggest <= 1 << 20  # chunks are bounded by Limits.chunk_size
 
 
-async def test_upload_atomic(srv: Server, tmp_path: Path) -> None:
+async def test_upload_atomic(srv: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     local = Path(srv.ep.info["local_root"])
     src = tmp_path / "src.bin"
     src.write_bytes(seed.blob() * 3)
+    caplog.set_level("INFO", logger="anyurl.ftp")
     async with client() as c:
         await c.upload(srv.url("/upload/up.bin", "urltest:urltest-pw@"), src)
         await c.upload(srv.url("/upload/bytes.txt", "urltest:urltest-pw@"), b"from bytes\r\n")
@@ -408,9 +412,22 @@ async def test_upload_atomic(srv: Server, tmp_path: Path) -> None:
     assert not [p for p in (local / "upload").iterdir() if p.name.endswith(".part")]
     cmds = srv.commands()
     stor = [x for x in cmds if x.startswith(("STOR", "RNFR", "RNTO"))]
-    assert stor[0].startswith("STOR .up.bin.") and stor[0].endswith(".part")
-    assert stor[1] == "RNFR " + stor[0][5:] and stor[2] == "RNTO up.bin"
-    assert stor[5] == "RNTO bytes.txt"
+    if srv.kind == "proftpd":
+        # PathDenyFilter refuses dot names (as Pure-FTPd does for anonymous users): the
+        # temporary name without the dot is used, still renamed into place
+        assert stor[0].startswith("STOR .up.bin.") and stor[0].endswith(".part")
+        token = stor[0].split(".")[-2]
+        assert stor[1:4] == [f"STOR up.bin.{token}.part", f"RNFR up.bin.{token}.part", "RNTO up.bin"]
+        assert stor[7] == "RNTO bytes.txt"
+        method = "temp"
+    else:
+        assert stor[0].startswith("STOR .up.bin.") and stor[0].endswith(".part")
+        assert stor[1] == "RNFR " + stor[0][5:] and stor[2] == "RNTO up.bin"
+        assert stor[5] == "RNTO bytes.txt"
+        method = "temp-dot"
+    said = [r.getMessage() for r in caplog.records if r.name == "anyurl.ftp"]
+    assert said == [f"{srv.url('/upload/up.bin', 'urltest:****@')}: stored by {method}",
+                    f"{srv.url('/upload/bytes.txt', 'urltest:****@')}: stored by {method}"]
 
 
 async def test_anonymous_upload_refused(srv: Server) -> None:
@@ -890,3 +907,69 @@ async def test_ranged_read_to_the_end_needs_no_abor(srv: Server) -> None:
         r = await c.fetch(srv.url("/pub/blob.bin"), offset=n - 100, length=1000)
     assert r.content == seed.blob()[-100:]
     assert "ABOR" not in srv.commands()
+
+
+# -- permission replies and refused temporary names (issue 11) --------------------------
+
+
+@pytest.fixture
+def pro(ftp_servers: dict[str, Server]) -> Server:
+    s = ftp_servers["proftpd"]
+    s.start()
+    return s
+
+
+async def test_permission_replies_are_access_denied(pro: Server) -> None:
+    # ProFTPD says "550 x: Operation not permitted" / "550 x: Permission denied": both are
+    # AccessDenied (exit 12) as the README promises, not ResourceNotFound (exit 11).
+    async with client() as c:
+        with pytest.raises(AccessDenied, match="Operation not permitted") as denied:
+            await c.upload(pro.url("/pub/evil.bin"), b"x")
+        assert denied.value.exit_code == 12 and denied.value.reply is not None
+        assert denied.value.reply.startswith("550")
+        with pytest.raises(AccessDenied, match="Permission denied") as unreadable:
+            await c.fetch(pro.url("/secret.txt", "urltest:urltest-pw@"))
+        assert unreadable.value.reply is not None and unreadable.value.reply.startswith("550")
+        with pytest.raises(ResourceNotFound, match="No such file"):  # a missing file stays exit 11
+            await c.fetch(pro.url("/pub/nope.bin"))
+    stors = [x for x in pro.commands() if x.startswith("STOR")]
+    assert len(stors) == 1 and stors[0].startswith("STOR .evil.bin.")  # no other name would help
+    assert not (Path(pro.ep.info["anon_root"]) / "pub" / "evil.bin").exists()
+
+
+async def test_upload_when_every_temporary_name_is_refused(caplog: pytest.LogCaptureFixture) -> None:
+    # Pure-FTPd's answer to dot names is "553 Prohibited file name"; a server that refuses
+    # both temporary patterns still gets the file, stored directly, and the log says so.
+    stored: dict[str, bytes] = {}
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        w.write(b"220 fake\r\n")
+        for reply in (b"331 pw\r\n", b"230 ok\r\n", b'257 "/" here\r\n', b"200 type\r\n"):
+            await f.read(r)
+            w.write(reply)
+        while True:
+            port = await f.listen_data()
+            cmd = await f.read(r)
+            if cmd == "QUIT":
+                return
+            w.write(f"229 ok (|||{port}|)\r\n".encode())
+            name = (await f.read(r)).split(" ", 1)[1]  # STOR name
+            if name.endswith(".part"):
+                w.write(f"553 Prohibited file name: {name}\r\n".encode())
+                continue
+            w.write(b"150 send it\r\n")
+            assert f.data_conn is not None
+            dr, _ = await f.data_conn
+            stored[name] = await dr.read()
+            w.write(b"226 stored\r\n")
+
+    caplog.set_level("INFO", logger="anyurl.ftp")
+    async with fake_server(script) as (port, fake), client() as c:
+        await c.upload(f"ftp://u:secret@127.0.0.1:{port}/new.bin", b"y" * 5000)
+    assert stored == {"new.bin": b"y" * 5000}
+    stors = [x for x in fake.commands if x.startswith("STOR")]
+    assert [s.split(".", 1)[0] for s in stors] == ["STOR ", "STOR new", "STOR new"]
+    assert stors[0].startswith("STOR .new.bin.") and stors[1].startswith("STOR new.bin.") and stors[2] == "STOR new.bin"
+    warnings = [r for r in caplog.records if r.name == "anyurl.ftp"]
+    assert [r.levelname for r in warnings] == ["WARNING"]
+    assert "stored directly (not atomic)" in warnings[0].getMessage() and "secret" not in warnings[0].getMessage()

@@ -87,6 +87,7 @@ CLASSIFIED = [
     (450, "No files found", ResourceNotFound),
     (553, "Prohibited file name: .x.part", ProtocolError),                # Pure-FTPd refusing a dot file
     (553, "Could not create file.", ProtocolError),                       # vsftpd
+    (550, ".x.part: Forbidden filename", ProtocolError),                  # ProFTPD PathDenyFilter
     (421, "Timeout.", TemporaryFailure),
     (421, "Permission denied: too many users", TemporaryFailure),         # 421 always closes: retry later
     (426, "Connection closed; transfer aborted.", TemporaryFailure),
@@ -101,6 +102,18 @@ def test_classification_table(code: int, text: str, cls: type[Exception]) -> Non
     reply = ftp.Reply(code, (text,))
     assert ftp.classify(reply) is cls
     assert type(ftp.error_for(reply, "RETR x")) is cls
+
+
+def test_upload_names_and_when_to_try_the_next() -> None:
+    assert ftp.upload_names("dir/f.bin", "ab12") == [
+        ("temp-dot", "dir/.f.bin.ab12.part"), ("temp", "dir/f.bin.ab12.part"), ("direct", None)]
+    assert ftp.upload_names("f", "x")[0] == ("temp-dot", ".f.x.part")
+    assert ftp.retry_stor_name("553 Prohibited file name: .f.x.part")  # Pure-FTPd, anonymous
+    assert ftp.retry_stor_name("550 .f.x.part: Forbidden filename")  # ProFTPD PathDenyFilter
+    assert not ftp.retry_stor_name("550 f: Operation not permitted")  # no name will help
+    assert not ftp.retry_stor_name("553 f: Permission denied.")
+    assert not ftp.retry_stor_name("452 Insufficient storage")
+    assert not ftp.retry_stor_name(None)
 
 
 def test_classification_table_is_documented() -> None:

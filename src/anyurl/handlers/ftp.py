@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import os
 import secrets
 import socket
@@ -31,8 +32,10 @@ from ..errors import (
     NotSupported,
     OverlongTransfer,
     ProtocolError,
+    ResourceNotFound,
     TemporaryFailure,
     TruncatedTransfer,
+    mask_password,
 )
 from ..protocols import ftp as proto
 from ..protocols.ftp import Plan, Reply
@@ -52,6 +55,8 @@ if TYPE_CHECKING:
     from ..client import Client
 
 __all__ = ["FTPHandler", "FTPOptions"]
+
+log = logging.getLogger("anyurl.ftp")
 
 
 @dataclass(frozen=True)
@@ -1097,7 +1102,12 @@ class FTPHandler(Handler):
     # -- upload ----------------------------------------------------------------
 
     async def upload(self, req: Request, source: Any) -> None:
-        """STOR *source* (bytes or a local path) at ``req.url``: to a temporary name, then RNFR/RNTO."""
+        """STOR *source* (bytes or a local path) at ``req.url``: to a temporary name, then RNFR/RNTO.
+
+        How it was stored is logged on the "anyurl.ftp" logger: "temp-dot" (``.name.XXXX.part``),
+        "temp" (``name.XXXX.part``, when the server refuses dot names) at INFO, or "direct" (STOR
+        of the name itself: no rename, or no temporary name allowed; not atomic) at WARNING.
+        """
         url = req.url
         opts = self.options(req, FTPOptions)
         furl, plan = self._plan(url, opts)
@@ -1117,27 +1127,47 @@ class FTPHandler(Handler):
         try:
             await conn.change_dirs(plan.cwds)
             await conn.set_type("I")
-            final = plan.argument
-            prefix, _, base = final.rpartition("/")
-            temp = (prefix + "/" if prefix else "") + f".{base}.{secrets.token_hex(4)}.part"
-            if opts.atomic_upload:
-                await self._stor(conn, furl, temp, data, path, opts)
-                reply = await conn.cmd("RNFR", temp)
-                if reply.code == 350:
-                    await conn.expect("RNTO", final)
-                else:
-                    await conn.cmd("DELE", temp)
-                    if reply.code not in (500, 502, 504):
-                        raise proto.error_for(reply, f"RNFR {temp}", url)
-                    await self._stor(conn, furl, final, data, path, opts)
-            else:
-                await self._stor(conn, furl, final, data, path, opts)
+            method = await self._store(conn, req, furl, plan.argument, data, path, opts)
             ok = True
         finally:
             await self._release(conn, ok, opts)
+        if method == "direct" and opts.atomic_upload:
+            log.warning("%s: stored directly (not atomic): the server refused the temporary names or "
+                        "renaming", mask_password(str(furl)))
+        else:
+            log.info("%s: stored by %s", mask_password(str(furl)), method)
 
-    async def _stor(self, conn: _Control, url: FTPURL, name: str, data: bytes | None, path: str | None,
-                    opts: FTPOptions) -> None:
+    async def _store(self, conn: _Control, req: Request, url: FTPURL, final: str, data: bytes | None,
+                     path: str | None, opts: FTPOptions) -> str:
+        """STOR under each temporary name the server accepts, then RNFR/RNTO; the method used."""
+        if not opts.atomic_upload:
+            await self._stor(conn, req, url, final, data, path, opts)
+            return "direct"
+        token = secrets.token_hex(4)
+        for method, temp in proto.upload_names(final, token):
+            if temp is None:
+                break
+            try:
+                await self._stor(conn, req, url, temp, data, path, opts)
+            except (ProtocolError, AccessDenied, ResourceNotFound) as exc:
+                # Pure-FTPd answers 553 to dot names for anonymous users, ProFTPD's PathDenyFilter
+                # 550: try the next pattern, and in the end the name itself.
+                if not proto.retry_stor_name(exc.reply):
+                    raise
+                continue
+            reply = await conn.cmd("RNFR", temp)
+            if reply.code == 350:
+                await conn.expect("RNTO", final)
+                return method
+            await conn.cmd("DELE", temp)
+            if reply.code not in (500, 502, 504):
+                raise proto.error_for(reply, f"RNFR {temp}", url)
+            break  # no rename on this server: store under the final name
+        await self._stor(conn, req, url, final, data, path, opts)
+        return "direct"
+
+    async def _stor(self, conn: _Control, req: Request, url: FTPURL, name: str, data: bytes | None,
+                    path: str | None, opts: FTPOptions) -> None:
         chan = await _DataChannel.prepare(conn, opts, _Writer)
         writer: _Writer | None = None
         try:
@@ -1145,13 +1175,13 @@ class FTPHandler(Handler):
             if reply.kind != 1:
                 raise proto.error_for(reply, f"STOR {name}", url)
             writer = await chan.connect()
-            timeout = self.client.timeouts.read
+            timeout = req.read_timeout
             try:
                 if data is not None:
                     await writer.write(data, timeout)
                 else:
                     assert path is not None
-                    size = self.client.limits.chunk_size
+                    size = req.limits.chunk_size
                     with open(path, "rb") as f:  # noqa: ASYNC230 - local file reads are short
                         while block := f.read(size):
                             await writer.write(block, timeout)

@@ -61,7 +61,9 @@ __all__ = [
     "parse_pwd",
     "parse_size",
     "plan",
+    "retry_stor_name",
     "transfer_type",
+    "upload_names",
 ]
 
 CWD_STRATEGIES = ("multicwd", "singlecwd", "nocwd")
@@ -157,14 +159,16 @@ class ReplyReader:
 # unreadable files. docs/ftp.md shows this table; keep the two in step.
 _4XX = tuple(range(400, 500))
 _PERMISSION = re.compile(r"permission denied|operation not permitted|access (?:is )?denied|not authori[sz]ed"
-                         r"|forbidden|insufficient privileges", re.I)
+                         r"|insufficient privileges", re.I)
 _MISSING = re.compile(r"no such file|not found|does not exist|doesn't exist|cannot find|can't find"
                       r"|no files found", re.I)
+_NAME_REFUSED = re.compile(r"forbidden file ?name|prohibited file ?name|file ?name not allowed", re.I)
 REPLY_ERRORS: tuple[tuple[tuple[int, ...], re.Pattern[str] | None, type[TransferError]], ...] = (
     ((530, 532), None, AccessDenied),                         # not logged in / need an account
     ((421,), None, TemporaryFailure),                          # service closing (idle, too many users)
     ((450, 550, 553), _PERMISSION, AccessDenied),              # permission texts win over the code
     ((450, 550, 553), _MISSING, ResourceNotFound),             # 450/553 "No such file" too
+    ((550, 553), _NAME_REFUSED, ProtocolError),                # the name, not the file: ProFTPD PathDenyFilter
     (_4XX, None, TemporaryFailure),                            # RFC 959: transient, retrying may help
     ((550,), None, ResourceNotFound),                          # "file unavailable", most often missing
 )
@@ -279,6 +283,24 @@ def plan(url: FTPURL, *, anonymous_email: str, cwd_strategy: str = "multicwd",
     return Plan(user=user, password=password, cwds=cwds,
                 type=transfer_type(url, text_suffixes, guess_type), action=action,
                 argument=argument, fallback=action == "RETR" and url.typecode is None)
+
+
+def upload_names(final: str, token: str) -> list[tuple[str, str | None]]:
+    """The names an atomic upload of *final* ("dir/name" or "name") tries, in order, with the
+    method each stands for: a hidden temporary name, one without the leading dot (servers
+    such as Pure-FTPd refuse dot names to anonymous users), then None: the name itself."""
+    prefix, _, base = final.rpartition("/")
+    head = prefix + "/" if prefix else ""
+    return [("temp-dot", f"{head}.{base}.{token}.part"), ("temp", f"{head}{base}.{token}.part"), ("direct", None)]
+
+
+def retry_stor_name(reply: str | None) -> bool:
+    """True when a refused STOR of a temporary name may succeed under another name: 553
+    ("file name not allowed", RFC 959: Pure-FTPd's "Prohibited file name") or 550 (ProFTPD's
+    PathDenyFilter, many others), unless the text says permission denied: no name helps then."""
+    if reply is None or reply[:3] not in ("550", "553") or not reply[:3].isdigit():
+        return False
+    return classify(Reply(int(reply[:3]), (reply[4:],))) is not AccessDenied
 
 
 # ---------------------------------------------------------------------------
