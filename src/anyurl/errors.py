@@ -24,7 +24,7 @@ inherits the built-in exception a caller would naturally catch::
         ├── TruncatedTransfer             fewer bytes arrived than the server promised
         └── OverlongTransfer              more bytes arrived than the server announced
 
-Foreign exceptions (aiohttp, aioftp, asyncio, OSError) are translated at
+Foreign exceptions (aiohttp, asyncio, ssl, OSError) are translated at
 the boundary with ``raise ... from exc``; none escapes a public call.
 
 Each error carries ``url`` (the URL text with any password masked), an

@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import os
 import ssl
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import _ftp_seed as seed
-from fixtures.servers import proftpd, pyftpdlib_server, vsftpd
+from fixtures.servers import aioftp_server, proftpd, pyftpdlib_server, vsftpd
 
 from anyurl.client import Client, Limits, Timeouts
 from anyurl.errors import (
@@ -31,7 +32,7 @@ from anyurl.errors import (
 )
 from anyurl.handlers.ftp import FTPOptions
 
-SERVERS = ["vsftpd", "pyftpdlib_server", "proftpd"]
+SERVERS = ["vsftpd", "pyftpdlib_server", "proftpd", "aioftp_server"]
 
 
 class Server:
@@ -49,9 +50,16 @@ class Server:
     def start(self) -> None:
         self.mark = os.path.getsize(self.log)
 
+    @property
+    def login(self) -> list[str]:
+        """The anonymous login as logged: aioftp.Server answers USER with 230, so no PASS."""
+        return ["USER anonymous", "PWD"] if self.kind == "aioftp" else LOGIN
+
     def commands(self) -> list[str]:
+        if self.kind == "proftpd":  # ProFTPD logs a command after its reply: let the log settle
+            settle(self.log)
         reader = {"vsftpd": vsftpd.commands, "pyftpdlib": pyftpdlib_server.commands,
-                  "proftpd": proftpd.commands}[self.kind]
+                  "proftpd": proftpd.commands, "aioftp": aioftp_server.commands}[self.kind]
         return reader(self.log, self.mark)
 
     def raw(self) -> bytes:
@@ -63,6 +71,15 @@ class Server:
 @pytest.fixture(scope="module")
 def ftp_servers(servers: Launcher) -> dict[str, Server]:
     return {name: Server(servers.get(name), name.removesuffix("_server")) for name in SERVERS}
+
+
+def servers_except(**why: str) -> pytest.MarkDecorator:
+    """Run a test over SERVERS but those named; each exclusion states why (nothing is skipped silently)."""
+    assert set(why) <= set(SERVERS) and all(why.values())
+    return pytest.mark.parametrize("srv", [s for s in SERVERS if s not in why], indirect=True)
+
+
+NO_SIZE = ("aioftp",)  # servers with no SIZE and no "(N bytes)" in their 150: Body.size stays None
 
 
 @pytest.fixture(params=SERVERS)
@@ -77,6 +94,19 @@ def vs(ftp_servers: dict[str, Server]) -> Server:
     s = ftp_servers["vsftpd"]
     s.start()
     return s
+
+
+def settle(path: str, quiet: float = 0.15, limit: float = 3.0) -> None:
+    """Wait (at most *limit* s) until *path* has not grown for *quiet* s."""
+    deadline = time.monotonic() + limit
+    size, since = os.path.getsize(path), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        now = os.path.getsize(path)
+        if now != size:
+            size, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
 
 
 def client(**kwargs: Any) -> Client:
@@ -100,7 +130,7 @@ async def test_text_without_typecode_is_byte_exact(srv: Server) -> None:
     async with client() as c:
         r = await c.fetch(srv.url("/pub/crlf.txt"))
     assert r.content == seed.CRLF_TEXT
-    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE crlf.txt", "EPSV", "RETR crlf.txt", "QUIT"]
+    assert srv.commands() == [*srv.login, "CWD pub", "TYPE I", "SIZE crlf.txt", "EPSV", "RETR crlf.txt", "QUIT"]
 
 
 async def test_guess_type_option_restores_text_guess(srv: Server) -> None:
@@ -109,38 +139,39 @@ async def test_guess_type_option_restores_text_guess(srv: Server) -> None:
         assert body.resumable is False  # REST offsets are server bytes, not what arrives
         content = await body.read()
     assert content == seed.CRLF_TEXT.replace(b"\r\n", b"\n")
-    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE A", "EPSV", "RETR crlf.txt", "QUIT"]
+    assert srv.commands() == [*srv.login, "CWD pub", "TYPE A", "EPSV", "RETR crlf.txt", "QUIT"]
 
 
 async def test_typecode_a_converts_crlf(srv: Server) -> None:
     async with client() as c:
         r = await c.fetch(srv.url("/pub/crlf.txt;type=a"))
     assert r.content == seed.CRLF_TEXT.replace(b"\r\n", b"\n")
-    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE A", "EPSV", "RETR crlf.txt", "QUIT"]
+    assert srv.commands() == [*srv.login, "CWD pub", "TYPE A", "EPSV", "RETR crlf.txt", "QUIT"]
 
 
 async def test_typecode_i_keeps_bytes(srv: Server) -> None:
     async with client() as c:
         r = await c.fetch(srv.url("/pub/crlf.txt;type=i"))
     assert r.content == seed.CRLF_TEXT
-    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE crlf.txt", "EPSV", "RETR crlf.txt", "QUIT"]
+    assert srv.commands() == [*srv.login, "CWD pub", "TYPE I", "SIZE crlf.txt", "EPSV", "RETR crlf.txt", "QUIT"]
 
 
 async def test_binary_guess_and_size(srv: Server) -> None:
     async with client() as c, c.open(srv.url("/pub/blob.bin")) as body:
-        assert body.size == len(seed.blob())
+        assert body.size == (None if srv.kind in NO_SIZE else len(seed.blob()))
         data = await body.read()
     assert data == seed.blob()
-    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE blob.bin", "EPSV", "RETR blob.bin", "QUIT"]
+    assert srv.commands() == [*srv.login, "CWD pub", "TYPE I", "SIZE blob.bin", "EPSV", "RETR blob.bin", "QUIT"]
 
 
 async def test_typecode_a(srv: Server) -> None:
     async with client() as c:
         r = await c.fetch(srv.url("/etc/motd;type=a"))
     assert r.content == seed.MOTD
-    assert srv.commands() == [*LOGIN, "CWD etc", "TYPE A", "EPSV", "RETR motd", "QUIT"]
+    assert srv.commands() == [*srv.login, "CWD etc", "TYPE A", "EPSV", "RETR motd", "QUIT"]
 
 
+@servers_except(aioftp_server="aioftp.Server has no NLST (502)")
 async def test_typecode_d_is_nlst(srv: Server) -> None:
     async with client() as c:
         r = await c.fetch(srv.url("/pub/sub;type=d"))
@@ -148,14 +179,14 @@ async def test_typecode_d_is_nlst(srv: Server) -> None:
     assert sorted(e.name for e in r.entries) == ["deep.txt", "subsub"]
     urls = {e.name: e.url for e in r.entries}
     assert urls["deep.txt"] == srv.url("/pub/sub/deep.txt")
-    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE A", "EPSV", "NLST sub", "QUIT"]
+    assert srv.commands() == [*srv.login, "CWD pub", "TYPE A", "EPSV", "NLST sub", "QUIT"]
 
 
 async def test_percent_2f_is_one_cwd(srv: Server) -> None:
     async with client() as c:
         r = await c.fetch(srv.url("/%2Fetc/motd"))
     assert r.content == seed.MOTD
-    assert srv.commands() == [*LOGIN, "CWD /etc", "TYPE I", "SIZE motd", "EPSV", "RETR motd", "QUIT"]
+    assert srv.commands() == [*srv.login, "CWD /etc", "TYPE I", "SIZE motd", "EPSV", "RETR motd", "QUIT"]
 
 
 async def test_double_slash_sends_empty_cwd(srv: Server) -> None:
@@ -172,9 +203,10 @@ async def test_double_slash_sends_empty_cwd(srv: Server) -> None:
             r = await c.fetch(srv.url("//etc/motd"))
             assert r.content == seed.MOTD
     if srv.kind in ("vsftpd", "proftpd"):
-        assert srv.commands() == [*LOGIN, "CWD"]  # both log "CWD " without its space
-    else:
-        assert srv.commands() == [*LOGIN, "CWD ", "CWD etc", "TYPE I", "SIZE motd", "EPSV",
+        assert srv.commands() == [*srv.login, "CWD"]  # both log "CWD " without its space
+    else:  # aioftp's log strips the trailing space
+        empty = "CWD" if srv.kind == "aioftp" else "CWD "
+        assert srv.commands() == [*srv.login, empty, "CWD etc", "TYPE I", "SIZE motd", "EPSV",
                                   "RETR motd", "QUIT"]
 
 
@@ -185,8 +217,8 @@ async def test_directory_without_typecode_falls_back_to_listing(srv: Server) -> 
     kinds = {e.name: (e.kind, e.url) for e in r.entries}
     assert kinds["deep.txt"] == ("file", srv.url("/pub/sub/deep.txt"))
     assert kinds["subsub"] == ("directory", srv.url("/pub/sub/subsub/"))
-    listing = "LIST" if srv.kind == "vsftpd" else "MLSD"
-    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE sub", "EPSV", "RETR sub", "CWD sub",
+    listing = "LIST" if srv.kind in ("vsftpd", "aioftp") else "MLSD"  # FEAT lists MLSD (aioftp: no FEAT)
+    assert srv.commands() == [*srv.login, "CWD pub", "TYPE I", "SIZE sub", "EPSV", "RETR sub", "CWD sub",
                               "FEAT", "TYPE A", "EPSV", listing, "QUIT"]
 
 
@@ -216,8 +248,8 @@ async def test_listing_entries(srv: Server) -> None:
             got = await c.fetch(url + ";type=i")
             assert got.content == data, name
         assert b"hello.txt" in r.content  # the rendered listing is the body
-    listing = "LIST" if srv.kind == "vsftpd" else "MLSD"
-    assert srv.commands()[:8] == [*LOGIN, "CWD pub", "FEAT", "TYPE A", "EPSV", listing]
+    listing = "LIST" if srv.kind in ("vsftpd", "aioftp") else "MLSD"  # FEAT lists MLSD (aioftp: no FEAT)
+    assert srv.commands()[:len(srv.login) + 5] == [*srv.login, "CWD pub", "FEAT", "TYPE A", "EPSV", listing]
 
 
 async def test_special_names_in_urls(srv: Server) -> None:
@@ -286,6 +318,7 @@ async def test_wrong_password(srv: Server) -> None:
     assert info.value.reply is not None and info.value.reply.startswith("530")
 
 
+@servers_except(aioftp_server="aioftp.Server logs any unknown user name in as its anonymous user")
 async def test_empty_user_is_not_anonymous(srv: Server) -> None:
     async with client(password_callback=lambda u, h: None) as c:
         with pytest.raises(AccessDenied, match="user '' at"):
@@ -305,7 +338,7 @@ async def test_reuse_cwds_back_to_login_dir(srv: Server) -> None:
         assert (await c.fetch(srv.url("/etc/motd;type=a"))).content == seed.MOTD
         assert (await c.fetch(srv.url("/etc/motd;type=i"))).content == seed.MOTD
     assert srv.commands() == [
-        *LOGIN, "CWD pub", "TYPE A", "EPSV", "RETR hello.txt",
+        *srv.login, "CWD pub", "TYPE A", "EPSV", "RETR hello.txt",
         "CWD /", "CWD pub", "CWD sub", "EPSV", "RETR deep.txt",
         "CWD /", "CWD etc", "EPSV", "RETR motd",
         "TYPE I", "SIZE motd", "EPSV", "RETR motd", "QUIT"]
@@ -322,6 +355,7 @@ async def test_size_skipped_once_150_reports_it(vs: Server) -> None:
                              "CWD /", "CWD etc", "EPSV", "RETR motd", "QUIT"]
 
 
+@servers_except(aioftp_server="the test lists with ;type=d (NLST), which aioftp.Server lacks")
 async def test_reuse_for_local_user_returns_to_home(srv: Server) -> None:
     home = srv.ep.info["local_root"] if srv.kind in ("vsftpd", "proftpd") else "/"
     async with client() as c:
@@ -341,7 +375,7 @@ async def test_cwd_strategies(srv: Server, strategy: str, expected: list[str]) -
     async with client(ftp=FTPOptions(cwd_strategy=strategy)) as c:
         r = await c.fetch(srv.url("/pub/sub/deep.txt"))
     assert r.content == seed.DEEP
-    assert srv.commands() == [*LOGIN, *expected, "QUIT"]
+    assert srv.commands() == [*srv.login, *expected, "QUIT"]
 
 
 async def test_pasv_when_epsv_disabled(srv: Server) -> None:
@@ -351,6 +385,7 @@ async def test_pasv_when_epsv_disabled(srv: Server) -> None:
     assert "PASV" in srv.commands() and "EPSV" not in srv.commands()
 
 
+@servers_except(aioftp_server="aioftp.Server has neither EPRT nor PORT: passive mode only")
 async def test_active_mode(srv: Server) -> None:
     async with client(ftp=FTPOptions(passive=False)) as c:
         r = await c.fetch(srv.url("/pub/blob.bin"))
@@ -377,10 +412,10 @@ async def test_concurrent_fetches_respect_per_host_limit(srv: Server) -> None:
 
 async def test_resume_with_rest(srv: Server) -> None:
     async with client() as c, c.open(srv.url("/pub/blob.bin"), offset=1000) as body:
-        assert body.size == len(seed.blob()) - 1000
+        assert body.size == (None if srv.kind in NO_SIZE else len(seed.blob()) - 1000)
         data = await body.read()
     assert data == seed.blob()[1000:]
-    assert srv.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE blob.bin", "EPSV", "REST 1000",
+    assert srv.commands() == [*srv.login, "CWD pub", "TYPE I", "SIZE blob.bin", "EPSV", "REST 1000",
                               "RETR blob.bin", "QUIT"]
 
 
@@ -821,15 +856,17 @@ async def test_abandoned_stream_frees_its_slot(srv: Server) -> None:
             async for _chunk in body:
                 break  # stop after one chunk: ABOR, and the connection is in step again
         async with c.open(srv.url("/pub/blob.bin")) as unread:
-            assert unread.size == len(seed.blob())  # opened and closed without reading
+            assert unread.size == (None if srv.kind in NO_SIZE else len(seed.blob()))  # closed unread
         async with asyncio.timeout(10):  # a leaked slot would block here (per_host=1)
             assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
     cmds = srv.commands()
     # one login: each abandoned transfer was aborted (ABOR, then NOOP to find the end of its
-    # replies) and the same connection carried on
-    assert cmds.count("USER anonymous") == 1
-    assert cmds.count("ABOR") == 2 and cmds.count("NOOP") == 2
-    assert cmds[cmds.index("RETR big.bin") + 1:cmds.index("RETR big.bin") + 3] == ["ABOR", "NOOP"]
+    # replies) and the same connection carried on. aioftp.Server drops the control connection
+    # with a reset data connection and has no NOOP: each connection is dropped instead.
+    assert cmds.count("USER anonymous") == (3 if srv.kind == "aioftp" else 1)
+    assert cmds.count("ABOR") == 2
+    if srv.kind != "aioftp":
+        assert cmds[cmds.index("RETR big.bin") + 1:cmds.index("RETR big.bin") + 3] == ["ABOR", "NOOP"]
 
 
 def srv_ensure_big(srv: Server, size: int) -> Path:
@@ -850,9 +887,9 @@ async def test_stat_file_without_transfer(srv: Server) -> None:
     cmds = srv.commands()
     # the fewest round trips each server allows; no data connection, no RETR
     if srv.kind == "vsftpd":  # FEAT has no MLST: TYPE I (SIZE counts binary bytes), SIZE, MDTM
-        assert cmds == [*LOGIN, "CWD pub", "FEAT", "TYPE I", "SIZE blob.bin", "MDTM blob.bin", "QUIT"]
+        assert cmds == [*srv.login, "CWD pub", "FEAT", "TYPE I", "SIZE blob.bin", "MDTM blob.bin", "QUIT"]
     else:  # pyftpdlib lists MLST: one command gives kind, size and time
-        assert cmds == [*LOGIN, "CWD pub", "FEAT", "MLST blob.bin", "QUIT"]
+        assert cmds == [*srv.login, "CWD pub", "FEAT", "MLST blob.bin", "QUIT"]
         assert st.meta["ftp_facts"]["type"] == "file"
     if srv.kind == "vsftpd":
         assert b"Client \"127.0.0.1\", \"RETR" not in srv.raw() and b"OK DOWNLOAD" not in srv.raw()
@@ -868,9 +905,9 @@ async def test_stat_directory(srv: Server) -> None:
         assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
     cmds = srv.commands()
     if srv.kind == "vsftpd":
-        assert cmds[:9] == [*LOGIN, "CWD pub", "FEAT", "TYPE I", "SIZE sub", "CWD sub", "CWD /"]
-    else:
-        assert cmds[:6] == [*LOGIN, "CWD pub", "FEAT", "MLST sub"]
+        assert cmds[:9] == [*srv.login, "CWD pub", "FEAT", "TYPE I", "SIZE sub", "CWD sub", "CWD /"]
+    else:  # MLST: FEAT lists it, or (aioftp) FEAT is refused and says nothing
+        assert cmds[:len(srv.login) + 3] == [*srv.login, "CWD pub", "FEAT", "MLST sub"]
     # no transfer but the fetch at the end
     assert [x for x in cmds if x.startswith(("RETR", "LIST", "MLSD", "NLST", "EPSV"))] == ["EPSV", "RETR hello.txt"]
     assert cmds.count("USER anonymous") == 1
@@ -896,9 +933,15 @@ async def test_ranged_read_stops_with_abor(srv: Server) -> None:
         assert (await c.fetch(srv.url("/pub/blob.bin"), offset=10, length=20)).content == seed.blob()[10:30]
         assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
     cmds = srv.commands()
-    assert cmds[:10] == [*LOGIN, "CWD pub", "TYPE I", "SIZE big.bin", "EPSV", f"REST {3 << 20}", "RETR big.bin",
+    assert cmds[:len(srv.login) + 7] == [*srv.login, "CWD pub", "TYPE I", "SIZE big.bin", "EPSV", f"REST {3 << 20}", "RETR big.bin",
                          "ABOR"]
-    assert cmds.count("USER anonymous") == 1 and cmds.count("ABOR") == 2 and cmds.count("NOOP") == 2
+    assert cmds.count("ABOR") == 2
+    if srv.kind == "aioftp":
+        # aioftp.Server closes the control connection when a data connection is reset under
+        # a transfer, and answers NOOP with 502: each aborted connection is dropped, not reused
+        assert cmds.count("USER anonymous") == 3
+    else:
+        assert cmds.count("USER anonymous") == 1 and cmds.count("NOOP") == 2
 
 
 async def test_ranged_read_to_the_end_needs_no_abor(srv: Server) -> None:

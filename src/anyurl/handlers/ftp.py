@@ -756,17 +756,18 @@ class FTPHandler(Handler):
         if not url.name:  # "ftp://host/dir/": a directory if the CWDs (or, nocwd, one CWD) succeed
             feats = await conn.features_list() if opts.use_mlsd else set()
             item = None
-            if "MLST" in feats:
+            if "MLST" in feats or (opts.use_mlsd and not feats):
                 reply = await conn.cmd("MLST", name or None)
                 item = proto.parse_mlst(reply)
                 if item is None and reply.kind == 5 and reply.code not in (500, 501, 502, 504):
                     raise proto.error_for(reply, _show("MLST", name or None), url)
-            elif name:
+            if item is None and name:
                 conn.cwd_path = None
                 await conn.expect("CWD", name)
             return self._stat_result(url, "directory", item)
         feats = await conn.features_list() if opts.use_mlsd else set()
-        if "MLST" in feats:
+        # FEAT with nothing in it (or refused, as aioftp.Server does) says nothing: MLST may still work.
+        if "MLST" in feats or (opts.use_mlsd and not feats):
             reply = await conn.cmd("MLST", name)
             item = proto.parse_mlst(reply)
             if item is not None:
