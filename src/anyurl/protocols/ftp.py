@@ -17,6 +17,7 @@ The asyncio driver is :mod:`anyurl.handlers.ftp`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -389,7 +390,7 @@ def parse_150_size(reply: Reply) -> int | None:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a listing may keep a million of these
 class ListItem:
     """One parsed listing line. ``kind``: "file", "directory", "link" or "unknown"."""
 
@@ -471,14 +472,20 @@ _WINDOWS = re.compile(
 
 
 def _unix_time(m: re.Match[str], now: datetime) -> datetime | None:
-    mon = _MONTHS.get(m.group("mon").lower())
+    return _unix_date(m.group("mon"), m.group("day"), m.group("hh"), m.group("mm"), m.group("year"), now)
+
+
+@functools.lru_cache(maxsize=4096)  # listing lines share dates: one datetime each, built once
+def _unix_date(mon_text: str, day_text: str, hh: str | None, mm: str | None, year: str | None,
+               now: datetime) -> datetime | None:
+    mon = _MONTHS.get(mon_text.lower())
     if mon is None:
         return None
-    day = int(m.group("day"))
+    day = int(day_text)
     try:
-        if m.group("year"):
-            return datetime(int(m.group("year")), mon, day, tzinfo=UTC)
-        when = datetime(now.year, mon, day, int(m.group("hh")), int(m.group("mm")), tzinfo=UTC)
+        if year:
+            return datetime(int(year), mon, day, tzinfo=UTC)
+        when = datetime(now.year, mon, day, int(hh or 0), int(mm or 0), tzinfo=UTC)
     except ValueError:
         return None
     # "HH:MM" means within the last six months: a date ahead of now is last year's.
