@@ -72,7 +72,7 @@ async def test_endless_listing_stops_at_the_entry_limit(hostile: Hostile) -> Non
     # text itself is never kept whole (the old code held up to limit * 512 bytes twice).
     assert peak < 16 << 20, f"peak {peak >> 20} MiB"
     cmds = hostile.lines("CMD")
-    assert cmds[cmds.index("LIST"):] [:2] == ["LIST", "ABOR"]
+    assert cmds[cmds.index("LIST"):][:2] == ["LIST", "ABOR"]
     sent = int(hostile.lines("DATA")[0].split()[-2])
     # the server could not send much past the limit: the client stopped reading at once
     assert sent < 64 * limit + (8 << 20), sent

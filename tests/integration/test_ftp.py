@@ -1016,3 +1016,56 @@ async def test_upload_when_every_temporary_name_is_refused(caplog: pytest.LogCap
     warnings = [r for r in caplog.records if r.name == "anyurl.ftp"]
     assert [r.levelname for r in warnings] == ["WARNING"]
     assert "stored directly (not atomic)" in warnings[0].getMessage() and "secret" not in warnings[0].getMessage()
+
+
+@pytest.mark.parametrize(("abor_replies", "reused"), [
+    ([b"426 aborted", b"226 ABOR ok"], True),           # RFC 959
+    ([b"226 Transfer complete", b"225 No transfer to ABOR"], True),  # the transfer had ended
+    ([b"200 ABOR ok"], True),                            # non-standard: NOOP's 200 is the second one
+    ([b"500 what?"], False),                             # anything else: drop, never guess
+])
+async def test_abor_replies_keep_the_connection_in_step(abor_replies: list[bytes], reused: bool) -> None:
+    logins = 0
+    payload = bytes(range(256)) * 400
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        nonlocal logins
+        logins += 1
+        w.write(b"220 fake\r\n")
+        rest = 0
+        while True:
+            cmd = await f.read(r)
+            verb = cmd.split(" ", 1)[0]
+            if verb == "REST":
+                rest = int(cmd.split(" ", 1)[1])
+            if verb in ("", "QUIT"):
+                w.write(b"221 bye\r\n")
+                return
+            if verb == "EPSV":
+                port = await f.listen_data()
+                w.write(f"229 ok (|||{port}|)\r\n".encode())
+            elif verb == "RETR":
+                w.write(b"150 here\r\n")
+                assert f.data_conn is not None
+                _, dw = await f.data_conn
+                with contextlib.suppress(ConnectionError):
+                    dw.write(payload[rest:])
+                    await dw.drain()
+                rest = 0
+                if cmd == "RETR whole.bin":
+                    dw.close()
+                    w.write(b"226 done\r\n")
+            elif verb == "ABOR":
+                w.write(b"".join(x + b"\r\n" for x in abor_replies))
+            else:
+                w.write({"USER": b"331 pw", "PASS": b"230 ok", "PWD": b'257 "/"', "TYPE": b"200 ok",
+                         "SIZE": b"213 %d" % len(payload), "REST": b"350 ok", "NOOP": b"200 NOOP ok"}
+                        .get(verb, b"502 no") + b"\r\n")
+
+    async with fake_server(script) as (port, fake), client() as c:
+        part = await c.fetch(f"ftp://127.0.0.1:{port}/part.bin", offset=5, length=10)
+        assert part.content == payload[5:15]
+        whole = await c.fetch(f"ftp://127.0.0.1:{port}/whole.bin")
+        assert whole.content == payload  # the next reply read is this RETR's, not a leftover
+    assert logins == (1 if reused else 2)
+    assert fake.commands[fake.commands.index("RETR part.bin") + 1:][:2] == ["ABOR", "NOOP"]

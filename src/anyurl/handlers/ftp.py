@@ -899,9 +899,11 @@ class FTPHandler(Handler):
             async with asyncio.timeout(req.bound(min(req.read_timeout or 5.0, 5.0))):
                 await conn.send("ABOR")
                 await conn.send("NOOP")
-                for _ in range(4):  # 426 + 226, or 226 (transfer) + 225/226 (ABOR), then 200
+                # 426 + 226, or 226 (transfer) + 225/226 (ABOR), then NOOP's 200. ABOR's own reply
+                # always comes first, so a 200 in first place (a server answering ABOR with 200) is not NOOP's.
+                for i in range(5):
                     reply = await conn.reply()
-                    if reply.code == 200:
+                    if reply.code == 200 and i > 0:
                         return True
                     if reply.kind not in (2, 4):
                         return False
