@@ -125,3 +125,16 @@ async def test_450_and_421_are_temporary_and_retried(hostile: Hostile) -> None:
     async with client(retry=Retry(attempts=1)) as c:
         with pytest.raises(TemporaryFailure, match="421 Too many connections"):
             await c.fetch(hostile.url("/f.bin"))
+
+
+@pytest.mark.parametrize("hostile", ["overlong"], indirect=True)
+def test_cli_exit_code_for_a_body_longer_than_size(hostile: Hostile, tmp_path: Path) -> None:
+    # The symptom was exit 0 with the file written; now exit 19 and no file.
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    out = dest / "f.bin"
+    proc = subprocess.run([sys.executable, "-m", "anyurl", "get", hostile.url("/f.bin"), "-o", str(out)],
+                          capture_output=True, text=True, timeout=60, cwd=dest)
+    assert proc.returncode == 19, proc.stderr
+    assert "more bytes than announced" in proc.stderr
+    assert list(dest.iterdir()) == []  # neither the file nor a part file is left
