@@ -71,6 +71,7 @@ _MEANINGS = {
     "TemporaryFailure": "a transient server error; retrying may help",
     "TruncatedTransfer": "fewer bytes arrived than announced",
     "PoolTimeout": "every connection to the host stayed busy (raise --parallel)",
+    "OverlongTransfer": "more bytes arrived than announced",
 }
 
 

@@ -32,6 +32,7 @@ from anyurl import (
     ConnectError,
     FetchTimeout,
     Limits,
+    OverlongTransfer,
     Policy,
     ProtocolError,
     ResourceNotFound,
@@ -613,7 +614,7 @@ async def test_body_longer_than_its_content_range_is_an_error(client: Client) ->
     disagree = response("206 Partial Content", {"Content-Range": "bytes 5-14/15", "Content-Length": "12"},
                         b"x" * 12)
     async with FaultServer({"/long": long, "/disagree": disagree}) as srv:
-        with pytest.raises(ProtocolError, match="more than the 10 bytes it announced"):
+        with pytest.raises(OverlongTransfer, match="more than the 10 bytes it announced"):
             await client.fetch(srv.url("/long"), offset=5)
         with pytest.raises(ProtocolError, match="Content-Length 12 disagrees with Content-Range"):
             await client.fetch(srv.url("/disagree"), offset=5)
@@ -623,7 +624,7 @@ async def test_body_longer_than_its_content_length_is_an_error(client: Client) -
 
     long = response("200 OK", {"Content-Length": "10", "Connection": "close"}, b"0123456789ABCDEFGHIJ")
     async with FaultServer({"/long": long}) as srv:
-        with pytest.raises(ProtocolError, match="more than the response announced"):
+        with pytest.raises(OverlongTransfer, match="more than the response announced"):
             await client.fetch(srv.url("/long"))
 
 

@@ -53,6 +53,7 @@ from ..errors import (
     ConnectError,
     FetchTimeout,
     NotSupported,
+    OverlongTransfer,
     ProtocolError,
     ResourceNotFound,
     TemporaryFailure,
@@ -166,7 +167,7 @@ def _translate(exc: BaseException, url: object, stage: str) -> AnyURLError:
         # Content-Length, with Connection: close) also end up here, as the next "response"
         detail = " ".join(line.strip() for line in str(exc.message).splitlines()[:2]).rstrip(":")
         if detail.startswith("Data after"):
-            return ProtocolError(f"server sent more than the response announced while {stage} "
+            return OverlongTransfer(f"server sent more than the response announced while {stage} "
                                  f"(data after the end of the body)", url=url)
         return ProtocolError(f"invalid HTTP from the server while {stage}: {detail} "
                              "(or more data than the previous body announced)", url=url)
@@ -537,7 +538,7 @@ class HTTPHandler(Handler):
                         break
                     received += len(data)
                     if expected is not None and received > expected:
-                        raise ProtocolError(f"server sent more than the {expected} bytes it announced "
+                        raise OverlongTransfer(f"server sent more than the {expected} bytes it announced "
                                             f"({_announced(resp)})", url=url)
                     if decoder is not None:
                         for piece in decoder.feed(data):
