@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: all deps venv test unit integration lint demo bench clean
+.PHONY: all deps venv test test-containers unit integration lint demo bench clean
 
 all: test
 
@@ -25,6 +25,10 @@ lint: venv
 
 test: deps venv lint
 	$(BIN)/python -m pytest -q
+
+# the integration suite against the servers as containers (Docker, else podman): fixtures/containers.sh
+test-containers: venv
+	bash fixtures/containers.sh test
 
 unit: venv
 	$(BIN)/python -m pytest -q tests/unit
