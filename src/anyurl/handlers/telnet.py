@@ -123,12 +123,14 @@ class TelnetSession:
     # asyncio.timeout around the call; both work, and the default is the Client's read timeout).
     async def read_some(self, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
         """Whatever data is available (waiting for some); b"" at EOF."""
-        while not self._buffer:
-            try:
-                if not await self._fill(self._timeout(timeout)):
-                    return b""
-            except TimeoutError as exc:
-                raise FetchTimeout("no data from the telnet server", url=self.url) from exc
+        # one deadline for the whole wait: negotiation bytes (no data) must not re-arm it
+        try:
+            async with asyncio.timeout(self._timeout(timeout)):
+                while not self._buffer:
+                    if not await self._fill(None):
+                        return b""
+        except TimeoutError as exc:
+            raise FetchTimeout("no data from the telnet server", url=self.url) from exc
         data = bytes(self._buffer)
         self._buffer.clear()
         return data
@@ -304,7 +306,8 @@ class TelnetHandler(Handler):
             raise ConfigurationError(f"unknown telnet connect option(s): {', '.join(sorted(options))}",
                                      url=url)
         check_telnet_url(url)
-        protocol = TelnetProtocol(terminal_type=terminal_type, window_size=window_size, accept_binary=binary)
+        protocol = TelnetProtocol(terminal_type=terminal_type, window_size=window_size, accept_binary=binary,
+                                  max_log=self.client.limits.max_reply_lines)
         if binary:
             protocol.request(WILL, BINARY)
             protocol.request(DO, BINARY)
