@@ -8,20 +8,20 @@ re-armed its timeout on every chunk of negotiation, so it never fired.
 from __future__ import annotations
 
 import pytest
-
-from anyurl.errors import FetchTimeout
 from tests.hostile.child import run_child
 from tests.hostile.servers import TelnetNegotiationFlood
+
+from anyurl.errors import FetchTimeout
 
 READ_TIMEOUT = 3.0
 MAX_RSS_MB = 64  # a healthy run peaks near 40 MB; the unbounded logs passed 90 MB in 3 s
 
-SCRIPT = """
+SCRIPT = f"""
 import asyncio, sys
 from anyurl import Client, FetchTimeout, Timeouts
 
 async def main(url, how):
-    async with Client(timeouts=Timeouts(read={read})) as client:
+    async with Client(timeouts=Timeouts(read={READ_TIMEOUT})) as client:
         session = await client.connect(url)
         try:
             if how == "expect":
@@ -37,7 +37,7 @@ async def main(url, how):
     print("no error")
 
 asyncio.run(main(sys.argv[1], sys.argv[2]))
-""".format(read=READ_TIMEOUT)
+"""
 
 
 @pytest.mark.parametrize("how", ["expect", "read_some"])

@@ -27,6 +27,7 @@ the underlying access method (ftp, gopher, http, wais, file).
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field, replace
 
@@ -252,39 +253,19 @@ def join_tokens(tokens: list[str]) -> str:
     return " ".join(_quote(t) for t in tokens)
 
 
+# a token: 'quoted, with '' for a quote' or a bare run of non-blanks (which may hold quotes)
+_TOKEN = re.compile(r"'((?:[^']+|'')*)'|([^ \t'][^ \t]*)")
+_TOKENS_ONLY = re.compile(r"(?:[ \t]+|'(?:[^']+|'')*'|[^ \t'][^ \t]*)*")
+
+
 def split_tokens(line: str) -> list[str]:
     """The tokens of one protocol line (single quotes group, a doubled quote is a quote)."""
-    if "'" not in line:  # the common case, without a Python loop per character
+    if "'" not in line:  # the common case
         return [t for t in line.replace("\t", " ").split(" ") if t]
-    tokens: list[str] = []
-    i, n = 0, len(line)
-    while i < n:
-        if line[i] in " \t":
-            i += 1
-            continue
-        if line[i] == "'":
-            i += 1
-            buf = []
-            while True:
-                if i >= n:
-                    raise ARDPError(f"unterminated quote in {line!r}")
-                if line[i] == "'":
-                    if i + 1 < n and line[i + 1] == "'":
-                        buf.append("'")
-                        i += 2
-                        continue
-                    i += 1
-                    break
-                buf.append(line[i])
-                i += 1
-            tokens.append("".join(buf))
-        else:
-            j = i
-            while j < n and line[j] not in " \t":
-                j += 1
-            tokens.append(line[i:j])
-            i = j
-    return tokens
+    if not _TOKENS_ONLY.fullmatch(line):
+        raise ARDPError(f"unterminated quote in {line!r}")
+    # a bare token is never empty, so an empty one is a quoted ''
+    return [bare or quoted.replace("''", "'") for quoted, bare in _TOKEN.findall(line)]
 
 
 def _preamble(user: str) -> list[str]:
