@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.hostile.child import run_child
 
 from anyurl.handlers.file import file_url_for
-from tests.hostile.child import run_child
 
 NAMES = {
     "243": "a" * 239 + ".bin",
