@@ -6,6 +6,7 @@ Every loop is bounded by ``stop`` and by ``max_seconds``.
 
 - :class:`TelnetNegotiationFlood`: answers a connection with an endless stream of
   ``IAC WILL x`` / ``IAC DO x`` and ``SB TTYPE SEND`` and no data.
+- :class:`TelnetDeaf`: sends a prompt, then never reads a byte.
 - :class:`ProsperoWaitForever`: answers every ARDP request with "wait" notices,
   forever, and never with the reply.
 - :class:`ProsperoHugeReply`: answers a LIST with one link followed by N
@@ -110,6 +111,34 @@ class TelnetNegotiationFlood(_Server):
                 except OSError:
                     return  # the client went away
                 self.bytes_sent += len(self.burst)
+
+
+class TelnetDeaf(_Server):
+    """Sends a login prompt and then never reads, so the client's writes pile up."""
+
+    def __init__(self, max_seconds: float = 60.0) -> None:
+        super().__init__(max_seconds)
+        self.listener = socket.create_server((self.host, 0))
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+
+    def __enter__(self) -> Self:
+        self._spawn(self._accept)
+        return self
+
+    def _accept(self) -> None:
+        conns = []
+        with self.listener:
+            while self.running():
+                try:
+                    conn, _ = self.listener.accept()
+                except TimeoutError:
+                    continue
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fill up soon
+                conn.sendall(b"login: ")
+                conns.append(conn)
+        for conn in conns:
+            conn.close()
 
 
 class _UDPServer(_Server):

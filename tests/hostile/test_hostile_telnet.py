@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from tests.hostile.child import run_child
-from tests.hostile.servers import TelnetNegotiationFlood
+from tests.hostile.servers import TelnetDeaf, TelnetNegotiationFlood
 
 from anyurl.errors import FetchTimeout
 
@@ -54,3 +54,35 @@ def test_negotiation_flood_is_bounded_in_memory_and_time(how: str) -> None:
     _word, received, sent, subneg, *_ = result.stdout.split()
     assert int(received) == 10_000 and int(sent) == 10_000 and 0 < int(subneg) <= 10_000
     assert flooded > 1_000_000, f"the flood was too small to prove anything: {flooded} bytes"
+
+
+DEAF_SCRIPT = """
+import asyncio, sys, time
+from anyurl import Client, FetchTimeout, Timeouts
+
+async def main(url):
+    async with Client(timeouts=Timeouts(read={read})) as client:
+        session = await client.connect(url)
+        await session.read_until("login: ")
+        t0 = time.monotonic()
+        try:
+            for _ in range(1000):  # 64 MB in all, far past every socket buffer
+                await session.write(b"x" * 65536)
+        except FetchTimeout as exc:
+            print("FetchTimeout", exc)
+            await session.close()  # must not wait for the server to read either
+            sys.exit(exc.exit_code)
+    print("no error")
+
+asyncio.run(main(sys.argv[1]))
+""".format(read=READ_TIMEOUT)
+
+
+def test_server_that_never_reads_cannot_hold_writes_forever() -> None:
+    with TelnetDeaf(max_seconds=30) as server:
+        result = run_child(["-c", DEAF_SCRIPT, f"telnet://127.0.0.1:{server.port}/"], deadline=20)
+    assert not result.killed, result.describe()
+    assert result.returncode == FetchTimeout.exit_code, result.describe()
+    assert "read nothing" in result.stdout, result.describe()
+    assert READ_TIMEOUT - 0.5 <= result.elapsed <= 2 * READ_TIMEOUT + 4, result.describe()
+    assert result.peak_rss_mb < MAX_RSS_MB, result.describe()

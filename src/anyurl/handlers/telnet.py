@@ -129,6 +129,8 @@ class TelnetSession:
                 while not self._buffer:
                     if not await self._fill(None):
                         return b""
+        except FetchTimeout:
+            raise
         except TimeoutError as exc:
             raise FetchTimeout("no data from the telnet server", url=self.url) from exc
         data = bytes(self._buffer)
@@ -189,6 +191,8 @@ class TelnetSession:
                         raise ConnectError(f"the server closed the session before "
                                            f"{[p.pattern for p in compiled]} arrived; last data: {tail!r}",
                                            url=self.url)
+        except FetchTimeout:
+            raise
         except TimeoutError as exc:
             tail = bytes(self._buffer[-200:])
             raise FetchTimeout(f"timed out waiting for {[p.pattern for p in compiled]}; last data: {tail!r}",
@@ -202,8 +206,12 @@ class TelnetSession:
             return
         try:
             self._writer.write(out)
-            async with self._drain_lock:  # reader and writer tasks may both flush
+            # a server that stops reading must not hold us forever (nor grow our buffer)
+            async with self._drain_lock, asyncio.timeout(self._read_timeout):  # reader and writer may both flush
                 await self._writer.drain()
+        except TimeoutError as exc:
+            raise FetchTimeout(f"the telnet server read nothing for {self._read_timeout} s",
+                               url=self.url) from exc
         except OSError as exc:
             raise ConnectError(f"telnet connection lost: {exc.strerror or exc}", url=self.url) from exc
 
@@ -267,7 +275,10 @@ class TelnetSession:
         self._closed = True
         self._writer.close()
         try:
-            await self._writer.wait_closed()
+            async with asyncio.timeout(self._read_timeout):
+                await self._writer.wait_closed()
+        except TimeoutError:
+            self._writer.transport.abort()  # unsent data the server will not read: drop it
         except OSError:
             pass  # already gone: nothing left to close
 
