@@ -56,12 +56,12 @@ def test_negotiation_flood_is_bounded_in_memory_and_time(how: str) -> None:
     assert flooded > 1_000_000, f"the flood was too small to prove anything: {flooded} bytes"
 
 
-DEAF_SCRIPT = """
+DEAF_SCRIPT = f"""
 import asyncio, sys, time
 from anyurl import Client, FetchTimeout, Timeouts
 
 async def main(url):
-    async with Client(timeouts=Timeouts(read={read})) as client:
+    async with Client(timeouts=Timeouts(read={READ_TIMEOUT})) as client:
         session = await client.connect(url)
         await session.read_until("login: ")
         t0 = time.monotonic()
@@ -75,7 +75,7 @@ async def main(url):
     print("no error")
 
 asyncio.run(main(sys.argv[1]))
-""".format(read=READ_TIMEOUT)
+"""
 
 
 def test_server_that_never_reads_cannot_hold_writes_forever() -> None:
