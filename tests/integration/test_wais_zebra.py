@@ -50,8 +50,8 @@ async def test_utf8_sutrs_record_arrives_as_stored(zebra: Endpoint) -> None:
     assert f"title: {title}".encode() in doc.content  # b"Caf\xc3\xa9 cr\xc3\xa8me", not re-encoded
     assert "Zürich".encode() in doc.content
     assert b"\xc3\x83" not in doc.content  # the mark of UTF-8 encoded twice
-    # the term went out as UTF-8 and Zebra matched it
-    assert logged_searches(zebra, "café"), "Zebra did not log a search for café"
+    if "log" in zebra.info:  # a local server (not under docker compose): its log shows the term
+        assert logged_searches(zebra, "café"), "Zebra did not log a search for café"
 
 
 async def test_characters_beyond_latin1_and_xml(zebra: Endpoint) -> None:
