@@ -1,6 +1,9 @@
 """Run anyurl in a child process as a user would, and measure what a user would check:
-the exit status, the wall-clock time, the peak resident memory (``ru_maxrss`` from
-``wait4``) and the output.
+the exit status, the wall-clock time, the peak resident memory and the output.
+
+The peak is the child's own ``VmHWM`` (``/proc/PID/status``), polled while it runs
+and written by the child itself at exit. (``ru_maxrss`` from ``wait4`` will not do:
+Linux carries the forking parent's high-water mark over into the child.)
 
 The child runs under an address-space limit (``RLIMIT_AS``), so a bug that eats
 memory fails with MemoryError instead of taking the shared machine down, and a
@@ -24,9 +27,13 @@ DEFAULT_AS_LIMIT = 1536 << 20  # bytes of address space: far above a healthy run
 # Set the limit inside the child, then become the program (no preexec_fn: the test
 # process has server threads running).
 _PRELUDE = (
-    "import resource, runpy, sys\n"
+    "import atexit, os, resource, runpy, sys\n"
     "limit = int(sys.argv.pop(1))\n"
     "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+    "def _hwm(path=os.environ.pop('ANYURL_CHILD_HWM')):\n"
+    "    with open('/proc/self/status') as s, open(path, 'w') as out:\n"
+    "        out.write(next(ln for ln in s if ln.startswith('VmHWM:')).split()[1])\n"
+    "atexit.register(_hwm)\n"
     "if sys.argv[1] == '-c':\n"
     "    code = sys.argv.pop(2); sys.argv.pop(1)\n"
     "    exec(compile(code, '<child>', 'exec'), {'__name__': '__main__'})\n"
@@ -58,32 +65,51 @@ def _src_path() -> str:
     return os.pathsep.join(parts)
 
 
+def _vm_hwm_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass  # exited between two polls
+    return 0
+
+
 def run_child(args: list[str], *, deadline: float, as_limit: int = DEFAULT_AS_LIMIT,
               cwd: str | os.PathLike[str] | None = None) -> ChildResult:
     """Run ``python -m anyurl ...`` (``args = ["-m", "anyurl", ...]``) or ``python -c CODE``
     (``args = ["-c", code, ...]``); kill it after *deadline* seconds."""
-    env = dict(os.environ, PYTHONPATH=_src_path(), PYTHONUNBUFFERED="1", COLUMNS="200")
-    env.pop("PYTHONASYNCIODEBUG", None)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-c", _PRELUDE, str(as_limit), *args], stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=err, env=env, cwd=cwd)
-        killed = False
-        status, usage = 0, None
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() - start > deadline:
-                killed = True
-                proc.send_signal(signal.SIGKILL)
-                _pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.02)
-        elapsed = time.monotonic() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: keep Popen from waiting again
-        out.seek(0)
-        err.seek(0)
-        return ChildResult(proc.returncode, elapsed, usage.ru_maxrss / 1024 if usage else 0.0,
-                           out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                           killed)
+    with tempfile.TemporaryDirectory() as tmp:
+        hwm_file = Path(tmp) / "hwm"
+        env = dict(os.environ, PYTHONPATH=_src_path(), PYTHONUNBUFFERED="1", COLUMNS="200",
+                   ANYURL_CHILD_HWM=str(hwm_file))
+        env.pop("PYTHONASYNCIODEBUG", None)
+        with open(Path(tmp) / "out", "w+b") as out, open(Path(tmp) / "err", "w+b") as err:
+            start = time.monotonic()
+            proc = subprocess.Popen([sys.executable, "-c", _PRELUDE, str(as_limit), *args],
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd)
+            killed = False
+            peak_kb = 0
+            while True:
+                peak_kb = max(peak_kb, _vm_hwm_kb(proc.pid))  # before reaping: /proc/PID still there
+                pid, status = os.waitpid(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() - start > deadline:
+                    killed = True
+                    proc.send_signal(signal.SIGKILL)
+                    _pid, status = os.waitpid(proc.pid, 0)
+                    break
+                time.sleep(0.02)
+            elapsed = time.monotonic() - start
+            proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+            try:
+                peak_kb = max(peak_kb, int(hwm_file.read_text()))
+            except (OSError, ValueError):
+                pass  # killed, or died before its exit handlers ran
+            out.seek(0)
+            err.seek(0)
+            return ChildResult(proc.returncode, elapsed, peak_kb / 1024,
+                               out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
+                               killed)
