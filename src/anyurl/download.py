@@ -16,6 +16,7 @@ listings (which a hostile server controls) into plain local file names.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 import unicodedata
@@ -167,10 +168,32 @@ async def _download_special(client: Client, u: URL, dest: Path, progress: Progre
     return dest
 
 
+def _name_max(directory: Path) -> int:
+    try:
+        return int(os.pathconf(directory, "PC_NAME_MAX"))
+    except (OSError, ValueError):  # no such directory yet, or no answer: the usual limit
+        return MAX_NAME_BYTES
+
+
 def part_path(dest: str | os.PathLike[str]) -> Path:
-    """The temporary file a download to *dest* is written to: ``DIR/.NAME.anyurl-part``."""
+    """The temporary file a download to *dest* is written to: ``DIR/.NAME.anyurl-part``.
+
+    When that would pass the file system's name limit (NAME is 243 bytes or
+    more), NAME is shortened and a hash of the whole name keeps it unique and
+    the same on every call (so ``resume`` finds it again).
+    """
     p = Path(dest)
-    return p.with_name(f".{p.name}{PART_SUFFIX}")
+    part = f".{p.name}{PART_SUFFIX}"
+    limit = _name_max(p.parent)
+    if len(os.fsencode(part)) <= limit:
+        return p.with_name(part)
+    digest = hashlib.sha256(os.fsencode(p.name)).hexdigest()[:16]
+    tail = f"~{digest}{PART_SUFFIX}"
+    budget = limit - 1 - len(tail)
+    head = os.fsencode(p.name)[:budget].decode("utf-8", "ignore")  # whole characters only
+    while len(os.fsencode(head)) > budget:  # surrogate-escaped names
+        head = head[:-1]
+    return p.with_name(f".{head}{tail}")
 
 
 def _open_part(part: Path, keep: bool) -> int:

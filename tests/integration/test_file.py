@@ -9,13 +9,17 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from tests.hostile.child import run_child
 
 import anyurl
 from anyurl import Client, Limits, Policy, ResourceNotFound, UnsafeURL
+from anyurl.errors import FetchTimeout
 from anyurl.handlers.base import render_entries
 from anyurl.handlers.file import file_url_for
 from anyurl.urls import FileURL
@@ -281,3 +285,60 @@ def test_file_url_for_round_trips() -> None:
         parsed = anyurl.parse(u)
         assert isinstance(parsed, FileURL) and "/" + parsed.path == name
     assert stat.S_ISDIR(os.stat("/").st_mode)
+
+
+# -- FIFOs and devices (issue 11): reading them must keep working as it did ------------
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    yield path
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # releases a writer still waiting to open
+    os.close(fd)
+
+
+def _write_later(path: Path, chunks: list[bytes], pause: float) -> threading.Thread:
+    def writer() -> None:
+        time.sleep(pause)
+        fd = os.open(path, os.O_WRONLY)  # waits for the reader, as a shell's "echo > fifo" does
+        try:
+            for chunk in chunks:
+                os.write(fd, chunk)
+                time.sleep(pause)
+        finally:
+            os.close(fd)
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    return t
+
+
+def test_fifo_data_arrives_when_a_writer_comes(fifo: Path) -> None:
+    # opened without blocking, a FIFO reads as EOF until a writer comes: we must wait for one
+    writer = _write_later(fifo, [b"first line\n", b"second line\n"], 0.5)
+    result = run_child(["-m", "anyurl", "get", "--timeout", "5", f"file://{fifo}"], deadline=15)
+    writer.join(5)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout == "first line\nsecond line\n"
+
+
+async def test_fifo_offset_skips_bytes(fifo: Path) -> None:
+    writer = _write_later(fifo, [b"0123456789"], 0.2)
+    async with Client() as client:
+        res = await client.fetch(f"file://{fifo}", offset=4)
+    writer.join(5)
+    assert res.content == b"456789" and res.meta["file_type"] == "fifo"
+
+
+
+
+def test_endless_device_is_cut_by_max_time() -> None:
+    # /dev/zero never blocks and never ends: --max-time must still stop it
+    result = run_child(["-m", "anyurl", "get", "--max-time", "1", "-o", "/dev/null", "file:///dev/zero"],
+                       deadline=15)
+    assert not result.killed, result.describe()
+    assert result.returncode == FetchTimeout.exit_code, result.describe()
+    assert result.elapsed <= 1 + 4, result.describe()
+    assert result.peak_rss_mb < 64, result.describe()

@@ -139,6 +139,32 @@ def test_part_path_is_hidden_sibling(tmp_path: Path) -> None:
     assert part_path(tmp_path / "f.bin") == tmp_path / f".f.bin{PART_SUFFIX}"
 
 
+def test_part_path_fits_name_max_for_every_length(tmp_path: Path) -> None:
+    seen = set()
+    for n in range(230, 256):
+        for name in ("x" * n, "é" * (n // 2) + "z" * (n % 2), "y" * (n - 4) + ".bin"):
+            part = part_path(tmp_path / name)
+            assert len(part.name.encode()) <= 255 and part.parent == tmp_path
+            assert part.name.startswith(".") and part.name.endswith(PART_SUFFIX)
+            assert part == part_path(tmp_path / name)  # the same every time: resume finds it
+            part.touch()  # the file system takes it
+            seen.add(part.name)
+    assert len(seen) == 26 * 3  # names sharing a long prefix still get their own part file
+
+
+async def test_resume_with_a_name_of_250_bytes(tmp_path: Path) -> None:
+    dest = tmp_path / ("n" * 246 + ".bin")
+    FakeHandler.fail_after = 4000
+    async with Client() as client:
+        with pytest.raises(ProtocolError):
+            await download(client, "dltest:x", dest, resume=True)
+        assert part_path(dest).read_bytes() == CONTENT[:4000]
+        FakeHandler.fail_after = None
+        await download(client, "dltest:x", dest, resume=True)
+    assert FakeHandler.calls == [0, 4000]
+    assert dest.read_bytes() == CONTENT and leftovers(tmp_path) == [dest.name]
+
+
 # -- transfers ----------------------------------------------------------------
 
 

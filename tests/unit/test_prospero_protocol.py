@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -117,6 +118,15 @@ def test_tokens_round_trip(tokens: list[str], line: str) -> None:
     assert pp.split_tokens(line) == tokens
 
 
+@pytest.mark.parametrize(("line", "tokens"), [
+    ("  LIST\t ATTRIBUTES  COMPONENTS\t", ["LIST", "ATTRIBUTES", "COMPONENTS"]),
+    ("a 'b c'd", ["a", "b c", "d"]),
+    ("x\x0by", ["x\x0by"]),  # only space and tab separate tokens
+])
+def test_split_tokens_whitespace(line: str, tokens: list[str]) -> None:
+    assert pp.split_tokens(line) == tokens
+
+
 def test_token_errors() -> None:
     with pytest.raises(pp.ARDPError):
         pp.join_tokens(["DIRECTORY", "a\nLIST"])
@@ -168,6 +178,25 @@ def test_parse_failures_and_object_info() -> None:
         pp.parse_reply(b"LINK L FILE too short\n")
     with pytest.raises(pp.ARDPError):
         pp.parse_reply(b"LINK L FILE a b c d e\nLINK L FILE a b c d e\n", max_links=1)
+
+
+def test_attribute_lines_of_one_link_are_bounded() -> None:
+    msg = b"LINK L FILE f INTERNET-D h ASCII /f\n" + b"ATTRIBUTE LINK FIELD X 1\n" * 11
+    with pytest.raises(pp.ARDPError, match="more than 10 attributes"):
+        pp.parse_reply(msg, max_attributes=10)
+    assert len(pp.parse_reply(msg, max_attributes=11).links[0].attributes) == 11
+    orphan = b"ATTRIBUTE OBJECT INTRINSIC ACCESS-METHOD SEQUENCE LOCAL '' '' ASCII /x\n" * 3
+    with pytest.raises(pp.ARDPError, match="more than 2 access methods"):
+        pp.parse_reply(orphan, max_attributes=2)
+
+
+def test_parse_is_linear_in_attribute_lines() -> None:
+    # 50,000 attribute lines on one link took 13 s when each line rebuilt the link's tuple
+    msg = b"LINK L FILE f INTERNET-D h ASCII /f\n" + b"ATTRIBUTE LINK FIELD X 1\n" * 50_000
+    t0 = time.perf_counter()
+    reply = pp.parse_reply(msg, max_attributes=50_000)
+    assert len(reply.links[0].attributes) == 50_000
+    assert time.perf_counter() - t0 < 2.0
 
 
 def test_wais_and_ftp_directory_urls() -> None:

@@ -144,8 +144,18 @@ def test_arbitrary_bytes_never_crash_and_stay_bounded(data: bytes) -> None:
 def test_subnegotiation_is_bounded() -> None:
     p = TelnetProtocol()
     p.receive_data(bytes((IAC, SB, TTYPE)) + b"x" * 100_000 + bytes((IAC, SE)) + b"after")
-    assert p.subnegotiations == []  # oversized: dropped
+    assert not p.subnegotiations  # oversized: dropped
     assert p.receive_data(b"!") == b"!"
+
+
+def test_negotiation_logs_keep_only_the_latest_entries() -> None:
+    p = TelnetProtocol(max_log=50)
+    flood = b"".join(cmd(WILL, opt) + cmd(DO, opt) for opt in range(100, 200)) * 20
+    flood += bytes((IAC, SB, TTYPE, 1, IAC, SE)) * 500
+    p.receive_data(flood)
+    assert len(p.received) == len(p.sent) == len(p.subnegotiations) == 50
+    assert p.received[-1] == (SB, TTYPE)  # the newest are kept
+    assert (WONT, 199) in p.sent
 
 
 def test_send_data_escapes_iac_and_cr() -> None:

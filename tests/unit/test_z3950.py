@@ -96,6 +96,21 @@ def test_present_response_records_in_each_encoding() -> None:
     assert c.diagnostic is not None and c.diagnostic.condition == 14
 
 
+@pytest.mark.parametrize("octets", ["Café ☃".encode(), "Caf\u00e9".encode("latin-1"), bytes(range(256))])
+def test_sutrs_record_octets_arrive_unchanged(octets: bytes) -> None:
+    # a GeneralString carries octets in the target's character set: never decoded and re-encoded
+    sutrs = bytes([0x1B, 0x82]) + len(octets).to_bytes(2, "big") + octets
+    data = _encode("presentResponse", {
+        "numberOfRecordsReturned": 1, "nextResultSetPosition": 2, "presentStatus": 0,
+        "records": ("responseRecords", [
+            {"name": "Caf\u00e9", "record": ("retrievalRecord", {
+                "direct-reference": "1.2.840.10003.5.101", "encoding": ("single-ASN1-type", sutrs)})}]),
+    })
+    result = z3950.decode_apdu(data)
+    assert isinstance(result, z3950.PresentResult)
+    assert result.records[0].data == octets
+
+
 def test_init_response_options_and_version() -> None:
     data = _encode("initResponse", {
         "protocolVersion": (b"\xc0", 2), "options": (b"\xc0\x00", 15),

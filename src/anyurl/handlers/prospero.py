@@ -175,8 +175,14 @@ class ProsperoHandler(Handler):
 
     async def _ask(self, url: ProsperoURL, opts: ProsperoOptions, request: bytes) -> pp.ProsperoReply:
         message = await self._transact(url, opts, request)
+        limits = self.client.limits
+        parser = pp.ReplyParser(max_links=limits.max_entries, max_attributes=limits.max_reply_lines)
         try:
-            return pp.parse_reply(message, max_links=self.client.limits.max_entries)
+            for i, line in enumerate(pp.reply_lines(message), start=1):
+                parser.feed(line)
+                if i % 1024 == 0:
+                    await asyncio.sleep(0)  # a long reply must not hold off the caller's deadline
+            return parser.finish()
         except pp.ARDPError as exc:
             raise ProtocolError(f"unparsable Prospero reply: {exc}", url=url) from exc
 
@@ -207,9 +213,23 @@ class ProsperoHandler(Handler):
         bad = 0
         for packet in packets:
             transport.sendto(packet)
-        deadline = loop.time() + delays[0]
+        # Timeouts.read bounds the time without progress (a new reply packet); wait
+        # notices and retransmissions may not stretch it, nor anything stretch Timeouts.total.
+        idle = self.client.timeouts.read
+        total = self.client.timeouts.total
+        start = progress_at = loop.time()
+        end = start + total if total is not None else float("inf")
+        deadline = start + delays[0]
         while not receiver.complete:
-            remaining = deadline - loop.time()
+            now = loop.time()
+            give_up = min(progress_at + idle, end)
+            if now >= give_up:
+                got = f"{len(receiver.packets)} of {receiver.total or '?'} reply packets"
+                why = (f"{total:g} s in all (Timeouts.total)" if give_up == end
+                       else f"{idle:g} s without progress (Timeouts.read)")
+                raise FetchTimeout(f"no complete reply from {url.host}:{url.port or 1525} after {why}; "
+                                   f"got {got}", url=url)
+            remaining = min(deadline, give_up) - now
             if remaining <= 0:
                 attempt += 1
                 if attempt >= len(delays):
@@ -248,6 +268,7 @@ class ProsperoHandler(Handler):
                 deadline = max(deadline, loop.time() + patience)
             if event.accepted:
                 attempt = 0  # progress: the retry budget starts again
+                progress_at = loop.time()
                 deadline = max(deadline, loop.time() + delays[0])
             if event.send_ack:
                 transport.sendto(receiver.ack_packet())

@@ -122,12 +122,16 @@ class TelnetSession:
     # asyncio.timeout around the call; both work, and the default is the Client's read timeout).
     async def read_some(self, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
         """Whatever data is available (waiting for some); b"" at EOF."""
-        while not self._buffer:
-            try:
-                if not await self._fill(self._timeout(timeout)):
-                    return b""
-            except TimeoutError as exc:
-                raise FetchTimeout("no data from the telnet server", url=self.url) from exc
+        # one deadline for the whole wait: negotiation bytes (no data) must not re-arm it
+        try:
+            async with asyncio.timeout(self._timeout(timeout)):
+                while not self._buffer:
+                    if not await self._fill(None):
+                        return b""
+        except FetchTimeout:
+            raise
+        except TimeoutError as exc:
+            raise FetchTimeout("no data from the telnet server", url=self.url) from exc
         data = bytes(self._buffer)
         self._buffer.clear()
         return data
@@ -186,6 +190,8 @@ class TelnetSession:
                         raise ConnectError(f"the server closed the session before "
                                            f"{[p.pattern for p in compiled]} arrived; last data: {tail!r}",
                                            url=self.url)
+        except FetchTimeout:
+            raise
         except TimeoutError as exc:
             tail = bytes(self._buffer[-200:])
             raise FetchTimeout(f"timed out waiting for {[p.pattern for p in compiled]}; last data: {tail!r}",
@@ -199,8 +205,12 @@ class TelnetSession:
             return
         try:
             self._writer.write(out)
-            async with self._drain_lock:  # reader and writer tasks may both flush
+            # a server that stops reading must not hold us forever (nor grow our buffer)
+            async with self._drain_lock, asyncio.timeout(self._read_timeout):  # reader and writer may both flush
                 await self._writer.drain()
+        except TimeoutError as exc:
+            raise FetchTimeout(f"the telnet server read nothing for {self._read_timeout} s",
+                               url=self.url) from exc
         except OSError as exc:
             raise ConnectError(f"telnet connection lost: {exc.strerror or exc}", url=self.url) from exc
 
@@ -264,7 +274,10 @@ class TelnetSession:
         self._closed = True
         self._writer.close()
         try:
-            await self._writer.wait_closed()
+            async with asyncio.timeout(self._read_timeout):
+                await self._writer.wait_closed()
+        except TimeoutError:
+            self._writer.transport.abort()  # unsent data the server will not read: drop it
         except OSError:
             pass  # already gone: nothing left to close
 
@@ -302,7 +315,8 @@ class TelnetHandler(Handler):
         if not isinstance(url, TelnetURL):
             raise NotRetrievable("connect needs a telnet URL", url=url)
         check_telnet_url(url)
-        protocol = TelnetProtocol(terminal_type=terminal_type, window_size=window_size, accept_binary=binary)
+        protocol = TelnetProtocol(terminal_type=terminal_type, window_size=window_size, accept_binary=binary,
+                                  max_log=self.client.limits.max_reply_lines)
         if binary:
             protocol.request(WILL, BINARY)
             protocol.request(DO, BINARY)

@@ -27,6 +27,7 @@ the underlying access method (ftp, gopher, http, wais, file).
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field, replace
 
@@ -43,6 +44,7 @@ __all__ = [
     "PacketEvent",
     "ProsperoReply",
     "Receiver",
+    "ReplyParser",
     "access_url",
     "authority",
     "build_get_object_info",
@@ -51,6 +53,7 @@ __all__ = [
     "encode_packet",
     "join_tokens",
     "parse_reply",
+    "reply_lines",
     "retry_delays",
     "split_message",
     "split_tokens",
@@ -250,37 +253,19 @@ def join_tokens(tokens: list[str]) -> str:
     return " ".join(_quote(t) for t in tokens)
 
 
+# a token: 'quoted, with '' for a quote' or a bare run of non-blanks (which may hold quotes)
+_TOKEN = re.compile(r"'((?:[^']+|'')*)'|([^ \t'][^ \t]*)")
+_TOKENS_ONLY = re.compile(r"(?:[ \t]+|'(?:[^']+|'')*'|[^ \t'][^ \t]*)*")
+
+
 def split_tokens(line: str) -> list[str]:
     """The tokens of one protocol line (single quotes group, a doubled quote is a quote)."""
-    tokens: list[str] = []
-    i, n = 0, len(line)
-    while i < n:
-        if line[i] in " \t":
-            i += 1
-            continue
-        if line[i] == "'":
-            i += 1
-            buf = []
-            while True:
-                if i >= n:
-                    raise ARDPError(f"unterminated quote in {line!r}")
-                if line[i] == "'":
-                    if i + 1 < n and line[i + 1] == "'":
-                        buf.append("'")
-                        i += 2
-                        continue
-                    i += 1
-                    break
-                buf.append(line[i])
-                i += 1
-            tokens.append("".join(buf))
-        else:
-            j = i
-            while j < n and line[j] not in " \t":
-                j += 1
-            tokens.append(line[i:j])
-            i = j
-    return tokens
+    if "'" not in line:  # the common case
+        return [t for t in line.replace("\t", " ").split(" ") if t]
+    if not _TOKENS_ONLY.fullmatch(line):
+        raise ARDPError(f"unterminated quote in {line!r}")
+    # a bare token is never empty, so an empty one is a quoted ''
+    return [bare or quoted.replace("''", "'") for quoted, bare in _TOKEN.findall(line)]
 
 
 def _preamble(user: str) -> list[str]:
@@ -372,33 +357,57 @@ def _access(values: list[str], link: Link | None) -> AccessMethod:
     return AccessMethod(method.upper(), host_type, host, hso_type, hso, tuple(extra))
 
 
-def parse_reply(message: bytes, *, max_links: int = 1_000_000) -> ProsperoReply:
-    """Parse a whole (reassembled) reply message."""
-    reply = ProsperoReply()
-    text = message.decode("utf-8", "surrogateescape")
-    current: Link | None = None
-    for raw in text.split("\n"):
+class ReplyParser:
+    """Parses a reply line by line, so a driver can pause between lines.
+
+    Linear in the size of the reply; every list a server's lines feed is
+    bounded: ``max_links`` LINK lines, ``max_attributes`` ATTRIBUTE lines per
+    link (and for the object itself).
+    """
+
+    def __init__(self, *, max_links: int = 1_000_000, max_attributes: int = 10_000) -> None:
+        self.max_links = max_links
+        self.max_attributes = max_attributes
+        self.reply = ProsperoReply()
+        self._link: Link | None = None
+        # the current link's ATTRIBUTE lines, collected in lists: a tuple rebuilt per line is quadratic
+        self._access: list[AccessMethod] = []
+        self._attributes: list[tuple[str, tuple[str, ...]]] = []
+
+    def _close_link(self) -> None:
+        if self._link is not None:
+            self.reply.links.append(replace(self._link, access=tuple(self._access),
+                                            attributes=tuple(self._attributes)))
+        self._link = None
+        self._access = []
+        self._attributes = []
+
+    def feed(self, raw: str) -> None:
+        """One line of the reply (without its line break)."""
         line = raw.rstrip("\r")
         if not line.strip():
-            continue
+            return
         tokens = split_tokens(line)
         keyword = tokens[0].upper()
+        reply = self.reply
         if keyword == "LINK":
-            if current is not None:
-                reply.links.append(current)
-            if len(reply.links) >= max_links:
-                raise ARDPError(f"more than {max_links} links")
-            current = _link(tokens)
+            self._close_link()
+            if len(reply.links) >= self.max_links:
+                raise ARDPError(f"more than {self.max_links} links")
+            self._link = _link(tokens)
         elif keyword == "ATTRIBUTE":
             name, values = _attribute(tokens)
-            if name == "ACCESS-METHOD":
-                method = _access(values, current)
-                if current is not None:
-                    current = replace(current, access=current.access + (method,))
+            if name == "ACCESS-METHOD" and self._link is None:
+                if len(reply.access) >= self.max_attributes:
+                    raise ARDPError(f"more than {self.max_attributes} access methods")
+                reply.access.append(_access(values, None))
+            elif self._link is not None:
+                if len(self._access) + len(self._attributes) >= self.max_attributes:
+                    raise ARDPError(f"link {self._link.name!r} has more than {self.max_attributes} attributes")
+                if name == "ACCESS-METHOD":
+                    self._access.append(_access(values, self._link))
                 else:
-                    reply.access.append(method)
-            elif current is not None:
-                current = replace(current, attributes=current.attributes + ((name, tuple(values)),))
+                    self._attributes.append((name, tuple(values)))
         elif keyword == "OBJECT-INFO":
             reply.object_type = tokens[1] if len(tokens) > 1 else ""
         elif keyword == "FAILURE":
@@ -408,9 +417,24 @@ def parse_reply(message: bytes, *, max_links: int = 1_000_000) -> ProsperoReply:
         elif keyword == "NONE-FOUND":
             reply.none_found = True
         # Other lines (VERSION, FORWARDED, UNRESOLVED...) carry nothing this client uses.
-    if current is not None:
-        reply.links.append(current)
-    return reply
+
+    def finish(self) -> ProsperoReply:
+        """The parsed reply, once every line was fed."""
+        self._close_link()
+        return self.reply
+
+
+def reply_lines(message: bytes) -> list[str]:
+    """The lines of a reassembled reply message, for :meth:`ReplyParser.feed`."""
+    return message.decode("utf-8", "surrogateescape").split("\n")
+
+
+def parse_reply(message: bytes, *, max_links: int = 1_000_000, max_attributes: int = 10_000) -> ProsperoReply:
+    """Parse a whole (reassembled) reply message."""
+    parser = ReplyParser(max_links=max_links, max_attributes=max_attributes)
+    for line in reply_lines(message):
+        parser.feed(line)
+    return parser.finish()
 
 
 def _link(tokens: list[str]) -> Link:

@@ -26,6 +26,7 @@ Every other option is refused (DONT/WONT).
 from __future__ import annotations
 
 import enum
+from collections import deque
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -50,6 +51,7 @@ OPTION_NAMES = {
 _COMMAND_NAMES = {WILL: "WILL", WONT: "WONT", DO: "DO", DONT: "DONT", SB: "SB", SE: "SE"}
 
 MAX_SUBNEGOTIATION = 1024  # bytes of one SB ... SE; longer ones are dropped
+MAX_LOG = 1000  # entries kept in each negotiation log (the most recent ones)
 
 
 def command_name(cmd: int, opt: int | None = None) -> str:
@@ -84,17 +86,24 @@ class TelnetProtocol:
 
     ``terminal_type``: sent when the server asks (None: refuse TTYPE).
     ``window_size``: (columns, rows) for NAWS (None: refuse NAWS).
+    ``max_log``: how many of the latest entries ``received``, ``sent`` and
+    ``subnegotiations`` keep (a server may negotiate without end).
     """
 
     terminal_type: str | None = "xterm"
     window_size: tuple[int, int] | None = (80, 24)
     accept_binary: bool = False
-    # what happened, for tests and ``--debug``: every (command, option) received and sent
-    received: list[tuple[int, int]] = field(default_factory=list)
-    sent: list[tuple[int, int]] = field(default_factory=list)
-    subnegotiations: list[bytes] = field(default_factory=list)
+    max_log: int = MAX_LOG
+    # what happened, for tests and ``--debug``: the latest (command, option) received and sent
+    received: deque[tuple[int, int]] = field(init=False)
+    sent: deque[tuple[int, int]] = field(init=False)
+    subnegotiations: deque[bytes] = field(init=False)
 
     def __post_init__(self) -> None:
+        # bounded: a flood of IAC WILL x must not grow memory (each entry outlives its 3 bytes)
+        self.received = deque(maxlen=max(0, self.max_log))
+        self.sent = deque(maxlen=max(0, self.max_log))
+        self.subnegotiations = deque(maxlen=max(0, self.max_log))
         self._us: dict[int, Q] = {}  # options we perform (WILL/WONT)
         self._him: dict[int, Q] = {}  # options the server performs
         self._out = bytearray()

@@ -536,10 +536,25 @@ def _tlv_end(buf: bytes | bytearray, pos: int, depth: int) -> int:
     return pos + n + int.from_bytes(buf[pos:pos + n], "big")
 
 
-def _text(value: Any) -> str:
+def _octets(value: Any) -> bytes:
+    """The octets of a decoded string: asn1tools returns a GeneralString as
+    text decoded from Latin-1, which gives the octets back one for one."""
     if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", "replace")
-    return str(value) if value is not None else ""
+        return bytes(value)
+    text = str(value) if value is not None else ""
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:  # not from a GeneralString: already real text
+        return text.encode("utf-8", "surrogateescape")
+
+
+def _text(value: Any) -> str:
+    # Targets send UTF-8 today (Zebra, YAZ); older ones Latin-1, kept as it came.
+    raw = _octets(value)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
 
 def _diag(value: Any) -> Diagnostic:
@@ -579,7 +594,7 @@ def _single_asn1(payload: bytes) -> bytes:
     # which is returned undecoded (BER bytes).
     if payload[:1] == b"\x1b":
         try:
-            return _text(_compiled().decode("GeneralText", payload)).encode("utf-8")
+            return _octets(_compiled().decode("GeneralText", payload))  # as received, never re-encoded
         except Exception:
             pass
     return payload
