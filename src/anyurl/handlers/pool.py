@@ -102,6 +102,8 @@ class Lease(Generic[C]):
         if self.released:
             return
         self.released = True
+        if self._conn is not None:
+            self.pool._lent.pop(id(self._conn), None)
         await self.pool._release(self._host, self.address, self._conn, reusable, keep)
 
 
@@ -117,6 +119,7 @@ class Pool(Generic[C]):
         self.log = logger.getChild(scheme)
         self.closing_replies = closing_replies
         self._hosts: dict[tuple[str, int], _Host[C]] = {}
+        self._lent: dict[int, Lease[C]] = {}  # id(conn) -> its lease, for release(conn)
         self.closed = False
 
     # -- slots -----------------------------------------------------------------
@@ -205,18 +208,28 @@ class Pool(Generic[C]):
             if conn is not None:
                 if await conn.reset_for(target):
                     self.log.debug("reusing idle connection to %s:%s", host, port)
-                    return Lease(self, h, address, conn, True)
+                    return self._lend(Lease(self, h, address, conn, True))
                 self.log.debug("idle connection to %s:%s cannot be reset; closing it", host, port)
                 conn.abort()
                 conn = None
             conn = await connect()
             self.log.debug("opened connection to %s:%s", host, port)
-            return Lease(self, h, address, conn, False)
+            return self._lend(Lease(self, h, address, conn, False))
         except BaseException:
             if conn is not None:
                 conn.abort()
             self._give_back(h)
             raise
+
+    def _lend(self, lease: Lease[C]) -> Lease[C]:
+        self._lent[id(lease.conn)] = lease
+        return lease
+
+    async def release(self, conn: C, reusable: bool, *, keep: bool = True) -> None:
+        """Give back a connection from :meth:`acquire` (see :meth:`Lease.release`)."""
+        lease = self._lent.get(id(conn))
+        if lease is not None and lease.conn is conn:
+            await lease.release(reusable, keep=keep)
 
     @contextlib.asynccontextmanager
     async def slot(self, req: Request, host: str, port: int) -> AsyncIterator[None]:
