@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 
 import pytest
@@ -174,3 +176,19 @@ async def test_commands_and_connections_are_logged_with_the_password_masked(
     assert any(m.split(" < ", 1)[1].startswith("230") for m in ftp if " < " in m)
     assert any("opened connection" in m for m in ftp) and any("reusing idle connection" in m for m in ftp)
     assert all(password not in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("flag_first", [True, False], ids=["-v URL", "get URL --verbose"])
+def test_cli_verbose_prints_the_dialogue_on_stderr(servers: Launcher, flag_first: bool) -> None:
+    ep = servers.get("vsftpd")
+    url = f"ftp://{ep.host}:{ep.port}/pub/hello.txt"
+    argv = ["-v", url] if flag_first else ["get", url, "--verbose"]
+    proc = subprocess.run([sys.executable, "-m", "anyurl", *argv], capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert b"hello" in proc.stdout
+    lines = proc.stderr.decode().splitlines()
+    assert f"* anyurl.ftp {ep.host}:{ep.port} > RETR hello.txt" in lines
+    assert any(line.startswith(f"* anyurl.ftp {ep.host}:{ep.port} < 226") for line in lines)
+    assert f"* anyurl.ftp {ep.host}:{ep.port} > PASS <password>" in lines
+    quiet = subprocess.run([sys.executable, "-m", "anyurl", url], capture_output=True, timeout=60)
+    assert b"RETR" not in quiet.stderr
