@@ -156,7 +156,7 @@ class BulkReader(asyncio.BufferedProtocol):
                 _buffers.give(old)
                 self._view = memoryview(self._buf)
             self._pos = 0
-        if len(self._chunks) >= 2 and not self._paused and self.transport is not None:
+        if len(self._chunks) >= 2 and not self._paused and not self._eof and self.transport is not None:
             self._paused = True
             self.transport.pause_reading()
 
