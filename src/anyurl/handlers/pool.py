@@ -172,7 +172,7 @@ class Pool(Generic[C]):
                     finally:
                         h.waiters.remove(fut)
         except TimeoutError:
-            await self._close_all(discard)
+            await self._close_all(discard, address)
             if timeout is not None and timeout < (req.timeouts.pool or float("inf")):
                 why = f"waited {timeout:.3g} s (the rest of the total timeout)"
             else:
@@ -180,7 +180,7 @@ class Pool(Generic[C]):
             raise PoolTimeout(f"{why} for a free connection to {address[0]}:{address[1]} "
                               f"(Limits.per_host={limit}, all busy)", url=req.url) from None
         except BaseException:
-            await self._close_all(discard)
+            await self._close_all(discard, address)
             raise
 
     @staticmethod
@@ -188,9 +188,10 @@ class Pool(Generic[C]):
         h.busy -= 1
         h.wake()
 
-    async def _close_all(self, conns: list[C]) -> None:
+    async def _close_all(self, conns: list[C], address: tuple[str, int]) -> None:
         for conn in conns:
-            self.log.debug("closing idle connection to %s", _where(conn))
+            self.log.debug("closing idle connection to %s:%s (expired, dropped by the server, "
+                           "or making room)", *address)
             await conn.aclose()
 
     # -- connections -----------------------------------------------------------
@@ -204,7 +205,7 @@ class Pool(Generic[C]):
         h = self._host(address)
         conn, discard = await self._take(req, h, address, key, fresh)
         try:
-            await self._close_all(discard)
+            await self._close_all(discard, address)
             if conn is not None:
                 if await conn.reset_for(target):
                     self.log.debug("reusing idle connection to %s:%s", host, port)
@@ -238,7 +239,7 @@ class Pool(Generic[C]):
         h = self._host(address)
         _, discard = await self._take(req, h, address, None, True)
         try:
-            await self._close_all(discard)
+            await self._close_all(discard, address)
             yield
         finally:
             self._give_back(h)
@@ -249,7 +250,7 @@ class Pool(Generic[C]):
         h = self._host(address)
         _, discard = await self._take(req, h, address, None, True)
         try:
-            await self._close_all(discard)
+            await self._close_all(discard, address)
         except BaseException:
             self._give_back(h)
             raise
@@ -318,14 +319,8 @@ class Pool(Generic[C]):
         """Close every idle connection; busy ones close when released."""
         self.closed = True
         hosts, self._hosts = self._hosts, {}
-        for h in hosts.values():
+        for address, h in hosts.items():
             idle, h.idle = h.idle, []
-            await self._close_all([i.conn for i in idle])
+            await self._close_all([i.conn for i in idle], address)
             h.wake()
 
-
-def _where(conn: object) -> str:
-    key = getattr(conn, "key", None)
-    if isinstance(key, tuple) and len(key) >= 2:
-        return f"{key[0]}:{key[1]}"
-    return "the server"
