@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: all deps venv test test-containers unit integration lint demo bench clean
+.PHONY: all deps venv test test-containers unit integration integration-uvloop lint demo bench clean
 
 all: test
 
@@ -25,6 +25,11 @@ lint: venv
 
 test: deps venv lint
 	$(BIN)/python -m pytest -q
+	$(MAKE) integration-uvloop
+
+# The integration suite once more on uvloop (`pip install anyurl[fast]`), long transfers left out.
+integration-uvloop: deps venv
+	ANYURL_LOOP=uvloop $(BIN)/python -m pytest -q -m "not slow" tests/integration tests/hostile
 
 # the integration suite against the servers as containers (Docker, else podman): fixtures/containers.sh
 test-containers: venv

@@ -32,12 +32,7 @@ from .errors import (
 )
 from .response import Body, Entry, Response, Stat
 from .settings import Limits, Policy, Retry, Timeouts
-from .urls import URL, parse
-
-try:
-    from .urls import extract_urls
-except ImportError:  # pragma: no cover - while the parser is being written
-    pass
+from .urls import URL, extract_urls, parse
 
 __all__ = [
     "URL",

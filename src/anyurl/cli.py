@@ -16,6 +16,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import logging
 import os
 import signal
 import sys
@@ -48,7 +49,7 @@ EXIT_NOT_DIRECTORY = 1  # `ls` on a URL that is not directory-like
 COMMANDS = ("get", "ls", "stat", "parse", "extract", "put", "send", "open")
 # global options that take a value (so the default-command detection can skip it)
 _GLOBAL_WITH_VALUE = {"--email", "--news-server", "--user-agent"}
-_GLOBAL_FLAGS = {"--debug"}
+_GLOBAL_FLAGS = {"--debug", "-v", "--verbose"}
 
 
 # -- the exit code table -----------------------------------------------------
@@ -179,6 +180,8 @@ def _global_options(parser: argparse.ArgumentParser, *, sub: bool) -> None:
     g = parser.add_argument_group("global options")
     g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if sub else False,
                    help="show tracebacks on errors")
+    g.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS if sub else False,
+                   help="show connections, protocol commands sent (passwords masked) and replies on stderr")
     g.add_argument("--email", metavar="ADDR", default=d,
                    help="password for anonymous FTP (default: $ANYURL_EMAIL or $USER@localhost)")
     g.add_argument("--news-server", metavar="HOST[:PORT]", default=d,
@@ -220,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"anyurl {__version__}")
     _global_options(p, sub=False)
+    # what _network_options and get's --parallel give; here for the commands without them
+    p.set_defaults(timeout=None, connect_timeout=None, max_time=None, quiet=False, parallel=0)
     sp = p.add_subparsers(dest="command", metavar="COMMAND")
 
     get = sp.add_parser("get", help="download URLs", description="Download one or more URLs. "
@@ -449,6 +454,7 @@ class Reporter:
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
         self.progress: TransferProgress | None = None
+        self.prompter: Prompter | None = None  # asks passwords; pauses the progress display
 
     def _print(self, text: str) -> None:
         if self.progress is not None:
@@ -471,9 +477,9 @@ class Reporter:
 def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
     defaults = Timeouts()
     timeouts = Timeouts(
-        connect=getattr(args, "connect_timeout", None) or defaults.connect,
-        read=getattr(args, "timeout", None) or defaults.read,
-        total=getattr(args, "max_time", None),
+        connect=args.connect_timeout or defaults.connect,
+        read=args.timeout or defaults.read,
+        total=args.max_time,
     )
     # --parallel N against one server must not queue behind the default per-host limit
     per_host = max(Limits().per_host, getattr(args, "parallel", 0) or 0)
@@ -576,9 +582,8 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
 
     tp = _progress(len(urls), args.quiet)
     rep.progress = tp
-    client_prompter = getattr(client.password_callback, "__self__", None)
-    if isinstance(client_prompter, Prompter):
-        client_prompter.progress = tp
+    if rep.prompter is not None:
+        rep.prompter.progress = tp
 
     async def fail(i: int, exc: AnyURLError) -> None:
         codes[i] = exc.exit_code
@@ -798,10 +803,7 @@ def cmd_extract(args: argparse.Namespace, rep: Reporter) -> int:
     """``anyurl extract``: URLs found in text, one per line."""
     import anyurl
 
-    extract = getattr(anyurl, "extract_urls", None)
-    if extract is None:
-        rep.error("URL extraction is not available in this build")
-        return errors.ConfigurationError.exit_code
+    extract = anyurl.extract_urls
     if args.file == "-":
         data = sys.stdin.buffer.read()
     else:
@@ -907,7 +909,7 @@ async def _run(args: argparse.Namespace, rep: Reporter) -> int:
 
 
 async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
-    prompter = Prompter()
+    prompter = rep.prompter = Prompter()
     async with _make_client(args, prompter) as client:
         if args.command == "get":
             return await cmd_get(args, client, rep)
@@ -924,6 +926,15 @@ async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
     raise AssertionError(f"unknown command {args.command}")
 
 
+def _log_to_stderr() -> None:
+    """-v: anyurl's DEBUG log (connections, commands sent, replies) on stderr, like curl -v."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("* %(name)s %(message)s"))
+    log = logging.getLogger("anyurl")
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``anyurl`` command; returns the exit code."""
     raw = list(sys.argv[1:] if argv is None else argv)
@@ -932,9 +943,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    debug = bool(getattr(args, "debug", False))
-    args.debug = debug
-    rep = Reporter(quiet=bool(getattr(args, "quiet", False)))
+    debug = bool(args.debug)
+    rep = Reporter(quiet=bool(args.quiet))
+    if args.verbose:
+        _log_to_stderr()
     try:
         if args.command == "parse":
             return cmd_parse(args, rep)

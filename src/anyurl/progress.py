@@ -8,9 +8,7 @@ Each bar is driven by the ``progress(done, total)`` callback that
 
 from __future__ import annotations
 
-import sys
 from types import TracebackType
-from typing import TextIO
 
 from rich.console import Console
 from rich.progress import (
@@ -23,16 +21,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-__all__ = ["TransferProgress", "show_progress"]
-
-
-def show_progress(quiet: bool, stream: TextIO | None = None) -> bool:
-    """Progress is drawn only on a terminal, and not with ``-q``."""
-    s = stream if stream is not None else sys.stderr
-    try:
-        return not quiet and s.isatty()
-    except (AttributeError, ValueError):
-        return False
+__all__ = ["TransferProgress"]
 
 
 def _label(text: str, width: int = 32) -> str:

@@ -5,14 +5,15 @@ aioftp's: aioftp inserts commands of its own (TYPE at login, stat calls before
 downloads) so the exact RFC 1738 command sequence could not be guaranteed, and
 its data path copies through 8 KiB reads. The protocol decisions (command plan,
 reply and listing parsing) live in the sans-I/O module; this module only moves
-bytes: control lines, and data connections read with a BufferedProtocol into
-1 MiB buffers (``recv_into``, one copy per chunk, bounded queue with flow control).
+bytes: control lines, and data connections read by the shared
+:class:`~anyurl.handlers.stream.BulkReader`. Control connections are pooled by
+:class:`~anyurl.handlers.pool.Pool` (per-host slots, idle reuse, the stale retry);
+commands and replies are logged at DEBUG to ``anyurl.ftp`` (passwords masked).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import os
 import secrets
@@ -33,7 +34,6 @@ from ..errors import (
     OverlongTransfer,
     ProtocolError,
     ResourceNotFound,
-    TemporaryFailure,
     TruncatedTransfer,
     mask_password,
 )
@@ -47,9 +47,10 @@ from .base import (
     apply_length,
     bounded_readline,
     open_connection,
-    prime_allocator,
     render_entries,
 )
+from .pool import Lease, Pool
+from .stream import BulkReader
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -95,140 +96,8 @@ class FTPOptions:
 # ---------------------------------------------------------------------------
 
 
-class _Reader(asyncio.BufferedProtocol):
-    """Receives a data connection into one large buffer (``recv_into``), handing out
-    chunks of up to *size* bytes; at most two chunks wait before reading pauses.
-
-    To keep the per-chunk cost low on fast transfers the consumer is woken when
-    half a buffer has arrived, or after :data:`_LINGER` seconds for a trickle;
-    one idle watchdog per transfer (not one timer per wait) enforces the read
-    timeout.
-    """
-
-    _LINGER = 0.002
-
-    def __init__(self, size: int) -> None:
-        # Start small (most files are) and grow to *size* as data keeps coming.
-        if size > 1 << 17:
-            prime_allocator(size)
-        self._max = size
-        self._buf = bytearray(min(size, 1 << 16))
-        self._view = memoryview(self._buf)
-        self._pos = 0
-        self._chunks: collections.deque[bytes] = collections.deque()
-        self._eof = False
-        self._exc: BaseException | None = None
-        self._waiter: asyncio.Future[None] | None = None
-        self._paused = False
-        self._loop = asyncio.get_running_loop()
-        self._linger: asyncio.TimerHandle | None = None
-        self._watchdog: asyncio.TimerHandle | None = None
-        self._timeout: float | None = None
-        self._last = self._loop.time()
-        self.transport: asyncio.Transport | None = None
-        self.closed = self._loop.create_future()
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # uvloop's transports are not asyncio.Transport subclasses, but have the same API.
-        self.transport = cast(asyncio.Transport, transport)
-
-    def get_buffer(self, sizehint: int) -> memoryview:
-        if self._pos >= len(self._buf):
-            self._flush()
-        return self._view[self._pos:]
-
-    def buffer_updated(self, nbytes: int) -> None:
-        self._pos += nbytes
-        self._last = self._loop.time()
-        if self._pos >= len(self._buf):
-            self._flush()
-        if self._waiter is None:
-            return
-        if self._chunks or self._pos * 2 >= len(self._buf):
-            self._wake()
-        elif self._linger is None:
-            self._linger = self._loop.call_later(self._LINGER, self._wake)
-
-    def _flush(self) -> None:
-        if self._pos:
-            self._chunks.append(bytes(self._view[:self._pos]))
-            if self._pos == len(self._buf) and len(self._buf) < self._max:
-                self._view.release()
-                self._buf = bytearray(min(self._max, len(self._buf) * 4))
-                self._view = memoryview(self._buf)
-            self._pos = 0
-        if len(self._chunks) >= 2 and not self._paused and self.transport is not None:
-            self._paused = True
-            self.transport.pause_reading()
-
-    def _wake(self) -> None:
-        if self._linger is not None:
-            self._linger.cancel()
-            self._linger = None
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
-
-    def _check_idle(self) -> None:
-        """The watchdog: fail the waiting consumer when nothing arrived for the timeout."""
-        self._watchdog = None
-        if self._timeout is None or self._waiter is None or self._waiter.done():
-            return
-        due = self._last + self._timeout
-        if self._loop.time() >= due:
-            self._waiter.set_exception(TimeoutError())
-        else:
-            self._watchdog = self._loop.call_at(due, self._check_idle)
-
-    def eof_received(self) -> bool | None:
-        self._eof = True
-        self._wake()
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._eof = True
-        self._exc = exc
-        self._wake()
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            self._watchdog = None
-        if not self.closed.done():
-            self.closed.set_result(None)
-
-    async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109
-        """The next chunk, or None at the end of the data; TimeoutError after
-        *timeout* seconds without data."""
-        woken = False
-        while not self._chunks:
-            if self._pos and (self._eof or woken or self._pos * 2 >= len(self._buf)):
-                self._flush()  # hand over what arrived rather than wait for more
-                break
-            if self._eof:
-                if self._exc is not None:
-                    raise self._exc
-                return None
-            self._timeout = timeout
-            if timeout is not None and self._watchdog is None:
-                self._watchdog = self._loop.call_at(self._last + timeout, self._check_idle)
-            if self._pos and self._linger is None:  # data is here already: wait only briefly
-                self._linger = self._loop.call_later(self._LINGER, self._wake)
-            self._waiter = self._loop.create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-                if self._linger is not None:
-                    self._linger.cancel()
-                    self._linger = None
-            woken = True
-        chunk = self._chunks.popleft()
-        if self._paused and len(self._chunks) < 2 and self.transport is not None:
-            self._paused = False
-            self.transport.resume_reading()
-        return chunk
-
-    def close(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
+# Data connections are read by the shared bulk reader (stream.py).
+_Reader = BulkReader
 
 
 class _Writer(asyncio.Protocol):
@@ -279,12 +148,15 @@ _PoolKey = tuple[str, int, str, "str | None", str]
 
 
 class _Control:
-    """One logged-in control connection."""
+    """One logged-in control connection (a :class:`~anyurl.handlers.pool.Connection`)."""
 
     def __init__(self, handler: FTPHandler, key: _PoolKey, url: FTPURL, host: str, port: int,
-                 reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tls: ssl.SSLContext | None) -> None:
+                 reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tls: ssl.SSLContext | None,
+                 req: Request) -> None:
         self.handler = handler
         self.key = key
+        self.req = req  # the request using the connection now: its timeouts and limits apply
+        self.lease: Lease[_Control] | None = None
         self.url = url
         self.host = host
         self.port = port
@@ -299,15 +171,19 @@ class _Control:
         self.features: set[str] | None = None
         self.epsv_ok = True
         self.size_ok = True
-        client = handler.client
-        self._replies = proto.ReplyReader(client.limits.max_line, client.limits.max_reply_lines)
-        self._timeout = client.timeouts.read
+        self._replies = proto.ReplyReader(req.limits.max_line, req.limits.max_reply_lines)
+        self.log = handler.pool.log
         self.broken = False
+
+    @property
+    def _timeout(self) -> float | None:
+        return self.req.read_timeout
 
     # -- lines ---------------------------------------------------------------
 
     async def send(self, verb: str, arg: str | None = None) -> None:
         line = proto.format_command(verb, arg)
+        self.log.debug("%s:%s > %s", self.host, self.port, _show(verb, arg))
         try:
             self.writer.write(line)
             if self.writer.transport.get_write_buffer_size():  # only then can drain block
@@ -323,7 +199,7 @@ class _Control:
     async def reply(self) -> Reply:
         while True:
             try:
-                line = await bounded_readline(self.reader, self.handler.client.limits.max_line,
+                line = await bounded_readline(self.reader, self.req.limits.max_line,
                                               self.url, self._timeout)
             except AnyURLError:
                 self.broken = True
@@ -340,6 +216,7 @@ class _Control:
                 self.broken = True
                 raise ProtocolError(exc.message, url=self.url) from exc
             if reply is not None:
+                self.log.debug("%s:%s < %s", self.host, self.port, reply.text)
                 return reply
 
     async def cmd(self, verb: str, arg: str | None = None) -> Reply:
@@ -354,6 +231,18 @@ class _Control:
         return reply
 
     # -- state ---------------------------------------------------------------
+
+    def is_reusable(self) -> bool:
+        """Logged in, open, and nothing unread: the pool may lend it again."""
+        return self.login_dir is not None and not self.stale()
+
+    async def reset_for(self, target: tuple[Request, tuple[str, ...]]) -> bool:
+        self.req, cwds = target
+        self.url = cast(FTPURL, self.req.url)
+        return await self.reset(cwds)
+
+    async def aclose(self) -> None:
+        await self.quit()
 
     def stale(self) -> bool:
         """True when the server closed this idle connection (or sent something unasked)."""
@@ -585,8 +474,8 @@ class FTPHandler(Handler):
 
     def __init__(self, client: Client) -> None:
         super().__init__(client)
-        self._idle: dict[_PoolKey, list[_Control]] = {}
-        self._slots: dict[tuple[str, int], asyncio.Semaphore] = {}
+        # 421: the server is closing the control connection (often an idle timeout)
+        self.pool: Pool[_Control] = Pool("ftp", closing_replies=("421",))
 
     def _plan(self, url: URL, opts: FTPOptions) -> tuple[FTPURL, Plan]:
         if not isinstance(url, FTPURL):
@@ -606,53 +495,39 @@ class FTPHandler(Handler):
     def _tls_context(self, opts: FTPOptions) -> ssl.SSLContext:
         return opts.tls_context or ssl.create_default_context()
 
-    async def _acquire(self, url: FTPURL, plan: Plan, opts: FTPOptions) -> _Control:
+    async def _acquire(self, url: FTPURL, plan: Plan, opts: FTPOptions, req: Request | None = None,
+                       *, fresh: bool = False) -> _Control:
         """An idle connection reset for *plan*, or a new one (waits for a per-host slot)."""
+        req = req if req is not None else self.client.request(url)
         implicit = url.scheme == "ftps"
         mode = "implicit" if implicit else ("explicit" if opts.tls else "plain")
         key: _PoolKey = (url.host, url.port, plan.user, plan.password, mode)
-        slot = self._slots.get((url.host, url.port))
-        if slot is None:
-            slot = self._slots[(url.host, url.port)] = asyncio.Semaphore(self.client.limits.per_host)
-        await slot.acquire()
-        try:
-            idle = self._idle.get(key, [])
-            while idle:
-                conn = idle.pop()
-                conn.url = url
-                if await conn.reset(plan.cwds):
-                    conn.reused = True
-                    return conn
-                conn.abort()
-            return await self._login(url, plan, opts, key, mode)
-        except BaseException:
-            slot.release()
-            raise
+        lease = await self.pool.acquire(req, url.host, url.port, key,
+                                        lambda: self._login(url, plan, opts, key, mode, req),
+                                        (req, plan.cwds), fresh=fresh)
+        conn = lease.conn
+        conn.lease = lease
+        conn.req = req
+        conn.url = url
+        conn.reused = lease.reused
+        return conn
 
     async def _release(self, conn: _Control, reusable: bool, opts: FTPOptions) -> None:
-        slot = self._slots[(conn.key[0], conn.key[1])]
-        try:
-            if reusable and opts.reuse and not conn.stale() and conn.login_dir is not None:
-                self._idle.setdefault(conn.key, []).append(conn)
-            elif reusable:
-                await conn.quit()
-            else:
-                conn.abort()
-        finally:
-            slot.release()
+        assert conn.lease is not None
+        await conn.lease.release(reusable, keep=opts.reuse)
 
-    async def _login(self, url: FTPURL, plan: Plan, opts: FTPOptions, key: _PoolKey, mode: str) -> _Control:
+    async def _login(self, url: FTPURL, plan: Plan, opts: FTPOptions, key: _PoolKey, mode: str,
+                     req: Request) -> _Control:
         host, port = url.host, url.port
         ctx = self._tls_context(opts) if mode != "plain" else None
-        kwargs: dict[str, Any] = {"limit": self.client.limits.max_line}
+        kwargs: dict[str, Any] = {"limit": req.limits.max_line}
         if mode == "implicit":
             kwargs.update(ssl=ctx, server_hostname=host)
         try:
-            reader, writer = await open_connection(url, host, port, timeout=self.client.timeouts.connect,
-                                                   **kwargs)
+            reader, writer = await open_connection(url, host, port, timeout=req.connect_timeout, **kwargs)
         except ssl.SSLError as exc:
             raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
-        conn = _Control(self, key, url, host, port, reader, writer, ctx)
+        conn = _Control(self, key, url, host, port, reader, writer, ctx, req)
         try:
             greeting = await conn.reply()
             while greeting.kind == 1:  # 120: ready in a moment
@@ -662,7 +537,7 @@ class FTPHandler(Handler):
             if mode == "explicit":
                 await conn.expect("AUTH", "TLS")
                 try:
-                    async with asyncio.timeout(self.client.timeouts.connect):
+                    async with asyncio.timeout(req.connect_timeout):
                         await writer.start_tls(ctx, server_hostname=host)  # type: ignore[arg-type]
                 except (OSError, ssl.SSLError, TimeoutError) as exc:
                     raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
@@ -708,10 +583,7 @@ class FTPHandler(Handler):
         raise AccessDenied(f"login refused for {who}", url=conn.url, reply=reply.text)
 
     async def aclose(self) -> None:
-        idle, self._idle = self._idle, {}
-        for conns in idle.values():
-            for conn in conns:
-                await conn.quit()
+        await self.pool.aclose()
 
     # -- open ------------------------------------------------------------------
 
@@ -719,15 +591,17 @@ class FTPHandler(Handler):
         """Retrieve a file (streaming) or a directory listing (``Body.entries``)."""
         opts = self.options(req, FTPOptions)
         furl, plan = self._plan(req.url, opts)  # UnsafeURL here, before any connection
-        while True:
-            conn = await self._acquire(furl, plan, opts)
-            try:
-                return await self._open_on(conn, req, furl, plan, opts)
-            except (ConnectError, TemporaryFailure) as exc:
-                # A pooled connection the server dropped (or timed out with 421) while it
-                # sat idle: the RFC's reliable way is a fresh connection, so try once more.
-                if not (conn.reused and (isinstance(exc, ConnectError) or (exc.reply or "").startswith("421"))):
-                    raise
+
+        async def acquire(fresh: bool) -> Lease[_Control]:
+            conn = await self._acquire(furl, plan, opts, req, fresh=fresh)
+            assert conn.lease is not None
+            return conn.lease
+
+        async def step(lease: Lease[_Control]) -> Body:
+            return await self._open_on(lease.conn, req, furl, plan, opts)
+
+        # A reused connection the server dropped (or closed with 421) while idle: one fresh try.
+        return await self.pool.run(acquire, step)
 
     # -- stat ------------------------------------------------------------------
 
@@ -736,19 +610,23 @@ class FTPHandler(Handler):
         TYPE I + SIZE + MDTM; a name SIZE does not know that CWD accepts is a directory."""
         opts = self.options(req, FTPOptions)
         furl, plan = self._plan(req.url, opts)
-        while True:
-            conn = await self._acquire(furl, plan, opts)
+
+        async def acquire(fresh: bool) -> Lease[_Control]:
+            conn = await self._acquire(furl, plan, opts, req, fresh=fresh)
+            assert conn.lease is not None
+            return conn.lease
+
+        async def step(lease: Lease[_Control]) -> Stat:
             ok = False
             try:
-                result = await self._stat_on(conn, furl, plan, opts)
+                result = await self._stat_on(lease.conn, furl, plan, opts)
                 ok = True
                 return result
-            except (ConnectError, TemporaryFailure) as exc:
-                # as in open(): a pooled connection the server dropped while idle gets one more try
-                if not (conn.reused and (isinstance(exc, ConnectError) or (exc.reply or "").startswith("421"))):
-                    raise
             finally:
-                await self._release(conn, ok, opts)
+                await self._release(lease.conn, ok, opts)
+
+        # as in open(): a reused connection the server dropped while idle gets one fresh try
+        return await self.pool.run(acquire, step)
 
     async def _stat_on(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions) -> Stat:
         await conn.change_dirs(plan.cwds)

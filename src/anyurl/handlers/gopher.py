@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import socket
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -31,6 +29,8 @@ from ..protocols import gopher as gp
 from ..response import Body, Entry
 from ..urls import GopherURL
 from .base import Handler, Request, apply_length, render_entries
+from .pool import Lease, Pool
+from .stream import BulkReader
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -59,98 +59,29 @@ class GopherOptions:
     form_answers: Sequence[str] | None = None
 
 
-class _Reader(asyncio.BufferedProtocol):
-    """Receives straight into one preallocated buffer (no StreamReader copies) and queues
-    the chunks; reading pauses while more than *high_water* bytes wait unread."""
-
-    def __init__(self, bufsize: int, high_water: int) -> None:
-        self._buffer = bytearray(bufsize)
-        self._view = memoryview(self._buffer)
-        self.chunks: deque[bytes] = deque()
-        self.queued = 0
-        self.high_water = high_water
-        self.eof = False
-        self.error: BaseException | None = None
-        self.transport: asyncio.Transport | None = None
-        self._paused = False
-        self._waiter: asyncio.Future[None] | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            try:  # room for whole chunks per receive: fewer wake-ups on bulk transfers
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, len(self._buffer) * 2)
-            except OSError:
-                pass
-
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self._view
-
-    def buffer_updated(self, nbytes: int) -> None:
-        self.chunks.append(bytes(self._view[:nbytes]))
-        self.queued += nbytes
-        if self.queued > self.high_water and not self._paused and self.transport is not None:
-            self._paused = True
-            self.transport.pause_reading()
-        self._wake()
-
-    def eof_received(self) -> bool:
-        self.eof = True
-        self._wake()
-        return False  # close the transport: a gopher reply ends here
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.eof = True
-        self.error = exc
-        self._wake()
-
-    def _wake(self) -> None:
-        w, self._waiter = self._waiter, None
-        if w is not None and not w.done():
-            w.set_result(None)
-
-    async def next_chunk(self) -> bytes:
-        """The next received chunk; b"" at the end of the stream."""
-        while not self.chunks:
-            if self.eof:
-                if self.error is not None:
-                    raise self.error
-                return b""
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
-        chunk = self.chunks.popleft()
-        self.queued -= len(chunk)
-        if self._paused and self.queued <= self.high_water // 2 and self.transport is not None:
-            self._paused = False
-            self.transport.resume_reading()
-        return chunk
-
-
 class _Conn:
     """A connection with a push-back buffer, so a reply's first line can be peeked."""
 
-    def __init__(self, proto: _Reader, url: object, timeout: float | None,
-                 slot: asyncio.Semaphore | None = None) -> None:
+    def __init__(self, proto: BulkReader, url: object, req: Request, slot: Lease[Any] | None = None) -> None:
         self.proto = proto
         self.slot = slot  # the per-host connection slot, released at close
         self.url = url
-        self.timeout = timeout
+        self.req = req
         self.buf = b""  # received, not yet consumed: buf[pos:]
         self.pos = 0
         self.eof = False
 
     async def _receive(self) -> bytes:
+        timeout = self.req.read_timeout
         try:
-            async with asyncio.timeout(self.timeout):
-                data = await self.proto.next_chunk()
+            data = await self.proto.next_chunk(timeout)  # one watchdog per transfer, not a timer per chunk
         except TimeoutError as exc:
-            raise FetchTimeout(f"no data from the gopher server for {self.timeout} s", url=self.url) from exc
+            raise FetchTimeout(f"no data from the gopher server for {timeout} s", url=self.url) from exc
         except OSError as exc:
             raise ConnectError(f"connection lost: {exc.strerror or exc}", url=self.url) from exc
         if not data:
             self.eof = True
+            return b""
         return data
 
     async def read(self, n: int) -> bytes:
@@ -210,7 +141,7 @@ class _Conn:
             transport.close()
         slot, self.slot = self.slot, None
         if slot is not None:
-            slot.release()
+            await slot.release(False)
 
 
 class GopherHandler(Handler):
@@ -220,8 +151,8 @@ class GopherHandler(Handler):
 
     def __init__(self, client: Client) -> None:
         super().__init__(client)
-        # at most client.limits.per_host connections to one server at a time
-        self._slots: dict[tuple[str, int], asyncio.Semaphore] = {}
+        # one request per connection: the pool only bounds them per host (Limits.per_host)
+        self.pool: Pool[Any] = Pool("gopher")
 
     @property
     def gopher_options(self) -> GopherOptions:
@@ -249,36 +180,35 @@ class GopherHandler(Handler):
         if plan.kind == "ask":
             body = await self._ask(url, plan, on_send, opts.form_answers)
         else:
-            body = await self._request(url, plan, on_send)
+            body = await self._request(url, plan, on_send, req)
         if offset:
             body = _skip(body, offset)
         return apply_length(body, req.length)
 
     # -- one request -----------------------------------------------------------
 
-    async def _connect(self, url: GopherURL, request: bytes, on_send: SendHook | None) -> _Conn:
+    async def _connect(self, url: GopherURL, request: bytes, on_send: SendHook | None,
+                       req: Request | None = None) -> _Conn:
+        req = req if req is not None else self.client.request(url)
         port = url.port or gp.DEFAULT_PORT
-        limits = self.client.limits
-        size = max(limits.chunk_size, 64 * 1024)
+        size = max(req.limits.chunk_size, 64 * 1024)
         loop = asyncio.get_running_loop()
-        slot = self._slots.get((url.host, port))
-        if slot is None:
-            slot = self._slots[(url.host, port)] = asyncio.Semaphore(max(1, limits.per_host))
-        await slot.acquire()  # waiting for a free slot is not part of the connect timeout
+        slot = await self.pool.lend_slot(req, url.host, port)  # waiting here is not the connect timeout
         try:
-            async with asyncio.timeout(self.client.timeouts.connect):
-                _, proto = await loop.create_connection(lambda: _Reader(size, 2 * size), url.host, port)
+            async with asyncio.timeout(req.connect_timeout):
+                _, proto = await loop.create_connection(lambda: BulkReader(size, rcvbuf=2 * size), url.host, port)
         except TimeoutError as exc:
-            slot.release()
+            await slot.release(False)
             raise FetchTimeout(f"connecting to {url.host}:{port} timed out", url=url) from exc
         except OSError as exc:
-            slot.release()
+            await slot.release(False)
             raise ConnectError(f"cannot connect to {url.host}:{port}: {exc.strerror or exc}", url=url) from exc
         except BaseException:
-            slot.release()
+            await slot.release(False)
             raise
-        conn = _Conn(proto, url, self.client.timeouts.read, slot)
+        conn = _Conn(proto, url, req, slot)
         try:
+            self.pool.log.debug("%s:%s > %r", url.host, port, request)
             if on_send is not None:
                 res = on_send(request)
                 if inspect.isawaitable(res):
@@ -291,8 +221,9 @@ class GopherHandler(Handler):
             raise
         return conn
 
-    async def _request(self, url: GopherURL, plan: gp.RequestPlan, on_send: SendHook | None) -> Body:
-        conn = await self._connect(url, plan.request, on_send)
+    async def _request(self, url: GopherURL, plan: gp.RequestPlan, on_send: SendHook | None,
+                       req: Request | None = None) -> Body:
+        conn = await self._connect(url, plan.request, on_send, req)
         try:
             return await self._reply(url, plan, conn, on_send)
         except BaseException:
@@ -319,7 +250,7 @@ class GopherHandler(Handler):
                 whole = "!" if plan.kind == "attributes" else "$"
                 retry = replace(plan, request=gp.plan_request(
                     replace(url, search=url.search or "", gopher_plus=whole)).request)
-                conn = await self._connect(url, retry.request, on_send)
+                conn = await self._connect(url, retry.request, on_send, conn.req)
                 meta["attributes_fallback"] = True
                 meta["request"] = retry.request
                 try:

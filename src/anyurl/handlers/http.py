@@ -223,8 +223,8 @@ class HTTPHandler(Handler):
             c = self.client
             prime_allocator(c.limits.chunk_size)
             bufsize = self.http_options.read_bufsize or max(1 << 16, min(c.limits.chunk_size, 1 << 20))
-            connector = aiohttp.TCPConnector(
-                limit=0, limit_per_host=c.limits.per_host,
+            connector = aiohttp.TCPConnector(  # the same Limits as every other scheme's pool
+                limit=0, limit_per_host=c.limits.per_host, keepalive_timeout=c.limits.max_idle,
                 ssl=self.http_options.ssl_context or self.http_options.verify,
             )
             self._session = aiohttp.ClientSession(

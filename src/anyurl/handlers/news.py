@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import logging
 import os
 import re
 import socket
@@ -47,10 +49,15 @@ from ..protocols.nntp import Data, End, Reply, ReplyReader
 from ..response import Body, Entry
 from ..urls import NNTPURL, URL, NewsURL
 from .base import Handler, Request, apply_length, open_connection, render_entries
+from .pool import Lease, Pool
 
 __all__ = ["NewsHandler", "NewsOptions"]
 
 TraceHook = Callable[[str, str], None]
+_log = logging.getLogger("anyurl.news")
+# The Request of the open() call running in this task: helpers below it read its
+# timeouts and limits without each taking it as a parameter.
+_request: contextvars.ContextVar[Request] = contextvars.ContextVar("anyurl_news_request")
 _QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)  # Linux only
 
 
@@ -98,16 +105,18 @@ def _rewrap(exc: AnyURLError, url: object) -> AnyURLError:
 
 
 class _Conn:
-    """One NNTP connection: the stream pair, the reply reader and session state."""
+    """One NNTP connection (a :class:`~anyurl.handlers.pool.Connection`): the stream
+    pair, the reply reader and session state."""
 
     def __init__(self, server: _Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 *, max_line: int, chunk: int, read_timeout: float | None, trace: TraceHook | None) -> None:
+                 *, max_line: int, chunk: int, req: Request, trace: TraceHook | None) -> None:
         self.server = server
+        self.key = server
         self.reader = reader
         self.writer = writer
         self.replies = ReplyReader(max_line)
         self.chunk = chunk
-        self.read_timeout = read_timeout
+        self.req = req  # the request using the connection now: its timeouts apply
         self.trace = trace
         self.group: str | None = None
         self.caps: dict[str, list[str]] = {}
@@ -115,6 +124,29 @@ class _Conn:
         self.over_verb = "OVER"
         self.closed = False
         self._sock = writer.get_extra_info("socket") if _QUICKACK is not None else None
+
+    @property
+    def read_timeout(self) -> float | None:
+        return self.req.read_timeout
+
+    def is_reusable(self) -> bool:
+        """Open, between replies, and nothing received that was not asked for: bytes
+        after a reply's end (an unrequested "220 ...") would be read as the answer
+        to the next request."""
+        return (not self.closed and not self.replies.in_block and not self.replies.pending
+                and not self.replies.buffered and not self.reader.at_eof()
+                and not getattr(self.reader, "_buffer", b"") and not self.writer.transport.is_closing())
+
+    async def reset_for(self, target: tuple[Request, TraceHook | None]) -> bool:
+        self.req, self.trace = target
+        return True
+
+    async def aclose(self) -> None:
+        await self.close(polite=True)
+
+    def abort(self) -> None:
+        self.closed = True
+        self.writer.transport.abort()
 
     def quickack(self) -> None:
         """Ask the kernel to ACK at once. Servers like INN's nnrpd write a status
@@ -127,11 +159,13 @@ class _Conn:
                 self._sock = None
 
     async def send(self, line: bytes, block: frozenset[int] = nntp.NO_BLOCK) -> None:
-        if self.trace is not None:
+        if self.trace is not None or _log.isEnabledFor(logging.DEBUG):
             text = line.decode("utf-8", "replace").rstrip("\r\n")
             if text.upper().startswith("AUTHINFO PASS"):
                 text = "AUTHINFO PASS ****"
-            self.trace("send", text)
+            _log.debug("%s:%s > %s", self.server.host, self.server.port, text)
+            if self.trace is not None:
+                self.trace("send", text)
         self.replies.expect(block)
         try:
             self.writer.write(line)
@@ -166,6 +200,7 @@ class _Conn:
         ev = await self.event()
         if not isinstance(ev, Reply):
             raise ProtocolError("expected a status line")
+        _log.debug("%s:%s < %s", self.server.host, self.server.port, ev.line)
         if self.trace is not None:
             self.trace("recv", ev.line)
         return ev
@@ -212,24 +247,6 @@ class _Conn:
             pass  # closing must not hide anything else
 
 
-class _Pool:
-    """Idle connections of one server; at most *limit* in use at once."""
-
-    def __init__(self, limit: int) -> None:
-        self.idle: list[_Conn] = []
-        self.slots = asyncio.Semaphore(limit)
-        self.closed = False
-
-    async def release(self, conn: _Conn, reusable: bool) -> None:
-        try:
-            if reusable and not conn.closed and not self.closed and not conn.replies.pending:
-                self.idle.append(conn)
-            else:
-                await conn.close()
-        finally:
-            self.slots.release()
-
-
 class NewsHandler(Handler):
     """Driver for news:, nntp: and nntps: URLs."""
 
@@ -237,7 +254,8 @@ class NewsHandler(Handler):
 
     def __init__(self, client: Any) -> None:
         super().__init__(client)
-        self._pools: dict[_Server, _Pool] = {}
+        # 400: the server is closing the connection (often an idle timeout)
+        self.pool: Pool[_Conn] = Pool("news", closing_replies=("400",))
         self._default_ssl: ssl.SSLContext | None = None
 
     # -- URL -> what to do -------------------------------------------------------
@@ -253,7 +271,11 @@ class NewsHandler(Handler):
 
     async def open(self, req: Request) -> Body:
         """Open an article (streaming) or a listing (entries)."""
-        return apply_length(await self._open(req), req.length)
+        token = _request.set(req)
+        try:
+            return apply_length(await self._open(req), req.length)
+        finally:
+            _request.reset(token)
 
     async def _open(self, req: Request) -> Body:
         url, offset = req.url, req.offset
@@ -284,11 +306,8 @@ class NewsHandler(Handler):
 
     # -- connections -----------------------------------------------------------
 
-    def _pool(self, server: _Server) -> _Pool:
-        pool = self._pools.get(server)
-        if pool is None:
-            pool = self._pools[server] = _Pool(max(1, self.client.limits.per_host))
-        return pool
+    def _pool(self, server: _Server) -> Pool[_Conn]:
+        return self.pool
 
     def _ssl(self, opts: NewsOptions) -> ssl.SSLContext:
         if opts.ssl_context is not None:
@@ -297,15 +316,14 @@ class NewsHandler(Handler):
             self._default_ssl = ssl.create_default_context()
         return self._default_ssl
 
-    async def _connect(self, url: URL, server: _Server, opts: NewsOptions) -> _Conn:
-        t = self.client.timeouts
+    async def _connect(self, url: URL, server: _Server, opts: NewsOptions, req: Request) -> _Conn:
         kwargs: dict[str, Any] = {}
         if server.tls:
             kwargs = {"ssl": self._ssl(opts), "server_hostname": server.host}
-        reader, writer = await open_connection(url, server.host, server.port, timeout=t.connect, **kwargs)
-        conn = _Conn(server, reader, writer, max_line=self.client.limits.max_line,
-                     chunk=min(self.client.limits.chunk_size, 256 * 1024), read_timeout=t.read,
-                     trace=opts.trace)
+        reader, writer = await open_connection(url, server.host, server.port, timeout=req.connect_timeout,
+                                               **kwargs)
+        conn = _Conn(server, reader, writer, max_line=req.limits.max_line,
+                     chunk=min(req.limits.chunk_size, 256 * 1024), req=req, trace=opts.trace)
         try:
             greeting = await conn.reply()
             if greeting.code == 400:
@@ -340,7 +358,7 @@ class NewsHandler(Handler):
             # bytes after 382 would be read as if they came over TLS (STARTTLS injection)
             raise ProtocolError("unexpected data before the TLS handshake")
         try:
-            async with asyncio.timeout(self.client.timeouts.connect):
+            async with asyncio.timeout(conn.req.connect_timeout):
                 await conn.writer.start_tls(self._ssl(opts), server_hostname=server.host)
         except TimeoutError as exc:
             raise FetchTimeout("TLS handshake timed out") from exc
@@ -379,41 +397,28 @@ class NewsHandler(Handler):
             reply = await conn.command(line, block)
         return reply
 
-    async def _acquire(self, url: URL, server: _Server, opts: NewsOptions) -> tuple[_Conn, bool]:
-        """A connection (reused when one is idle) and whether it was reused."""
-        pool = self._pool(server)
-        await pool.slots.acquire()
-        try:
-            if pool.idle:
-                return pool.idle.pop(), True
-            return await self._connect(url, server, opts), False
-        except BaseException:
-            pool.slots.release()
-            raise
-
     async def _start(self, url: URL, server: _Server, opts: NewsOptions,
                      step: Callable[[_Conn], Any]) -> tuple[_Conn, Any]:
-        """Run the first commands of a request; retry once on a fresh connection if a
-        reused one turns out to be closed by the server (idle timeout)."""
-        pool = self._pool(server)
-        for attempt in (1, 2):
+        """Run the first commands of a request on a pooled connection (the pool retries
+        once on a fresh one if a reused one turns out closed by the server)."""
+        req = _request.get(None) or self.client.request(url)
+
+        async def acquire(fresh: bool) -> Lease[_Conn]:
             try:
-                conn, reused = await self._acquire(url, server, opts)
+                return await self.pool.acquire(req, server.host, server.port, server,
+                                               lambda: self._connect(url, server, opts, req),
+                                               (req, opts.trace), fresh=fresh)
             except AnyURLError as exc:
                 raise _rewrap(exc, url) from None
+
+        async def run(lease: Lease[_Conn]) -> tuple[_Conn, Any]:
             try:
-                return conn, await step(conn)
+                return lease.conn, await step(lease.conn)
             except AnyURLError as exc:
-                # A lost connection or "400" (the server is closing it) on a pooled connection
-                # usually means it timed out while idle: one fresh try.
-                stale = isinstance(exc, ConnectError) or (exc.reply or "").startswith("400")
-                await pool.release(conn, not stale and _idle_safe(conn))
-                if not (stale and reused and attempt == 1):
-                    raise _rewrap(exc, url) from None
-            except BaseException:
-                await pool.release(conn, False)
-                raise
-        raise AssertionError("unreachable")
+                raise _rewrap(exc, url) from None
+
+        # a complete error reply (430 no such article) leaves the connection clean for reuse
+        return await self.pool.run(acquire, run, keep_on_error=True)
 
     async def _select(self, url: URL, conn: _Conn, group: str) -> nntp.GroupStatus:
         reply = await self._command(url, conn, nntp.group_cmd(group))
@@ -616,21 +621,11 @@ class NewsHandler(Handler):
 
     async def aclose(self) -> None:
         """QUIT and close every idle connection."""
-        pools, self._pools = list(self._pools.values()), {}
-        for pool in pools:
-            pool.closed = True
-            idle, pool.idle = pool.idle, []
-            for conn in idle:
-                await conn.close(polite=True)
+        await self.pool.aclose()
 
 
 # A group name that can stand in a URL as it is (the RFC 1738 <group> rule).
 _GROUP_URL = re.compile(r"[A-Za-z][A-Za-z0-9.+\-_]*")
-
-
-def _idle_safe(conn: _Conn) -> bool:
-    """A connection whose last reply was a complete error status can be reused."""
-    return not conn.closed and not conn.replies.in_block and not conn.replies.pending
 
 
 def _checked(url: URL, check: Callable[[str], str], value: str) -> str:

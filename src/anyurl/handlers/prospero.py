@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     AccessDenied,
@@ -33,6 +33,10 @@ from ..protocols import prospero as pp
 from ..response import Body, Entry
 from ..urls import ProsperoURL, percent_encode
 from .base import Handler, Request, refuse_controls, render_entries
+from .pool import Pool
+
+if TYPE_CHECKING:
+    from ..client import Client
 
 __all__ = ["ProsperoHandler", "ProsperoOptions"]
 
@@ -84,11 +88,19 @@ class ProsperoHandler(Handler):
     def _options(self) -> ProsperoOptions:
         return self.client.options_for("prospero", ProsperoOptions)
 
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+        self.pool: Pool[Any] = Pool("prospero")  # UDP transactions: per-host slots only
+
     async def open(self, req: Request) -> Body:
         """List a directory, or resolve an object's access method and (by default) fetch it."""
         url = req.url
         if not isinstance(url, ProsperoURL):
             raise NotRetrievable("not a prospero URL", url=url)
+        async with self.pool.slot(req, url.host, url.port or 1525):
+            return await self._open(req, url)
+
+    async def _open(self, req: Request, url: ProsperoURL) -> Body:
         if url.user is not None or url.password is not None:
             raise URLSyntaxError("a prospero URL may not carry a user name or password (RFC 1738 3.11)",
                                  url=url, rule="prosperourl")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     AccessDenied,
@@ -32,6 +33,10 @@ from ..protocols.telnet import BINARY, DO, WILL, TelnetProtocol
 from ..response import Body
 from ..urls import TelnetURL
 from .base import Handler, Request, open_connection
+from .pool import Lease, Pool
+
+if TYPE_CHECKING:
+    from ..client import Client
 
 __all__ = ["TelnetHandler", "TelnetSession", "check_telnet_url"]
 
@@ -85,6 +90,7 @@ class TelnetSession:
         self._handler = handler
         self._closed = False
         self._drain_lock = asyncio.Lock()
+        self._slot: Lease[Any] | None = None  # the per-host slot, held while the session is open
 
     # -- state -----------------------------------------------------------------
 
@@ -280,6 +286,10 @@ class TelnetSession:
             self._writer.transport.abort()  # unsent data the server will not read: drop it
         except OSError:
             pass  # already gone: nothing left to close
+        finally:
+            slot, self._slot = self._slot, None
+            if slot is not None:
+                await slot.release(False)
 
     async def __aenter__(self) -> TelnetSession:
         return self
@@ -290,6 +300,10 @@ class TelnetSession:
 
 class TelnetHandler(Handler):
     """Opens Telnet sessions; telnet URLs are not retrievable."""
+
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+        self.pool: Pool[Any] = Pool("telnet")  # sessions are not reused: per-host slots only
 
 
     async def open(self, req: Request) -> Body:
@@ -320,9 +334,20 @@ class TelnetHandler(Handler):
         if binary:
             protocol.request(WILL, BINARY)
             protocol.request(DO, BINARY)
-        reader, writer = await open_connection(url, url.host, url.port or 23,
-                                               timeout=req.connect_timeout, limit=req.limits.max_line)
+        slot = await self.pool.lend_slot(req, url.host, url.port or 23)  # held until session.close()
+        try:
+            reader, writer = await open_connection(url, url.host, url.port or 23,
+                                                   timeout=req.connect_timeout, limit=req.limits.max_line)
+        except BaseException:
+            await slot.release(False)
+            raise
         session = TelnetSession(url, reader, writer, protocol, read_timeout=req.timeouts.read,
                                 max_buffer=max(req.limits.max_line, 1 << 20), handler=self)
-        await session._flush()  # our own requests go out first
+        session._slot = slot
+        self.pool.log.debug("opened session to %s:%s", url.host, url.port or 23)
+        try:
+            await session._flush()  # our own requests go out first
+        except BaseException:
+            await session.close()
+            raise
         return session

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     ConnectError,
@@ -45,6 +45,10 @@ from .base import (
     refuse_range,
     render_entries,
 )
+from .pool import Lease, Pool
+
+if TYPE_CHECKING:
+    from ..client import Client
 
 __all__ = ["WAISHandler", "WAISOptions", "WTYPES"]
 
@@ -111,6 +115,7 @@ class _Session:
         self.read_timeout = read_timeout
         self.max_apdu = max_apdu
         self.buffer = bytearray()
+        self.slot: Lease[Any] | None = None  # the per-host slot, released at close
 
     async def call(self, apdu: bytes) -> Any:
         try:
@@ -164,6 +169,10 @@ class _Session:
             await self.writer.wait_closed()
         except OSError:
             pass
+        finally:
+            slot, self.slot = self.slot, None
+            if slot is not None:
+                await slot.release(False)
 
 
 def _raise_diagnostic(url: URL, diag: z3950.Diagnostic, doing: str) -> None:
@@ -180,6 +189,10 @@ class WAISHandler(Handler):
 
     options_name = "wais"
 
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+        self.pool: Pool[Any] = Pool("wais")  # one association per request: per-host slots only
+
     async def open(self, req: Request) -> Body:
         """Describe a database, run a search, or retrieve a document (see the module docstring)."""
         url = req.url
@@ -188,11 +201,11 @@ class WAISHandler(Handler):
         opts = self.options(req, WAISOptions)
         self._check(url)
         if url.wtype is not None:
-            return apply_length(await self._document(url, opts, req.offset), req.length)
+            return apply_length(await self._document(url, opts, req.offset, req), req.length)
         refuse_range(req)
         if url.search is not None:
-            return await self._search(url, opts)
-        return await self._describe(url, opts)
+            return await self._search(url, opts, req)
+        return await self._describe(url, opts, req)
 
     def _check(self, url: WAISURL) -> None:
         # Nothing here reaches a command line, but control bytes in a database
@@ -205,11 +218,17 @@ class WAISHandler(Handler):
         if not url.database:
             raise NotRetrievable("a wais URL needs a database name", url=url)
 
-    async def _connect(self, url: WAISURL, opts: WAISOptions) -> tuple[_Session, z3950.InitResult]:
-        timeouts = self.client.timeouts
-        reader, writer = await open_connection(url, url.host, url.port or 210, timeout=timeouts.connect,
-                                               limit=65536)
-        session = _Session(url, reader, writer, timeouts.read, opts.max_apdu)
+    async def _connect(self, url: WAISURL, opts: WAISOptions, req: Request) -> tuple[_Session, z3950.InitResult]:
+        slot = await self.pool.lend_slot(req, url.host, url.port or 210)  # released by session.close()
+        try:
+            reader, writer = await open_connection(url, url.host, url.port or 210, timeout=req.connect_timeout,
+                                                   limit=65536)
+        except BaseException:
+            await slot.release(False)
+            raise
+        self.pool.log.debug("opened association with %s:%s", url.host, url.port or 210)
+        session = _Session(url, reader, writer, req.read_timeout, opts.max_apdu)
+        session.slot = slot
         try:
             init = await session.call(z3950.encode_init(message_size=opts.max_apdu,
                                                         record_size=opts.max_apdu))
@@ -234,8 +253,8 @@ class WAISHandler(Handler):
             raise ProtocolError("the target did not answer the Search request", url=url)
         return result
 
-    async def _describe(self, url: WAISURL, opts: WAISOptions) -> Body:
-        session, init = await self._connect(url, opts)
+    async def _describe(self, url: WAISURL, opts: WAISOptions, req: Request) -> Body:
+        session, init = await self._connect(url, opts, req)
         try:
             count: int | None = None
             note = ""
@@ -265,16 +284,16 @@ class WAISHandler(Handler):
         return Body.from_bytes(url, ("\n".join(lines) + "\n").encode("utf-8"),
                                content_type="text/plain", charset="utf-8", meta=meta)
 
-    async def _search(self, url: WAISURL, opts: WAISOptions) -> Body:
+    async def _search(self, url: WAISURL, opts: WAISOptions, req: Request) -> Body:
         search = url.search or ""
-        session, _init = await self._connect(url, opts)
+        session, _init = await self._connect(url, opts, req)
         try:
             result = await self._run_search(session, url, opts, search)
             if not result.success or result.diagnostics:
                 if result.diagnostics:
                     _raise_diagnostic(url, result.diagnostics[0], f"search {search!r}")
                 raise ProtocolError(f"search {search!r} failed without a diagnostic", url=url)
-            wanted = min(result.count, max(0, opts.max_results), self.client.limits.max_entries)
+            wanted = min(result.count, max(0, opts.max_results), req.limits.max_entries)
             records: list[z3950.Record] = []
             headline_note = None
             while len(records) < wanted:
@@ -312,7 +331,7 @@ class WAISHandler(Handler):
         return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
                                entries=entries, meta=meta)
 
-    async def _document(self, url: WAISURL, opts: WAISOptions, offset: int) -> Body:
+    async def _document(self, url: WAISURL, opts: WAISOptions, offset: int, req: Request) -> Body:
         wtype = url.wtype or ""
         syntax = opts.record_syntax or WTYPES.get(wtype.upper())
         if syntax is None and wtype and all(p.isdigit() for p in wtype.split(".")):
@@ -326,7 +345,7 @@ class WAISHandler(Handler):
                                  "document ids, so only ids of the form z1:<position>:<search> are understood",
                                  url=url)
         position, search = docid
-        session, _init = await self._connect(url, opts)
+        session, _init = await self._connect(url, opts, req)
         try:
             result = await self._run_search(session, url, opts, search)
             if result.diagnostics:

@@ -1,0 +1,326 @@
+"""The connection layer under every handler: per-host slots, idle connections, one retry rule.
+
+A handler owns one :class:`Pool` (named for its scheme) and asks it for
+connections; it never keeps its own lists or semaphores. The split follows
+httpcore's: a *connection* knows its own state (:class:`Connection`), the
+*pool* decides who may open one, which idle one to hand out, and when a
+failure on a reused connection earns one fresh try.
+
+``Limits.per_host`` is the same bound for every scheme: the connections open
+to one ``host:port`` (busy and idle together) never exceed it. A request that
+finds every slot taken waits at most ``Timeouts.pool`` (never past the total
+deadline) and then fails with :class:`~anyurl.errors.PoolTimeout`, which says
+the server was never asked. Idle connections older than ``Limits.max_idle``
+are closed instead of reused. Schemes whose connections cannot be reused
+(gopher, WAIS, telnet, Prospero) hold a slot with :meth:`Pool.slot`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+from ..errors import AnyURLError, ConnectError, PoolTimeout
+from ..settings import Request
+
+__all__ = ["Connection", "Lease", "Pool", "logger"]
+
+#: The root logger of anyurl; each scheme logs to a child (``anyurl.ftp``...).
+logger = logging.getLogger("anyurl")
+
+
+class Connection(Protocol):
+    """What the pool needs of a connection."""
+
+    #: connections with equal keys are interchangeable (same server, user, TLS mode...)
+    key: Hashable
+
+    def is_reusable(self) -> bool:
+        """True when the connection is open and holds no unread or unfinished reply."""
+
+    async def reset_for(self, target: Any) -> bool:
+        """Prepare an idle connection for a request for *target*; False if it cannot be."""
+
+    async def aclose(self) -> None:
+        """Close politely (QUIT where the protocol has one); never raises."""
+
+    def abort(self) -> None:
+        """Close at once, without a word to the server."""
+
+
+C = TypeVar("C", bound=Connection)
+T = TypeVar("T")
+
+
+@dataclass
+class _Idle(Generic[C]):
+    conn: C
+    since: float
+
+
+@dataclass
+class _Host(Generic[C]):
+    """The connections to one host:port."""
+
+    busy: int = 0
+    idle: list[_Idle[C]] = field(default_factory=list)  # oldest first
+    waiters: deque[asyncio.Future[None]] = field(default_factory=deque)
+
+    def wake(self) -> None:
+        # Every waiter checks again: the few that fit go on, the others wait again.
+        for fut in self.waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+
+class Lease(Generic[C]):
+    """One connection lent by the pool. ``release`` gives it back exactly once."""
+
+    def __init__(self, pool: Pool[C], host: _Host[C], address: tuple[str, int], conn: C | None,
+                 reused: bool) -> None:
+        self.pool = pool
+        self._host = host
+        self.address = address
+        self._conn = conn
+        self.reused = reused
+        self.released = False
+
+    @property
+    def conn(self) -> C:
+        assert self._conn is not None, "the lease holds no connection (a slot only)"
+        return self._conn
+
+    async def release(self, reusable: bool, *, keep: bool = True) -> None:
+        """Give the connection back: kept idle when *reusable* and *keep* (and the
+        connection says it is clean), else closed politely when *reusable*, else
+        aborted (its state is unknown after an error)."""
+        if self.released:
+            return
+        self.released = True
+        if self._conn is not None:
+            self.pool._lent.pop(id(self._conn), None)
+        await self.pool._release(self._host, self.address, self._conn, reusable, keep)
+
+
+class Pool(Generic[C]):
+    """Slots and idle connections per host:port for one scheme's handler.
+
+    *closing_replies*: reply codes with which a server says it is closing the
+    session (FTP "421", NNTP "400"); on a reused connection they count as stale.
+    """
+
+    def __init__(self, scheme: str, *, closing_replies: tuple[str, ...] = ()) -> None:
+        self.scheme = scheme
+        self.log = logger.getChild(scheme)
+        self.closing_replies = closing_replies
+        self._hosts: dict[tuple[str, int], _Host[C]] = {}
+        self._lent: dict[int, Lease[C]] = {}  # id(conn) -> its lease, for release(conn)
+        self.closed = False
+
+    # -- slots -----------------------------------------------------------------
+
+    def _host(self, address: tuple[str, int]) -> _Host[C]:
+        h = self._hosts.get(address)
+        if h is None:
+            h = self._hosts[address] = _Host()
+        return h
+
+    def open_count(self, host: str, port: int) -> int:
+        """Connections open to host:port now, busy and idle."""
+        h = self._hosts.get((host, port))
+        return 0 if h is None else h.busy + len(h.idle)
+
+    async def _take(self, req: Request, h: _Host[C], address: tuple[str, int], key: Hashable | None,
+                    fresh: bool) -> tuple[C | None, list[C]]:
+        """Wait for a slot: (an idle connection of *key* or None, connections to close)."""
+        limit = req.limits.per_host
+        loop = asyncio.get_running_loop()
+        timeout = req.bound(req.timeouts.pool)
+        discard: list[C] = []
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    now = loop.time()
+                    keep: list[_Idle[C]] = []
+                    for item in h.idle:  # expired or dead while idle: close
+                        if now - item.since > req.limits.max_idle or not item.conn.is_reusable():
+                            discard.append(item.conn)
+                        else:
+                            keep.append(item)
+                    h.idle = keep
+                    if key is not None and not fresh:
+                        for i in range(len(h.idle) - 1, -1, -1):  # the most recently used first
+                            if h.idle[i].conn.key == key:
+                                h.busy += 1
+                                return h.idle.pop(i).conn, discard
+                    if h.busy + len(h.idle) < limit:
+                        h.busy += 1
+                        return None, discard
+                    if h.idle:  # full, but some are idle for another key: make room
+                        discard.append(h.idle.pop(0).conn)
+                        h.busy += 1
+                        return None, discard
+                    fut = loop.create_future()
+                    h.waiters.append(fut)
+                    try:
+                        await fut
+                    finally:
+                        h.waiters.remove(fut)
+        except TimeoutError:
+            await self._close_all(discard, address)
+            if timeout is not None and timeout < (req.timeouts.pool or float("inf")):
+                why = f"waited {timeout:.3g} s (the rest of the total timeout)"
+            else:
+                why = f"waited {timeout:.3g} s"
+            raise PoolTimeout(f"{why} for a free connection to {address[0]}:{address[1]} "
+                              f"(Limits.per_host={limit}, all busy)", url=req.url) from None
+        except BaseException:
+            await self._close_all(discard, address)
+            raise
+
+    @staticmethod
+    def _give_back(h: _Host[C]) -> None:
+        h.busy -= 1
+        h.wake()
+
+    async def _close_all(self, conns: list[C], address: tuple[str, int]) -> None:
+        for conn in conns:
+            self.log.debug("closing idle connection to %s:%s (expired, dropped by the server, "
+                           "or making room)", *address)
+            await conn.aclose()
+
+    # -- connections -----------------------------------------------------------
+
+    async def acquire(self, req: Request, host: str, port: int, key: Hashable,
+                      connect: Callable[[], Awaitable[C]], target: Any = None, *,
+                      fresh: bool = False) -> Lease[C]:
+        """A connection to host:port for *key*: an idle one reset for *target*, else a new
+        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool``)."""
+        address = (host, port)
+        h = self._host(address)
+        conn, discard = await self._take(req, h, address, key, fresh)
+        try:
+            await self._close_all(discard, address)
+            if conn is not None:
+                if await conn.reset_for(target):
+                    self.log.debug("reusing idle connection to %s:%s", host, port)
+                    return self._lend(Lease(self, h, address, conn, True))
+                self.log.debug("idle connection to %s:%s cannot be reset; closing it", host, port)
+                conn.abort()
+                conn = None
+            conn = await connect()
+            self.log.debug("opened connection to %s:%s", host, port)
+            return self._lend(Lease(self, h, address, conn, False))
+        except BaseException:
+            if conn is not None:
+                conn.abort()
+            self._give_back(h)
+            raise
+
+    def _lend(self, lease: Lease[C]) -> Lease[C]:
+        self._lent[id(lease.conn)] = lease
+        return lease
+
+    async def release(self, conn: C, reusable: bool, *, keep: bool = True) -> None:
+        """Give back a connection from :meth:`acquire` (see :meth:`Lease.release`)."""
+        lease = self._lent.get(id(conn))
+        if lease is not None and lease.conn is conn:
+            await lease.release(reusable, keep=keep)
+
+    @contextlib.asynccontextmanager
+    async def slot(self, req: Request, host: str, port: int) -> AsyncIterator[None]:
+        """Hold one of host:port's ``per_host`` slots (for connections never pooled)."""
+        address = (host, port)
+        h = self._host(address)
+        _, discard = await self._take(req, h, address, None, True)
+        try:
+            await self._close_all(discard, address)
+            yield
+        finally:
+            self._give_back(h)
+
+    async def lend_slot(self, req: Request, host: str, port: int) -> Lease[C]:
+        """A slot held until the returned lease is released (a connection that outlives a call)."""
+        address = (host, port)
+        h = self._host(address)
+        _, discard = await self._take(req, h, address, None, True)
+        try:
+            await self._close_all(discard, address)
+        except BaseException:
+            self._give_back(h)
+            raise
+        return Lease(self, h, address, None, False)
+
+    async def _release(self, h: _Host[C], address: tuple[str, int], conn: C | None, reusable: bool,
+                       keep: bool) -> None:
+        if conn is None:
+            self._give_back(h)
+            return
+        keep = keep and reusable and not self.closed and conn.is_reusable()
+        if keep:
+            h.idle.append(_Idle(conn, asyncio.get_running_loop().time()))
+            self.log.debug("keeping connection to %s:%s for reuse", *address)
+        self._give_back(h)
+        if keep:
+            return
+        if reusable:
+            # The caller was done, but the connection holds something unasked (or the pool
+            # is closing): say goodbye, never reuse it.
+            self.log.debug("closing connection to %s:%s", *address)
+            await conn.aclose()
+        else:
+            self.log.debug("aborting connection to %s:%s", *address)
+            conn.abort()
+
+    # -- the one retry rule ------------------------------------------------------
+
+    def is_stale(self, exc: BaseException) -> bool:
+        """An error that, on a reused connection, means the server dropped it while idle."""
+        if isinstance(exc, ConnectError):
+            return True
+        reply = exc.reply if isinstance(exc, AnyURLError) else None
+        return bool(reply) and any(str(reply).startswith(code) for code in self.closing_replies)
+
+    async def run(self, acquire: Callable[[bool], Awaitable[Lease[C]]],
+                  step: Callable[[Lease[C]], Awaitable[T]], *, keep_on_error: bool = False) -> T:
+        """Run *step* on a connection from ``acquire(fresh)`` and return its result.
+
+        Once *step* returns, it owns the lease (it released it, or handed it to a
+        body that will). If it fails on a reused connection with a stale error (the
+        server closed the connection while it sat idle, or said it is closing),
+        the connection is dropped and *step* runs once more on a fresh one
+        (``acquire(True)`` skips idle connections); this is safe because nothing
+        reached the caller yet. On other errors the lease is released, kept for
+        reuse only if *keep_on_error* and the connection says it is clean.
+        """
+        fresh = False
+        while True:
+            lease = await acquire(fresh)
+            try:
+                return await step(lease)
+            except AnyURLError as exc:
+                stale = self.is_stale(exc)
+                await lease.release(keep_on_error and not stale)
+                if not (stale and lease.reused and not fresh):
+                    raise
+                self.log.debug("reused connection to %s:%s was stale (%s); retrying on a new one",
+                               *lease.address, exc.message)
+                fresh = True
+            except BaseException:
+                await lease.release(False)
+                raise
+
+    async def aclose(self) -> None:
+        """Close every idle connection; busy ones close when released."""
+        self.closed = True
+        hosts, self._hosts = self._hosts, {}
+        for address, h in hosts.items():
+            idle, h.idle = h.idle, []
+            await self._close_all([i.conn for i in idle], address)
+            h.wake()
+

@@ -1,0 +1,80 @@
+"""A small NNTP server that injects a fault INN never produces: after article 1
+it appends an unrequested ``220`` reply carrying a forged article.
+
+Only what the desync test needs: greeting, CAPABILITIES, MODE READER, GROUP,
+ARTICLE <number>, QUIT. ``delay`` sends the forged reply that many seconds
+after the real one (so it arrives while the connection sits idle in the pool)
+instead of in the same write. Every connection and command is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+FORGED = b"FORGED BODY: this article was never requested\r\n"
+
+
+def article(number: int, body: bytes) -> bytes:
+    mid = f"<a{number}@desync.test>"
+    head = (f"Message-ID: {mid}\r\nSubject: article {number}\r\nFrom: t@desync.test\r\n"
+            f"Newsgroups: desync.test\r\n\r\n").encode()
+    return f"220 {number} {mid} article\r\n".encode() + head + body + b".\r\n"
+
+
+@dataclass
+class DesyncServer:
+    delay: float | None = None  # None: the forged reply in the same write as article 1
+    connections: int = 0
+    commands: list[str] = field(default_factory=list)
+    server: asyncio.Server | None = None
+    port: int = 0
+
+    async def start(self) -> DesyncServer:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            writer.write(b"200 desync test server ready\r\n")
+            while True:
+                async with asyncio.timeout(10):
+                    line = await reader.readline()
+                if not line:
+                    return
+                cmd = line.decode().strip()
+                self.commands.append(cmd)
+                verb = cmd.split(" ", 1)[0].upper()
+                if verb == "CAPABILITIES":
+                    writer.write(b"101 caps\r\nVERSION 2\r\nREADER\r\nOVER\r\n.\r\n")
+                elif verb == "GROUP":
+                    writer.write(b"211 2 1 2 desync.test\r\n")
+                elif verb == "ARTICLE":
+                    number = int(cmd.split()[1])
+                    writer.write(article(number, f"real body of article {number}\r\n".encode()))
+                    if number == 1:
+                        forged = article(2, FORGED)
+                        if self.delay is None:
+                            writer.write(forged)
+                        else:
+                            await writer.drain()
+                            await asyncio.sleep(self.delay)
+                            writer.write(forged)
+                elif verb == "QUIT":
+                    writer.write(b"205 bye\r\n")
+                    await writer.drain()
+                    return
+                else:
+                    writer.write(b"500 unknown command\r\n")
+                await writer.drain()
+        except (OSError, TimeoutError):
+            pass
+        finally:
+            writer.close()
