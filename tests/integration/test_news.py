@@ -216,7 +216,8 @@ async def test_news_star_lists_groups_with_descriptions(inn: Endpoint) -> None:
     assert by_name[inn.info["many_group"]].meta["high"] == inn.info["many_count"]
     assert inn.info["empty_group"] in by_name
     assert all(e.kind == "group" for e in r.entries)
-    assert t.sent[-2:] == ["LIST ACTIVE", "LIST NEWSGROUPS"]
+    # descriptions first, so that LIST ACTIVE can stream entry by entry
+    assert t.sent[-2:] == ["LIST NEWSGROUPS", "LIST ACTIVE"]
 
 
 async def test_nntp_root_lists_groups_as_nntp_urls(inn: Endpoint) -> None:
