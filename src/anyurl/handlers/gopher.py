@@ -21,6 +21,7 @@ from ..errors import (
     ConfigurationError,
     ConnectError,
     FetchTimeout,
+    NotSupported,
     ProtocolError,
     ResourceNotFound,
     TransferError,
@@ -28,7 +29,7 @@ from ..errors import (
     UnsafeURL,
 )
 from ..protocols import gopher as gp
-from ..response import Body, Entry
+from ..response import Body, Entry, Stat
 from ..urls import GopherURL
 from .base import Handler, Request, apply_length
 
@@ -253,6 +254,55 @@ class GopherHandler(Handler):
         if offset:
             body = _skip(body, offset)
         return apply_length(body, req.length)
+
+    async def stat(self, req: Request) -> Stat:
+        """Gopher+ item attributes (``selector TAB TAB !``): size from +VIEWS, date
+        from +ADMIN Mod-Date, type from +INFO.
+
+        A server that does not answer in Gopher+ (a Gopher0 server such as
+        gophernicus) has no way to describe an item without sending it: the
+        connection is closed after the first reply line and NotSupported raised.
+        """
+        url = req.url
+        opts = self.options(req, GopherOptions)
+        if not isinstance(url, GopherURL):
+            raise ConfigurationError(f"not a gopher URL: {url}", url=url)
+        plan = gp.stat_request(url)
+        port = url.port or gp.DEFAULT_PORT
+        reason = gp.service_port_refusal(port)
+        if reason and not self.client.policy.allow_gopher_to_service_ports:
+            raise UnsafeURL(reason, url=url)
+        conn = await self._connect(url, plan.request, opts.on_send)
+        try:
+            first = await conn.peek_line(32)
+            header = gp.parse_plus_header(first)
+            if header is None:
+                raise NotSupported("the server did not answer the Gopher+ attribute request "
+                                   "(a Gopher0 server): gopher has no way to learn an item's size "
+                                   "or date without downloading it", url=url)
+            conn.skip(len(first))
+            if header.error:
+                data = await self._read_limited(conn, header.length, 64 * 1024, url)
+                raise gp.error_for_plus(gp.parse_plus_error(data), url)
+            data = await self._read_limited(conn, header.length, opts.max_menu_bytes, url)
+        finally:
+            await conn.close()
+        items = gp.parse_attributes(data)
+        attrs = items[0] if items else {}
+        facts = gp.plus_facts(attrs, gp.plan_request(url).view)
+        gtype = facts.gophertype or url.gophertype
+        meta: dict[str, Any] = {
+            "gopher_plus": True, "gophertype": gtype, "selector": url.selector,
+            "request": plan.request, "attributes": attrs,
+            "views": [v.__dict__ for v in facts.views],
+        }
+        if facts.size_text is not None:
+            meta["size_text"] = facts.size_text
+            meta["size_approximate"] = facts.size_approximate
+        return Stat(str(url), kind=gp.kind_for(gtype, url.selector), size=facts.size,
+                    modified=facts.modified,
+                    content_type=facts.content_type or gp.content_type_for(gtype, url.selector),
+                    meta=meta)
 
     # -- one request -----------------------------------------------------------
 

@@ -338,22 +338,20 @@ class NewsHandler(Handler):
                 raise nntp.error_for(reply, f"HEAD {ref}")
             head = await conn.block(opts.max_head)
             size: int | None = None
-            if isinstance(ref, int) and b"\nbytes:" not in b"\n" + head.lower():
-                # no Bytes: header: the overview's :bytes, one more short command
-                reply = await self._command(url, conn, nntp.over_cmd(ref, ref, conn.over_verb),
-                                            nntp.OVER_CODES)
+            # No Bytes: header: ask for the overview's :bytes (one short command) by
+            # number, or by message-id where the server offers "OVER MSGID".
+            by_id = isinstance(ref, str) and "MSGID" in conn.caps.get("OVER", [])
+            if b"\nbytes:" not in b"\n" + head.lower() and (isinstance(ref, int) or by_id):
+                line = (nntp.over_cmd(ref, ref, conn.over_verb) if isinstance(ref, int)
+                        else nntp.article_cmd(ref, "OVER"))
+                reply = await self._command(url, conn, line, nntp.OVER_CODES)
                 if reply.code == 224:
-                    async for line in conn.block_lines():
+                    async for over_line in conn.block_lines():
                         with contextlib.suppress(ProtocolError):
-                            over = nntp.parse_overview(line)
-                            if over.number == ref:
-                                size = over.size
+                            size = nntp.parse_overview(over_line).size
             return number, mid, head, size
 
-        try:
-            conn, (number, mid, head, over_size) = await self._start(url, server, opts, step)
-        except AnyURLError as exc:
-            raise _rewrap(exc, url) from None
+        conn, (number, mid, head, over_size) = await self._start(url, server, opts, step)
         await self._pool(server).release(conn, True)
         fields = nntp.parse_article_head(head)
         facts = nntp.article_facts(fields)
