@@ -20,7 +20,7 @@ from listing_child import read_listing
 LINES = 1_000_000
 LIMIT = 1000  # NewsOptions.listing_limit's default
 MAX_RSS_MB = 150  # a fresh interpreter with anyurl imported peaks near 40 MB
-MAX_SECONDS = 110
+MAX_SECONDS = 240  # under 20 s of CPU; the rest is slack for a shared, loaded 2-core machine
 
 pytestmark = pytest.mark.timeout(MAX_SECONDS + 10)
 
@@ -87,13 +87,13 @@ async def test_million_over_lines_keep_only_the_newest_listing_limit() -> None:
     async with hostile_news_server() as (port, received):
         res, took = await read_listing(f"nntp://127.0.0.1:{port}/huge.group", "fetch", MAX_SECONDS)
     assert [c for c in received if c != b"QUIT"][-1] == b"OVER %d-%d" % (LINES - LIMIT + 1, LINES)
+    assert res["maxrss_mb"] < MAX_RSS_MB, res
+    assert took < MAX_SECONDS
     assert res["count"] == LIMIT
     assert res["first"]["meta"]["number"] == LINES - LIMIT + 1
     assert res["last"]["meta"]["number"] == LINES
     assert res["last"]["name"] == f"Subject of article {LINES}" and res["last"]["size"] == 1000 + LINES
     assert res["meta"]["ignored_lines"] == LINES - LIMIT  # sent outside the range asked for
-    assert res["maxrss_mb"] < MAX_RSS_MB, res
-    assert took < MAX_SECONDS
 
 
 async def test_million_group_list_streams_in_bounded_memory() -> None:

@@ -532,3 +532,56 @@ async def test_starttls_injection_refused() -> None:
     async with server, client(Trace(), news=NewsOptions(starttls=True)) as c:
         with pytest.raises(ProtocolError, match="before the TLS handshake"):
             await c.fetch(f"nntp://127.0.0.1:{port}/misc.test/1")
+
+
+# -- stat ---------------------------------------------------------------------------------
+
+async def test_stat_article_sends_stat_and_head_not_article(inn: Endpoint) -> None:
+    from datetime import UTC
+    from email.utils import parsedate_to_datetime
+
+    t = Trace()
+    g = inn.info["group"]
+    a = art(inn, "dots")
+    async with client(t) as c:
+        st = await c.stat(nntp_url(inn, f"{g}/{a['number']}"))
+        whole = await c.fetch(nntp_url(inn, f"{g}/{a['number']}"))
+    # STAT (exists?), HEAD (headers), and OVER for :bytes as INN's heads carry no Bytes:
+    n = a["number"]
+    assert t.sent[-4:] == [f"STAT {n}", f"HEAD {n}", f"OVER {n}-{n}", f"ARTICLE {n}"]
+    assert st.kind == "article" and st.content_type == "message/rfc822"
+    assert st.meta["number"] == n and st.meta["message_id"] == a["message_id"]
+    assert st.meta["subject"] == a["subject"] and st.meta["group"] == g
+    assert st.meta["headers"]["message-id"] == a["message_id"]
+    # :bytes is the article as the server stores it (CRLF lines, no dot-stuffing)
+    assert st.size is not None and st.meta["size_from"] == ":bytes"
+    assert abs(st.size - len(whole.content)) <= 4
+    assert st.modified is not None and st.modified.tzinfo is UTC
+    assert st.modified == parsedate_to_datetime(whole.meta["headers"]["date"])
+
+
+async def test_stat_by_message_id_and_missing_article(inn: Endpoint) -> None:
+    t = Trace()
+    a = art(inn, "reply")
+    async with client(t, news_server=f"{inn.host}:{inn.port}") as c:
+        st = await c.stat("news:" + a["message_id"][1:-1])
+        assert t.sent[-2:] == [f"STAT {a['message_id']}", f"HEAD {a['message_id']}"]
+        with pytest.raises(ResourceNotFound):
+            await c.stat(nntp_url(inn, f"{inn.info['group']}/999"))
+        assert t.sent[-1] == "STAT 999"
+    assert st.kind == "article" and st.meta["message_id"] == a["message_id"]
+    assert st.meta["subject"] == a["subject"] and st.modified is not None
+
+
+async def test_stat_group(inn: Endpoint) -> None:
+    t = Trace()
+    many, n = inn.info["many_group"], inn.info["many_count"]
+    async with client(t, news_server=f"{inn.host}:{inn.port}") as c:
+        st = await c.stat(nntp_url(inn, many))
+        news = await c.stat(f"news:{inn.info['group']}")
+        with pytest.raises(ResourceNotFound, match="no such newsgroup"):
+            await c.stat(nntp_url(inn, "no.such.group"))
+    assert [s for s in t.sent if not s.startswith("CAPABILITIES")] == [
+        f"GROUP {many}", f"GROUP {inn.info['group']}", "GROUP no.such.group"]
+    assert st.kind == "group" and (st.meta["count"], st.meta["low"], st.meta["high"]) == (n, 1, n)
+    assert news.kind == "group" and news.meta["high"] == 4
