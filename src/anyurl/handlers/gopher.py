@@ -563,11 +563,16 @@ class GopherHandler(Handler):
             await conn.close()
             raise
 
+        def counted(count: int) -> int:
+            if count > limits.max_entries:
+                raise TransferError(f"the menu has more than {limits.max_entries} entries", url=url)
+            return count
+
         async def entries() -> AsyncIterator[Entry]:
             count = 0
             try:
                 for entry in head:
-                    count += 1
+                    count = counted(count + 1)
                     yield entry
                 head.clear()
                 while True:
@@ -575,10 +580,7 @@ class GopherHandler(Handler):
                     if item is None:
                         break
                     if isinstance(item, gp.MenuItem):
-                        count += 1
-                        if count > limits.max_entries:
-                            raise TransferError(f"the menu has more than {limits.max_entries} entries",
-                                                url=url)
+                        count = counted(count + 1)
                         yield gp.menu_entry(item)
             finally:
                 await conn.close()
