@@ -528,6 +528,23 @@ async def test_fault_stalled_server_times_out() -> None:
             await get(f"gopher://127.0.0.1:{port}/0/x", c)
 
 
+async def test_fault_stat_on_gopher0_reads_only_the_first_line() -> None:
+    # a Gopher0 server answers "!" with the item itself, and this one never ends it: stat
+    # must give up after the first line, not download (or wait for) the body
+    async def reply(w: asyncio.StreamWriter) -> None:
+        w.write(b"Plain text, not a Gopher+ header\r\n" + b"x" * 100_000)
+        await w.drain()
+
+    from anyurl.errors import NotSupported
+
+    server, port = await _fault_server(reply, linger=True)
+    async with server, Client(timeouts=Timeouts(read=20)) as c:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(NotSupported, match="Gopher0"):
+            await c.stat(f"gopher://127.0.0.1:{port}/0/x")
+        assert asyncio.get_running_loop().time() - started < 10
+
+
 async def test_connection_refused() -> None:
     from fixtures.launcher import free_ports
 

@@ -585,3 +585,39 @@ async def test_stat_group(inn: Endpoint) -> None:
         f"GROUP {many}", f"GROUP {inn.info['group']}", "GROUP no.such.group"]
     assert st.kind == "group" and (st.meta["count"], st.meta["low"], st.meta["high"]) == (n, 1, n)
     assert news.kind == "group" and news.meta["high"] == 4
+
+
+@pytest.mark.parametrize("bytes_header", [True, False])
+async def test_stat_size_from_bytes_header_or_over_msgid(bytes_header: bool) -> None:
+    # INN adds no Bytes: header and offers no OVER MSGID: these paths need a scripted server
+    seen: list[bytes] = []
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"200 ready\r\n")
+        while line := await reader.readline():
+            seen.append(line.rstrip(b"\r\n"))
+            cmd = line.split()[0].upper()
+            if cmd == b"CAPABILITIES":
+                writer.write(b"101 caps\r\nVERSION 2\r\nREADER\r\nOVER MSGID\r\n.\r\n")
+            elif cmd == b"STAT":
+                writer.write(b"223 0 <a@b.example>\r\n")
+            elif cmd == b"HEAD":
+                writer.write(b"221 0 <a@b.example>\r\nSubject: s\r\nDate: Tue, 02 Jan 2024 03:04:05 GMT\r\n"
+                             + (b"Bytes: 4321\r\n" if bytes_header else b"") + b".\r\n")
+            elif cmd == b"OVER":
+                writer.write(b"224 over\r\n0\ts\ta@b\tdate\t<a@b.example>\t\t987\t3\r\n.\r\n")
+            else:
+                writer.write(b"500 what?\r\n")
+            await writer.drain()
+
+    server = await scripted_server(script)
+    port = server.sockets[0].getsockname()[1]
+    async with server, client(Trace(), news_server=f"127.0.0.1:{port}") as c:
+        st = await c.stat("news:a@b.example")
+    if bytes_header:
+        assert seen[1:] == [b"STAT <a@b.example>", b"HEAD <a@b.example>"]
+        assert (st.size, st.meta["size_from"]) == (4321, "Bytes:")
+    else:
+        assert seen[1:] == [b"STAT <a@b.example>", b"HEAD <a@b.example>", b"OVER <a@b.example>"]
+        assert (st.size, st.meta["size_from"]) == (987, ":bytes")
+    assert st.modified is not None and st.modified.isoformat() == "2024-01-02T03:04:05+00:00"
