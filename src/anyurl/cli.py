@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__, errors
-from .client import Client, Limits, Timeouts
+from .client import Client
 from .download import download, name_for_url
 from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
 from .response import Entry, translate_errors
+from .settings import Limits, Retry, Timeouts
 from .urls import URL
 
 if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs startup time)
@@ -44,7 +45,7 @@ EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPI
 EXIT_INTERNAL = 70  # a bug in anyurl (EX_SOFTWARE); --debug shows the traceback
 EXIT_NOT_DIRECTORY = 1  # `ls` on a URL that is not directory-like
 
-COMMANDS = ("get", "ls", "parse", "extract", "put", "send", "open")
+COMMANDS = ("get", "ls", "stat", "parse", "extract", "put", "send", "open")
 # global options that take a value (so the default-command detection can skip it)
 _GLOBAL_WITH_VALUE = {"--email", "--news-server", "--user-agent"}
 _GLOBAL_FLAGS = {"--debug"}
@@ -60,6 +61,7 @@ _MEANINGS = {
     "UnsafeURL": "refused: control bytes for a command line, or a target the policy forbids",
     "NotRetrievable": "the URL designates no data (mailto, telnet): use send / open",
     "ConfigurationError": "a needed setting is missing (e.g. no news server)",
+    "NotSupported": "the scheme has no way to do it (e.g. `stat` of a telnet URL)",
     "TransferError": "other transfer or local I/O error; larger than --max-size",
     "ResourceNotFound": "no such resource (404, FTP 550, missing file)",
     "AccessDenied": "login failed or permission denied",
@@ -68,6 +70,8 @@ _MEANINGS = {
     "ProtocolError": "the server replied with an error or nonsense",
     "TemporaryFailure": "a transient server error; retrying may help",
     "TruncatedTransfer": "fewer bytes arrived than announced",
+    "PoolTimeout": "every connection to the host stayed busy (raise --parallel)",
+    "OverlongTransfer": "more bytes arrived than announced",
 }
 
 
@@ -125,6 +129,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
+def _delay(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
 def _size(text: str) -> int:
     """A byte count, optionally with a k/M/G suffix (powers of 1024)."""
     t = text.strip().lower().removesuffix("b") or "x"
@@ -170,6 +194,18 @@ def _network_options(parser: argparse.ArgumentParser) -> None:
                    help="give up when a connection takes longer than S seconds (default 30)")
     g.add_argument("--max-time", type=_seconds, metavar="S", default=None,
                    help="give up on a transfer that takes longer than S seconds in all")
+    g.add_argument("--retry", type=_count, metavar="N", default=0,
+                   help="retry a transient failure (timeout, lost connection, 4xx-style reply) "
+                        "up to N times; a download resumes where the scheme allows (default 0)")
+    g.add_argument("--retry-delay", type=_delay, metavar="S", default=None,
+                   help="first wait between retries, doubled each time (default 1; "
+                        "a server's Retry-After wins when longer)")
+    g.add_argument("--proxy", metavar="URL", default=None,
+                   help="HTTP proxy for http, https and ftp URLs, as [http://]host:port "
+                        "(default: $http_proxy, $https_proxy, $ftp_proxy; '' for none)")
+    g.add_argument("--noproxy", metavar="LIST", default=None,
+                   help="comma-separated hosts, domains or CIDR blocks reached directly; '*' for all "
+                        "(default: $no_proxy)")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
 
 
@@ -213,6 +249,15 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json-lines", action="store_true", help="one JSON object per line")
     _network_options(ls)
     _global_options(ls, sub=True)
+
+    st = sp.add_parser("stat", help="show a resource's size, date and type",
+                       description="Show size, modification time, type and scheme facts of a "
+                                   "resource without transferring its body (HTTP HEAD, FTP "
+                                   "SIZE/MDTM, file stat, Gopher+ attributes, NNTP STAT/HEAD).")
+    st.add_argument("url", metavar="URL")
+    st.add_argument("--json", action="store_true", help="one JSON object")
+    _network_options(st)
+    _global_options(st, sub=True)
 
     parse = sp.add_parser("parse", help="show a URL's components as JSON",
                           description="Parse URLs and print their components as JSON "
@@ -432,12 +477,18 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
     )
     # --parallel N against one server must not queue behind the default per-host limit
     per_host = max(Limits().per_host, getattr(args, "parallel", 0) or 0)
+    retries = getattr(args, "retry", 0) or 0
+    delay = getattr(args, "retry_delay", None)
+    retry = Retry(attempts=1 + retries, backoff=1.0 if delay is None else delay)
     client = Client(
         timeouts=timeouts,
         limits=Limits(per_host=per_host),
+        retry=retry,
         anonymous_email=getattr(args, "email", None),
         news_server=getattr(args, "news_server", None),
         user_agent=getattr(args, "user_agent", None),
+        proxy=getattr(args, "proxy", None),
+        no_proxy=getattr(args, "noproxy", None),
         password_callback=prompter.password,
         form_callback=prompter.form,
     )
@@ -601,6 +652,27 @@ def _label_for(u: URL) -> str:
         return name_for_url(u)
     except Exception:  # a label must never fail a download
         return u.scheme
+
+
+# -- stat -------------------------------------------------------------------------
+
+
+async def cmd_stat(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
+    """``anyurl stat``: metadata without the body."""
+    u = client.parse(args.url)
+    st = await _with_deadline(args.max_time, client.stat(u), u)
+    data = st.as_dict()
+    data["url"] = mask_password(data["url"])
+    if args.json:
+        json.dump(data, sys.stdout, ensure_ascii=False, indent=1, default=str)
+        sys.stdout.write("\n")
+        return 0
+    for key in ("url", "kind", "size", "modified", "content_type"):
+        if data[key] is not None:
+            sys.stdout.write(f"{key}: {_printable(data[key])}\n")
+    for key, value in sorted(data["meta"].items()):
+        sys.stdout.write(f"{key}: {_printable(value)}\n")
+    return 0
 
 
 # -- ls ---------------------------------------------------------------------------
@@ -843,6 +915,8 @@ async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
             return await cmd_get(args, client, rep)
         if args.command == "ls":
             return await cmd_ls(args, client, rep)
+        if args.command == "stat":
+            return await cmd_stat(args, client, rep)
         if args.command == "put":
             return await cmd_put(args, client, rep)
         if args.command == "send":

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout
 from .handlers.base import Handler
+from .protocols.proxy import select_proxy
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, translate_errors
 from .settings import Limits, Policy, Request, Retry, Timeouts
@@ -132,6 +133,20 @@ class Client:
                 return (auth[0] or (user or ""), auth[2])
         return None
 
+    def proxy_for(self, scheme: str, host: str, port: int | None = None) -> str | None:
+        """The proxy URL a *scheme* request to *host*:*port* goes through, or None (direct).
+
+        ``Client(proxy=...)`` for every proxied scheme (http, https, ftp; "" for none),
+        else with ``trust_env`` the ``<scheme>_proxy`` variables; ``no_proxy`` (the
+        Client's, else the environment's) lists the hosts reached directly.
+        See :mod:`anyurl.protocols.proxy`.
+        """
+        try:
+            return select_proxy(scheme, host, port, proxy=self.proxy, no_proxy=self.no_proxy,
+                                env=os.environ if self.trust_env else None)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
+
     async def ask_password(self, user: str, host: str) -> str | None:
         """Ask the password callback, then look in credentials/~/.netrc."""
         if self.password_callback is not None:
@@ -154,6 +169,8 @@ class Client:
         if self._closed:
             raise ConfigurationError("this Client is closed", url=url)
         cls = handler_class(url.scheme, url)
+        if url.scheme == "ftp" and self.proxy_for("ftp", getattr(url, "host", ""), getattr(url, "port", None)):
+            cls = handler_class("http", url)  # ftp through an HTTP proxy, as curl and Lynx do
         inst = self._handlers.get(cls)
         if inst is None:
             inst = self._handlers[cls] = cls(self)

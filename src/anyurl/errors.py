@@ -21,9 +21,10 @@ inherits the built-in exception a caller would naturally catch::
         │   └── PoolTimeout               no free connection to the host in time
         ├── ProtocolError                 the server said something unexpected
         │   └── TemporaryFailure          a 4xx-style reply: retrying may help
-        └── TruncatedTransfer             fewer bytes arrived than the server promised
+        ├── TruncatedTransfer             fewer bytes arrived than the server promised
+        └── OverlongTransfer              more bytes arrived than the server announced
 
-Foreign exceptions (aiohttp, aioftp, asyncio, OSError) are translated at
+Foreign exceptions (aiohttp, asyncio, ssl, OSError) are translated at
 the boundary with ``raise ... from exc``; none escapes a public call.
 
 Each error carries ``url`` (the URL text with any password masked), an
@@ -42,6 +43,7 @@ __all__ = [
     "FetchTimeout",
     "NotRetrievable",
     "NotSupported",
+    "OverlongTransfer",
     "PoolTimeout",
     "ProtocolError",
     "ResourceNotFound",
@@ -196,3 +198,9 @@ class TruncatedTransfer(TransferError):
     """The transfer ended before all the data arrived. Never reported as success."""
 
     exit_code = 17
+
+
+class OverlongTransfer(TransferError):
+    """More bytes arrived than the server announced (FTP SIZE): the data is not what was described."""
+
+    exit_code = 19

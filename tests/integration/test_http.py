@@ -14,6 +14,7 @@ import os
 import re
 import socket
 import ssl
+import sys
 import time
 import tracemalloc
 from collections.abc import AsyncIterator, Callable
@@ -22,6 +23,8 @@ from typing import Any
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
+from fixtures.servers.nginx import ARCHIVE
+from tests.hostile.http_faults import FaultServer, response
 
 from anyurl import (
     AccessDenied,
@@ -29,14 +32,17 @@ from anyurl import (
     ConnectError,
     FetchTimeout,
     Limits,
+    OverlongTransfer,
     Policy,
     ProtocolError,
     ResourceNotFound,
+    Retry,
     TemporaryFailure,
     Timeouts,
     TruncatedTransfer,
     UnsafeURL,
 )
+from anyurl.download import PART_SUFFIX, download
 from anyurl.handlers.http import HTTPOptions
 
 LOG_LINE = re.compile(
@@ -246,6 +252,7 @@ async def test_cross_scheme_redirect_allowed_by_policy(url: Any) -> None:
     async with Client(policy=Policy(allow_cross_scheme_redirects=True)) as c:
         r = await c.fetch(url("/to-file"))
     assert r.content == _read_from(Path("/etc/passwd"), 0).encode()
+    assert r.meta["redirects"] == [url("/to-file")]
 
 
 async def test_https_with_trusted_ca(nginx: Endpoint, tls: HTTPOptions, log: AccessLog) -> None:
@@ -465,3 +472,201 @@ async def test_non_http_url_object_refused_by_handler(client: Client) -> None:
 
     with pytest.raises(Exception, match="cannot open"):
         await HTTPHandler(client).open(client.request(FileURL("file", "", "etc/passwd")))
+
+
+# -- stat (HEAD) -----------------------------------------------------------------
+
+
+async def test_stat_is_one_head_with_size_date_type_and_etag(client: Client, url: Any, nginx: Endpoint,
+                                                              log: AccessLog) -> None:
+    st = await client.stat(url("/dir/blob.bin"))
+    path = Path(nginx.info["www"]) / "dir/blob.bin"
+    assert st.size == 5120 == path.stat().st_size and st.kind == "file"
+    assert st.modified is not None and int(st.modified.timestamp()) == int(path.stat().st_mtime)
+    assert st.content_type == "application/octet-stream"
+    assert st.meta["etag"] == st.meta["headers"]["Etag"] and st.meta["etag"].startswith('"')
+    assert st.meta["accept_ranges"] == "bytes"
+    [line] = await log.lines(1)
+    assert line["request"] == "HEAD /dir/blob.bin HTTP/1.1" and line["status"] == "200"
+
+
+async def test_stat_gives_the_stored_size_of_a_file_nginx_would_gzip(client: Client, url: Any, nginx: Endpoint,
+                                                                     log: AccessLog) -> None:
+    st = await client.stat(url("/big.txt"))
+    assert st.size == len(www(nginx, "big.txt")) and "content_encoding" not in st.meta
+    [line] = await log.lines(1)
+    assert line["encoding"] == "identity"
+
+
+async def test_stat_follows_redirects_and_maps_errors(client: Client, url: Any, log: AccessLog) -> None:
+    st = await client.stat(url("/redirect"))
+    assert st.size == 16 and st.meta["redirects"] == [url("/redirect")] and st.meta["url"] == url("/hello.txt")
+    assert [x["request"] for x in await log.lines(2)] == ["HEAD /redirect HTTP/1.1", "HEAD /hello.txt HTTP/1.1"]
+    with pytest.raises(ResourceNotFound):
+        await client.stat(url("/nope"))
+    with pytest.raises(UnsafeURL):
+        await client.stat(url("/to-file"))
+
+
+# -- ranges ------------------------------------------------------------------------
+
+
+async def test_offset_and_length_send_a_closed_range(client: Client, url: Any, nginx: Endpoint,
+                                                     log: AccessLog) -> None:
+    async with client.open(url("/dir/blob.bin"), offset=1000, length=24) as body:
+        assert body.size == 24 and body.resumable
+        data = await body.read()
+    assert data == www(nginx, "dir/blob.bin")[1000:1024]
+    # a length past the end gets the rest
+    tail = await client.fetch(url("/dir/blob.bin"), offset=5000, length=1000)
+    assert tail.content == www(nginx, "dir/blob.bin")[5000:]
+    lines = await log.lines(2)
+    assert [(x["range"], x["status"], x["bytes"]) for x in lines] == [("bytes=1000-1023", "206", "24"),
+                                                                      ("bytes=5000-5999", "206", "120")]
+
+
+async def test_plain_get_is_resumable_when_the_server_takes_ranges(client: Client, url: Any) -> None:
+    async with client.open(url("/dir/blob.bin")) as body:
+        assert body.resumable
+    async with client.open(url("/norange/dir/blob.bin")) as body:
+        assert not body.resumable  # nginx "max_ranges 0" sends no Accept-Ranges
+
+
+# -- what the server stores vs what crossed the wire compressed (issue 11) -----------
+
+
+async def test_stored_tar_gz_labelled_content_encoding_keeps_its_bytes(client: Client, url: Any, nginx: Endpoint,
+                                                                       tmp_path: Path) -> None:
+
+    r = await client.fetch(url("/archives/data.tar.gz"))
+    assert r.meta["headers"]["Content-Encoding"] == "gzip" and r.content_type == "application/x-tar"
+    assert r.content == ARCHIVE == www(nginx, "archives/data.tar.gz") and r.meta["content_encoding"] == "gzip"
+    dest = await download(client, url("/archives/data.tar.gz"), tmp_path / "data.tar.gz")
+    assert dest.read_bytes() == ARCHIVE
+    # the suffix says it: a text file stored gzipped stays gzipped
+    notes = await client.fetch(url("/archives/text/notes.txt.gz"))
+    assert notes.content == www(nginx, "archives/text/notes.txt.gz") and notes.content[:2] == b"\x1f\x8b"
+    # no suffix, but the type is a gzip file
+    dl = await client.fetch(url("/download"))
+    assert dl.content == ARCHIVE and dl.content_type == "application/x-gzip"
+
+
+async def test_transfer_gzip_is_decoded_only_when_anyurl_asked_for_it(client: Client, url: Any, nginx: Endpoint,
+                                                                      log: AccessLog) -> None:
+    r = await client.fetch(url("/big.txt"))
+    assert r.content == www(nginx, "big.txt") and r.meta["decoded"] == "gzip"
+    # a caller's own Accept-Encoding asking for br only: nginx sends identity here, and nothing is decoded
+    own = await client.fetch(url("/big.txt"), options=HTTPOptions(headers={"Accept-Encoding": "br"}))
+    assert own.content == www(nginx, "big.txt") and "decoded" not in own.meta
+    lines = await log.lines(2)
+    assert [x["encoding"] for x in lines] == ["gzip, deflate", "br"]
+
+
+# -- a misbehaving server (tests/hostile/http_faults.py) -------------------------------
+
+
+async def test_206_to_a_plain_get_is_an_error(client: Client, tmp_path: Path) -> None:
+
+    short = response("206 Partial Content", {"Content-Range": "bytes 0-9/100", "Content-Length": "10"},
+                     b"0123456789")
+    async with FaultServer({"/f": short}) as srv:
+        with pytest.raises(ProtocolError, match="206 Partial Content.*whole resource"):
+            await client.fetch(srv.url("/f"))
+        # the -c path: resuming a download that has no part file yet asks for the whole file
+        with pytest.raises(ProtocolError, match="206"):
+            await download(client, srv.url("/f"), tmp_path / "f", resume=True)
+    assert "range" not in srv.headers_of(0) and "range" not in srv.headers_of(1)
+    assert not (tmp_path / "f").exists()
+    assert not (tmp_path / ("f" + PART_SUFFIX)).exists() or (tmp_path / ("f" + PART_SUFFIX)).stat().st_size == 0
+
+
+async def test_cli_get_c_refuses_a_short_206(tmp_path: Path) -> None:
+
+
+    short = response("206 Partial Content", {"Content-Range": "bytes 0-9/100", "Content-Length": "10"},
+                     b"0123456789")
+    async with FaultServer({"/f.bin": short}) as srv:
+        proc = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).parent / "anyurl"), "get", "-q", "-c", srv.url("/f.bin"), "-o",
+            str(tmp_path / "f.bin"), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        async with asyncio.timeout(60):
+            _, err = await proc.communicate()
+    assert proc.returncode != 0
+    assert b"206" in err and b"Traceback" not in err
+    assert not (tmp_path / "f.bin").exists()
+
+
+async def test_206_with_another_range_than_asked_is_an_error(client: Client) -> None:
+
+    # asked bytes=5- of a 100-byte file; the server sends only 5-9
+    part = response("206 Partial Content", {"Content-Range": "bytes 5-9/100", "Content-Length": "5"}, b"56789")
+    async with FaultServer({"/f": part}) as srv:
+        with pytest.raises(ProtocolError, match="asked for bytes 5-, server sent Content-Range 'bytes 5-9/100'"):
+            await client.fetch(srv.url("/f"), offset=5)
+    assert srv.headers_of(0)["range"] == "bytes=5-"
+
+
+async def test_body_longer_than_its_content_range_is_an_error(client: Client) -> None:
+
+    # no Content-Length, the connection closes: 20 bytes where Content-Range announced 10
+    long = response("206 Partial Content", {"Content-Range": "bytes 5-14/15", "Connection": "close"},
+                    b"x" * 20)
+    disagree = response("206 Partial Content", {"Content-Range": "bytes 5-14/15", "Content-Length": "12"},
+                        b"x" * 12)
+    async with FaultServer({"/long": long, "/disagree": disagree}) as srv:
+        with pytest.raises(OverlongTransfer, match="more than the 10 bytes it announced"):
+            await client.fetch(srv.url("/long"), offset=5)
+        with pytest.raises(ProtocolError, match="Content-Length 12 disagrees with Content-Range"):
+            await client.fetch(srv.url("/disagree"), offset=5)
+
+
+async def test_body_longer_than_its_content_length_is_an_error(client: Client) -> None:
+
+    long = response("200 OK", {"Content-Length": "10", "Connection": "close"}, b"0123456789ABCDEFGHIJ")
+    async with FaultServer({"/long": long}) as srv:
+        with pytest.raises(OverlongTransfer, match="more than the response announced"):
+            await client.fetch(srv.url("/long"))
+
+
+async def test_retry_after_is_kept_and_honoured(client: Client) -> None:
+
+    answers = iter([
+        response("503 Service Unavailable", {"Retry-After": "1", "Content-Length": "0", "Connection": "close"}),
+        response("200 OK", {"Content-Length": "2", "Connection": "close"}, b"ok"),
+    ])
+    date = response("429 Too Many Requests", {"Retry-After": "Fri, 31 Dec 2100 23:59:59 GMT",
+                                              "Content-Length": "0", "Connection": "close"})
+    async with FaultServer({"/busy": lambda _: next(answers), "/later": date}) as srv:
+        t0 = time.monotonic()
+        r = await client.fetch(srv.url("/busy"), retry=Retry(attempts=2, backoff=0.01))
+        assert r.content == b"ok" and time.monotonic() - t0 >= 0.9  # waited the server's second
+        with pytest.raises(TemporaryFailure) as info:
+            await client.fetch(srv.url("/later"))
+    assert info.value.retry_after is not None and info.value.retry_after > 365 * 86400
+
+
+async def test_interrupted_body_is_resumed_with_a_range(client: Client) -> None:
+
+    data = bytes(range(100))
+    answers = iter([
+        response("200 OK", {"Content-Length": "100", "Accept-Ranges": "bytes", "Connection": "close"}, data[:40]),
+        response("206 Partial Content", {"Content-Range": "bytes 40-99/100", "Content-Length": "60",
+                                         "Connection": "close"}, data[40:]),
+    ])
+    async with FaultServer({"/f": lambda _: next(answers)}) as srv:
+        r = await client.fetch(srv.url("/f"), retry=Retry(attempts=2, backoff=0))
+    assert r.content == data
+    assert "range" not in srv.headers_of(0) and srv.headers_of(1)["range"] == "bytes=40-"
+
+
+async def test_stat_falls_back_to_a_one_byte_range_when_head_is_refused(client: Client) -> None:
+    def answer(request: str) -> bytes:
+        if request.startswith("HEAD "):
+            return response("405 Method Not Allowed", {"Content-Length": "0", "Connection": "close"})
+        return response("206 Partial Content", {"Content-Range": "bytes 0-0/1234", "Content-Length": "1",
+                                                "Connection": "close"}, b"x")
+
+    async with FaultServer({"/f": answer}) as srv:
+        st = await client.stat(srv.url("/f"))
+    assert st.size == 1234 and st.meta["status"] == 206
+    assert [r.split(" ")[0] for r in srv.requests] == ["HEAD", "GET"] and srv.headers_of(1)["range"] == "bytes=0-0"

@@ -17,7 +17,7 @@ from anyurl.urls import HTTPURL
 
 PUBLIC_API = {
     "URL", "AccessDenied", "AnyURLError", "Body", "Client", "ConfigurationError", "ConnectError",
-    "Entry", "FetchTimeout", "Limits", "NotRetrievable", "NotSupported", "Policy", "PoolTimeout",
+    "Entry", "FetchTimeout", "Limits", "NotRetrievable", "NotSupported", "OverlongTransfer", "Policy", "PoolTimeout",
     "ProtocolError", "ResourceNotFound", "Response", "Retry", "Stat", "TemporaryFailure", "Timeouts", "TransferError", "TruncatedTransfer", "URLSyntaxError",
     "UnsafeURL", "UnsupportedScheme", "__version__", "connect", "extract_urls", "fetch", "fetch_sync",
     "open", "parse",

@@ -65,7 +65,7 @@ def test_reply_reader_bounds() -> None:
 
 @pytest.mark.parametrize(("code", "cls"), [
     (530, AccessDenied), (550, ResourceNotFound), (421, TemporaryFailure), (450, TemporaryFailure),
-    (500, ProtocolError), (553, ProtocolError),
+    (425, TemporaryFailure), (500, ProtocolError), (553, ProtocolError),
 ])
 def test_error_mapping(code: int, cls: type[Exception]) -> None:
     err = ftp.error_for(ftp.Reply(code, ("text",)), "RETR x", url="ftp://h/x")
@@ -74,11 +74,62 @@ def test_error_mapping(code: int, cls: type[Exception]) -> None:
     assert "RETR x" in str(err) and f"{code} text" in str(err)
 
 
+# Replies real servers send, and what the user must get (README: permission denied -> exit 12).
+CLASSIFIED = [
+    (550, "secret.txt: Operation not permitted", AccessDenied),           # ProFTPD
+    (553, "secret.txt: Permission denied.", AccessDenied),                # inetutils / netkit ftpd
+    (550, "Permission denied.", AccessDenied),                            # vsftpd STOR without write_enable
+    (550, "Access is denied.", AccessDenied),                             # IIS
+    (450, "x: Permission denied", AccessDenied),                          # a permission is not transient
+    (550, "nope.txt: No such file or directory", ResourceNotFound),       # ProFTPD, inetutils
+    (550, "Failed to open file.", ResourceNotFound),                      # vsftpd (missing or unreadable)
+    (553, "x: No such file or directory", ResourceNotFound),
+    (450, "No files found", ResourceNotFound),
+    (553, "Prohibited file name: .x.part", ProtocolError),                # Pure-FTPd refusing a dot file
+    (553, "Could not create file.", ProtocolError),                       # vsftpd
+    (550, ".x.part: Forbidden filename", ProtocolError),                  # ProFTPD PathDenyFilter
+    (421, "Timeout.", TemporaryFailure),
+    (421, "Permission denied: too many users", TemporaryFailure),         # 421 always closes: retry later
+    (426, "Connection closed; transfer aborted.", TemporaryFailure),
+    (452, "Insufficient storage space", TemporaryFailure),
+    (530, "Login incorrect.", AccessDenied),
+    (552, "Exceeded storage allocation", ProtocolError),
+]
+
+
+@pytest.mark.parametrize(("code", "text", "cls"), CLASSIFIED)
+def test_classification_table(code: int, text: str, cls: type[Exception]) -> None:
+    reply = ftp.Reply(code, (text,))
+    assert ftp.classify(reply) is cls
+    assert type(ftp.error_for(reply, "RETR x")) is cls
+
+
+def test_upload_names_and_when_to_try_the_next() -> None:
+    assert ftp.upload_names("dir/f.bin", "ab12") == [
+        ("temp-dot", "dir/.f.bin.ab12.part"), ("temp", "dir/f.bin.ab12.part"), ("direct", None)]
+    assert ftp.upload_names("f", "x")[0] == ("temp-dot", ".f.x.part")
+    assert ftp.retry_stor_name("553 Prohibited file name: .f.x.part")  # Pure-FTPd, anonymous
+    assert ftp.retry_stor_name("550 .f.x.part: Forbidden filename")  # ProFTPD PathDenyFilter
+    assert not ftp.retry_stor_name("550 f: Operation not permitted")  # no name will help
+    assert not ftp.retry_stor_name("553 f: Permission denied.")
+    assert not ftp.retry_stor_name("452 Insufficient storage")
+    assert not ftp.retry_stor_name(None)
+
+
+def test_classification_table_is_documented() -> None:
+    # docs/ftp.md carries the same table; every class named in the code's table appears there.
+    doc = (Path(__file__).parents[2] / "docs" / "ftp.md").read_text()
+    for codes, _pattern, cls in ftp.REPLY_ERRORS:
+        assert cls.__name__ in doc
+        assert str(codes[0]) in doc
+
+
 # -- the command plan (RFC 1738 3.2) --------------------------------------------
 
 PLANS = [
     # url, strategy, user, password, cwds, type, action, argument, fallback
-    ("ftp://h/pub/hello.txt", "multicwd", "anonymous", "me@x", ("pub",), "A", "RETR", "hello.txt", True),
+    # no typecode: binary whatever the suffix (byte-exact, as curl, wget, lftp and urllib)
+    ("ftp://h/pub/hello.txt", "multicwd", "anonymous", "me@x", ("pub",), "I", "RETR", "hello.txt", True),
     ("ftp://h/a/b/file.bin", "multicwd", "anonymous", "me@x", ("a", "b"), "I", "RETR", "file.bin", True),
     ("ftp://h/a/b/file.bin", "singlecwd", "anonymous", "me@x", ("a/b",), "I", "RETR", "file.bin", True),
     ("ftp://h/a/b/file.bin", "nocwd", "anonymous", "me@x", (), "I", "RETR", "a/b/file.bin", True),
@@ -100,7 +151,7 @@ PLANS = [
     ("ftp://@h/", "multicwd", "", None, (), "I", "LIST", "", False),
     ("ftp://:pw@h/", "multicwd", "", "pw", (), "I", "LIST", "", False),
     # encoded names
-    ("ftp://h/a%2Fb/c%3Bd%20e.txt", "multicwd", "anonymous", "me@x", ("a/b",), "A", "RETR", "c;d e.txt", True),
+    ("ftp://h/a%2Fb/c%3Bd%20e.txt", "multicwd", "anonymous", "me@x", ("a/b",), "I", "RETR", "c;d e.txt", True),
 ]
 
 
@@ -112,11 +163,13 @@ def test_plan(text: str, strategy: str, user: str, password: str | None, cwds: t
         user, password, cwds, type_, action, arg, fb)
 
 
-def test_plan_text_suffixes_configurable() -> None:
+def test_plan_text_suffixes_only_with_guess_type() -> None:
     url = u("ftp://h/notes.log")
-    assert ftp.plan(url, anonymous_email="e").type == "A"
-    assert ftp.plan(url, anonymous_email="e", text_suffixes=(".txt",)).type == "I"
-    assert ftp.plan(u("ftp://h/x.txt"), anonymous_email="e", guess_type=False).type == "I"
+    assert ftp.plan(url, anonymous_email="e").type == "I"
+    assert ftp.plan(url, anonymous_email="e", guess_type=True).type == "A"
+    assert ftp.plan(url, anonymous_email="e", guess_type=True, text_suffixes=(".txt",)).type == "I"
+    assert ftp.plan(u("ftp://h/x.txt"), anonymous_email="e").type == "I"
+    assert ftp.plan(u("ftp://h/x.bin;type=a"), anonymous_email="e").type == "A"
 
 
 def test_plan_bad_strategy() -> None:
@@ -185,6 +238,48 @@ def test_pwd(reply: ftp.Reply, path: str | None) -> None:
 def test_150_size() -> None:
     assert ftp.parse_150_size(ftp.Reply(150, ("Opening BINARY mode data connection for x (1234 bytes).",))) == 1234
     assert ftp.parse_150_size(ftp.Reply(150, ("File status okay.",))) is None
+
+
+def test_size_and_mdtm_replies() -> None:
+    assert ftp.parse_size(ftp.Reply(213, ("1234",))) == 1234
+    assert ftp.parse_size(ftp.Reply(213, ("not a number",))) is None
+    assert ftp.parse_size(ftp.Reply(550, ("1234",))) is None
+    assert ftp.parse_mdtm(ftp.Reply(213, ("20240131120005",))) == datetime(2024, 1, 31, 12, 0, 5, tzinfo=UTC)
+    assert ftp.parse_mdtm(ftp.Reply(213, ("20240131120005.250",))) == datetime(2024, 1, 31, 12, 0, 5, tzinfo=UTC)
+    assert ftp.parse_mdtm(ftp.Reply(213, ("20241399000000",))) is None  # month 13
+    assert ftp.parse_mdtm(ftp.Reply(550, ("20240131120005",))) is None
+
+
+def test_mlst_reply() -> None:
+    # pyftpdlib's form: the facts line starts with one space and carries the path
+    reply = ftp.Reply(250, ('Listing "/pub/hello.txt":', " type=file;size=25;modify=20261122101700;perm=r; "
+                            "/pub/hello.txt", "End MLST."))
+    item = ftp.parse_mlst(reply)
+    assert item is not None
+    assert (item.name, item.kind, item.size, item.modified) == (
+        "/pub/hello.txt", "file", 25, datetime(2026, 11, 22, 10, 17, tzinfo=UTC))
+    d = ftp.parse_mlst(ftp.Reply(250, ("Start", " Type=cdir;Modify=20240102030405; /pub", "End")))
+    assert d is not None and d.kind == "directory" and d.name == "/pub"
+    assert ftp.parse_mlst(ftp.Reply(550, ("No such file",))) is None
+    assert ftp.parse_mlst(ftp.Reply(250, ("Start", "End"))) is None
+
+
+def test_line_splitter_across_chunks() -> None:
+    sp = ftp.LineSplitter(max_line=100)
+    assert sp.feed(b"one\r") == []
+    assert sp.feed(b"\ntw") == ["one"]
+    assert sp.feed(b"o\n\r\nthree\nfo") == ["two", "three"]
+    assert sp.flush() == ["fo"]
+    assert sp.flush() == []
+
+
+def test_line_splitter_bounds_what_it_holds() -> None:
+    sp = ftp.LineSplitter(max_line=10)
+    assert sp.feed(b"x" * 10) == []
+    with pytest.raises(ProtocolError, match="longer than 10 bytes"):
+        sp.feed(b"y")  # no newline in sight: refused before the tail grows further
+    with pytest.raises(ProtocolError, match="longer than 10 bytes"):
+        ftp.LineSplitter(max_line=10).feed(b"ok\n" + b"z" * 20 + b"\nok\n")
 
 
 # -- listings ----------------------------------------------------------------------

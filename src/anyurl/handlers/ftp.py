@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import os
 import secrets
 import socket
 import ssl
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import (
@@ -27,13 +29,17 @@ from ..errors import (
     ConfigurationError,
     ConnectError,
     FetchTimeout,
+    NotSupported,
+    OverlongTransfer,
     ProtocolError,
+    ResourceNotFound,
     TemporaryFailure,
     TruncatedTransfer,
+    mask_password,
 )
 from ..protocols import ftp as proto
 from ..protocols.ftp import Plan, Reply
-from ..response import Body, Entry, guess_content_type
+from ..response import Body, Entry, Stat, guess_content_type
 from ..urls import FTPURL, URL
 from .base import (
     Handler,
@@ -50,6 +56,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FTPHandler", "FTPOptions"]
 
+log = logging.getLogger("anyurl.ftp")
+
 
 @dataclass(frozen=True)
 class FTPOptions:
@@ -59,7 +67,8 @@ class FTPOptions:
         (one CWD with the joined path) or "nocwd" (no CWD, full path to RETR/LIST).
     passive: EPSV then PASV (True) or active EPRT then PORT (False).
     epsv: try EPSV before PASV.
-    text_suffixes / guess_type: names transferred as TYPE A when no typecode is given.
+    guess_type: without a typecode, transfer names ending in one of text_suffixes as
+        TYPE A (the old guess; the default is TYPE I, byte-exact like curl, wget and lftp).
     use_size: send SIZE before a binary RETR (size for progress and truncation checks).
     use_mlsd: use MLSD for listings when FEAT offers it.
     tls: explicit FTPS (AUTH TLS) for ftp:// URLs; ftps:// is always implicit TLS.
@@ -72,7 +81,7 @@ class FTPOptions:
     passive: bool = True
     epsv: bool = True
     text_suffixes: tuple[str, ...] = proto.DEFAULT_TEXT_SUFFIXES
-    guess_type: bool = True
+    guess_type: bool = False
     use_size: bool = True
     use_mlsd: bool = True
     tls: bool = False
@@ -554,6 +563,16 @@ class _DataChannel:
             self.sock = None
 
 
+@dataclass
+class _Listing:
+    """What a listing command returned: the entries kept, and the line count and first
+    line (NLST of a file name answers with just that name)."""
+
+    items: list[proto.ListItem] = field(default_factory=list)
+    lines: int = 0
+    first: str | None = None
+
+
 # ---------------------------------------------------------------------------
 # The handler
 # ---------------------------------------------------------------------------
@@ -703,27 +722,107 @@ class FTPHandler(Handler):
         while True:
             conn = await self._acquire(furl, plan, opts)
             try:
-                return apply_length(await self._open_on(conn, furl, plan, opts, req.offset), req.length)
+                return await self._open_on(conn, req, furl, plan, opts)
             except (ConnectError, TemporaryFailure) as exc:
                 # A pooled connection the server dropped (or timed out with 421) while it
                 # sat idle: the RFC's reliable way is a fresh connection, so try once more.
                 if not (conn.reused and (isinstance(exc, ConnectError) or (exc.reply or "").startswith("421"))):
                     raise
 
-    async def _open_on(self, conn: _Control, furl: FTPURL, plan: Plan, opts: FTPOptions,
-                       offset: int) -> Body:
+    # -- stat ------------------------------------------------------------------
+
+    async def stat(self, req: Request) -> Stat:
+        """Size, time and kind without a transfer: MLST when FEAT offers it, else
+        TYPE I + SIZE + MDTM; a name SIZE does not know that CWD accepts is a directory."""
+        opts = self.options(req, FTPOptions)
+        furl, plan = self._plan(req.url, opts)
+        while True:
+            conn = await self._acquire(furl, plan, opts)
+            ok = False
+            try:
+                result = await self._stat_on(conn, furl, plan, opts)
+                ok = True
+                return result
+            except (ConnectError, TemporaryFailure) as exc:
+                # as in open(): a pooled connection the server dropped while idle gets one more try
+                if not (conn.reused and (isinstance(exc, ConnectError) or (exc.reply or "").startswith("421"))):
+                    raise
+            finally:
+                await self._release(conn, ok, opts)
+
+    async def _stat_on(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions) -> Stat:
+        await conn.change_dirs(plan.cwds)
+        name = plan.argument
+        if not url.name:  # "ftp://host/dir/": a directory if the CWDs (or, nocwd, one CWD) succeed
+            feats = await conn.features_list() if opts.use_mlsd else set()
+            item = None
+            if "MLST" in feats or (opts.use_mlsd and not feats):
+                reply = await conn.cmd("MLST", name or None)
+                item = proto.parse_mlst(reply)
+                if item is None and reply.kind == 5 and reply.code not in (500, 501, 502, 504):
+                    raise proto.error_for(reply, _show("MLST", name or None), url)
+            if item is None and name:
+                conn.cwd_path = None
+                await conn.expect("CWD", name)
+            return self._stat_result(url, "directory", item)
+        feats = await conn.features_list() if opts.use_mlsd else set()
+        # FEAT with nothing in it (or refused, as aioftp.Server does) says nothing: MLST may still work.
+        if "MLST" in feats or (opts.use_mlsd and not feats):
+            reply = await conn.cmd("MLST", name)
+            item = proto.parse_mlst(reply)
+            if item is not None:
+                return self._stat_result(url, item.kind, item)
+            if reply.kind == 5 and reply.code not in (500, 501, 502, 504):
+                raise proto.error_for(reply, f"MLST {name}", url)
+        # SIZE counts bytes of the binary representation (RFC 3659 4); some servers refuse it under A.
+        await conn.set_type("I")
+        size_reply = await conn.cmd("SIZE", name)
+        size = proto.parse_size(size_reply)
+        if size is None and size_reply.code not in (500, 502, 504):
+            if await self._is_directory(conn, url, name):
+                return Stat(str(url), kind="directory", meta={"ftp_reply": size_reply.text})
+            raise proto.error_for(size_reply, f"SIZE {name}", url)
+        mdtm_reply = await conn.cmd("MDTM", name)
+        modified = proto.parse_mdtm(mdtm_reply)
+        if size is None and modified is None:
+            if await self._is_directory(conn, url, name):
+                return Stat(str(url), kind="directory")
+            if mdtm_reply.code not in (500, 502, 504):
+                raise proto.error_for(mdtm_reply, f"MDTM {name}", url)
+            raise NotSupported(f"the server has neither MLST, SIZE nor MDTM ({mdtm_reply.text})", url=url)
+        return Stat(str(url), kind="file", size=size, modified=modified,
+                    content_type=guess_content_type(url.name), meta={"ftp_reply": size_reply.text})
+
+    @staticmethod
+    async def _is_directory(conn: _Control, url: FTPURL, name: str) -> bool:
+        """CWD into *name*: 250 means a directory (the connection's place is then unknown)."""
+        conn.cwd_path = None
+        reply = await conn.cmd("CWD", name)
+        return reply.code == 250
+
+    @staticmethod
+    def _stat_result(url: FTPURL, kind: str, item: proto.ListItem | None) -> Stat:
+        if item is None:
+            return Stat(str(url), kind=kind)
+        return Stat(str(url), kind=item.kind if item.kind != "unknown" else kind,
+                    size=item.size if item.kind != "directory" else None, modified=item.modified,
+                    content_type=guess_content_type(url.name) if item.kind == "file" else None,
+                    meta={"ftp_facts": dict(item.facts)})
+
+    async def _open_on(self, conn: _Control, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
         handed_over = False
         try:
             await conn.change_dirs(plan.cwds)
             if plan.action == "NLST":
-                body = await self._nlst(conn, furl, plan, opts)
+                body = await self._nlst(conn, req, furl, plan, opts)
             elif plan.action == "LIST":
-                body = await self._listing(conn, furl, plan.argument or None, furl.cwd, opts)
+                body = await self._listing(conn, req, furl, plan.argument or None, furl.cwd, opts)
             else:
-                body, streaming = await self._retr(conn, furl, plan, opts, offset)
+                body, streaming = await self._retr(conn, req, furl, plan, opts)
                 if streaming:  # the body's stream releases the connection when done
                     handed_over = True
                     return body
+            body = apply_length(body, req.length)  # a listing: already in memory
         except BaseException:
             if not handed_over:
                 await self._release(conn, False, opts)
@@ -731,18 +830,18 @@ class FTPHandler(Handler):
         await self._release(conn, True, opts)
         return body
 
-    async def _retr(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions,
-                    offset: int) -> tuple[Body, bool]:
+    async def _retr(self, conn: _Control, req: Request, url: FTPURL, plan: Plan,
+                    opts: FTPOptions) -> tuple[Body, bool]:
         """RETR as a streaming Body (True), or the 550 fallback's listing (False)."""
+        offset, length = req.offset, req.length
         await conn.set_type(plan.type)
         total: int | None = None
         if plan.type == "I" and opts.use_size and conn.size_ok and not (conn.size_in_150 and not offset):
             reply = await conn.cmd("SIZE", plan.argument)
-            if reply.code == 213 and reply.first.strip().isdigit():
-                total = int(reply.first.strip())
-            elif reply.code in (500, 502):
+            total = proto.parse_size(reply)
+            if reply.code in (500, 502):
                 conn.size_ok = False
-        chunk_size = self.client.limits.chunk_size
+        chunk_size = req.limits.chunk_size
         chan = await _DataChannel.prepare(conn, opts, lambda: _Reader(chunk_size))
         reader: _Reader | None = None
         try:
@@ -752,7 +851,7 @@ class FTPHandler(Handler):
             if reply.kind != 1:
                 if reply.code == 550 and plan.fallback:
                     self._close_data(chan, reader)
-                    return await self._fallback_listing(conn, url, plan, opts, reply), False
+                    return await self._fallback_listing(conn, req, url, plan, opts, reply), False
                 raise proto.error_for(reply, f"RETR {plan.argument}", url)
             reader = await chan.connect()
         except BaseException:
@@ -765,19 +864,20 @@ class FTPHandler(Handler):
             total = size150
         # Under TYPE A the server's byte count is not what arrives after CRLF -> "\n".
         size = max(total - offset, 0) if total is not None and plan.type == "I" else None
-        check = size
+        if length is not None and size is not None and length >= size:
+            length = None  # the range reaches the end: let the transfer finish with its 226
         started: list[bool] = []
-        chunks = self._stream(conn, url, reader, opts, plan.type == "A", check, started)
+        chunks = self._stream(conn, req, url, reader, opts, plan.type == "A", size, length, started)
 
         async def on_close() -> None:
             # A generator closed before its first step never runs its finally: release here.
             if not started:
                 assert reader is not None
-                reader.close()
-                await self._release(conn, False, opts)
-        return Body(url, chunks, content_type=guess_content_type(url.name), size=size, offset=offset,
+                await self._release(conn, await self._abort_transfer(conn, reader, req), opts)
+        body_size = size if length is None else (length if size is None else min(size, length))
+        return Body(url, chunks, content_type=guess_content_type(url.name), size=body_size, offset=offset,
                     meta={"ftp_type": plan.type, "ftp_reply": reply.text}, on_close=on_close,
-                    resumable=plan.type == "I"), True
+                    resumable=plan.type == "I"), True  # REST offsets count bytes only under TYPE I
 
     @staticmethod
     def _close_data(chan: _DataChannel, reader: _Reader | None) -> None:
@@ -785,14 +885,47 @@ class FTPHandler(Handler):
         if reader is not None:
             reader.close()
 
-    async def _stream(self, conn: _Control, url: FTPURL, reader: _Reader, opts: FTPOptions,
-                      ascii_mode: bool, expected: int | None, started: list[bool]) -> AsyncIterator[bytes]:
+    async def _abort_transfer(self, conn: _Control, reader: _Reader, req: Request) -> bool:
+        """Stop a transfer we no longer want (RFC 959 ABOR); True when the control
+        connection is known to be back in step, so it may be reused.
+
+        The data connection is closed first: servers that only read commands between
+        transfers (vsftpd without async_abor_enable) then fail their write and answer
+        426, and the ABOR reply (225/226) follows. Which replies come depends on whether
+        the transfer had already ended, so a NOOP is sent along: its 200 marks the end.
+        """
+        reader.close()
+        try:
+            async with asyncio.timeout(req.bound(min(req.read_timeout or 5.0, 5.0))):
+                await conn.send("ABOR")
+                await conn.send("NOOP")
+                # 426 + 226, or 226 (transfer) + 225/226 (ABOR), then NOOP's 200. ABOR's own reply
+                # always comes first, so a 200 in first place (a server answering ABOR with 200) is not NOOP's.
+                for i in range(5):
+                    reply = await conn.reply()
+                    if reply.code == 200 and i > 0:
+                        return True
+                    if reply.kind not in (2, 4):
+                        return False
+        except (AnyURLError, TimeoutError):
+            pass
+        return False
+
+    async def _stream(self, conn: _Control, req: Request, url: FTPURL, reader: _Reader, opts: FTPOptions,
+                      ascii_mode: bool, expected: int | None, length: int | None,
+                      started: list[bool]) -> AsyncIterator[bytes]:
+        """The data connection's bytes. *expected*: the announced size (more or fewer
+        bytes are errors); *length*: stop after that many bytes and ABOR the rest."""
         started.append(True)
         ok = False
         received = 0
+        left = length
         decoder = proto.CRLFDecoder() if ascii_mode else None
-        timeout = self.client.timeouts.read
+        timeout = req.read_timeout
         try:
+            if left is not None and left <= 0:
+                ok = await self._abort_transfer(conn, reader, req)
+                return
             while True:
                 try:
                     chunk = await reader.next_chunk(timeout)
@@ -804,10 +937,24 @@ class FTPHandler(Handler):
                 if chunk is None:
                     break
                 received += len(chunk)
+                if expected is not None and received > expected:
+                    # Never report success for a body that does not match its SIZE, long or short.
+                    if (keep := expected - (received - len(chunk))) > 0 and left is None:
+                        yield chunk[:keep]
+                    raise OverlongTransfer(f"the server sent more bytes than announced: over {received} "
+                                           f"bytes where SIZE said {expected}", url=url)
                 if decoder is not None:
                     chunk = decoder.feed(chunk)
                     if not chunk:
                         continue
+                if left is not None and len(chunk) >= left:
+                    # The range is complete: stop the transfer before handing over its last bytes,
+                    # so the connection is back in the pool when the caller sees the end.
+                    ok = await self._abort_transfer(conn, reader, req)
+                    yield chunk[:left]
+                    return
+                if left is not None:
+                    left -= len(chunk)
                 yield chunk
             if decoder is not None and (tail := decoder.flush()):
                 yield tail
@@ -826,50 +973,73 @@ class FTPHandler(Handler):
                 raise TruncatedTransfer(f"data connection closed after {received} of {expected} bytes",
                                         url=url, reply=final.text)
             ok = True
+        except GeneratorExit:
+            # The caller stopped reading (closed the body early): ABOR, keep the connection if in step.
+            ok = await self._abort_transfer(conn, reader, req)
+            raise
         finally:
             reader.close()
             await self._release(conn, ok, opts)
 
-    async def _fallback_listing(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions,
+    async def _fallback_listing(self, conn: _Control, req: Request, url: FTPURL, plan: Plan, opts: FTPOptions,
                                 retr_reply: Reply) -> Body:
         """RETR said 550 and there was no typecode: maybe the name is a directory (as urllib, Lynx)."""
         if opts.cwd_strategy == "nocwd":
-            return await self._listing(conn, url, plan.argument, (*url.cwd, url.name), opts,
+            return await self._listing(conn, req, url, plan.argument, (*url.cwd, url.name), opts,
                                        not_found=retr_reply)
         conn.cwd_path = None
         reply = await conn.cmd("CWD", url.name)
         if reply.code != 250:
             raise proto.error_for(retr_reply, f"RETR {plan.argument}", url)
-        return await self._listing(conn, url, None, (*url.cwd, url.name), opts)
+        return await self._listing(conn, req, url, None, (*url.cwd, url.name), opts)
 
-    async def _read_listing(self, conn: _Control, url: FTPURL, verb: str, arg: str | None,
-                            opts: FTPOptions) -> tuple[Reply, list[str]]:
-        """Run one listing command; (reply, lines). A failed reply is returned, not raised."""
+    async def _read_listing(self, conn: _Control, req: Request, url: FTPURL, verb: str, arg: str | None,
+                            opts: FTPOptions, parse: Callable[[str], proto.ListItem | None],
+                            ) -> tuple[Reply, _Listing]:
+        """Run one listing command, parsing entry by entry as the data arrives; a failed
+        reply is returned, not raised. Beyond ``Limits.max_entries`` entries the transfer
+        is aborted (ABOR) at once: memory grows with the entries kept, not with what the
+        server sends."""
         chan = await _DataChannel.prepare(conn, opts, lambda: _Reader(1 << 16))
         reader: _Reader | None = None
+        listing = _Listing()
+        limits = req.limits
         try:
             reply = await conn.cmd(verb, arg)
             if reply.kind != 1:
                 self._close_data(chan, reader)
-                return reply, []
+                return reply, listing
             reader = await chan.connect()
-            limits = self.client.limits
-            cap = limits.max_entries * 512 + limits.max_line
-            parts: list[bytes] = []
-            total = 0
+            splitter = proto.LineSplitter(limits.max_line)
+
+            def take(lines: list[str]) -> None:
+                for line in lines:
+                    listing.lines += 1
+                    if listing.first is None:
+                        listing.first = line
+                    elif listing.lines > 2 * limits.max_entries + 16:  # endless lines we cannot parse
+                        raise ProtocolError(f"listing has more than {2 * limits.max_entries + 16} lines "
+                                            f"and at most {limits.max_entries} entries are allowed", url=url)
+                    item = parse(line)
+                    if item is not None:
+                        if len(listing.items) >= limits.max_entries:
+                            raise ProtocolError(f"listing has more than {limits.max_entries} entries", url=url)
+                        listing.items.append(item)
             while True:
                 try:
-                    chunk = await reader.next_chunk(self.client.timeouts.read)
+                    chunk = await reader.next_chunk(req.read_timeout)
                 except TimeoutError as exc:
                     raise FetchTimeout("timed out reading a listing", url=url) from exc
                 except (OSError, ssl.SSLError) as exc:
                     raise TruncatedTransfer(f"listing data connection failed: {exc}", url=url) from exc
                 if chunk is None:
                     break
-                total += len(chunk)
-                if total > cap:
-                    raise ProtocolError(f"listing larger than {cap} bytes", url=url)
-                parts.append(chunk)
+                try:
+                    take(splitter.feed(chunk))
+                except ProtocolError as exc:
+                    await self._abort_transfer(conn, reader, req)  # stop the server sending the rest
+                    raise ProtocolError(exc.message, url=url) from None
+            take(splitter.flush())
             reader.close()
             try:
                 final = await conn.reply()
@@ -880,50 +1050,46 @@ class FTPHandler(Handler):
         except BaseException:
             self._close_data(chan, reader)
             raise
-        lines = proto.split_lines(b"".join(parts))
-        if len(lines) > self.client.limits.max_entries:
-            raise ProtocolError(f"listing has more than {self.client.limits.max_entries} entries", url=url)
-        return reply, lines
+        return reply, listing
 
-    async def _listing(self, conn: _Control, url: FTPURL, arg: str | None, directory: tuple[str, ...],
-                       opts: FTPOptions, not_found: Reply | None = None) -> Body:
+    async def _listing(self, conn: _Control, req: Request, url: FTPURL, arg: str | None,
+                       directory: tuple[str, ...], opts: FTPOptions, not_found: Reply | None = None) -> Body:
         """The best listing the server offers: MLSD (if FEAT has it), else LIST, else NLST."""
         items: list[proto.ListItem] | None = None
         reply: Reply | None = None
         feats = await conn.features_list() if opts.use_mlsd else set()
+        await conn.set_type("A")
         if feats & {"MLST", "MLSD"}:  # RFC 3659 advertises MLST; MLSD comes with it
-            await conn.set_type("A")
-            reply, lines = await self._read_listing(conn, url, "MLSD", arg, opts)
+            reply, listing = await self._read_listing(conn, req, url, "MLSD", arg, opts, proto.parse_mlsd_line)
             if reply.kind == 1:
-                items = proto.parse_mlsd(lines)
-        else:
-            await conn.set_type("A")
+                items = listing.items
         if items is None and (reply is None or reply.code in (500, 501, 502, 504)):
-            reply, lines = await self._read_listing(conn, url, "LIST", arg, opts)
+            now = datetime.now(UTC)
+            reply, listing = await self._read_listing(conn, req, url, "LIST", arg, opts,
+                                                      lambda line: proto.parse_list_line(line, now))
             if reply.kind == 1:
-                items = proto.parse_list(lines)
+                items = listing.items
         if items is None and reply is not None and reply.code in (500, 501, 502, 504):
-            reply, lines = await self._read_listing(conn, url, "NLST", arg, opts)
+            reply, listing = await self._read_listing(conn, req, url, "NLST", arg, opts, proto.parse_nlst_line)
             if reply.kind == 1:
-                items = proto.parse_nlst(lines)
+                items = listing.items
         if items is None:
             assert reply is not None
             failed = not_found or reply
             raise proto.error_for(failed, "listing", url)
         return self._listing_body(url, directory, items, "ftp_listing")
 
-    async def _nlst(self, conn: _Control, url: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
+    async def _nlst(self, conn: _Control, req: Request, url: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
         """typecode d: NLST with the name (section 3.2.2)."""
         await conn.set_type("A")
         arg = plan.argument or None
-        reply, lines = await self._read_listing(conn, url, "NLST", arg, opts)
+        reply, listing = await self._read_listing(conn, req, url, "NLST", arg, opts, proto.parse_nlst_line)
         if reply.kind != 1:
             raise proto.error_for(reply, _show("NLST", arg), url)
-        items = proto.parse_nlst(lines)
         directory = url.cwd
-        if url.name and not (len(lines) == 1 and lines[0] == url.name):
+        if url.name and not (listing.lines == 1 and listing.first == url.name):
             directory = (*url.cwd, url.name)
-        return self._listing_body(url, directory, items, "nlst")
+        return self._listing_body(url, directory, listing.items, "nlst")
 
     def _listing_body(self, url: FTPURL, directory: tuple[str, ...], items: list[proto.ListItem],
                       source: str) -> Body:
@@ -939,7 +1105,12 @@ class FTPHandler(Handler):
     # -- upload ----------------------------------------------------------------
 
     async def upload(self, req: Request, source: Any) -> None:
-        """STOR *source* (bytes or a local path) at ``req.url``: to a temporary name, then RNFR/RNTO."""
+        """STOR *source* (bytes or a local path) at ``req.url``: to a temporary name, then RNFR/RNTO.
+
+        How it was stored is logged on the "anyurl.ftp" logger: "temp-dot" (``.name.XXXX.part``),
+        "temp" (``name.XXXX.part``, when the server refuses dot names) at INFO, or "direct" (STOR
+        of the name itself: no rename, or no temporary name allowed; not atomic) at WARNING.
+        """
         url = req.url
         opts = self.options(req, FTPOptions)
         furl, plan = self._plan(url, opts)
@@ -959,27 +1130,47 @@ class FTPHandler(Handler):
         try:
             await conn.change_dirs(plan.cwds)
             await conn.set_type("I")
-            final = plan.argument
-            prefix, _, base = final.rpartition("/")
-            temp = (prefix + "/" if prefix else "") + f".{base}.{secrets.token_hex(4)}.part"
-            if opts.atomic_upload:
-                await self._stor(conn, furl, temp, data, path, opts)
-                reply = await conn.cmd("RNFR", temp)
-                if reply.code == 350:
-                    await conn.expect("RNTO", final)
-                else:
-                    await conn.cmd("DELE", temp)
-                    if reply.code not in (500, 502, 504):
-                        raise proto.error_for(reply, f"RNFR {temp}", url)
-                    await self._stor(conn, furl, final, data, path, opts)
-            else:
-                await self._stor(conn, furl, final, data, path, opts)
+            method = await self._store(conn, req, furl, plan.argument, data, path, opts)
             ok = True
         finally:
             await self._release(conn, ok, opts)
+        if method == "direct" and opts.atomic_upload:
+            log.warning("%s: stored directly (not atomic): the server refused the temporary names or "
+                        "renaming", mask_password(str(furl)))
+        else:
+            log.info("%s: stored by %s", mask_password(str(furl)), method)
 
-    async def _stor(self, conn: _Control, url: FTPURL, name: str, data: bytes | None, path: str | None,
-                    opts: FTPOptions) -> None:
+    async def _store(self, conn: _Control, req: Request, url: FTPURL, final: str, data: bytes | None,
+                     path: str | None, opts: FTPOptions) -> str:
+        """STOR under each temporary name the server accepts, then RNFR/RNTO; the method used."""
+        if not opts.atomic_upload:
+            await self._stor(conn, req, url, final, data, path, opts)
+            return "direct"
+        token = secrets.token_hex(4)
+        for method, temp in proto.upload_names(final, token):
+            if temp is None:
+                break
+            try:
+                await self._stor(conn, req, url, temp, data, path, opts)
+            except (ProtocolError, AccessDenied, ResourceNotFound) as exc:
+                # Pure-FTPd answers 553 to dot names for anonymous users, ProFTPD's PathDenyFilter
+                # 550: try the next pattern, and in the end the name itself.
+                if not proto.retry_stor_name(exc.reply):
+                    raise
+                continue
+            reply = await conn.cmd("RNFR", temp)
+            if reply.code == 350:
+                await conn.expect("RNTO", final)
+                return method
+            await conn.cmd("DELE", temp)
+            if reply.code not in (500, 502, 504):
+                raise proto.error_for(reply, f"RNFR {temp}", url)
+            break  # no rename on this server: store under the final name
+        await self._stor(conn, req, url, final, data, path, opts)
+        return "direct"
+
+    async def _stor(self, conn: _Control, req: Request, url: FTPURL, name: str, data: bytes | None,
+                    path: str | None, opts: FTPOptions) -> None:
         chan = await _DataChannel.prepare(conn, opts, _Writer)
         writer: _Writer | None = None
         try:
@@ -987,13 +1178,13 @@ class FTPHandler(Handler):
             if reply.kind != 1:
                 raise proto.error_for(reply, f"STOR {name}", url)
             writer = await chan.connect()
-            timeout = self.client.timeouts.read
+            timeout = req.read_timeout
             try:
                 if data is not None:
                     await writer.write(data, timeout)
                 else:
                     assert path is not None
-                    size = self.client.limits.chunk_size
+                    size = req.limits.chunk_size
                     with open(path, "rb") as f:  # noqa: ASYNC230 - local file reads are short
                         while block := f.read(size):
                             await writer.write(block, timeout)

@@ -14,16 +14,31 @@ The request line carries the URL's path and search exactly as written
 (they stay percent-encoded in :class:`~anyurl.urls.HTTPURL`); decoded
 CR, LF or NUL anywhere in host, user, password, path or search is refused
 before connecting.
+
+Proxies: each hop asks ``Client.proxy_for`` (``Client(proxy=, no_proxy=,
+trust_env=)`` and the ``*_proxy`` variables); https goes through a CONNECT
+tunnel. An ftp URL whose scheme has a proxy is served here too, as curl and
+Lynx do: the proxy gets ``GET ftp://host/path`` and the body is the file.
+
+Bodies are checked against what the server announced: a 206 must carry the
+range that was asked for (and is refused when none was), and a body longer
+or shorter than its Content-Length or Content-Range is an error. Only a
+compression anyurl asked for (``Accept-Encoding: gzip, deflate``) is undone,
+and not when Content-Encoding describes the stored file (``x.tar.gz``
+labelled gzip by Apache's ``AddEncoding``): those bytes are kept.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import email.utils
 import re
 import ssl
-from collections.abc import AsyncIterator, Mapping
+import zlib
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
 
@@ -37,14 +52,16 @@ from ..errors import (
     ConfigurationError,
     ConnectError,
     FetchTimeout,
+    NotSupported,
+    OverlongTransfer,
     ProtocolError,
     ResourceNotFound,
     TemporaryFailure,
     TruncatedTransfer,
     UnsafeURL,
 )
-from ..response import Body
-from ..urls import HTTPURL
+from ..response import Body, Stat
+from ..urls import FTPURL, HTTPURL, URL
 from .base import Handler, Request, apply_length, prime_allocator, refuse_controls
 
 if TYPE_CHECKING:
@@ -55,6 +72,22 @@ __all__ = ["HTTPHandler", "HTTPOptions"]
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _CONTENT_RANGE = re.compile(r"bytes\s+(\d+)-(\d+)/(\d+|\*)", re.I)
 _UNSATISFIED_RANGE = re.compile(r"bytes\s+\*/(\d+)", re.I)
+# the codings anyurl asks for, and so the only ones it undoes
+_ACCEPT_ENCODING = "gzip, deflate"
+_DECODABLE = frozenset({"gzip", "x-gzip", "deflate"})
+# a file name ending so is stored compressed: its Content-Encoding describes the file
+_CODING_SUFFIXES = {
+    "gzip": (".gz", ".tgz", ".taz", ".svgz", ".emz"), "x-gzip": (".gz", ".tgz", ".taz", ".svgz", ".emz"),
+    "deflate": (".zz", ".deflate"), "compress": (".z", ".taz"), "x-compress": (".z", ".taz"),
+    "br": (".br",), "zstd": (".zst",), "bzip2": (".bz2", ".tbz", ".tbz2"), "x-bzip2": (".bz2", ".tbz", ".tbz2"),
+}
+# types that are compressed files themselves (served with the matching Content-Encoding by some servers)
+_COMPRESSED_TYPES = frozenset({
+    "application/gzip", "application/x-gzip", "application/x-gunzip", "application/gzipped",
+    "application/gzip-compressed", "application/x-compress", "application/x-compressed",
+    "application/x-tar", "application/x-gtar", "application/x-compressed-tar", "application/x-bzip2",
+    "application/zstd", "application/x-xz", "application/zip", "application/x-brotli",
+})
 # bytes that may appear literally in a request target; anything else
 # (space, controls, non-ASCII, "<>\"^`{|}") is percent-encoded before sending
 _WIRE_SAFE = frozenset(
@@ -66,7 +99,8 @@ _WIRE_SAFE = frozenset(
 class HTTPOptions:
     """Options for http/https URLs: ``Client(http=HTTPOptions(...))``.
 
-    ``decompress``: undo gzip/deflate Content-Encoding (default on).
+    ``decompress``: undo the gzip/deflate transfer compression anyurl asks for
+    (default on); a stored ``.gz`` file's bytes are kept either way.
     ``headers``: extra request headers sent with every request.
     ``verify``: check TLS certificates (default on).
     ``ssl_context``: the TLS context to use (for a private CA); overrides ``verify``.
@@ -96,15 +130,17 @@ def _wire(text: str) -> str:
     return "".join(chr(b) if b in _WIRE_SAFE else f"%{b:02X}" for b in raw)
 
 
-def _status_error(status: int, reason: str, url: object) -> AnyURLError:
-    """The anyurl error for an HTTP error status."""
+def _status_error(status: int, reason: str, url: object,
+                  headers: Mapping[str, str] | None = None) -> AnyURLError:
+    """The anyurl error for an HTTP error status (Retry-After kept on a 503/429)."""
     reply = f"{status} {reason}".strip()
     if status in (404, 410):
         return ResourceNotFound("not found", url=url, reply=reply)
     if status in (401, 403):
         return AccessDenied("access denied", url=url, reply=reply)
     if status in (503, 429):
-        return TemporaryFailure("server temporarily unavailable", url=url, reply=reply)
+        return TemporaryFailure("server temporarily unavailable", url=url, reply=reply,
+                                retry_after=_retry_after(headers))
     if status >= 500:
         return ProtocolError("server error", url=url, reply=reply)
     return ProtocolError("request refused", url=url, reply=reply)
@@ -126,6 +162,15 @@ def _translate(exc: BaseException, url: object, stage: str) -> AnyURLError:
         return FetchTimeout(f"timed out while {stage}", url=url)
     if isinstance(exc, aiohttp.ClientPayloadError):
         return TruncatedTransfer(f"transfer broken while {stage}: {exc}", url=url)
+    if isinstance(exc, aiohttp.ClientResponseError) and exc.status == 400:
+        # aiohttp's parser refused the reply; bytes after a complete body (more than its
+        # Content-Length, with Connection: close) also end up here, as the next "response"
+        detail = " ".join(line.strip() for line in str(exc.message).splitlines()[:2]).rstrip(":")
+        if detail.startswith("Data after"):
+            return OverlongTransfer(f"server sent more than the response announced while {stage} "
+                                 f"(data after the end of the body)", url=url)
+        return ProtocolError(f"invalid HTTP from the server while {stage}: {detail} "
+                             "(or more data than the previous body announced)", url=url)
     if isinstance(exc, aiohttp.InvalidURL):
         return UnsafeURL(f"aiohttp refused the URL: {exc}", url=url)
     if isinstance(exc, (aiohttp.ClientConnectionError, OSError)):
@@ -203,76 +248,114 @@ class HTTPHandler(Handler):
 
     # -- request building ---------------------------------------------------
 
-    def _target(self, url: HTTPURL) -> YURL:
+    def _target(self, url: HTTPURL | FTPURL) -> YURL:
         """The yarl URL sent on the wire; refuses decoded CR/LF/NUL first."""
-        for what, value in (("host", url.host), ("user", url.user), ("password", url.password),
-                            ("path", _decoded(url.path)), ("search", _decoded(url.search))):
-            refuse_controls(url, what, value)
-        if not url.host:
-            raise UnsafeURL("http URL without a host", url=url)
-        # HTTPURL.path has no leading "/" and is still encoded: send it as written
-        path = "/" + _wire(url.path)
-        search = "" if url.search is None else "?" + _wire(url.search)
+        if isinstance(url, FTPURL):
+            for what, value in (("host", url.host), ("user", url.user), ("password", url.password),
+                                *(("path", seg) for seg in (*url.cwd, url.name))):
+                refuse_controls(url, what, value)
+            if not url.host:
+                raise UnsafeURL("ftp URL without a host", url=url)
+            # the proxy gets the ftp URL without its userinfo (sent as Basic credentials instead)
+            text = f"ftp://{url.hostport}{_wire(url._path())}"
+        else:
+            for what, value in (("host", url.host), ("user", url.user), ("password", url.password),
+                                ("path", _decoded(url.path)), ("search", _decoded(url.search))):
+                refuse_controls(url, what, value)
+            if not url.host:
+                raise UnsafeURL("http URL without a host", url=url)
+            # HTTPURL.path has no leading "/" and is still encoded: send it as written
+            path = "/" + _wire(url.path)
+            search = "" if url.search is None else "?" + _wire(url.search)
+            text = f"{url.scheme}://{url.hostport}{path}{search}"
         try:
-            return YURL(f"{url.scheme}://{url.hostport}{path}{search}", encoded=True)
+            return YURL(text, encoded=True)
         except (ValueError, TypeError) as exc:
-            raise UnsafeURL(f"not a usable http URL: {exc}", url=url) from exc
+            raise UnsafeURL(f"not a usable {url.scheme} URL: {exc}", url=url) from exc
 
-    def _headers(self, url: HTTPURL, offset: int, extra: Mapping[str, str] | None) -> dict[str, str]:
-        headers = {"User-Agent": self.client.user_agent, **self.http_options.headers}
-        if offset:
-            headers["Range"] = f"bytes={offset}-"
+    def _headers(self, url: HTTPURL | FTPURL, opts: HTTPOptions, rng: tuple[int, int | None] | None,
+                 extra: Mapping[str, str] | None) -> dict[str, str]:
+        headers = {"User-Agent": self.client.user_agent, **opts.headers}
+        if rng is not None:
+            first, last = rng
+            headers["Range"] = f"bytes={first}-{'' if last is None else last}"
             # byte offsets count the stored representation: ask for it uncompressed
             headers["Accept-Encoding"] = "identity"
+        elif not any(k.lower() == "accept-encoding" for k in headers):
+            # said here, not left to aiohttp, so anyurl knows which codings it asked for
+            headers["Accept-Encoding"] = _ACCEPT_ENCODING
         if extra:
             headers.update(extra)
         for k, v in headers.items():
             refuse_controls(url, f"header {k}", k + v)
         return headers
 
+    def _proxy(self, url: object, target: YURL) -> tuple[str | None, aiohttp.BasicAuth | None]:
+        """The proxy for *target* (Client.proxy_for) and its Basic credentials, if any."""
+        proxy = self.client.proxy_for(target.scheme or "", target.host or "", target.port)
+        if proxy is None:
+            return None, None
+        refuse_controls(url, "proxy", proxy)
+        purl = YURL(proxy)
+        if purl.user is None:
+            return proxy, None
+        auth = aiohttp.BasicAuth(purl.user, purl.password or "")
+        return str(purl.with_user(None)), auth
+
+    def _timeouts(self, req: Request) -> aiohttp.ClientTimeout:
+        """This request's timeouts, never past its deadline (``Timeouts.total``)."""
+        return aiohttp.ClientTimeout(total=None, connect=req.connect_timeout,
+                                     sock_connect=req.connect_timeout, sock_read=req.read_timeout)
+
     # -- the request loop -----------------------------------------------------
 
-    async def open(self, req: Request) -> Body:
-        """GET the URL (from byte ``req.offset`` with a Range request), following redirects.
+    async def _exchange(self, req: Request, method: str, headers: dict[str, str]) -> _Reply | _Elsewhere:
+        """Send *method* for ``req.url``, following redirects under the policy.
 
-        Per request, ``options=HTTPOptions(headers=...)`` adds headers to the Client's.
+        Returns the final response, or the anyurl URL another handler must
+        serve (a redirect into another scheme that the policy allows, or an
+        ftp URL no proxy serves).
         """
-        url, offset = req.url, req.offset
-        headers = req.options.headers if isinstance(req.options, HTTPOptions) else None
-        self.options(req, HTTPOptions)  # a wrong options type is refused here
-        if not isinstance(url, HTTPURL):
-            raise ConfigurationError(f"HTTPHandler cannot open a {type(url).__name__}", url=url)
+        url = req.url
+        assert isinstance(url, (HTTPURL, FTPURL))
         target = self._target(url)
         first_origin = _origin(target)
         auth: str | None = None
         if url.user is not None:
             auth = _basic(url.user, url.password or "")
-        req_headers = self._headers(url, offset, headers)
         session = self._get_session()
         history: list[str] = []
-        tried_credentials = auth is not None
+        tried_credentials = auth is not None or isinstance(url, FTPURL)
         hops = 0
+        timeout = self._timeouts(req)
         while True:
-            headers_now = req_headers
+            headers_now = headers
             if auth is not None and _origin(target) == first_origin:
-                headers_now = {**req_headers, "Authorization": auth}
+                headers_now = {**headers, "Authorization": auth}
+            proxy, proxy_auth = self._proxy(url, target)
+            if target.scheme == "ftp":
+                if proxy is None:  # a redirect to an ftp host no proxy serves
+                    return _Elsewhere(self.client.parse(str(target)), history)
+                _allow_ftp_through_proxy(session)
             try:
-                resp = await session.get(target, headers=headers_now, allow_redirects=False)
+                resp = await session.request(method, target, headers=headers_now, allow_redirects=False,
+                                             proxy=proxy, proxy_auth=proxy_auth, timeout=timeout,
+                                             auto_decompress=False)
             except Exception as exc:
-                raise _translate(exc, url, f"requesting {target.human_repr()}") from exc
+                via = f" through proxy {YURL(proxy).with_user(None)}" if proxy else ""
+                raise _translate(exc, url, f"requesting {target.human_repr()}{via}") from exc
             if resp.status in _REDIRECTS and "Location" in resp.headers:
                 location = resp.headers["Location"]
                 resp.release()
                 hops += 1
-                if hops > self.client.limits.max_redirects:
+                if hops > req.limits.max_redirects:
                     raise ProtocolError(
-                        f"too many redirects (more than {self.client.limits.max_redirects})",
+                        f"too many redirects (more than {req.limits.max_redirects})",
                         url=url, reply=f"{resp.status} {resp.reason}")
-                new = await self._redirect(req, url, target, location)
-                if isinstance(new, Body):
-                    new.meta.setdefault("redirects", history + [str(target)])
-                    return new
+                new = self._redirect(url, target, location)
                 history.append(str(target))
+                if isinstance(new, URL):
+                    return _Elsewhere(new, history)
                 target = new
                 continue
             if (resp.status == 401 and not tried_credentials
@@ -284,10 +367,10 @@ class HTTPHandler(Handler):
                     auth = _basic(cred[0], cred[1])
                     first_origin = _origin(target)
                     continue
-            return apply_length(self._body(url, target, resp, offset, history), req.length)
+            return _Reply(resp, target, history, proxy)
 
-    async def _redirect(self, req: Request, url: HTTPURL, current: YURL, location: str) -> YURL | Body:
-        """Check a Location against the policy: the next yarl URL, or a Body from another handler."""
+    def _redirect(self, url: HTTPURL | FTPURL, current: YURL, location: str) -> YURL | URL:
+        """Check a Location against the policy: the next yarl URL, or an anyurl URL for another handler."""
         refuse_controls(url, "redirect Location", location)
         try:
             new = current.join(YURL(_wire(location), encoded=True))
@@ -295,26 +378,114 @@ class HTTPHandler(Handler):
             raise ProtocolError(f"unusable redirect Location {location!r}: {exc}", url=url) from exc
         policy = self.client.policy
         scheme = (new.scheme or "").lower()
+        if scheme == current.scheme == "ftp":  # the proxy's own redirect (a directory's "/")
+            return new
         if scheme not in ("http", "https"):
             if not policy.allow_cross_scheme_redirects:
                 raise UnsafeURL(
                     f"redirect from {current.scheme} to {scheme or 'an unknown'} scheme refused "
                     f"(Location: {location}); Policy.allow_cross_scheme_redirects permits it", url=url)
-            # allowed: hand the new URL to its own handler (no offset: a different resource)
-            target = self.client.parse(str(new))
-            return await self.client.handler(target).open(req.replace(url=target, offset=0, options=None))
+            return self.client.parse(str(new))
         if current.scheme == "https" and scheme == "http" and not policy.allow_https_downgrade:
             raise UnsafeURL(f"redirect from https to http refused (Location: {location}); "
                             "Policy.allow_https_downgrade permits it", url=url)
         return new
 
-    def _body(self, url: HTTPURL, target: YURL, resp: aiohttp.ClientResponse, offset: int,
-              history: list[str]) -> Body:
+    def _check_url(self, req: Request) -> HTTPURL | FTPURL:
+        url = req.url
+        if not isinstance(url, (HTTPURL, FTPURL)):
+            raise ConfigurationError(f"HTTPHandler cannot open a {type(url).__name__}", url=url)
+        return url
+
+    async def open(self, req: Request) -> Body:
+        """GET the URL (bytes ``req.offset`` to ``req.offset + req.length`` with a Range request),
+        following redirects. An ftp URL here goes through an HTTP proxy.
+
+        Per request, ``options=HTTPOptions(headers=...)`` adds headers to the Client's.
+        """
+        url = self._check_url(req)
+        opts = self._request_options(req)
+        extra = req.options.headers if isinstance(req.options, HTTPOptions) else None
+        rng: tuple[int, int | None] | None = None
+        if req.offset or req.length is not None:
+            if req.length == 0:
+                rng = None if not req.offset else (req.offset, None)
+            else:
+                rng = (req.offset, None if req.length is None else req.offset + req.length - 1)
+        headers = self._headers(url, opts, rng, extra)
+        reply = await self._exchange(req, "GET", headers)
+        if isinstance(reply, _Elsewhere):
+            # allowed: the new URL's own handler (no offset: a different resource)
+            body = await self.client.handler(reply.url).open(req.replace(url=reply.url, offset=0, options=None))
+            body.meta.setdefault("redirects", reply.history)
+            return body
+        return apply_length(self._body(url, reply, opts, req.offset, rng, headers), req.length)
+
+    def _request_options(self, req: Request) -> HTTPOptions:
+        if isinstance(req.url, FTPURL):  # the FTP options mean nothing to an HTTP proxy
+            return self.http_options
+        return self.options(req, HTTPOptions)
+
+    async def stat(self, req: Request) -> Stat:
+        """HEAD the URL (following redirects): size, Last-Modified, type; headers and ETag in meta.
+
+        A server that refuses HEAD (405, 501) is asked for ``Range: bytes=0-0`` instead.
+        """
+        url = self._check_url(req)
+        opts = self._request_options(req)
+        extra = req.options.headers if isinstance(req.options, HTTPOptions) else None
+        # the stored size, not a compressed one
+        headers = {**self._headers(url, opts, None, extra), "Accept-Encoding": "identity"}
+        reply = await self._exchange(req, "HEAD", headers)
+        if isinstance(reply, _Elsewhere):
+            return await self.client.handler(reply.url).stat(req.replace(url=reply.url, options=None))
+        resp = reply.resp
+        resp.release()
+        size: int | None = None
+        if resp.status in (405, 501):
+            reply = await self._exchange(req, "GET", {**headers, "Range": "bytes=0-0"})
+            if isinstance(reply, _Elsewhere):
+                return await self.client.handler(reply.url).stat(req.replace(url=reply.url, options=None))
+            resp = reply.resp
+            resp.close()  # one byte at most is pending: do not read it
+            m = _CONTENT_RANGE.fullmatch(resp.headers.get("Content-Range", "").strip())
+            if resp.status == 206 and m and m.group(3) != "*":
+                size = int(m.group(3))
+        if resp.status >= 300:
+            raise _status_error(resp.status, resp.reason or "", url, resp.headers)
+        encoding = resp.headers.get("Content-Encoding", "").strip().lower()
+        if size is None and resp.status == 200 and encoding in ("", "identity"):
+            size = resp.content_length
+        meta = self._meta(resp, reply)
+        for key, header in (("etag", "ETag"), ("accept_ranges", "Accept-Ranges"),
+                            ("content_encoding", "Content-Encoding")):
+            if header in resp.headers:
+                meta[key] = resp.headers[header]
+        kind = "directory" if isinstance(url, FTPURL) and (url.typecode == "d" or not url.name) else "file"
+        return Stat(url=str(url), kind=kind, size=size, modified=_http_date(resp.headers.get("Last-Modified")),
+                    content_type=resp.content_type if "Content-Type" in resp.headers else None, meta=meta)
+
+    def _meta(self, resp: aiohttp.ClientResponse, reply: _Reply) -> dict[str, Any]:
+        meta: dict[str, Any] = {"status": resp.status, "reason": resp.reason,
+                                "headers": _headers_dict(resp.headers), "url": str(reply.target),
+                                "redirects": reply.history}
+        if reply.proxy is not None:
+            meta["proxy"] = str(YURL(reply.proxy).with_user(None))
+        return meta
+
+    async def upload(self, req: Request, source: Any) -> None:
+        """Refused: anyurl only retrieves through an HTTP proxy."""
+        if isinstance(req.url, FTPURL):
+            raise NotSupported("uploading an ftp URL through an HTTP proxy is not supported "
+                               "(list the host in no_proxy to upload directly)", url=req.url)
+        await super().upload(req, source)
+
+    def _body(self, url: HTTPURL | FTPURL, reply: _Reply, opts: HTTPOptions, offset: int,
+              rng: tuple[int, int | None] | None, sent: Mapping[str, str]) -> Body:
         """Check the final response and wrap its payload as a streaming Body."""
+        resp = reply.resp
         status = resp.status
-        headers = _headers_dict(resp.headers)
-        meta: dict[str, Any] = {"status": status, "reason": resp.reason, "headers": headers,
-                                "url": str(resp.url), "redirects": history}
+        meta = self._meta(resp, reply)
         if status == 416 and offset:
             m = _UNSATISFIED_RANGE.match(resp.headers.get("Content-Range", ""))
             resp.release()
@@ -324,23 +495,34 @@ class HTTPHandler(Handler):
                                 reply=f"{status} {resp.reason}")
         if status >= 300:
             resp.release()
-            raise _status_error(status, resp.reason or "", url)
-        encoded = "Content-Encoding" in resp.headers and self.http_options.decompress \
-            and resp.headers["Content-Encoding"].lower() not in ("identity", "")
+            raise _status_error(status, resp.reason or "", url, resp.headers)
         length = resp.content_length
         skip = 0
-        if offset and status == 206:
-            m = _CONTENT_RANGE.match(resp.headers.get("Content-Range", ""))
-            if not m or int(m.group(1)) != offset:
-                resp.close()
-                raise ProtocolError(f"asked for bytes from {offset}, server sent "
-                                    f"Content-Range {resp.headers.get('Content-Range')!r}", url=url)
+        expected = length
+        resumable = False
+        if status == 206:
+            expected = self._check_range(url, resp, rng)
+            meta["content_range"] = resp.headers.get("Content-Range")
+            resumable = True
         elif offset:
             # the server ignored Range: skip the first bytes ourselves
             skip = offset
             meta["range_ignored"] = True
-        size = None if encoded or length is None else max(length - skip, 0)
-        expected = None if encoded else length
+        elif status == 200:
+            resumable = "bytes" in resp.headers.get("Accept-Ranges", "").lower()
+        coding = resp.headers.get("Content-Encoding", "").strip().lower()
+        decoder: _Decoder | None = None
+        if coding not in ("", "identity"):
+            asked = {t.split(";")[0].strip().lower() for t in _header(sent, "Accept-Encoding").split(",")}
+            if (opts.decompress and coding in asked and coding in _DECODABLE
+                    and not _stored_encoding(coding, resp.content_type, reply.target.path)):
+                decoder = _Decoder(coding, url, self.client.limits.chunk_size)
+                meta["decoded"] = coding
+            else:
+                # the encoding describes the file (a .tar.gz served with Content-Encoding: gzip),
+                # or was not asked for: keep the bytes as the server stores them
+                meta["content_encoding"] = coding
+        size = None if decoder is not None or expected is None else max(expected - skip, 0)
         chunk_size = self.client.limits.chunk_size
         _widen_reads(resp, chunk_size)
         state = {"done": False}
@@ -355,6 +537,13 @@ class HTTPHandler(Handler):
                     if not data:
                         break
                     received += len(data)
+                    if expected is not None and received > expected:
+                        raise OverlongTransfer(f"server sent more than the {expected} bytes it announced "
+                                            f"({_announced(resp)})", url=url)
+                    if decoder is not None:
+                        for piece in decoder.feed(data):
+                            yield piece
+                        continue
                     if to_skip:
                         if len(data) <= to_skip:
                             to_skip -= len(data)
@@ -365,6 +554,8 @@ class HTTPHandler(Handler):
                 if expected is not None and received < expected:
                     raise TruncatedTransfer(
                         f"connection closed after {received} of {expected} bytes", url=url)
+                if decoder is not None:
+                    decoder.finish(received)
                 if to_skip:
                     raise TruncatedTransfer(f"resource shorter than offset {offset}", url=url)
                 state["done"] = True
@@ -385,4 +576,165 @@ class HTTPHandler(Handler):
                 resp.close()  # unread data: the connection cannot be reused
 
         return Body(url, chunks(), content_type=resp.content_type or "application/octet-stream",
-                    size=size, meta=meta, offset=offset, on_close=on_close, charset=resp.charset)
+                    size=size, meta=meta, offset=offset, on_close=on_close, charset=resp.charset,
+                    resumable=resumable)
+
+    def _check_range(self, url: object, resp: aiohttp.ClientResponse, rng: tuple[int, int | None] | None) -> int:
+        """The body length a 206 must have; ProtocolError unless it is the range asked for."""
+        cr = resp.headers.get("Content-Range", "")
+        if rng is None:
+            resp.close()
+            raise ProtocolError(f"server sent 206 Partial Content (Content-Range {cr!r}) to a request "
+                                "for the whole resource", url=url, reply=f"206 {resp.reason}")
+        first, last = rng
+        asked = f"bytes {first}-{'' if last is None else last}"
+        m = _CONTENT_RANGE.fullmatch(cr.strip())
+        ok = m is not None
+        if m is not None:
+            a, b = int(m.group(1)), int(m.group(2))
+            total = None if m.group(3) == "*" else int(m.group(3))
+            want_last = last
+            if total is not None and (want_last is None or want_last >= total):
+                want_last = total - 1
+            ok = (a == first and b >= a and (total is None or b < total)
+                  and (want_last is None or b == want_last))
+        if not ok or m is None:
+            resp.close()
+            raise ProtocolError(f"asked for {asked}, server sent Content-Range {cr!r}", url=url,
+                                reply=f"206 {resp.reason}")
+        span = int(m.group(2)) - int(m.group(1)) + 1
+        if resp.content_length is not None and resp.content_length != span:
+            resp.close()
+            raise ProtocolError(f"Content-Length {resp.content_length} disagrees with Content-Range {cr!r}",
+                                url=url, reply=f"206 {resp.reason}")
+        return span
+
+
+@dataclass
+class _Elsewhere:
+    """A redirect another handler serves: its URL and the hops before it."""
+
+    url: URL
+    history: list[str]
+
+
+@dataclass
+class _Reply:
+    """The final response of an exchange, the URL it came from and the redirects before it."""
+
+    resp: aiohttp.ClientResponse
+    target: YURL
+    history: list[str]
+    proxy: str | None
+
+
+def _allow_ftp_through_proxy(session: aiohttp.ClientSession) -> None:
+    """Let the session send ftp:// URLs (only ever to an HTTP proxy, which fetches them)."""
+    connector = session.connector
+    if connector is not None and "ftp" not in connector.allowed_protocol_schema_set:
+        connector.allowed_protocol_schema_set = connector.allowed_protocol_schema_set | {"ftp"}
+
+
+def _header(headers: Mapping[str, str], name: str) -> str:
+    for k, v in headers.items():
+        if k.lower() == name.lower():
+            return v
+    return ""
+
+
+def _announced(resp: aiohttp.ClientResponse) -> str:
+    parts = [f"{h}: {resp.headers[h]}" for h in ("Content-Length", "Content-Range") if h in resp.headers]
+    return ", ".join(parts) or "no length"
+
+
+def _http_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC)
+
+
+def _retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None."""
+    value = (headers or {}).get("Retry-After", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(int(value))
+    when = _http_date(value)
+    if when is None:
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _stored_encoding(coding: str, content_type: str, path: str) -> bool:
+    """True when Content-Encoding describes the stored file, not a compression for the transfer.
+
+    Apache's ``AddEncoding gzip .gz`` labels ``x.tar.gz`` "Content-Encoding: gzip"; curl and
+    browsers save such files as they are. A name ending in the coding's suffix, or a type
+    that is itself compressed, says the server stores those bytes.
+    """
+    name = path.rsplit("/", 1)[-1].lower()
+    if any(name.endswith(suffix) for suffix in _CODING_SUFFIXES.get(coding, ())):
+        return True
+    return content_type.lower() in _COMPRESSED_TYPES
+
+
+class _Decoder:
+    """gzip/deflate decoding whose every output piece is at most *out_max* bytes
+    (a small compressed body can expand a thousandfold)."""
+
+    def __init__(self, coding: str, url: object, out_max: int) -> None:
+        self.coding = "deflate" if coding == "deflate" else "gzip"
+        self.url = url
+        self.out_max = out_max
+        self._z: Any = zlib.decompressobj(31) if self.coding == "gzip" else None
+        self._head = b""
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        if self._z is None:
+            # RFC 9110 deflate is zlib-wrapped; some servers send raw deflate: tell by the header
+            self._head += data
+            if len(self._head) < 2:
+                return
+            data, self._head = self._head, b""
+            wrapped = data[0] & 0x0F == 8 and ((data[0] << 8) | data[1]) % 31 == 0
+            self._z = zlib.decompressobj(15 if wrapped else -15)
+        try:
+            while data:
+                z = self._z
+                if z.eof:
+                    data = self._after_end(data)
+                    continue
+                out = z.decompress(data, self.out_max)
+                if out:
+                    yield out
+                data = z.unconsumed_tail
+                while len(out) == self.out_max and not data and not z.eof:
+                    out = z.decompress(b"", self.out_max)  # output still held inside zlib
+                    if out:
+                        yield out
+                    data = z.unconsumed_tail
+                if z.eof and z.unused_data:
+                    data = z.unused_data + data
+        except zlib.error as exc:
+            raise ProtocolError(f"bad {self.coding} data from the server: {exc}", url=self.url) from exc
+
+    def _after_end(self, data: bytes) -> bytes:
+        """Bytes after the end of a compressed stream: another gzip member, or padding."""
+        if self.coding == "gzip" and data[:2] == b"\x1f\x8b":
+            self._z = zlib.decompressobj(31)
+            return data
+        if data.strip(b"\0"):
+            raise ProtocolError(f"data after the end of the {self.coding} stream", url=self.url)
+        return b""
+
+    def finish(self, received: int) -> None:
+        """Raise unless the stream was complete (an empty body is allowed)."""
+        if received and (self._z is None or not self._z.eof):
+            raise TruncatedTransfer(f"the {self.coding} stream ended before its end", url=self.url)

@@ -17,6 +17,7 @@ The asyncio driver is :mod:`anyurl.handlers.ftp`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,10 +37,13 @@ __all__ = [
     "DEFAULT_TEXT_SUFFIXES",
     "CRLFDecoder",
     "ListItem",
+    "REPLY_ERRORS",
+    "LineSplitter",
     "Plan",
     "Reply",
     "ReplyReader",
     "check_safe",
+    "classify",
     "child_url",
     "error_for",
     "format_command",
@@ -50,16 +54,23 @@ __all__ = [
     "parse_list_line",
     "parse_mlsd",
     "parse_mlsd_line",
+    "parse_mdtm",
+    "parse_mlst",
     "parse_nlst",
+    "parse_nlst_line",
     "parse_pasv",
     "parse_pwd",
+    "parse_size",
     "plan",
+    "retry_stor_name",
     "transfer_type",
+    "upload_names",
 ]
 
 CWD_STRATEGIES = ("multicwd", "singlecwd", "nocwd")
 
-# Section 3.2.3: without a typecode the client guesses; these suffixes are text (TYPE A).
+# Section 3.2.3 lets a client guess the type without a typecode; with FTPOptions(guess_type=True)
+# these suffixes are text (TYPE A). The default is binary: a mirror must be byte-exact.
 DEFAULT_TEXT_SUFFIXES: tuple[str, ...] = (
     ".txt", ".text", ".asc", ".htm", ".html", ".css", ".csv", ".md", ".rst", ".xml",
     ".json", ".c", ".h", ".py", ".sh", ".pl", ".tex", ".ini", ".conf", ".log", ".diff",
@@ -142,16 +153,39 @@ class ReplyReader:
         return None
 
 
+# Which error a failed reply becomes: the first row whose codes hold the reply's code and
+# whose pattern (if any) occurs in its text wins. Codes alone are ambiguous across servers:
+# ProFTPD says "550 x: Operation not permitted", inetutils/netkit "553 x: Permission denied",
+# vsftpd "550 Permission denied." and "550 Failed to open file." for both missing and
+# unreadable files. docs/ftp.md shows this table; keep the two in step.
+_4XX = tuple(range(400, 500))
+_PERMISSION = re.compile(r"permission denied|operation not permitted|access (?:is )?denied|not authori[sz]ed"
+                         r"|insufficient privileges", re.I)
+_MISSING = re.compile(r"no such file|not found|does not exist|doesn't exist|cannot find|can't find"
+                      r"|no files found", re.I)
+_NAME_REFUSED = re.compile(r"forbidden file ?name|prohibited file ?name|file ?name not allowed", re.I)
+REPLY_ERRORS: tuple[tuple[tuple[int, ...], re.Pattern[str] | None, type[TransferError]], ...] = (
+    ((530, 532), None, AccessDenied),                         # not logged in / need an account
+    ((421,), None, TemporaryFailure),                          # service closing (idle, too many users)
+    ((450, 550, 553), _PERMISSION, AccessDenied),              # permission texts win over the code
+    ((450, 550, 553), _MISSING, ResourceNotFound),             # 450/553 "No such file" too
+    ((550, 553), _NAME_REFUSED, ProtocolError),                # the name, not the file: ProFTPD PathDenyFilter
+    (_4XX, None, TemporaryFailure),                            # RFC 959: transient, retrying may help
+    ((550,), None, ResourceNotFound),                          # "file unavailable", most often missing
+)
+
+
+def classify(reply: Reply) -> type[TransferError]:
+    """The error class for a failed *reply*, from :data:`REPLY_ERRORS` (ProtocolError if no row matches)."""
+    for codes, pattern, cls in REPLY_ERRORS:
+        if reply.code in codes and (pattern is None or pattern.search(reply.text)):
+            return cls
+    return ProtocolError
+
+
 def error_for(reply: Reply, what: str, url: object = None) -> TransferError:
     """The error of the anyurl tree for a failed *reply* to *what* (e.g. "RETR x")."""
-    message = f"{what} failed: {reply.text}"
-    if reply.code in (530, 532):
-        return AccessDenied(message, url=url, reply=reply.text)
-    if reply.code == 550:
-        return ResourceNotFound(message, url=url, reply=reply.text)
-    if reply.kind == 4:
-        return TemporaryFailure(message, url=url, reply=reply.text)
-    return ProtocolError(message, url=url, reply=reply.text)
+    return classify(reply)(f"{what} failed: {reply.text}", url=url, reply=reply.text)
 
 
 def format_command(verb: str, arg: str | None = None) -> bytes:
@@ -192,8 +226,9 @@ def login_credentials(url: FTPURL, anonymous_email: str) -> tuple[str, str | Non
 
 
 def transfer_type(url: FTPURL, text_suffixes: tuple[str, ...] = DEFAULT_TEXT_SUFFIXES,
-                  guess: bool = True) -> str:
-    """"A" or "I": the typecode's, else guessed from the name's suffix (section 3.2.3)."""
+                  guess: bool = False) -> str:
+    """"A" or "I": the typecode's, else binary ("I", byte-exact as curl, wget, lftp and
+    urllib fetch), or with *guess* "A" for names ending in one of *text_suffixes*."""
     if url.typecode in ("a", "d"):
         return "A"
     if url.typecode == "i":
@@ -223,7 +258,7 @@ class Plan:
 
 
 def plan(url: FTPURL, *, anonymous_email: str, cwd_strategy: str = "multicwd",
-         text_suffixes: tuple[str, ...] = DEFAULT_TEXT_SUFFIXES, guess_type: bool = True) -> Plan:
+         text_suffixes: tuple[str, ...] = DEFAULT_TEXT_SUFFIXES, guess_type: bool = False) -> Plan:
     """The command plan of *url* (checks it with :func:`check_safe` first)."""
     check_safe(url)
     if cwd_strategy not in CWD_STRATEGIES:
@@ -249,6 +284,24 @@ def plan(url: FTPURL, *, anonymous_email: str, cwd_strategy: str = "multicwd",
     return Plan(user=user, password=password, cwds=cwds,
                 type=transfer_type(url, text_suffixes, guess_type), action=action,
                 argument=argument, fallback=action == "RETR" and url.typecode is None)
+
+
+def upload_names(final: str, token: str) -> list[tuple[str, str | None]]:
+    """The names an atomic upload of *final* ("dir/name" or "name") tries, in order, with the
+    method each stands for: a hidden temporary name, one without the leading dot (servers
+    such as Pure-FTPd refuse dot names to anonymous users), then None: the name itself."""
+    prefix, _, base = final.rpartition("/")
+    head = prefix + "/" if prefix else ""
+    return [("temp-dot", f"{head}.{base}.{token}.part"), ("temp", f"{head}{base}.{token}.part"), ("direct", None)]
+
+
+def retry_stor_name(reply: str | None) -> bool:
+    """True when a refused STOR of a temporary name may succeed under another name: 553
+    ("file name not allowed", RFC 959: Pure-FTPd's "Prohibited file name") or 550 (ProFTPD's
+    PathDenyFilter, many others), unless the text says permission denied: no name helps then."""
+    if reply is None or reply[:3] not in ("550", "553") or not reply[:3].isdigit():
+        return False
+    return classify(Reply(int(reply[:3]), (reply[4:],))) is not AccessDenied
 
 
 # ---------------------------------------------------------------------------
@@ -305,6 +358,27 @@ def parse_pwd(reply: Reply) -> str | None:
     return None
 
 
+def parse_size(reply: Reply) -> int | None:
+    """The size of a 213 reply to SIZE (RFC 3659 4), else None."""
+    text = reply.first.strip()
+    return int(text) if reply.code == 213 and text.isdigit() else None
+
+
+def parse_mdtm(reply: Reply) -> datetime | None:
+    """The UTC time of a 213 reply to MDTM ("213 20240131120000[.123]"), else None."""
+    return _mlsd_time(reply.first.strip()) if reply.code == 213 else None
+
+
+def parse_mlst(reply: Reply) -> ListItem | None:
+    """The entry of a 250 reply to MLST (RFC 3659 7.2): the fact line starts with one space."""
+    if reply.code != 250:
+        return None
+    for line in reply.lines[1:]:
+        if line.startswith(" ") and "=" in line:
+            return _mlsd_item(line[1:])
+    return None
+
+
 def parse_150_size(reply: Reply) -> int | None:
     """The "(N bytes)" many servers put in the 150 reply to RETR, else None."""
     m = _SIZE150.search(reply.text)
@@ -316,7 +390,7 @@ def parse_150_size(reply: Reply) -> int | None:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a listing may keep a million of these
 class ListItem:
     """One parsed listing line. ``kind``: "file", "directory", "link" or "unknown"."""
 
@@ -341,6 +415,14 @@ def _mlsd_time(value: str) -> datetime | None:
 
 def parse_mlsd_line(line: str) -> ListItem | None:
     """One MLSD line "fact=value;fact=value; name" (RFC 3659 7.2); None for "." and ".."."""
+    item = _mlsd_item(line)
+    if item is None or item.name in (".", "..") or dict(item.facts).get("type", "").lower() in ("cdir", "pdir"):
+        return None
+    return item
+
+
+def _mlsd_item(line: str) -> ListItem | None:
+    """One "facts name" line as an item, "." and cdir included (MLST reports the directory itself)."""
     facts_text, sep, name = line.partition(" ")
     if not sep or not name:
         return None
@@ -350,9 +432,7 @@ def parse_mlsd_line(line: str) -> ListItem | None:
         if eq:
             facts[key.strip().lower()] = value
     ftype = facts.get("type", "").lower()
-    if ftype in ("cdir", "pdir") or name in (".", ".."):
-        return None
-    if ftype == "dir":
+    if ftype in ("dir", "cdir", "pdir"):
         kind = "directory"
     elif ftype == "file":
         kind = "file"
@@ -392,14 +472,20 @@ _WINDOWS = re.compile(
 
 
 def _unix_time(m: re.Match[str], now: datetime) -> datetime | None:
-    mon = _MONTHS.get(m.group("mon").lower())
+    return _unix_date(m.group("mon"), m.group("day"), m.group("hh"), m.group("mm"), m.group("year"), now)
+
+
+@functools.lru_cache(maxsize=4096)  # listing lines share dates: one datetime each, built once
+def _unix_date(mon_text: str, day_text: str, hh: str | None, mm: str | None, year: str | None,
+               now: datetime) -> datetime | None:
+    mon = _MONTHS.get(mon_text.lower())
     if mon is None:
         return None
-    day = int(m.group("day"))
+    day = int(day_text)
     try:
-        if m.group("year"):
-            return datetime(int(m.group("year")), mon, day, tzinfo=UTC)
-        when = datetime(now.year, mon, day, int(m.group("hh")), int(m.group("mm")), tzinfo=UTC)
+        if year:
+            return datetime(int(year), mon, day, tzinfo=UTC)
+        when = datetime(now.year, mon, day, int(hh or 0), int(mm or 0), tzinfo=UTC)
     except ValueError:
         return None
     # "HH:MM" means within the last six months: a date ahead of now is last year's.
@@ -451,17 +537,47 @@ def parse_list(lines: list[str], now: datetime | None = None) -> list[ListItem]:
     return [item for item in (parse_list_line(s, now) for s in lines if s) if item is not None]
 
 
+def parse_nlst_line(line: str) -> ListItem | None:
+    """One NLST name. Some servers prefix the directory ("dir/name"): keep the last part."""
+    if not line:
+        return None
+    name = line.rsplit("/", 1)[-1] if "/" in line.rstrip("/") else line
+    return None if name in (".", "..") else ListItem(name=name)
+
+
 def parse_nlst(lines: list[str]) -> list[ListItem]:
-    """NLST: one name per line. Some servers prefix the directory ("dir/name"): keep the last part."""
-    out = []
-    for line in lines:
-        if not line:
-            continue
-        name = line.rsplit("/", 1)[-1] if "/" in line.rstrip("/") else line
-        if name in (".", ".."):
-            continue
-        out.append(ListItem(name=name))
-    return out
+    """NLST: one name per line (see :func:`parse_nlst_line`)."""
+    return [item for item in map(parse_nlst_line, lines) if item is not None]
+
+
+class LineSplitter:
+    """Listing bytes in, complete lines out (CRLF or LF; empty lines dropped), decoded
+    UTF-8 with surrogateescape. A line longer than *max_line* bytes is a ProtocolError,
+    so what is held back stays bounded however the server sends."""
+
+    def __init__(self, max_line: int = 64 * 1024) -> None:
+        self.max_line = max_line
+        self._tail = b""
+
+    def feed(self, data: bytes) -> list[str]:
+        """The lines completed by *data*."""
+        data = self._tail + data if self._tail else data
+        head, sep, tail = data.rpartition(b"\n")
+        if len(tail) > self.max_line:
+            raise ProtocolError(f"listing line longer than {self.max_line} bytes")
+        self._tail = tail
+        if not sep:
+            return []
+        lines = head.split(b"\n")
+        if max(map(len, lines)) > self.max_line + 1:  # +1: the CR before the LF
+            raise ProtocolError(f"listing line longer than {self.max_line} bytes")
+        return [text for raw in lines if (text := raw.rstrip(b"\r").decode("utf-8", "surrogateescape"))]
+
+    def flush(self) -> list[str]:
+        """The last line, when the data did not end with a newline."""
+        tail, self._tail = self._tail, b""
+        text = tail.rstrip(b"\r").decode("utf-8", "surrogateescape")
+        return [text] if text else []
 
 
 def split_lines(data: bytes) -> list[str]:

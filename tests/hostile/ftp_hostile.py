@@ -1,0 +1,187 @@
+"""A fault-injecting FTP server for the faults real servers do not produce, run as a
+subprocess so the client under test is measured alone (memory, time):
+
+    python tests/hostile/ftp_hostile.py --scenario endless-list --log LOG
+
+prints its port on stdout, then serves until killed. Every command received is
+written to LOG as ``CMD <line>``, and what the data side did as ``DATA <event>``.
+
+Scenarios:
+  endless-list   LIST sends Unix listing lines forever (until the client closes the
+                 data connection); ABOR is answered 426 + 226 as RFC 959 asks.
+  overlong       SIZE says 1000, RETR sends 300,000 bytes and 226.
+  temporary      the first login's RETR gets "450 busy", later ones the file;
+                 each new connection after the second is greeted with 421.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+LINE = b"-rw-r--r--    1 0        0            4096 Nov 22 10:17 file-%09d.bin\r\n"
+PAYLOAD = b"0123456789" * 100  # 1000 bytes: what SIZE announces
+
+
+class Session:
+    def __init__(self, server: Hostile, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        self.data: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] | None = None
+        self.data_server: asyncio.Server | None = None
+        self.transfer: asyncio.Task[None] | None = None
+        self.number = server.connections
+
+    def log(self, text: str) -> None:
+        self.server.log.write(f"{text}\n")
+        self.server.log.flush()
+
+    async def reply(self, text: str) -> None:
+        self.writer.write(text.encode() + b"\r\n")
+        await self.writer.drain()
+
+    async def run(self) -> None:
+        if self.server.scenario == "temporary" and self.number > 2:
+            await self.reply("421 Too many connections, try later")
+            return
+        await self.reply("220 hostile test server")
+        while True:
+            raw = await self.reader.readline()
+            if not raw:
+                return
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            verb, _, arg = line.partition(" ")
+            verb = verb.upper()
+            self.log(f"CMD {'PASS <password>' if verb == 'PASS' else line}")
+            await self.command(verb, arg)
+            if verb == "QUIT":
+                return
+
+    async def command(self, verb: str, arg: str) -> None:
+        scenario = self.server.scenario
+        if verb == "USER":
+            await self.reply("331 password please")
+        elif verb == "PASS":
+            await self.reply("230 logged in")
+        elif verb == "PWD":
+            await self.reply('257 "/" is the current directory')
+        elif verb in ("CWD", "TYPE", "NOOP"):
+            await self.reply("250 ok" if verb == "CWD" else "200 ok")
+        elif verb == "FEAT":
+            await self.reply("211-Features:\r\n EPSV\r\n SIZE\r\n211 End")
+        elif verb == "SIZE":
+            await self.reply(f"213 {len(PAYLOAD)}")
+        elif verb == "EPSV":
+            port = await self.listen()
+            await self.reply(f"229 Entering Extended Passive Mode (|||{port}|)")
+        elif verb == "LIST" and scenario == "endless-list":
+            await self.reply("150 here comes an endless listing")
+            self.transfer = asyncio.ensure_future(self.endless_list())
+        elif verb == "RETR" and scenario == "overlong":
+            await self.reply(f"150 Opening BINARY mode data connection ({len(PAYLOAD)} bytes)")
+            _, dw = await self.data_conn()
+            dw.write(PAYLOAD * 300)
+            await dw.drain()
+            dw.close()
+            self.log(f"DATA sent {len(PAYLOAD) * 300}")
+            await self.reply("226 Transfer complete")
+        elif verb == "RETR" and scenario == "temporary":
+            if self.number == 1:
+                await self.reply("450 Resource busy, try again")
+                return
+            await self.reply("150 here it comes")
+            _, dw = await self.data_conn()
+            dw.write(PAYLOAD)
+            await dw.drain()
+            dw.close()
+            await self.reply("226 Transfer complete")
+        elif verb == "ABOR":
+            if self.transfer is not None and not self.transfer.done():
+                self.transfer.cancel()
+                await asyncio.gather(self.transfer, return_exceptions=True)
+                await self.reply("426 Transfer aborted")
+            await self.reply("226 ABOR successful")
+        elif verb == "QUIT":
+            await self.reply("221 bye")
+        else:
+            await self.reply("502 not implemented")
+
+    async def listen(self) -> int:
+        if self.data_server is not None:
+            self.data_server.close()
+        fut: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = (
+            asyncio.get_running_loop().create_future())
+
+        def on_data(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            if fut.done():
+                w.close()
+            else:
+                fut.set_result((r, w))
+
+        self.data = fut
+        self.data_server = await asyncio.start_server(on_data, "127.0.0.1", 0)
+        port: int = self.data_server.sockets[0].getsockname()[1]
+        return port
+
+    async def data_conn(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        assert self.data is not None
+        return await asyncio.wait_for(self.data, 10)
+
+    async def endless_list(self) -> None:
+        _, dw = await self.data_conn()
+        sent = 0
+        n = 0
+        try:
+            while True:
+                block = b"".join(LINE % i for i in range(n, n + 1000))
+                n += 1000
+                dw.write(block)
+                await dw.drain()
+                sent += len(block)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            self.log(f"DATA listing stopped after {sent} bytes")
+            dw.close()
+
+
+class Hostile:
+    def __init__(self, scenario: str, log: str) -> None:
+        self.scenario = scenario
+        self.log = open(log, "a", encoding="utf-8")  # noqa: SIM115 - open for the server's life
+        self.connections = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        session = Session(self, reader, writer)
+        try:
+            await session.run()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            if session.transfer is not None:
+                session.transfer.cancel()
+            if session.data_server is not None:
+                session.data_server.close()
+            writer.close()
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary"])
+    ap.add_argument("--log", required=True)
+    args = ap.parse_args()
+    hostile = Hostile(args.scenario, args.log)
+    server = await asyncio.start_server(hostile.handle, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        sys.exit(0)

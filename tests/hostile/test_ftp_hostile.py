@@ -1,0 +1,140 @@
+"""FTP faults no real server produces, from tests/hostile/ftp_hostile.py run as a
+subprocess: the client's memory and time are measured alone, and the server's log
+shows what it was asked and how much it managed to send."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from anyurl import Client, Limits, OverlongTransfer, ProtocolError, Retry, TemporaryFailure, Timeouts
+
+HERE = Path(__file__).resolve().parent
+
+
+class Hostile:
+    def __init__(self, port: int, log: Path) -> None:
+        self.port = port
+        self.log = log
+
+    def url(self, rest: str) -> str:
+        return f"ftp://127.0.0.1:{self.port}{rest}"
+
+    def lines(self, prefix: str) -> list[str]:
+        return [line[len(prefix) + 1:] for line in self.log.read_text().splitlines() if line.startswith(prefix)]
+
+
+@pytest.fixture
+def hostile(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Hostile]:
+    log = tmp_path / "hostile.log"
+    proc = subprocess.Popen([sys.executable, str(HERE / "ftp_hostile.py"), "--scenario", request.param,
+                             "--log", str(log)], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        yield Hostile(port, log)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def client(**kwargs: object) -> Client:
+    return Client(timeouts=Timeouts(connect=5, read=5, total=60), use_netrc=False, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("hostile", ["endless-list"], indirect=True)
+async def test_endless_listing_stops_at_the_entry_limit(hostile: Hostile) -> None:
+    # Issue 11: a 5-million-entry LIST took 1.6 GB because the whole listing was buffered
+    # before the entry limit was checked. Now entries are parsed as they arrive, the
+    # limit stops the transfer (ABOR) and memory follows the entries kept.
+    limit = 20_000
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        async with client(limits=Limits(max_entries=limit)) as c:
+            with pytest.raises(ProtocolError, match=f"more than {limit} entries") as info:
+                await c.fetch(hostile.url("/pub/"))
+        elapsed = time.monotonic() - start
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert info.value.url == hostile.url("/pub/")
+    assert elapsed < 20
+    # 20,000 parsed entries (name, size, date) plus one 64 KiB read buffer; the listing
+    # text itself is never kept whole (the old code held up to limit * 512 bytes twice).
+    assert peak < 16 << 20, f"peak {peak >> 20} MiB"
+    cmds = hostile.lines("CMD")
+    assert cmds[cmds.index("LIST"):][:2] == ["LIST", "ABOR"]
+    sent = int(hostile.lines("DATA")[0].split()[-2])
+    # the server could not send much past the limit: the client stopped reading at once
+    assert sent < 64 * limit + (8 << 20), sent
+
+
+@pytest.mark.parametrize("hostile", ["endless-list"], indirect=True)
+async def test_endless_listing_memory_follows_entries_kept(hostile: Hostile) -> None:
+    # Ten times the entries kept: about ten times the memory, not the listing's size.
+    peaks = []
+    for limit in (2_000, 20_000):
+        tracemalloc.start()
+        try:
+            async with client(limits=Limits(max_entries=limit)) as c:
+                with pytest.raises(ProtocolError, match="more than"):
+                    await c.fetch(hostile.url("/pub/"))
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    small, big = peaks
+    per_entry = (big - small) / 18_000
+    assert per_entry < 700, per_entry  # one ListItem with its name and datetime, not 512-byte slots
+
+
+@pytest.mark.parametrize("hostile", ["overlong"], indirect=True)
+async def test_body_longer_than_size_is_an_error(hostile: Hostile) -> None:
+    # Issue 11: SIZE said 1,000,000, the server sent 10 GiB, exit 0. Here: 1000 announced,
+    # 300,000 sent; the client stops at the first excess byte and never reports success.
+    async with client() as c:
+        with pytest.raises(OverlongTransfer, match="more bytes than announced") as info:
+            await c.fetch(hostile.url("/f.bin"))
+        assert info.value.exit_code == 19
+        async with c.open(hostile.url("/f.bin")) as body:
+            assert body.size == 1000
+            got = b""
+            with pytest.raises(OverlongTransfer, match="SIZE said 1000"):
+                async for chunk in body:
+                    got += chunk
+            assert len(got) <= 1000  # nothing beyond the announced size is handed over
+            assert not body.complete
+
+
+@pytest.mark.parametrize("hostile", ["temporary"], indirect=True)
+async def test_450_and_421_are_temporary_and_retried(hostile: Hostile) -> None:
+    # first connection: "450 busy" to RETR; second: the file. Retry retries TemporaryFailure.
+    async with client(retry=Retry(attempts=2, backoff=0)) as c:
+        r = await c.fetch(hostile.url("/f.bin"))
+    assert r.content == b"0123456789" * 100
+    assert hostile.lines("CMD").count("RETR f.bin") == 2
+    # third and later connections are greeted with 421: TemporaryFailure, with the reply
+    async with client(retry=Retry(attempts=1)) as c:
+        with pytest.raises(TemporaryFailure, match="421 Too many connections"):
+            await c.fetch(hostile.url("/f.bin"))
+
+
+@pytest.mark.parametrize("hostile", ["overlong"], indirect=True)
+def test_cli_exit_code_for_a_body_longer_than_size(hostile: Hostile, tmp_path: Path) -> None:
+    # The issue's symptom was exit 0 with the file written; now exit 19 and no file.
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    out = dest / "f.bin"
+    proc = subprocess.run([sys.executable, "-m", "anyurl", "get", hostile.url("/f.bin"), "-o", str(out)],
+                          capture_output=True, text=True, timeout=60, cwd=dest)
+    assert proc.returncode == 19, proc.stderr
+    assert "more bytes than announced" in proc.stderr
+    assert list(dest.iterdir()) == []  # neither the file nor a part file is left
