@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
-from listing_child import read_listing
+from tests.hostile.listing_child import read_listing
 
 ITEMS = 1_000_000
 # Measured: 32 MB (a fresh interpreter with anyurl imported: ~30 MB); the old code peaked at 960 MB.

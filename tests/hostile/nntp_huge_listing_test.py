@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
-from listing_child import read_listing
+from tests.hostile.listing_child import read_listing
 
 LINES = 1_000_000
 LIMIT = 1000  # NewsOptions.listing_limit's default

@@ -293,7 +293,7 @@ class GopherHandler(Handler):
         gtype = facts.gophertype or url.gophertype
         meta: dict[str, Any] = {
             "gopher_plus": True, "gophertype": gtype, "selector": url.selector,
-            "request": plan.request, "attributes": attrs,
+            "attributes": attrs,
             "views": [v.__dict__ for v in facts.views],
         }
         if facts.size_text is not None:
