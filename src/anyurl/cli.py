@@ -706,7 +706,9 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
 
     async def listing() -> list[Entry] | None:
         async with client.open(u) as body:
-            return body.entries
+            if body.entries is None:
+                return None
+            return [e async for e in body.aiter_entries()]
 
     entries = await _with_deadline(args.max_time, listing(), u)
     if entries is None:

@@ -16,7 +16,7 @@ from .errors import AnyURLError, ConfigurationError, FetchTimeout
 from .handlers.base import Handler
 from .protocols.proxy import select_proxy
 from .registry import handler_class
-from .response import Body, Response, Stat, translate_errors
+from .response import Body, Entry, Response, Stat, translate_errors
 from .settings import Limits, Policy, Request, Retry, Timeouts
 from .urls import URL, parse
 
@@ -396,9 +396,41 @@ class _GuardedBody:
         self.outer = Body(body.url, self._chunks(), content_type=body.content_type, size=body.size,
                           entries=body.entries, meta=body.meta, offset=body.offset,
                           on_close=self._close, charset=body.charset, resumable=body.resumable)
+        if body.streams_entries:  # a listing: guard its entries (the bytes are rendered from them)
+            self.outer = Body.listing(body.url, self._entries(), content_type=body.content_type,
+                                      meta=body.meta, offset=body.offset, on_close=self._close,
+                                      charset=body.charset)
 
     async def _close(self) -> None:
         await self.current.aclose()
+
+    async def _entries(self) -> AsyncIterator[Entry]:
+        """A listing's entries, each wait bounded by the deadline; reopened on a retried
+        error only while no entry was handed out (a listing cannot resume)."""
+        req, handed = self.req, 0
+        while True:
+            it = aiter(self.current.aiter_entries())
+            try:
+                while True:
+                    try:
+                        async with asyncio.timeout_at(req.deadline):
+                            entry = await anext(it)
+                    except StopAsyncIteration:
+                        return
+                    except TimeoutError as exc:
+                        if isinstance(exc, AnyURLError):
+                            raise
+                        raise FetchTimeout(f"listing took longer than the total timeout "
+                                           f"{req.timeouts.total} s", url=req.url) from exc
+                    handed += 1
+                    yield entry
+            except AnyURLError as exc:
+                if handed or not await self.client._may_retry(req, self.attempt, exc):
+                    raise
+                self.attempt += 1
+                with suppress(Exception):
+                    await self.current.aclose()
+                self.current = await self.client._attempts(req, self.handler.open)
 
     async def _chunks(self) -> AsyncIterator[bytes]:
         req, handed = self.req, 0

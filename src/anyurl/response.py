@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .errors import AnyURLError, ConnectError, FetchTimeout, ProtocolError, TransferError
+from .errors import AnyURLError, ConnectError, FetchTimeout, NotSupported, ProtocolError, TransferError
 
-__all__ = ["Body", "Entry", "Response", "Stat", "guess_content_type", "translate_errors"]
+__all__ = ["Body", "Entry", "Response", "Stat", "entry_line", "guess_content_type", "translate_errors"]
 
 
 def guess_content_type(name: str, default: str = "application/octet-stream") -> str:
@@ -82,6 +82,16 @@ class Stat:
         }
 
 
+def entry_line(e: Entry) -> str:
+    """One line of a rendered listing (what ``get`` shows for a directory), without its LF."""
+    size = "" if e.size is None else str(e.size)
+    return f"{e.kind:<9} {size:>12}  {e.name}" + (f"  {e.url}" if e.url else "")
+
+
+# Rendered listing text is handed out in pieces of about this size.
+_RENDER_CHUNK = 64 * 1024
+
+
 def translate_errors(exc: BaseException, url: object) -> AnyURLError:
     """Map a foreign exception to the anyurl tree (the safety net at the public boundary)."""
     if isinstance(exc, AnyURLError):
@@ -99,9 +109,28 @@ class Body:
     """A streaming resource body: ``async for chunk in body``.
 
     Handlers build one from an async iterator of byte chunks. Memory stays
-    bounded: nothing is buffered beyond the chunk in hand. A listing (FTP
-    directory, gopher menu) also sets ``entries``; its chunks are then the
-    listing rendered as text.
+    bounded: nothing is buffered beyond the chunk in hand.
+
+    **Listings.** A directory-like resource (FTP directory, gopher menu, news
+    group or group list) is a *listing*: ``entries`` is not None. Read it
+    entry by entry with :meth:`aiter_entries`, so a listing of any size costs
+    memory only for what the caller keeps::
+
+        async with client.open("gopher://host/1/big") as body:
+            async for entry in body.aiter_entries():
+                ...
+
+    Its byte chunks are the same entries rendered as text (one
+    :func:`entry_line` each). A body is read once: either its entries or its
+    bytes. :meth:`read` (what ``fetch`` uses) also collects every entry into
+    ``entries``, so ``Response.entries`` holds the whole listing; the handler
+    bounds it (``Limits.max_entries``).
+
+    A handler that streams a listing builds the body with
+    :meth:`Body.listing` from an async iterator of :class:`Entry`; one that
+    already holds the whole list passes ``entries=[...]`` (then
+    :meth:`aiter_entries` replays that list). For a streamed listing
+    ``entries`` stays ``[]`` until :meth:`read` collects it.
     """
 
     def __init__(
@@ -133,6 +162,74 @@ class Body:
         self._on_close = on_close
         self._closed = False
         self._exhausted = False
+        # A streamed listing: its entries, and the renderer that turns them into chunks.
+        self._entry_stream: AsyncIterator[Entry] | None = None
+        self._rendered: AsyncIterator[bytes] | None = None
+        self._collect = False
+
+    @classmethod
+    def listing(cls, url: object, entries: AsyncIterator[Entry], **kwargs: Any) -> Body:
+        """A listing whose entries arrive one at a time from *entries*.
+
+        The iterator should release its connection when closed or exhausted
+        (the body closes it on :meth:`aclose`). Keyword arguments are those of
+        the constructor (``meta``, ``on_close``...); the content type defaults
+        to text/plain, UTF-8.
+        """
+        kwargs.setdefault("content_type", "text/plain")
+        kwargs.setdefault("charset", "utf-8")
+        body = cls(url, _nothing(), entries=[], **kwargs)
+        body._entry_stream = entries
+        body._chunks = body._rendered = body._render(entries)
+        return body
+
+    @property
+    def streams_entries(self) -> bool:
+        """True for a listing whose entries are still to come from the handler.
+
+        False once something replaced the rendered chunks (a byte range cut by
+        ``apply_length``): such a body is read as bytes only.
+        """
+        return self._entry_stream is not None and self._chunks is self._rendered
+
+    async def _render(self, source: AsyncIterator[Entry]) -> AsyncIterator[bytes]:
+        lines: list[str] = []
+        pending = 0
+        async for entry in source:
+            if self._collect and self.entries is not None:
+                self.entries.append(entry)
+            line = entry_line(entry)
+            lines.append(line)
+            pending += len(line) + 1
+            if pending >= _RENDER_CHUNK:
+                yield ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+                lines, pending = [], 0
+        if lines:
+            yield ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+
+    async def aiter_entries(self) -> AsyncIterator[Entry]:
+        """The entries of a listing, one at a time, as the server sends them.
+
+        Nothing is kept: memory is what the caller keeps. Raises
+        :class:`~anyurl.errors.NotSupported` if the body is not a listing.
+        Consumes the body (its byte chunks are these entries rendered).
+        """
+        if self.entries is None:
+            raise NotSupported("not a directory-like resource: it has no entries", url=self.url)
+        source = self._entry_stream
+        if source is None:
+            for entry in list(self.entries):
+                yield entry
+            self._exhausted = True
+            return
+        try:
+            async for entry in source:
+                yield entry
+        except AnyURLError:
+            raise
+        except Exception as exc:  # the boundary: nothing foreign escapes
+            raise translate_errors(exc, self.url) from exc
+        self._exhausted = True
 
     @classmethod
     def from_bytes(cls, url: object, data: bytes, **kwargs: Any) -> Body:
@@ -160,7 +257,12 @@ class Body:
         self._exhausted = True
 
     async def read(self, max_size: int | None = None) -> bytes:
-        """Read the rest of the body into memory (bounded by *max_size* when given)."""
+        """Read the rest of the body into memory (bounded by *max_size* when given).
+
+        For a streamed listing this also collects its entries into ``entries``.
+        """
+        if self._entry_stream is not None:
+            self._collect = True
         parts: list[bytes] = []
         total = 0
         async for chunk in self:
@@ -176,9 +278,13 @@ class Body:
             return
         self._closed = True
         aclose = getattr(self._chunks, "aclose", None)
+        # a listing's entry iterator holds the connection even if the renderer never started
+        close_entries = getattr(self._entry_stream, "aclose", None)
         try:
             if aclose is not None:
                 await aclose()
+            if close_entries is not None:
+                await close_entries()
         finally:
             if self._on_close is not None:
                 await self._on_close()
@@ -193,6 +299,11 @@ class Body:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+async def _nothing() -> AsyncIterator[bytes]:
+    return
+    yield b""  # pragma: no cover - makes this an async generator
 
 
 @dataclass

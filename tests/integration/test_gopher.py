@@ -140,6 +140,18 @@ async def test_crawl_follows_entry_urls(gs: Endpoint) -> None:
         assert spaced.content == text_as_served(gs, b"file with a space\n")
 
 
+async def test_menu_streams_entries_and_total_timeout_keeps_them(gs: Endpoint) -> None:
+    plain, _ = await get(base(gs) + "/1/types")
+    # a total timeout wraps the body (Client's deadline guard): entries still come through
+    bounded, _ = await get(base(gs) + "/1/types", timeouts=Timeouts(total=30))
+    assert bounded.entries == plain.entries and bounded.content == plain.content
+    assert plain.entries and len(plain.entries) > 10
+    async with Client(timeouts=Timeouts(total=30)) as c, c.open(base(gs) + "/1/types") as body:
+        streamed = [e async for e in body.aiter_entries()]
+        assert body.entries == []  # streamed, not kept
+    assert streamed == plain.entries
+
+
 async def test_root_menu(gs: Endpoint) -> None:
     for url in (base(gs), base(gs) + "/", base(gs) + "/1"):
         r, sent = await get(url)
@@ -514,9 +526,77 @@ async def test_fault_stalled_server_times_out() -> None:
             await get(f"gopher://127.0.0.1:{port}/0/x", c)
 
 
+async def test_fault_stat_on_gopher0_reads_only_the_first_line() -> None:
+    # a Gopher0 server answers "!" with the item itself, and this one never ends it: stat
+    # must give up after the first line, not download (or wait for) the body
+    async def reply(w: asyncio.StreamWriter) -> None:
+        w.write(b"Plain text, not a Gopher+ header\r\n" + b"x" * 100_000)
+        await w.drain()
+
+    from anyurl.errors import NotSupported
+
+    server, port = await _fault_server(reply, linger=True)
+    async with server, Client(timeouts=Timeouts(read=20)) as c:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(NotSupported, match="Gopher0"):
+            await c.stat(f"gopher://127.0.0.1:{port}/0/x")
+        assert asyncio.get_running_loop().time() - started < 10
+
+
 async def test_connection_refused() -> None:
     from fixtures.launcher import free_ports
 
     (port,) = free_ports(1)  # nothing listens there
     with pytest.raises(ConnectError, match=f"cannot connect to 127.0.0.1:{port}"):
         await get(f"gopher://127.0.0.1:{port}/0/x")
+
+
+# -- stat ---------------------------------------------------------------------------------------
+
+
+async def test_stat_from_gopher_plus_attributes(pyg: Endpoint) -> None:
+    import os
+    import time
+    from datetime import UTC, datetime
+
+    blob = os.path.join(pyg.info["root"], "sub", "blob.bin")
+    os.utime(blob, (1_000_000_000, 1_000_000_000))
+    sent: list[bytes] = []
+    async with Client(gopher=GopherOptions(on_send=sent.append)) as c:
+        st = await c.stat(base(pyg) + "/9/sub/blob.bin")
+        menu = await c.stat(base(pyg) + "/1/sub")
+        small = await c.stat(base(pyg) + "/0/hello.txt")
+        with pytest.raises(ResourceNotFound, match="does not exist"):
+            await c.stat(base(pyg) + "/0/nonexistent")
+    # one attribute request each, nothing else (no body downloaded)
+    assert sent == [b"/sub/blob.bin\t\t!\r\n", b"/sub\t\t!\r\n", b"/hello.txt\t\t!\r\n",
+                    b"/nonexistent\t\t!\r\n"]
+    # +VIEWS "application/octet-stream: <2k>": pygopherd floors to whole kilobytes
+    assert (st.kind, st.size, st.content_type) == ("binary", 2048, "application/octet-stream")
+    assert len(seed.blob()) // 1024 == 2 and st.meta["size_text"] == "2k"
+    assert st.meta["size_approximate"] is True and st.meta["gopher_plus"] is True
+    # +ADMIN Mod-Date <YYYYMMDDhhmmss> is the server's local time, read as UTC
+    assert st.modified == datetime(*time.localtime(1_000_000_000)[:6], tzinfo=UTC)
+    assert st.meta["attributes"]["ADMIN"].startswith("Admin: " + pyg.info["admin"])
+    assert (menu.kind, menu.size, menu.content_type) == ("directory", None, "application/gopher+-menu")
+    assert small.kind == "file" and small.content_type == "text/plain"
+    assert small.size is None and small.meta["size_text"] == "0k"  # under a kilobyte, not empty
+
+
+async def test_stat_on_a_gopher0_server_is_not_supported(nic: Endpoint) -> None:
+    from anyurl.errors import NotSupported
+
+    sent: list[bytes] = []
+    async with Client(gopher=GopherOptions(on_send=sent.append)) as c:
+        for path in ("/9/sub/blob.bin", "/1/sub"):
+            with pytest.raises(NotSupported, match="Gopher0 server") as info:
+                await c.stat(base(nic) + path)
+            assert str(info.value.url) == base(nic) + path
+    assert sent == [b"/sub/blob.bin\t\t!\r\n", b"/sub\t\t!\r\n"]
+
+
+async def test_ranges_are_cut_client_side(gs: Endpoint) -> None:
+    # gopher has no ranges: the offset is skipped and the length cut on the client
+    r = await get(base(gs) + "/9/sub/blob.bin", offset=1000, length=500)
+    assert r[0].content == seed.blob()[1000:1500]
+    assert r[1] == [b"/sub/blob.bin\r\n"]  # the whole item was asked for

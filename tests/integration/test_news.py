@@ -216,7 +216,8 @@ async def test_news_star_lists_groups_with_descriptions(inn: Endpoint) -> None:
     assert by_name[inn.info["many_group"]].meta["high"] == inn.info["many_count"]
     assert inn.info["empty_group"] in by_name
     assert all(e.kind == "group" for e in r.entries)
-    assert t.sent[-2:] == ["LIST ACTIVE", "LIST NEWSGROUPS"]
+    # descriptions first, so that LIST ACTIVE can stream entry by entry
+    assert t.sent[-2:] == ["LIST NEWSGROUPS", "LIST ACTIVE"]
 
 
 async def test_nntp_root_lists_groups_as_nntp_urls(inn: Endpoint) -> None:
@@ -531,3 +532,92 @@ async def test_starttls_injection_refused() -> None:
     async with server, client(Trace(), news=NewsOptions(starttls=True)) as c:
         with pytest.raises(ProtocolError, match="before the TLS handshake"):
             await c.fetch(f"nntp://127.0.0.1:{port}/misc.test/1")
+
+
+# -- stat ---------------------------------------------------------------------------------
+
+async def test_stat_article_sends_stat_and_head_not_article(inn: Endpoint) -> None:
+    from datetime import UTC
+    from email.utils import parsedate_to_datetime
+
+    t = Trace()
+    g = inn.info["group"]
+    a = art(inn, "dots")
+    async with client(t) as c:
+        st = await c.stat(nntp_url(inn, f"{g}/{a['number']}"))
+        whole = await c.fetch(nntp_url(inn, f"{g}/{a['number']}"))
+    # STAT (exists?), HEAD (headers), and OVER for :bytes as INN's heads carry no Bytes:
+    n = a["number"]
+    assert t.sent[-4:] == [f"STAT {n}", f"HEAD {n}", f"OVER {n}-{n}", f"ARTICLE {n}"]
+    assert st.kind == "article" and st.content_type == "message/rfc822"
+    assert st.meta["number"] == n and st.meta["message_id"] == a["message_id"]
+    assert st.meta["subject"] == a["subject"] and st.meta["group"] == g
+    assert st.meta["headers"]["message-id"] == a["message_id"]
+    # :bytes is the article as the server stores it (CRLF lines, no dot-stuffing)
+    assert st.size is not None and st.meta["size_from"] == ":bytes"
+    assert abs(st.size - len(whole.content)) <= 4
+    assert st.modified is not None and st.modified.tzinfo is UTC
+    assert st.modified == parsedate_to_datetime(whole.meta["headers"]["date"])
+
+
+async def test_stat_by_message_id_and_missing_article(inn: Endpoint) -> None:
+    t = Trace()
+    a = art(inn, "reply")
+    async with client(t, news_server=f"{inn.host}:{inn.port}") as c:
+        st = await c.stat("news:" + a["message_id"][1:-1])
+        assert t.sent[-2:] == [f"STAT {a['message_id']}", f"HEAD {a['message_id']}"]
+        with pytest.raises(ResourceNotFound):
+            await c.stat(nntp_url(inn, f"{inn.info['group']}/999"))
+        assert t.sent[-1] == "STAT 999"
+    assert st.kind == "article" and st.meta["message_id"] == a["message_id"]
+    assert st.meta["subject"] == a["subject"] and st.modified is not None
+
+
+async def test_stat_group(inn: Endpoint) -> None:
+    t = Trace()
+    many, n = inn.info["many_group"], inn.info["many_count"]
+    async with client(t, news_server=f"{inn.host}:{inn.port}") as c:
+        st = await c.stat(nntp_url(inn, many))
+        news = await c.stat(f"news:{inn.info['group']}")
+        with pytest.raises(ResourceNotFound, match="no such newsgroup"):
+            await c.stat(nntp_url(inn, "no.such.group"))
+    assert [s for s in t.sent if not s.startswith("CAPABILITIES")] == [
+        f"GROUP {many}", f"GROUP {inn.info['group']}", "GROUP no.such.group"]
+    assert st.kind == "group" and (st.meta["count"], st.meta["low"], st.meta["high"]) == (n, 1, n)
+    assert news.kind == "group" and news.meta["high"] == 4
+
+
+@pytest.mark.parametrize("bytes_header", [True, False])
+async def test_stat_size_from_bytes_header_or_over_msgid(bytes_header: bool) -> None:
+    # INN adds no Bytes: header and offers no OVER MSGID: these paths need a scripted server
+    seen: list[bytes] = []
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"200 ready\r\n")
+        while line := await reader.readline():
+            seen.append(line.rstrip(b"\r\n"))
+            cmd = line.split()[0].upper()
+            if cmd == b"CAPABILITIES":
+                writer.write(b"101 caps\r\nVERSION 2\r\nREADER\r\nOVER MSGID\r\n.\r\n")
+            elif cmd == b"STAT":
+                writer.write(b"223 0 <a@b.example>\r\n")
+            elif cmd == b"HEAD":
+                writer.write(b"221 0 <a@b.example>\r\nSubject: s\r\nDate: Tue, 02 Jan 2024 03:04:05 GMT\r\n"
+                             + (b"Bytes: 4321\r\n" if bytes_header else b"") + b".\r\n")
+            elif cmd == b"OVER":
+                writer.write(b"224 over\r\n0\ts\ta@b\tdate\t<a@b.example>\t\t987\t3\r\n.\r\n")
+            else:
+                writer.write(b"500 what?\r\n")
+            await writer.drain()
+
+    server = await scripted_server(script)
+    port = server.sockets[0].getsockname()[1]
+    async with server, client(Trace(), news_server=f"127.0.0.1:{port}") as c:
+        st = await c.stat("news:a@b.example")
+    if bytes_header:
+        assert seen[1:] == [b"STAT <a@b.example>", b"HEAD <a@b.example>"]
+        assert (st.size, st.meta["size_from"]) == (4321, "Bytes:")
+    else:
+        assert seen[1:] == [b"STAT <a@b.example>", b"HEAD <a@b.example>", b"OVER <a@b.example>"]
+        assert (st.size, st.meta["size_from"]) == (987, ":bytes")
+    assert st.modified is not None and st.modified.isoformat() == "2024-01-02T03:04:05+00:00"

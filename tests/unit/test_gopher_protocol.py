@@ -422,3 +422,62 @@ def test_text_unstuffer_never_buffers_a_long_line(start: bytes, expect_start: by
     out.append(u.finish())
     # ".." starts a held line; past hold_limit the RFC rule (stuffed) is assumed
     assert b"".join(out) == expect_start + b"y" * 10 + b"z" * 1_000_000
+
+
+# -- stat: Gopher+ attributes ------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expect"), [
+    ("<12k>", (12 * 1024, True)),
+    ("12k", (12 * 1024, True)),
+    ("<1.5M>", (1536 * 1024, True)),
+    ("< 3 K >", (3 * 1024, True)),
+    ("<300>", (300, False)),
+    ("<300b>", (300, False)),
+    ("<0>", (0, False)),  # an empty item, in bytes
+    ("<0k>", None),  # pygopherd's floor: under a kilobyte, not empty
+    ("", None),
+    ("big", None),
+    ("<12q>", None),
+])
+def test_parse_plus_size(text: str, expect: tuple[int, bool] | None) -> None:
+    assert gp.parse_plus_size(text) == expect
+
+
+def test_parse_mod_date() -> None:
+    from datetime import UTC, datetime
+
+    admin = "Admin: Test <t@example.org>\nMod-Date: Sun Sep  9 01:46:40 2001 <20010909014640>"
+    assert gp.parse_mod_date(admin) == datetime(2001, 9, 9, 1, 46, 40, tzinfo=UTC)
+    assert gp.parse_mod_date("Admin: x\nMod-Date: yesterday") is None
+    assert gp.parse_mod_date("Mod-Date: <20011309014640>") is None  # month 13
+    assert gp.parse_mod_date("") is None
+
+
+def test_plus_facts_pick_the_view_asked_for() -> None:
+    attrs = gp.parse_attributes(
+        "+INFO: 0Report\t/report\texample.org\t70\t+\r\n"
+        "+ADMIN:\r\n Admin: A <a@b>\r\n Mod-Date: x <20240102030405>\r\n"
+        "+VIEWS:\r\n text/plain: <40k>\r\n application/pdf En_US: <120k>\r\n")[0]
+    first = gp.plus_facts(attrs)
+    assert (first.gophertype, first.size, first.content_type, first.size_text) == (
+        "0", 40 * 1024, "text/plain", "40k")
+    assert first.modified is not None and first.modified.year == 2024
+    pdf = gp.plus_facts(attrs, "application/pdf")
+    assert (pdf.size, pdf.content_type, pdf.size_approximate) == (120 * 1024, "application/pdf", True)
+    bare = gp.plus_facts({})
+    assert (bare.gophertype, bare.size, bare.modified, bare.content_type, bare.views) == (
+        None, None, None, None, [])
+
+
+@pytest.mark.parametrize(("url", "request_bytes"), [
+    (G("/report", "0"), b"/report\t\t!\r\n"),
+    (G("/sub", "1", plus="+"), b"/sub\t\t!\r\n"),  # whatever Gopher+ string the URL carries
+    (G("/search", "7", search="q"), b"/search\tq\t!\r\n"),
+])
+def test_stat_request(url: GopherURL, request_bytes: bytes) -> None:
+    assert gp.stat_request(url) == gp.RequestPlan("attributes", request_bytes)
+
+
+def test_stat_request_refuses_control_characters() -> None:
+    with pytest.raises(UnsafeURL):
+        gp.stat_request(G("/x\r\nQUIT", "0"))

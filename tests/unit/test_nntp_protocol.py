@@ -310,3 +310,41 @@ def test_line_parsers_never_raise_foreign_errors(line: bytes) -> None:
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in nntp.parse_article_head(line))
     assert all(k == k.upper() for k in nntp.parse_capabilities(line))
     assert -1 <= nntp.split_head(line) <= len(line)
+
+
+# -- listings and stat -------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "number"), [
+    (b"123\tSubject\tfrom\tdate\t<m@x>\t\t10\t1", 123),
+    (b" 7 \tS", 7),
+    (b"abc\tS", None),
+    (b"", None),
+    (b"-1\tS", None),
+    (b"9" * 30 + b"\tS", None),  # absurdly long: not a number we keep
+])
+def test_overview_number(line: bytes, number: int | None) -> None:
+    assert nntp.overview_number(line) == number
+
+
+@pytest.mark.parametrize(("line", "expect"), [
+    (b"223 5 <a@b> status", (5, "<a@b>")),
+    (b"223 0 <a@b>", (0, "<a@b>")),  # by message-id outside a group
+    (b"223 5", (5, None)),
+    (b"223 x y", (None, None)),
+])
+def test_parse_stat_reply(line: bytes, expect: tuple[int | None, str | None]) -> None:
+    assert nntp.parse_stat_reply(nntp.parse_reply(line)) == expect
+
+
+def test_article_facts() -> None:
+    from datetime import UTC, datetime
+
+    fields = nntp.parse_article_head(
+        b"Subject: =?UTF-8?B?R3LDvMOfZQ==?=\r\nDate: Mon, 01 Jan 2024 12:00:00 +0200\r\n"
+        b"Message-ID: <a@b>\r\nBytes: 1234\r\nLines: 12\r\nBytes: 99\r\n")
+    facts = nntp.article_facts(fields)
+    assert facts.subject == "Grüße" and facts.message_id == "<a@b>"
+    assert (facts.size, facts.lines) == (1234, 12)  # the first Bytes: wins
+    assert facts.modified == datetime(2024, 1, 1, 10, 0, tzinfo=UTC)
+    none = nntp.article_facts(nntp.parse_article_head(b"Date: someday\r\nBytes: -5\r\n"))
+    assert (none.size, none.modified, none.subject, none.lines) == (None, None, None, None)

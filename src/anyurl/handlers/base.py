@@ -15,7 +15,7 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
-from ..response import Body, Entry, Stat
+from ..response import Body, Entry, Stat, entry_line
 from ..settings import Request
 
 if TYPE_CHECKING:
@@ -126,10 +126,7 @@ async def bounded_readline(reader: asyncio.StreamReader, limit: int, url: object
 
 def render_entries(entries: list[Entry]) -> bytes:
     """A plain-text listing of *entries*, one per line, for ``get`` on a directory."""
-    lines = []
-    for e in entries:
-        size = "" if e.size is None else str(e.size)
-        lines.append(f"{e.kind:<9} {size:>12}  {e.name}" + (f"  {e.url}" if e.url else ""))
+    lines = [entry_line(e) for e in entries]
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape") if lines else b""
 
 

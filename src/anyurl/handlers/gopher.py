@@ -19,6 +19,7 @@ from ..errors import (
     ConfigurationError,
     ConnectError,
     FetchTimeout,
+    NotSupported,
     ProtocolError,
     ResourceNotFound,
     TransferError,
@@ -26,9 +27,9 @@ from ..errors import (
     UnsafeURL,
 )
 from ..protocols import gopher as gp
-from ..response import Body, Entry
+from ..response import Body, Entry, Stat
 from ..urls import GopherURL
-from .base import Handler, Request, apply_length, render_entries
+from .base import Handler, Request, apply_length
 from .pool import Lease, Pool
 from .stream import BulkReader
 
@@ -184,6 +185,55 @@ class GopherHandler(Handler):
         if offset:
             body = _skip(body, offset)
         return apply_length(body, req.length)
+
+    async def stat(self, req: Request) -> Stat:
+        """Gopher+ item attributes (``selector TAB TAB !``): size from +VIEWS, date
+        from +ADMIN Mod-Date, type from +INFO.
+
+        A server that does not answer in Gopher+ (a Gopher0 server such as
+        gophernicus) has no way to describe an item without sending it: the
+        connection is closed after the first reply line and NotSupported raised.
+        """
+        url = req.url
+        opts = self.options(req, GopherOptions)
+        if not isinstance(url, GopherURL):
+            raise ConfigurationError(f"not a gopher URL: {url}", url=url)
+        plan = gp.stat_request(url)
+        port = url.port or gp.DEFAULT_PORT
+        reason = gp.service_port_refusal(port)
+        if reason and not self.client.policy.allow_gopher_to_service_ports:
+            raise UnsafeURL(reason, url=url)
+        conn = await self._connect(url, plan.request, opts.on_send)
+        try:
+            first = await conn.peek_line(32)
+            header = gp.parse_plus_header(first)
+            if header is None:
+                raise NotSupported("the server did not answer the Gopher+ attribute request "
+                                   "(a Gopher0 server): gopher has no way to learn an item's size "
+                                   "or date without downloading it", url=url)
+            conn.skip(len(first))
+            if header.error:
+                data = await self._read_limited(conn, header.length, 64 * 1024, url)
+                raise gp.error_for_plus(gp.parse_plus_error(data), url)
+            data = await self._read_limited(conn, header.length, opts.max_menu_bytes, url)
+        finally:
+            await conn.close()
+        items = gp.parse_attributes(data)
+        attrs = items[0] if items else {}
+        facts = gp.plus_facts(attrs, gp.plan_request(url).view)
+        gtype = facts.gophertype or url.gophertype
+        meta: dict[str, Any] = {
+            "gopher_plus": True, "gophertype": gtype, "selector": url.selector,
+            "attributes": attrs,
+            "views": [v.__dict__ for v in facts.views],
+        }
+        if facts.size_text is not None:
+            meta["size_text"] = facts.size_text
+            meta["size_approximate"] = facts.size_approximate
+        return Stat(str(url), kind=gp.kind_for(gtype, url.selector), size=facts.size,
+                    modified=facts.modified,
+                    content_type=facts.content_type or gp.content_type_for(gtype, url.selector),
+                    meta=meta)
 
     # -- one request -----------------------------------------------------------
 
@@ -374,18 +424,29 @@ class GopherHandler(Handler):
         return bytes(buf)
 
     async def _menu(self, url: GopherURL, conn: _Conn, meta: dict[str, Any], length: int) -> Body:
+        """A menu as a streamed listing: entries are parsed as lines arrive and none is kept.
+
+        The first lines are read ahead (at most ``_LOOKAHEAD``) until an item that is
+        neither info nor error, so that a reply that is only an error, or no menu at
+        all, raises here as before.
+        """
         limits = self.client.limits
         max_bytes = self.gopher_options.max_menu_bytes
         if limits.max_size is not None:
             max_bytes = min(max_bytes, limits.max_size)
-        entries: list[Entry] = []
-        broken: list[dict[str, Any]] = []
+        port = url.port or gp.DEFAULT_PORT
+        broken: list[dict[str, Any]] = []  # the first _MAX_BROKEN, for the caller to see
+        meta["terminated"] = False
+        meta["broken_lines"] = broken
+        meta["broken_count"] = 0
         total = 0
         number = 0
-        terminated = False
-        port = url.port or gp.DEFAULT_PORT
-        try:
-            while True:
+        ended = False
+
+        async def next_line() -> gp.MenuItem | gp.BrokenLine | None:
+            """The next non-empty parsed line; None at the end of the menu."""
+            nonlocal total, number, ended
+            while not ended:
                 if 0 <= length <= total:
                     break
                 line = await conn.readline(limits.max_line)
@@ -396,30 +457,66 @@ class GopherHandler(Handler):
                 if total > max_bytes:
                     raise TransferError(f"the menu is larger than {max_bytes} bytes", url=url)
                 if line.rstrip(b"\r\n") == b".":
-                    terminated = True
+                    meta["terminated"] = True
                     break
                 item = gp.parse_menu_line(line, number, host=url.host, port=port)
+                if isinstance(item, gp.BrokenLine):
+                    meta["broken_count"] += 1
+                    if len(broken) < _MAX_BROKEN:
+                        broken.append(item.as_dict())
+                if item is not None:
+                    return item
+            ended = True
+            return None
+
+        head: list[Entry] = []
+        seen = 0
+        try:
+            while seen < _LOOKAHEAD:
+                item = await next_line()
+                if item is None:
+                    break
+                seen += 1
                 if isinstance(item, gp.MenuItem):
-                    if len(entries) >= limits.max_entries:
-                        raise TransferError(f"the menu has more than {limits.max_entries} entries", url=url)
-                    entries.append(gp.menu_entry(item))
-                elif isinstance(item, gp.BrokenLine):
-                    broken.append(item.as_dict())
-                    if len(broken) > limits.max_entries:
-                        raise TransferError("too many broken menu lines", url=url)
-        finally:
+                    head.append(gp.menu_entry(item))
+                    if head[-1].kind not in ("info", "error"):
+                        break
+            if ended:
+                await conn.close()
+            real = [e for e in head if e.kind != "info"]
+            if (ended or seen >= _LOOKAHEAD) and real and all(e.kind == "error" for e in real):
+                text = "; ".join(e.name for e in real)
+                raise ResourceNotFound(f"the server says: {text}", url=url, reply=text)
+            if not head and broken and (ended or seen >= _LOOKAHEAD):
+                text = broken[0]["text"]
+                raise ProtocolError(f"not a gopher menu: {text[:200]}", url=url, reply=text[:200])
+        except BaseException:
             await conn.close()
-        real = [e for e in entries if e.kind != "info"]
-        if real and all(e.kind == "error" for e in real):
-            text = "; ".join(e.name for e in real)
-            raise ResourceNotFound(f"the server says: {text}", url=url, reply=text)
-        if not entries and broken:
-            text = broken[0]["text"]
-            raise ProtocolError(f"not a gopher menu: {text[:200]}", url=url, reply=text[:200])
-        meta["terminated"] = terminated
-        meta["broken_lines"] = broken
-        return Body.from_bytes(url, render_entries(entries), content_type="text/plain",
-                               entries=entries, meta=meta)
+            raise
+
+        def counted(count: int) -> int:
+            if count > limits.max_entries:
+                raise TransferError(f"the menu has more than {limits.max_entries} entries", url=url)
+            return count
+
+        async def entries() -> AsyncIterator[Entry]:
+            count = 0
+            try:
+                for entry in head:
+                    count = counted(count + 1)
+                    yield entry
+                head.clear()
+                while True:
+                    item = await next_line()
+                    if item is None:
+                        break
+                    if isinstance(item, gp.MenuItem):
+                        count = counted(count + 1)
+                        yield gp.menu_entry(item)
+            finally:
+                await conn.close()
+
+        return Body.listing(url, entries(), meta=meta, on_close=conn.close)
 
     def _attributes_body(self, url: GopherURL, plan: gp.RequestPlan, data: bytes,
                          meta: dict[str, Any]) -> Body:
@@ -487,6 +584,12 @@ class GopherHandler(Handler):
         return result_body
 
 
+# Menu lines read ahead before a menu body is returned (to tell an error reply from a menu).
+_LOOKAHEAD = 256
+# Broken menu lines kept in meta["broken_lines"] (meta["broken_count"] counts them all).
+_MAX_BROKEN = 1000
+
+
 def _skip(body: Body, offset: int) -> Body:
     """Gopher cannot resume: drop the first *offset* bytes client-side."""
     source = body.__aiter__()
@@ -501,6 +604,8 @@ def _skip(body: Body, offset: int) -> Body:
             left = 0
 
     size = None if body.size is None else max(0, body.size - offset)
-    return Body(body.url, rest(), content_type=body.content_type, size=size, entries=body.entries,
+    # a range of a streamed menu is bytes of its rendering only: its entries are not collected
+    entries = None if body.streams_entries else body.entries
+    return Body(body.url, rest(), content_type=body.content_type, size=size, entries=entries,
                 meta=body.meta, offset=offset, on_close=body.aclose, charset=body.charset)
 

@@ -40,13 +40,15 @@ from ..errors import (
     ConfigurationError,
     ConnectError,
     FetchTimeout,
+    NotSupported,
     ProtocolError,
     TemporaryFailure,
     UnsafeURL,
 )
 from ..protocols import nntp
 from ..protocols.nntp import Data, End, Reply, ReplyReader
-from ..response import Body, Entry
+from ..response import Body, Entry, Stat
+from ..settings import Limits
 from ..urls import NNTPURL, URL, NewsURL
 from .base import Handler, Request, apply_length, open_connection, render_entries
 from .pool import Lease, Pool
@@ -73,6 +75,8 @@ class NewsOptions:
     masked) and ("recv", line) for every status line, to log or test.
     ``max_head``: the largest article head read before the body streams.
     ``body_in_meta``: articles up to this size also get ``meta["body"]``.
+    ``max_descriptions``: bytes of group descriptions (LIST NEWSGROUPS) held
+    while a group list streams; groups beyond it are listed without one.
     """
 
     listing_limit: int = 1000
@@ -81,6 +85,7 @@ class NewsOptions:
     trace: TraceHook | None = None
     max_head: int = 256 * 1024
     body_in_meta: int = 4 * 1024 * 1024
+    max_descriptions: int = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -291,18 +296,102 @@ class NewsHandler(Handler):
                 _checked(url, nntp.check_group, group)
             server = self._news_server(url, opts)
             if group == "*":
-                return await self._groups(url, server, opts)
+                return await self._groups(url, server, opts, req.limits)
             return await self._listing(url, server, opts, group)
         if isinstance(url, NNTPURL):
             server = _Server(url.scheme, url.host, url.port or (563 if url.scheme == "nntps" else 119),
                              opts.starttls)
             if not url.group:
-                return await self._groups(url, server, opts)
+                return await self._groups(url, server, opts, req.limits)
             _checked(url, nntp.check_group, url.group)
             if url.article is None:
                 return await self._listing(url, server, opts, url.group)
             return await self._article(url, server, opts, url.group, url.article, offset)
         raise UnsafeURL(f"not a news or nntp URL: {url!r}", url=url)
+
+    async def stat(self, req: Request) -> Stat:
+        """Metadata without the body: STAT then HEAD for an article, GROUP for a group.
+
+        An article's size is its ``Bytes:`` header when the server adds one
+        (INN does), else the ``:bytes`` field of its overview line when the
+        article was named by number; ``modified`` is its ``Date:``.
+        """
+        url = req.url
+        opts = self.options(req, NewsOptions)
+        if isinstance(url, NewsURL):
+            if url.message_id is not None:
+                mid = _checked(url, nntp.check_message_id, url.message_id)
+                return await self._stat_article(url, self._news_server(url, opts), opts, None, mid)
+            group = url.group or "*"
+            if group == "*":
+                raise NotSupported("news:* lists every group; there is no metadata to ask for", url=url)
+            _checked(url, nntp.check_group, group)
+            return await self._stat_group(url, self._news_server(url, opts), opts, group)
+        if isinstance(url, NNTPURL):
+            server = _Server(url.scheme, url.host, url.port or (563 if url.scheme == "nntps" else 119),
+                             opts.starttls)
+            if not url.group:
+                raise NotSupported("an nntp URL without a group lists every group; there is no "
+                                   "metadata to ask for", url=url)
+            _checked(url, nntp.check_group, url.group)
+            if url.article is None:
+                return await self._stat_group(url, server, opts, url.group)
+            return await self._stat_article(url, server, opts, url.group, url.article)
+        raise UnsafeURL(f"not a news or nntp URL: {url!r}", url=url)
+
+    async def _stat_group(self, url: URL, server: _Server, opts: NewsOptions, group: str) -> Stat:
+        conn, status = await self._start(url, server, opts, lambda conn: self._select(url, conn, group))
+        await self._pool(server).release(conn, True)
+        return Stat(str(url), kind="group", content_type="text/plain",
+                    meta={"group": status.name or group, "count": status.count, "low": status.low,
+                          "high": status.high, "server": f"{server.host}:{server.port}"})
+
+    async def _stat_article(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+                            ref: int | str) -> Stat:
+        async def step(conn: _Conn) -> tuple[int | None, str | None, bytes, int | None]:
+            if group is not None and conn.group != group:
+                await self._select(url, conn, group)
+            reply = await self._command(url, conn, nntp.article_cmd(ref, "STAT"))
+            if reply.code != 223:
+                raise nntp.error_for(reply, f"STAT {ref}")
+            number, mid = nntp.parse_stat_reply(reply)
+            reply = await self._command(url, conn, nntp.article_cmd(ref, "HEAD"), nntp.ARTICLE_CODES)
+            if reply.code != 221:
+                raise nntp.error_for(reply, f"HEAD {ref}")
+            head = await conn.block(opts.max_head)
+            size: int | None = None
+            # No Bytes: header: ask for the overview's :bytes (one short command) by
+            # number, or by message-id where the server offers "OVER MSGID".
+            by_id = isinstance(ref, str) and "MSGID" in conn.caps.get("OVER", [])
+            if b"\nbytes:" not in b"\n" + head.lower() and (isinstance(ref, int) or by_id):
+                line = (nntp.over_cmd(ref, ref, conn.over_verb) if isinstance(ref, int)
+                        else nntp.article_cmd(ref, "OVER"))
+                reply = await self._command(url, conn, line, nntp.OVER_CODES)
+                if reply.code == 224:
+                    async for over_line in conn.block_lines():
+                        with contextlib.suppress(ProtocolError):
+                            size = nntp.parse_overview(over_line).size
+            return number, mid, head, size
+
+        conn, (number, mid, head, over_size) = await self._start(url, server, opts, step)
+        await self._pool(server).release(conn, True)
+        fields = nntp.parse_article_head(head)
+        facts = nntp.article_facts(fields)
+        meta: dict[str, Any] = {
+            "number": number if number else (ref if isinstance(ref, int) else None),
+            "message_id": mid or facts.message_id or (ref if isinstance(ref, str) else None),
+            "subject": facts.subject,
+            "group": group,
+            "lines": facts.lines,
+            "server": f"{server.host}:{server.port}",
+            "headers": {name.lower(): value for name, value in reversed(fields)},
+        }
+        if facts.size is None and over_size is not None:
+            meta["size_from"] = ":bytes"
+        elif facts.size is not None:
+            meta["size_from"] = "Bytes:"
+        return Stat(str(url), kind="article", size=facts.size if facts.size is not None else over_size,
+                    modified=facts.modified, content_type="message/rfc822", meta=meta)
 
     # -- connections -----------------------------------------------------------
 
@@ -529,12 +618,11 @@ class NewsHandler(Handler):
 
     async def _listing(self, url: URL, server: _Server, opts: NewsOptions, group: str) -> Body:
         limit = max(1, opts.listing_limit)
-        max_entries = self.client.limits.max_entries
 
-        async def step(conn: _Conn) -> tuple[nntp.GroupStatus, list[nntp.Overview]]:
+        async def step(conn: _Conn) -> tuple[nntp.GroupStatus, dict[int, bytes], int]:
             status = await self._select(url, conn, group)
             if status.count == 0 or status.high < status.low or status.high == 0:
-                return status, []
+                return status, {}, 0
             first = max(status.low, status.high - limit + 1)
             reply = await self._command(url, conn, nntp.over_cmd(first, status.high, conn.over_verb),
                                         nntp.OVER_CODES)
@@ -543,25 +631,35 @@ class NewsHandler(Handler):
                 reply = await self._command(url, conn, nntp.over_cmd(first, status.high, "XOVER"),
                                             nntp.OVER_CODES)
             if reply.code in (420, 423):  # no articles in that range
-                return status, []
+                return status, {}, 0
             if reply.code != 224:
                 raise nntp.error_for(reply, f"{conn.over_verb} {first}-{status.high}")
-            items: list[nntp.Overview] = []
+            # Keep only lines numbered inside the range asked for, the last one per
+            # number: at most `limit` lines, however many the server sends. Only
+            # those are parsed.
+            kept: dict[int, bytes] = {}
+            ignored = 0
             async for line in conn.block_lines():
-                if len(items) >= max_entries:
-                    raise ProtocolError(f"group listing longer than {max_entries} entries")
-                try:
-                    items.append(nntp.parse_overview(line))
-                except ProtocolError:
-                    continue  # one bad overview line should not hide the group
-            return status, items
+                number = nntp.overview_number(line)
+                if number is None or not first <= number <= status.high:
+                    ignored += 1
+                    continue
+                kept[number] = line
+            return status, kept, ignored
 
-        conn, (status, items) = await self._start(url, server, opts, step)
+        conn, (status, kept, ignored) = await self._start(url, server, opts, step)
         await self._pool(server).release(conn, True)
-        items.sort(key=lambda o: o.number)
-        entries = [self._article_entry(url, server, group, o) for o in items[-limit:]]
+        items: list[nntp.Overview] = []
+        for number in sorted(kept):
+            try:
+                items.append(nntp.parse_overview(kept[number]))
+            except ProtocolError:
+                continue  # one bad overview line should not hide the group
+        entries = [self._article_entry(url, server, group, o) for o in items]
         meta = {"group": group, "count": status.count, "low": status.low, "high": status.high,
                 "truncated": status.count > len(entries)}
+        if ignored:
+            meta["ignored_lines"] = ignored  # outside the range asked for, or unnumbered
         return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
                                entries=entries, meta=meta)
 
@@ -578,46 +676,72 @@ class NewsHandler(Handler):
                            "date": o.date_text, "references": o.references, "lines": o.lines,
                            "nntp_url": nntp_url})
 
-    async def _groups(self, url: URL, server: _Server, opts: NewsOptions) -> Body:
-        max_entries = self.client.limits.max_entries
+    async def _groups(self, url: URL, server: _Server, opts: NewsOptions, limits: Limits) -> Body:
+        """Every group as a streamed listing: LIST NEWSGROUPS first (descriptions, kept
+        up to ``NewsOptions.max_descriptions`` bytes), then LIST ACTIVE, one entry per line."""
+        max_entries = limits.max_entries
+        descriptions: dict[str, str] = {}
+        meta: dict[str, Any] = {"groups": 0}
 
-        async def step(conn: _Conn) -> tuple[list[nntp.Active], dict[str, str]]:
-            reply = await self._command(url, conn, nntp.simple_cmd("LIST", "ACTIVE"), nntp.LIST_CODES)
-            if reply.code != 215:
-                raise nntp.error_for(reply, "LIST ACTIVE")
-            groups: list[nntp.Active] = []
-            async for line in conn.block_lines():
-                if len(groups) >= max_entries:
-                    raise ProtocolError(f"group list longer than {max_entries} entries")
-                with contextlib.suppress(ProtocolError):
-                    groups.append(nntp.parse_active(line))
-            descriptions: dict[str, str] = {}
+        async def step(conn: _Conn) -> None:
             reply = await self._command(url, conn, nntp.simple_cmd("LIST", "NEWSGROUPS"), nntp.LIST_CODES)
             if reply.code == 215:
+                budget = opts.max_descriptions
                 async for line in conn.block_lines():
-                    if len(descriptions) >= max_entries:
-                        raise ProtocolError(f"group descriptions longer than {max_entries} entries")
+                    if budget <= 0:
+                        continue  # drain the rest: the entries go without descriptions
                     with contextlib.suppress(ProtocolError):
                         name, text = nntp.parse_newsgroups(line)
                         descriptions[name] = text
-            return groups, descriptions
+                        budget -= len(name) + len(text) + 64
+                        if budget <= 0:
+                            meta["descriptions_truncated"] = True
+            reply = await self._command(url, conn, nntp.simple_cmd("LIST", "ACTIVE"), nntp.LIST_CODES)
+            if reply.code != 215:
+                raise nntp.error_for(reply, "LIST ACTIVE")
 
-        conn, (groups, descriptions) = await self._start(url, server, opts, step)
-        await self._pool(server).release(conn, True)
-        entries = []
-        for g in groups:
-            if isinstance(url, NewsURL):
-                link = f"news:{g.group}" if _GROUP_URL.fullmatch(g.group) else None
-            else:
-                link = (str(NNTPURL(server.scheme, server.host, server.port, None, None, g.group, None))
-                        if _GROUP_URL.fullmatch(g.group) else None)
-            count = max(0, g.high - g.low + 1) if g.high >= g.low else 0
-            entries.append(Entry(name=g.group, url=link, kind="group", size=None,
-                                 description=descriptions.get(g.group),
-                                 meta={"high": g.high, "low": g.low, "status": g.status,
-                                       "estimated_count": count}))
-        return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
-                               entries=entries, meta={"groups": len(entries)})
+        conn, _ = await self._start(url, server, opts, step)
+        pool = self._pool(server)
+        done = False
+        released = False
+
+        async def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                await pool.release(conn, done)
+
+        async def entries() -> AsyncIterator[Entry]:
+            nonlocal done
+            count = 0
+            try:
+                async for line in conn.block_lines():
+                    try:
+                        g = nntp.parse_active(line)
+                    except ProtocolError:
+                        continue
+                    count += 1
+                    if count > max_entries:
+                        raise ProtocolError(f"group list longer than {max_entries} entries")
+                    meta["groups"] = count
+                    yield self._group_entry(url, server, g, descriptions.get(g.group))
+                done = True
+            except AnyURLError as exc:
+                raise _rewrap(exc, url) from None
+            finally:
+                await release()
+
+        return Body.listing(url, entries(), meta=meta, on_close=release)
+
+    def _group_entry(self, url: URL, server: _Server, g: nntp.Active, description: str | None) -> Entry:
+        if isinstance(url, NewsURL):
+            link = f"news:{g.group}" if _GROUP_URL.fullmatch(g.group) else None
+        else:
+            link = (str(NNTPURL(server.scheme, server.host, server.port, None, None, g.group, None))
+                    if _GROUP_URL.fullmatch(g.group) else None)
+        count = max(0, g.high - g.low + 1) if g.high >= g.low else 0
+        return Entry(name=g.group, url=link, kind="group", size=None, description=description,
+                     meta={"high": g.high, "low": g.low, "status": g.status, "estimated_count": count})
 
     async def aclose(self) -> None:
         """QUIT and close every idle connection."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import ProtocolError, ResourceNotFound, TemporaryFailure, TransferError, UnsafeURL
@@ -36,6 +37,7 @@ __all__ = [
     "MenuItem",
     "PlusError",
     "BrokenLine",
+    "PlusFacts",
     "PlusHeader",
     "RequestPlan",
     "TextUnstuffer",
@@ -53,6 +55,9 @@ __all__ = [
     "menu_entry",
     "parse_ask",
     "parse_attributes",
+    "parse_mod_date",
+    "parse_plus_size",
+    "plus_facts",
     "parse_menu",
     "parse_menu_line",
     "parse_plus_error",
@@ -60,6 +65,7 @@ __all__ = [
     "parse_views",
     "render_attributes",
     "plan_request",
+    "stat_request",
     "service_port_refusal",
 ]
 
@@ -725,3 +731,80 @@ def form_gopher_plus(answers: list[str]) -> str:
 def form_url(url: GopherURL, answers: list[str]) -> GopherURL:
     """The URL that designates *url*'s item with its form filled out with *answers*."""
     return replace(url, search=url.search or "", gopher_plus=form_gopher_plus(answers))
+
+
+# ---------------------------------------------------------------------------
+# stat: what Gopher+ attributes say about an item
+# ---------------------------------------------------------------------------
+
+
+def stat_request(url: GopherURL) -> RequestPlan:
+    """The ``!`` (item attributes) request for *url*, whatever Gopher+ string it carries."""
+    plan_request(url)  # refuse control characters in the URL as it is
+    return plan_request(replace(url, search=url.search or "", gopher_plus="!"))
+
+
+_SIZE = re.compile(r"<?\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)[bB]?\s*>?")
+_UNITS = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+
+
+def parse_plus_size(text: str) -> tuple[int, bool] | None:
+    """A +VIEWS size (``<12k>``, ``<1.5M>``, ``<300>``) -> (bytes, approximate); None if
+    unreadable. Sizes in k/M/G are rounded by the server (pygopherd floors to whole
+    kilobytes), so they are approximate; ``<0k>`` (under 1024 bytes) gives None."""
+    m = _SIZE.fullmatch(text.strip())
+    if not m:
+        return None
+    unit = m.group(2).lower()
+    size = int(float(m.group(1)) * _UNITS[unit])
+    if unit and size == 0:
+        return None  # "<0k>": under a kilobyte, not empty
+    return size, bool(unit)
+
+
+_MOD_DATE = re.compile(r"Mod-Date:[^<\n]*<(\d{14})>")
+
+
+def parse_mod_date(admin: str) -> datetime | None:
+    """The ``<YYYYMMDDhhmmss>`` of a +ADMIN ``Mod-Date:`` line. Gopher+ gives no zone;
+    it is taken as UTC."""
+    m = _MOD_DATE.search(admin)
+    if not m:
+        return None
+    try:
+        return datetime.strptime(m.group(1), "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class PlusFacts:
+    """What an item's Gopher+ attributes say, for ``stat``."""
+
+    gophertype: str | None  # from +INFO
+    size: int | None
+    size_text: str | None
+    size_approximate: bool
+    modified: datetime | None
+    content_type: str | None
+    views: list[View]
+
+
+def plus_facts(attrs: dict[str, str], view: str | None = None) -> PlusFacts:
+    """Size (of *view*, else the first view), modification date and type from ``!`` attributes."""
+    info = parse_menu_line(attrs.get("INFO", ""))
+    gtype = info.gophertype if isinstance(info, MenuItem) else None
+    views = parse_views(attrs.get("VIEWS", ""))
+    chosen = next((v for v in views if view and v.mime.lower() == view.lower()), views[0] if views else None)
+    size: tuple[int, bool] | None = None
+    if chosen is not None and chosen.size:
+        size = parse_plus_size(chosen.size)
+    return PlusFacts(
+        gophertype=gtype,
+        size=size[0] if size else None,
+        size_text=chosen.size if chosen is not None else None,
+        size_approximate=size[1] if size else False,
+        modified=parse_mod_date(attrs.get("ADMIN", "")),
+        content_type=chosen.mime if chosen is not None else None,
+        views=views,
+    )

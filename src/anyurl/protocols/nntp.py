@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from email.header import decode_header, make_header
 from email.utils import parsedate_to_datetime
 from typing import Final
@@ -49,7 +49,9 @@ __all__ = [
     "Overview",
     "Reply",
     "ReplyReader",
+    "ArticleFacts",
     "article_cmd",
+    "article_facts",
     "authinfo_cmd",
     "check_group",
     "check_message_id",
@@ -61,8 +63,10 @@ __all__ = [
     "parse_capabilities",
     "parse_group_reply",
     "parse_newsgroups",
+    "overview_number",
     "parse_overview",
     "parse_reply",
+    "parse_stat_reply",
     "split_head",
 ]
 
@@ -391,6 +395,14 @@ def parse_overview(line: bytes) -> Overview:
     )
 
 
+def overview_number(line: bytes) -> int | None:
+    """The article number an overview line starts with (None if it has none), without
+    parsing the rest: a listing keeps only the lines it will show."""
+    head, _, _ = line.partition(b"\t")
+    head = head.strip()
+    return int(head) if head.isdigit() and len(head) <= 20 else None
+
+
 @dataclass(frozen=True)
 class Active:
     """One LIST ACTIVE line: group, high and low water marks, status (y, n, m...)."""
@@ -447,6 +459,45 @@ def split_head(data: bytes) -> int:
     if lf >= 0:
         return lf + 2
     return -1
+
+
+def parse_stat_reply(reply: Reply) -> tuple[int | None, str | None]:
+    """``223 number <message-id>`` (STAT, also the 220/221 replies): (number, message-id).
+    The number is 0 for a message-id lookup outside a group (RFC 3977 6.2.4)."""
+    words = reply.text.split()
+    number = int(words[0]) if words and words[0].isdigit() else None
+    mid = words[1] if len(words) > 1 and words[1].startswith("<") and words[1].endswith(">") else None
+    return number, mid
+
+
+@dataclass(frozen=True)
+class ArticleFacts:
+    """What an article head says about the article: for ``stat``."""
+
+    size: int | None  # the Bytes: header (INN and others add it), else None
+    modified: datetime | None  # the Date: header
+    subject: str | None
+    message_id: str | None
+    lines: int | None
+
+
+def article_facts(fields: list[tuple[str, str]]) -> ArticleFacts:
+    """Size, date, subject and message-id from parsed head *fields* (first of each wins)."""
+    first: dict[str, str] = {}
+    for name, value in fields:
+        first.setdefault(name.lower(), value)
+    size = _int_or_none(first.get("bytes", "").strip())
+    lines = _int_or_none(first.get("lines", "").strip())
+    date = _parse_date(first.get("date", ""))
+    if date is not None and date.tzinfo is not None:
+        date = date.astimezone(UTC)
+    return ArticleFacts(
+        size=size if size is not None and size >= 0 else None,
+        modified=date,
+        subject=first.get("subject"),
+        message_id=first.get("message-id"),
+        lines=lines if lines is not None and lines >= 0 else None,
+    )
 
 
 def parse_article_head(head: bytes) -> list[tuple[str, str]]:
