@@ -332,3 +332,44 @@ def test_module_exports() -> None:
         assert hasattr(urls, name)
     assert DEFAULT_PORTS == {"ftp": 21, "ftps": 990, "http": 80, "https": 443, "gopher": 70, "nntp": 119,
                              "nntps": 563, "telnet": 23, "wais": 210, "prospero": 1525}
+
+
+# ---------------------------------------------------------------- the fast path
+
+def _same_value(text: str) -> None:
+    """parse()'s per-scheme fast path gives what the full parser gives, or leaves the text to it."""
+    from anyurl.urls import _parse_fast, _parse_full
+
+    fast = _parse_fast(text) if text.isascii() else None   # as parse() calls it
+    if fast is None:
+        return
+    full = _parse_full(text, False)   # raises if the fast path accepted text the parser refuses
+    assert type(fast) is type(full), text
+    assert vars(fast) == vars(full), text   # every field, fragment included
+    assert str(fast) == str(full)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[repr(c["url"]) for c in CASES])
+def test_fast_path_agrees_on_corpus(case: dict[str, Any]) -> None:
+    _same_value(case["url"])
+
+
+def test_fast_path_agrees_on_benchmark_corpus() -> None:
+    from bench.parse_corpus import corpus
+
+    for text in corpus(3000, seed=7):
+        _same_value(text)
+
+
+_url_alphabet = st.sampled_from(list("aZ09-._~!$&'()*+,;=:@/?#%[]{}|^` \\\"<>\t") + ["%41", "%2F", "%09", "%3B",
+                                "%3D", "%26", "%zz", "1.2.3.4", "::1", ";type=a", ";type=x", "é"])
+
+
+@given(st.sampled_from(["http://", "https://", "ftp://", "ftps://", "gopher://", "nntp://", "telnet://", "wais://",
+                        "prospero://", "file:", "file://", "mailto:", "news:", "x-y:", "HTTP://", "Ftp://"]),
+       st.lists(_url_alphabet, max_size=25).map("".join))
+@settings(max_examples=1500)
+def test_fast_path_agrees_on_random_text(prefix: str, rest: str) -> None:
+    _same_value(prefix + rest)
+    _same_value(prefix + "h.dom" + rest)
+    _same_value(prefix + "u:p@h.dom:8080/" + rest)
