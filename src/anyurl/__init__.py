@@ -10,7 +10,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .client import Client, Limits, Policy, Timeouts, connect, fetch, fetch_sync, open
+import importlib
+
 from .errors import (
     AccessDenied,
     AnyURLError,
@@ -27,13 +28,35 @@ from .errors import (
     UnsupportedScheme,
     URLSyntaxError,
 )
-from .response import Body, Entry, Response
-from .urls import URL, parse
 
-try:
-    from .urls import extract_urls
-except ImportError:  # pragma: no cover - while the parser is being written
-    pass
+TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
+if TYPE_CHECKING:
+    from .client import Client, Limits, Policy, Timeouts, connect, fetch, fetch_sync, open
+    from .response import Body, Entry, Response
+    from .urls import URL, extract_urls, parse
+
+# The rest loads on first use: the client pulls in asyncio (~50 ms), which
+# `anyurl --version`, `anyurl parse` and a program that only parses URLs never need.
+_LAZY = {
+    "Client": "client", "Limits": "client", "Policy": "client", "Timeouts": "client", "connect": "client",
+    "fetch": "client", "fetch_sync": "client", "open": "client",
+    "Body": "response", "Entry": "response", "Response": "response",
+    "URL": "urls", "extract_urls": "urls", "parse": "urls",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "URL",

@@ -309,18 +309,15 @@ def _check_unicode(text: str, strict: bool) -> None:
         return
     if text.isprintable():
         return
-    # ASCII control characters are refused later, by each component's rule.
-    t = text.translate(_ASCII_CONTROLS)
-    if t.isprintable():
-        return
-    lo, hi = 0, len(t)  # t[:lo] is printable, t[:hi] is not: bisect with C-speed tests
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if t[:mid].isprintable():
-            lo = mid
-        else:
-            hi = mid
-    raise _error(text, lo, f"non-printable character U+{ord(text[lo]):04X}", "uchar")
+    # ASCII control characters are refused later, by each component's rule. Tested
+    # in C a block at a time; only the block with the culprit is looked at in Python.
+    for start in range(0, len(text), 4096):
+        block = text[start:start + 4096]
+        if block.isprintable() or block.translate(_ASCII_CONTROLS).isprintable():
+            continue
+        for k, ch in enumerate(block):
+            if ch > "\x7f" and not ch.isprintable():
+                raise _error(text, start + k, f"non-printable character U+{ord(ch):04X}", "uchar")
 
 
 # --------------------------------------------------------------------------
@@ -1358,11 +1355,12 @@ def _bare_source() -> str:
     for name in _KNOWN_SCHEMES:
         by_last.setdefault(name[-1], []).append(name)
     lasts = "".join(by_last)
+    seconds = "".join(sorted({name[-2] for name in _KNOWN_SCHEMES}))
     groups = "|".join(
         f"(?<=[{last.upper()}{last}]:)(?:"
         + "|".join(f"(?<=(?<![A-Za-z0-9+.\\-]){_ascii_nocase(name)}:)" for name in names) + ")"
         for last, names in by_last.items())
-    return f":(?<=[{lasts.upper()}{lasts}]:)(?:{groups})[^\\s<>\"]+"
+    return f":(?<=[{seconds.upper()}{seconds}][{lasts.upper()}{lasts}]:)(?:{groups})[^\\s<>\"]+"
 
 
 # A wrapper must hold a ':' to give a URL, so "<>" floods yield no match for Python to see.
@@ -1370,7 +1368,6 @@ _IN_TEXT = _Lazy(r"<([Uu][Rr][Ll]:)?([^<>:]*:[^<>]*)>|" + _bare_source())
 _BARE = _Lazy(_bare_source())
 _LT_RUN = _Lazy("<<+")
 _KNOWN_START = _Lazy(rf"(?:{_KNOWN}):", re.IGNORECASE)
-_WHITESPACE = _Lazy(r"\s+")
 _BREAK_HYPHEN = _Lazy(r"-[ \t]*(?:\r\n|\r|\n)\s*")
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _SENTENCE_END = ".,;:!?'"
@@ -1459,7 +1456,7 @@ def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
         content = m.group(2)
         if drop_break_hyphens:
             content = _BREAK_HYPHEN().sub("", content)
-        candidate = _WHITESPACE().sub("", content)
+        candidate = "".join(content.split())   # str.split() and re's \s match the same characters
         if (m.group(1) or _KNOWN_START().match(candidate)) and _is_url(candidate):
             found.append(candidate)
         else:

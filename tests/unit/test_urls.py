@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -373,3 +376,54 @@ def test_fast_path_agrees_on_random_text(prefix: str, rest: str) -> None:
     _same_value(prefix + rest)
     _same_value(prefix + "h.dom" + rest)
     _same_value(prefix + "u:p@h.dom:8080/" + rest)
+
+
+# ---------------------------------------------------------------- linear time on hostile URLs
+
+def _cpu_seconds(make_text: str, call: str) -> float:
+    """CPU seconds of *call* on the text *make_text* builds, in a fresh interpreter (a quadratic
+    version is killed by the timeout instead of holding the test run)."""
+    import anyurl
+
+    script = (f"import time\nfrom anyurl.urls import parse\nfrom anyurl.errors import URLSyntaxError\n"
+              f"text = {make_text}\nstart = time.process_time()\ntry:\n    {call}\nexcept URLSyntaxError:\n"
+              f"    pass\nprint(time.process_time() - start)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
+    try:
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{call} on {make_text} ran for over 60 s")
+    assert proc.returncode == 0, proc.stderr
+    return float(proc.stdout)
+
+
+TEN_MB = 10 * 2**20
+
+
+@pytest.mark.parametrize("make_text", [
+    "'prospero://h/x' + ';a=b' * 10**6",                   # issue 11: 1.5 s for a million fields
+    "'prospero://h/x' + ';a=%41' * 10**6",
+    f"'prospero://h/x' + ';a=b' * {TEN_MB // 4} + ';c'",    # the bad field is the last one
+    "'mailto:a@b?' + 'a=b&' * 10**6",
+    f"'mailto:a@b?' + 'a=b&' * {TEN_MB // 4} + 'c'",
+    f"'ftp://h/' + 'a%41/' * {TEN_MB // 5}",
+    f"'gopher://h/1' + '%41a' * {TEN_MB // 4}",
+    f"'http://h/' + '\\u00e9' * {TEN_MB // 2}",             # sent %-encoded: 10 MB of UTF-8
+    f"'http://h/' + '\\u00e9a' * {TEN_MB // 4}",
+    f"'http://h/' + '\\u00e9' * {TEN_MB // 2} + '\\u0085'",  # refused at the end
+    f"'http://' + 'a.' * {TEN_MB // 2} + '/'",
+    f"'http://h/' + 'a' * {TEN_MB}",
+])
+def test_parse_is_linear(make_text: str) -> None:
+    assert _cpu_seconds(make_text, "parse(text)") < 1.0
+
+
+def test_huge_numbers_are_syntax_errors() -> None:
+    # int() refuses 4300+ digits with its own ValueError; these are URL errors naming the rule.
+    with pytest.raises(URLSyntaxError) as info:
+        parse("http://h:" + "1" * 5000 + "/")
+    assert info.value.rule == "port" and "out of range" in str(info.value)
+    with pytest.raises(URLSyntaxError) as info:
+        parse("nntp://h/g/" + "1" * 5000)
+    assert info.value.rule == "digits"
+    assert parse("http://h:000080/").port == 80
