@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .client import Client, Limits, Policy, Timeouts, connect, fetch, fetch_sync, open
     from .response import Body, Entry, Response
     from .urls import URL, extract_urls, parse
+del TYPE_CHECKING
 
 # The rest loads on first use: the client pulls in asyncio (~50 ms), which
 # `anyurl --version`, `anyurl parse` and a program that only parses URLs never need.
