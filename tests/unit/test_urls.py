@@ -427,3 +427,27 @@ def test_huge_numbers_are_syntax_errors() -> None:
         parse("nntp://h/g/" + "1" * 5000)
     assert info.value.rule == "digits"
     assert parse("http://h:000080/").port == 80
+
+
+_escaped_text = st.lists(st.sampled_from(["a", "/", "é", "€", "%41", "%C3%A9", "%C3", "%A9", "%E2%82", "%FF", "%25",
+                                           "%2F", "%00", "\U0001f600", "%F0%9F%98%80", "%f0%9f"]), max_size=40).map("".join)
+
+
+@given(_escaped_text)
+def test_long_text_decodes_as_run_by_run(text: str) -> None:
+    from anyurl.urls import _decode_run, _ESC_RUN
+
+    long = text * (600 // max(len(text), 1) + 1)   # past the length where the whole-text decoder takes over
+    assert percent_decode(long) == _ESC_RUN().sub(_decode_run, long)
+
+
+@given(st.text(st.one_of(st.characters(blacklist_categories=["Cs"]),
+                         st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF)), max_size=30),
+       st.sampled_from(["", "/", ";:@&=", "%/?~"]))
+def test_long_text_encodes_as_run_by_run(text: str, safe: str) -> None:
+    from anyurl.urls import _encode_run, _needs_encoding
+
+    long = text * (600 // max(len(text), 1) + 1)
+    assert percent_encode(long, safe) == _needs_encoding(safe).sub(_encode_run, long)
+    if "%" not in safe:
+        assert percent_decode(percent_encode(long, safe)) == long
