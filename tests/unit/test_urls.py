@@ -435,7 +435,7 @@ _escaped_text = st.lists(st.sampled_from(["a", "/", "é", "€", "%41", "%C3%A9"
 
 @given(_escaped_text)
 def test_long_text_decodes_as_run_by_run(text: str) -> None:
-    from anyurl.urls import _decode_run, _ESC_RUN
+    from anyurl.urls import _ESC_RUN, _decode_run
 
     long = text * (600 // max(len(text), 1) + 1)   # past the length where the whole-text decoder takes over
     assert percent_decode(long) == _ESC_RUN().sub(_decode_run, long)
