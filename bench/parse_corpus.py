@@ -7,14 +7,18 @@ search strings mixed in. The same arguments always give the same list.
 
 Run it to time ``anyurl.urls.parse`` against ``urllib.parse.urlsplit``::
 
-    python bench/parse_corpus.py [n]
+    python bench/parse_corpus.py [n] [--rounds R] [--wall]
+
+Rounds alternate A/B/A/B (parse, then urlsplit, on the whole corpus) so a
+change in machine load hits both alike; the report gives each side's median
+and spread (min-max) and the median of the per-round ratios. Times are the
+process's CPU time unless ``--wall`` is given (on a shared machine, CPU time
+is much less noisy).
 """
 
 from __future__ import annotations
 
 import random
-import sys
-import timeit
 from collections.abc import Callable
 
 __all__ = ["corpus"]
@@ -109,15 +113,46 @@ def corpus(n: int = 100_000, seed: int = 1) -> list[str]:
 
 
 def _main() -> None:
+    import argparse
+    import statistics
+    import time
     from urllib.parse import urlsplit
 
     from anyurl.urls import parse
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
-    urls = corpus(n)
-    ours = min(timeit.repeat(lambda: [parse(u) for u in urls], number=1, repeat=5))
-    theirs = min(timeit.repeat(lambda: [urlsplit(u) for u in urls], number=1, repeat=5))
-    print(f"{n} URLs: parse {ours:.3f}s, urlsplit {theirs:.3f}s, ratio {ours / theirs:.2f}x")
+    ap = argparse.ArgumentParser(description="anyurl.parse vs urllib.parse.urlsplit, interleaved rounds")
+    ap.add_argument("n", type=int, nargs="?", default=100_000, help="corpus size (default 100000)")
+    ap.add_argument("--rounds", type=int, default=7, help="A/B rounds (default 7)")
+    ap.add_argument("--wall", action="store_true", help="wall-clock time instead of CPU time")
+    args = ap.parse_args()
+    clock = time.perf_counter if args.wall else time.process_time
+    urls = corpus(args.n)
+
+    def run(fn: Callable[[str], object]) -> float:
+        start = clock()
+        for u in urls:
+            fn(u)
+        return clock() - start
+
+    run(parse)      # warm-up: compile the patterns, fill caches
+    run(urlsplit)
+    ours: list[float] = []
+    theirs: list[float] = []
+    for _ in range(args.rounds):
+        ours.append(run(parse))
+        theirs.append(run(urlsplit))
+    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+
+    def show(name: str, times: list[float]) -> str:
+        per = 1e6 / args.n
+        return (f"{name:9s} median {statistics.median(times):.3f}s ({statistics.median(times) * per:.2f} us/URL), "
+                f"spread {min(times):.3f}-{max(times):.3f}s")
+
+    print(f"{args.n} URLs, {args.rounds} interleaved rounds, {'wall' if args.wall else 'CPU'} time")
+    print(show("parse", ours))
+    print(show("urlsplit", theirs))
+    print(f"ratio parse/urlsplit: median {statistics.median(ratios):.2f}x, "
+          f"spread {min(ratios):.2f}-{max(ratios):.2f}x")
 
 
 if __name__ == "__main__":

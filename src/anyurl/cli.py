@@ -7,36 +7,46 @@ error class's documented exit code (see ``anyurl --help``).
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
-import dataclasses
-import getpass
 import importlib
-import importlib.util
-import inspect
-import json
 import logging
 import os
-import signal
 import sys
 import time
-import traceback
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__, errors
-from .client import Client
-from .download import download, name_for_url
 from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
-from .response import Entry, translate_errors
-from .settings import Limits, Retry, Timeouts
-from .urls import URL
 
+TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs startup time)
+    import argparse
+    import asyncio
+    import dataclasses
+    import getpass
+    import inspect
+    import json
+    import signal
+    import traceback
+    from pathlib import Path
+    from typing import Any, TextIO
+
+    from .client import Client
     from .progress import TransferProgress
+    from .response import Entry
+    from .urls import URL
+else:
+    class _OnFirstUse:
+        """A module imported when first used: `anyurl --version` and `anyurl parse` need no asyncio."""
+
+        def __init__(self, name: str) -> None:
+            self._name = name
+
+        def __getattr__(self, attr: str) -> Any:
+            return getattr(importlib.import_module(self._name), attr)
+
+    argparse, asyncio, dataclasses, getpass, inspect, json, signal, traceback = map(_OnFirstUse, (
+        "argparse", "asyncio", "dataclasses", "getpass", "inspect", "json", "signal", "traceback"))
 
 __all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PIPE", "EXIT_TERMINATED", "build_parser", "exit_code_table", "main"]
 
@@ -475,6 +485,9 @@ class Reporter:
 
 
 def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
+    from .client import Client
+    from .settings import Limits, Retry, Timeouts
+
     defaults = Timeouts()
     timeouts = Timeouts(
         connect=args.connect_timeout or defaults.connect,
@@ -559,6 +572,10 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
 
 async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl get``: download URLs; returns the first failing URL's exit code."""
+    from pathlib import Path
+
+    from .download import download, name_for_url
+
     urls: list[str] = args.urls
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     if to_stdout and len(urls) > 1:
@@ -653,6 +670,8 @@ def _progress(count: int, quiet: bool) -> TransferProgress | None:
 
 
 def _label_for(u: URL) -> str:
+    from .download import name_for_url
+
     try:
         return name_for_url(u)
     except Exception:  # a label must never fail a download
@@ -684,6 +703,8 @@ async def cmd_stat(args: argparse.Namespace, client: Client, rep: Reporter) -> i
 
 
 def _cell(value: object) -> str:
+    from datetime import datetime
+
     if value is None:
         return ""
     if isinstance(value, datetime):
@@ -810,6 +831,8 @@ def cmd_extract(args: argparse.Namespace, rep: Reporter) -> int:
         data = sys.stdin.buffer.read()
     else:
         try:
+            from pathlib import Path
+
             data = Path(args.file).read_bytes()
         except OSError as exc:
             rep.error(f"{args.file}: {exc.strerror or exc}")
@@ -860,12 +883,16 @@ async def cmd_send(args: argparse.Namespace, client: Client, rep: Reporter) -> i
 
 async def cmd_open(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl open URL``: a telnet session, or (other schemes) the resource on stdout."""
+    from .response import translate_errors
+
     u = client.parse(args.url)
     if u.scheme != "telnet":
         ns = argparse.Namespace(**vars(args))
         ns.urls, ns.output, ns.remote_name, ns.dir = [args.url], None, False, None
         ns.parallel, ns.resume, ns.max_size = 1, False, None
         return await cmd_get(ns, client, rep)
+    import importlib.util
+
     if importlib.util.find_spec("anyurl.terminal") is None:
         raise errors.NotRetrievable(
             "interactive telnet sessions are not available in this build (no anyurl.terminal)", url=u)
@@ -940,6 +967,9 @@ def _log_to_stderr() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``anyurl`` command; returns the exit code."""
     raw = list(sys.argv[1:] if argv is None else argv)
+    if raw == ["--version"]:  # answered before argparse and the rest are imported
+        print(f"anyurl {__version__}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(_insert_default_command(raw))
     if args.command is None:

@@ -4,13 +4,18 @@ Built-in handlers are named by import path and imported on first use, so a
 scheme's dependencies load only when a URL of it is fetched. Third-party
 handlers register through the ``anyurl.handlers`` entry point group
 (``name = "package.module:HandlerClass"``) or :func:`register`.
+
+The entry points are read (``importlib.metadata``, ~30 ms) only when a scheme
+that is not built in is asked for, or by :func:`supported_schemes`; so they
+add schemes. To replace the handler of a built-in scheme, call
+:func:`register` (``anyurl.registry.register("http", "mypkg.web:MyHTTP")``),
+which always wins.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 from .errors import UnsupportedScheme
@@ -54,8 +59,12 @@ def _load_entry_points() -> None:
     if _loaded_entry_points:
         return
     _loaded_entry_points = True
+    from importlib.metadata import entry_points  # here: it costs ~30 ms of start-up
+
     for ep in entry_points(group="anyurl.handlers"):
-        _registered.setdefault(ep.name.lower(), ep.value)
+        name = ep.name.lower()
+        if name not in BUILTIN:  # whenever they are read, entry points only add schemes
+            _registered.setdefault(name, ep.value)
 
 
 def _available(target: str) -> bool:
@@ -75,8 +84,12 @@ def handler_class(scheme: str, url: object = None) -> type[Handler]:
     cached = _resolved.get(scheme)
     if cached is not None:  # find_spec/import_module cost more than the lookup on every request
         return cached
-    _load_entry_points()
-    target = _registered.get(scheme) or BUILTIN.get(scheme)
+    target = _registered.get(scheme)
+    if target is None and scheme not in BUILTIN:
+        _load_entry_points()
+        target = _registered.get(scheme)
+    if target is None:
+        target = BUILTIN.get(scheme)
     if target is None or (isinstance(target, str) and not _available(target)):
         raise UnsupportedScheme(
             f"no handler for scheme {scheme!r}; supported: {', '.join(supported_schemes())}", url=url

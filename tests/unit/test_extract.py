@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
-from anyurl.urls import extract_urls, parse
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anyurl.errors import URLSyntaxError
+from anyurl.urls import _trim, extract_urls, parse
 
 # The appendix's example, with its line breaks inside two of the wrappers.
 RFC_EXAMPLE = """Yes, Jim, I found it under <URL:ftp://info.cern.ch/pub/www/doc;
@@ -76,3 +85,110 @@ def test_results_parse() -> None:
 
 def test_bad_wrapped_url_is_skipped() -> None:
     assert extract_urls("<URL:http://h:99999/> and <URL:ftp://ok.dom/>") == ["ftp://ok.dom/"]
+
+
+# ---------------------------------------------------------------- same answers as the plain algorithm
+
+_REF_PATTERN = re.compile(
+    r"<(URL:)?([^<>]*)>|(?<![A-Za-z0-9+.\-])((?:https?|ftps?|gopher|mailto|news|nntps?|telnet|wais|file|prospero)"
+    r":[^\s<>\"]+)", re.IGNORECASE)
+_REF_KNOWN = re.compile(r"(?:https?|ftps?|gopher|mailto|news|nntps?|telnet|wais|file|prospero):", re.IGNORECASE)
+
+
+def _ref_is_url(candidate: str) -> bool:
+    for text in (candidate, candidate.split("#", 1)[0]):
+        try:
+            parse(text)
+            return True
+        except URLSyntaxError:
+            pass
+    return False
+
+
+def _ref_trim(candidate: str) -> str:
+    # one character at a time, as the appendix describes it (quadratic, fine for short text)
+    closers = {")": "(", "]": "[", "}": "{"}
+    while candidate:
+        last = candidate[-1]
+        if last in ".,;:!?'" or (last in closers and candidate.count(last) > candidate.count(closers[last])):
+            candidate = candidate[:-1]
+        else:
+            break
+    return candidate
+
+
+def _ref_extract(text: str) -> list[str]:
+    found: list[str] = []
+
+    def bare(t: str) -> None:
+        for m in _REF_PATTERN.finditer(t):
+            if m.group(3) is not None and _ref_is_url(c := _ref_trim(m.group(3))):
+                found.append(c)
+
+    for m in _REF_PATTERN.finditer(text):
+        if m.group(3) is not None:
+            if _ref_is_url(c := _ref_trim(m.group(3))):
+                found.append(c)
+            continue
+        candidate = re.sub(r"\s+", "", m.group(2))
+        if (m.group(1) or _REF_KNOWN.match(candidate)) and _ref_is_url(candidate):
+            found.append(candidate)
+        else:
+            bare(m.group(2))
+    return found
+
+
+_pieces = st.sampled_from(["http:", "HTTP://", "ftp://h/", "https://a.b", "news:", "mailto:", "<", ">", "<<", "URL:",
+                           " ", "\n", ".", ")", "(", "]", "[", "}", "{", "a", "x", "-", ":", "/", "#", "'", "?", "!",
+                           ",", ";", "h.dom", "%41", '"', "é", "xhttp:", "file:/"])
+
+
+@given(st.lists(_pieces, max_size=30).map("".join))
+@settings(max_examples=1500)
+def test_same_urls_as_plain_algorithm(text: str) -> None:
+    assert extract_urls(text) == _ref_extract(text)
+
+
+@pytest.mark.parametrize("candidate", ["http://h/a.)", "http://h/(a).)", "http://h/((a).)).", "http://h/a]]", "http://h/[a]).",
+                                       "http://h/{a}}", "http://h/a(b))),.", "http://h/.)?!'", "http:", "http://h/)(",
+                                       "http://h/(a)(b))))"])
+def test_trim_matches_one_character_at_a_time(candidate: str) -> None:
+    assert _trim(candidate) == _ref_trim(candidate)
+
+
+# ---------------------------------------------------------------- linear time on hostile text
+
+def _cpu_seconds(make_text: str, call: str) -> float:
+    """CPU seconds of *call* on the text *make_text* builds, in a fresh interpreter (a quadratic
+    version is killed by the timeout instead of holding the test run)."""
+    import anyurl
+
+    script = (f"import time\nfrom anyurl.urls import extract_urls, parse\ntext = {make_text}\n"
+              f"start = time.process_time()\n{call}\nprint(time.process_time() - start)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
+    try:
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{call} on {make_text} ran for over 60 s")
+    assert proc.returncode == 0, proc.stderr
+    return float(proc.stdout)
+
+
+TEN_MB = 10 * 2**20
+
+
+@pytest.mark.parametrize("make_text", [
+    f"'see http://a.example/' + '.' * {TEN_MB}",          # issue 11: 16 s for a million dots
+    f"'see http://a.example/' + ')' * {TEN_MB}",
+    f"'see http://a.example/' + '?!' * {TEN_MB // 2}",
+    f"'see http://a.example/(' + '.)' * {TEN_MB // 2}",
+    f"'<' * {TEN_MB}",                                      # issue 11: 2.2 s
+    f"'<a' * {TEN_MB // 2}",
+    f"'<>' * {TEN_MB // 2}",
+    f"' ' * {TEN_MB}",
+    f"':' * {TEN_MB}",
+    f"'the quick brown fox jumps over the lazy dog: no URL. ' * {TEN_MB // 52}",
+    f"'<URL:http://a.example/' + 'x\\n' * {TEN_MB // 2} + '>'",
+])
+def test_extract_is_linear(make_text: str) -> None:
+    assert _cpu_seconds(make_text, "extract_urls(text)") < 1.0

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -332,3 +335,119 @@ def test_module_exports() -> None:
         assert hasattr(urls, name)
     assert DEFAULT_PORTS == {"ftp": 21, "ftps": 990, "http": 80, "https": 443, "gopher": 70, "nntp": 119,
                              "nntps": 563, "telnet": 23, "wais": 210, "prospero": 1525}
+
+
+# ---------------------------------------------------------------- the fast path
+
+def _same_value(text: str) -> None:
+    """parse()'s per-scheme fast path gives what the full parser gives, or leaves the text to it."""
+    from anyurl.urls import _parse_fast, _parse_full
+
+    fast = _parse_fast(text) if text.isascii() else None   # as parse() calls it
+    if fast is None:
+        return
+    full = _parse_full(text, False)   # raises if the fast path accepted text the parser refuses
+    assert type(fast) is type(full), text
+    assert vars(fast) == vars(full), text   # every field, fragment included
+    assert str(fast) == str(full)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[repr(c["url"]) for c in CASES])
+def test_fast_path_agrees_on_corpus(case: dict[str, Any]) -> None:
+    _same_value(case["url"])
+
+
+def test_fast_path_agrees_on_benchmark_corpus() -> None:
+    from bench.parse_corpus import corpus
+
+    for text in corpus(3000, seed=7):
+        _same_value(text)
+
+
+_url_alphabet = st.sampled_from(list("aZ09-._~!$&'()*+,;=:@/?#%[]{}|^` \\\"<>\t") + ["%41", "%2F", "%09", "%3B",
+                                "%3D", "%26", "%zz", "1.2.3.4", "::1", ";type=a", ";type=x", "é"])
+
+
+@given(st.sampled_from(["http://", "https://", "ftp://", "ftps://", "gopher://", "nntp://", "telnet://", "wais://",
+                        "prospero://", "file:", "file://", "mailto:", "news:", "x-y:", "HTTP://", "Ftp://"]),
+       st.lists(_url_alphabet, max_size=25).map("".join))
+@settings(max_examples=1500)
+def test_fast_path_agrees_on_random_text(prefix: str, rest: str) -> None:
+    _same_value(prefix + rest)
+    _same_value(prefix + "h.dom" + rest)
+    _same_value(prefix + "u:p@h.dom:8080/" + rest)
+
+
+# ---------------------------------------------------------------- linear time on hostile URLs
+
+def _cpu_seconds(make_text: str, call: str) -> float:
+    """CPU seconds of *call* on the text *make_text* builds, in a fresh interpreter (a quadratic
+    version is killed by the timeout instead of holding the test run)."""
+    import anyurl
+
+    script = (f"import time\nfrom anyurl.urls import parse\nfrom anyurl.errors import URLSyntaxError\n"
+              f"text = {make_text}\nstart = time.process_time()\ntry:\n    {call}\nexcept URLSyntaxError:\n"
+              f"    pass\nprint(time.process_time() - start)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
+    try:
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{call} on {make_text} ran for over 60 s")
+    assert proc.returncode == 0, proc.stderr
+    return float(proc.stdout)
+
+
+TEN_MB = 10 * 2**20
+
+
+@pytest.mark.parametrize("make_text", [
+    "'prospero://h/x' + ';a=b' * 10**6",                   # issue 11: 1.5 s for a million fields
+    "'prospero://h/x' + ';a=%41' * 10**6",
+    f"'prospero://h/x' + ';a=b' * {TEN_MB // 4} + ';c'",    # the bad field is the last one
+    "'mailto:a@b?' + 'a=b&' * 10**6",
+    f"'mailto:a@b?' + 'a=b&' * {TEN_MB // 4} + 'c'",
+    f"'ftp://h/' + 'a%41/' * {TEN_MB // 5}",
+    f"'gopher://h/1' + '%41a' * {TEN_MB // 4}",
+    f"'http://h/' + '\\u00e9' * {TEN_MB // 2}",             # sent %-encoded: 10 MB of UTF-8
+    f"'http://h/' + '\\u00e9a' * {TEN_MB // 4}",
+    f"'http://h/' + '\\u00e9' * {TEN_MB // 2} + '\\u0085'",  # refused at the end
+    f"'http://' + 'a.' * {TEN_MB // 2} + '/'",
+    f"'http://h/' + 'a' * {TEN_MB}",
+])
+def test_parse_is_linear(make_text: str) -> None:
+    assert _cpu_seconds(make_text, "parse(text)") < 1.0
+
+
+def test_huge_numbers_are_syntax_errors() -> None:
+    # int() refuses 4300+ digits with its own ValueError; these are URL errors naming the rule.
+    with pytest.raises(URLSyntaxError) as info:
+        parse("http://h:" + "1" * 5000 + "/")
+    assert info.value.rule == "port" and "out of range" in str(info.value)
+    with pytest.raises(URLSyntaxError) as info:
+        parse("nntp://h/g/" + "1" * 5000)
+    assert info.value.rule == "digits"
+    assert parse("http://h:000080/").port == 80
+
+
+_escaped_text = st.lists(st.sampled_from(["a", "/", "é", "€", "%41", "%C3%A9", "%C3", "%A9", "%E2%82", "%FF", "%25",
+                                           "%2F", "%00", "\U0001f600", "%F0%9F%98%80", "%f0%9f"]), max_size=40).map("".join)
+
+
+@given(_escaped_text)
+def test_long_text_decodes_as_run_by_run(text: str) -> None:
+    from anyurl.urls import _ESC_RUN, _decode_run
+
+    long = text * (600 // max(len(text), 1) + 1)   # past the length where the whole-text decoder takes over
+    assert percent_decode(long) == _ESC_RUN().sub(_decode_run, long)
+
+
+@given(st.text(st.one_of(st.characters(blacklist_categories=["Cs"]),
+                         st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF)), max_size=30),
+       st.sampled_from(["", "/", ";:@&=", "%/?~"]))
+def test_long_text_encodes_as_run_by_run(text: str, safe: str) -> None:
+    from anyurl.urls import _encode_run, _needs_encoding
+
+    long = text * (600 // max(len(text), 1) + 1)
+    assert percent_encode(long, safe) == _needs_encoding(safe).sub(_encode_run, long)
+    if "%" not in safe:
+        assert percent_decode(percent_encode(long, safe)) == long
