@@ -5,16 +5,16 @@
 lists are, with user info, ports, escapes, queries, typecodes and gopher
 search strings mixed in. The same arguments always give the same list.
 
-Run it to time ``anyurl.urls.parse`` against ``urllib.parse.urlsplit``::
+Run it to time ``anyurl.urls.parse`` against ``urllib.parse.urlsplit`` in
+alternating rounds (``bench/bench_parse.py`` runs it as a benchmark group)::
 
-    python bench/parse_corpus.py [n]
+    python -m bench.parse_corpus [n [rounds]] [--json]
 """
 
 from __future__ import annotations
 
 import random
 import sys
-import timeit
 from collections.abc import Callable
 
 __all__ = ["corpus"]
@@ -108,16 +108,49 @@ def corpus(n: int = 100_000, seed: int = 1) -> list[str]:
     return out
 
 
-def _main() -> None:
+def timings(n: int = 100_000, rounds: int = 7) -> list[tuple[float, float]]:
+    """(parse seconds, urlsplit seconds) over the corpus of *n* URLs, per round;
+    the two alternate which goes first from round to round."""
+    import time
     from urllib.parse import urlsplit
 
     from anyurl.urls import parse
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     urls = corpus(n)
-    ours = min(timeit.repeat(lambda: [parse(u) for u in urls], number=1, repeat=5))
-    theirs = min(timeit.repeat(lambda: [urlsplit(u) for u in urls], number=1, repeat=5))
-    print(f"{n} URLs: parse {ours:.3f}s, urlsplit {theirs:.3f}s, ratio {ours / theirs:.2f}x")
+
+    def timed(f: Callable[[str], object]) -> float:
+        t0 = time.perf_counter()
+        for u in urls:
+            f(u)
+        return time.perf_counter() - t0
+
+    out = []
+    for i in range(rounds):
+        if i % 2:
+            theirs = timed(urlsplit)
+            ours = timed(parse)
+        else:
+            ours = timed(parse)
+            theirs = timed(urlsplit)
+        out.append((ours, theirs))
+    return out
+
+
+def _main() -> None:
+    import json
+    import statistics
+
+    args = [a for a in sys.argv[1:] if a != "--json"]
+    n = int(args[0]) if args else 100_000
+    rounds = int(args[1]) if len(args) > 1 else 7
+    res = timings(n, rounds)
+    if "--json" in sys.argv:
+        print(json.dumps(res))
+        return
+    ratios = [o / t for o, t in res]
+    print(f"{n} URLs, {rounds} rounds: parse {statistics.median(o for o, _ in res):.3f}s, "
+          f"urlsplit {statistics.median(t for _, t in res):.3f}s, parse time / urlsplit time "
+          f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})")
 
 
 if __name__ == "__main__":
