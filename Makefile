@@ -44,8 +44,11 @@ integration: deps venv
 demo: deps venv
 	$(BIN)/python -m fixtures.demo
 
-bench: deps venv
-	$(BIN)/python -m bench.run
+# the bench runs anyurl from its own venv (bench/.venv), installed as a wheel with bytecode;
+# BENCH_ARGS: groups and flags for bench.run, e.g. `make bench BENCH_ARGS="http ftp --quick"`
+bench: deps
+	$(PY) bench/venv.py
+	bench/.venv/bin/python -m bench.run $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) bench/.venv build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

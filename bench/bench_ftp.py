@@ -1,9 +1,9 @@
-"""ftp benchmark: anyurl vs curl vs lftp vs Python ftplib against a local vsftpd.
+"""ftp benchmark: anyurl vs curl, lftp, Python's ftplib and aioftp against a local vsftpd.
 
-    .venv/bin/python -m bench.run ftp [--quick]
-    .venv/bin/python -m bench.bench_ftp run [--quick]      (the same, standalone)
+    bench/.venv/bin/python -m bench.run ftp [--quick]
+    bench/.venv/bin/python -m bench.bench_ftp run [--quick]      (the same, standalone)
 
-Groups (each command is a whole process; median of 5 runs, peak RSS):
+Groups (interleaved rounds, see bench/harness.py):
   * one large file (1 GiB; 128 MiB with --quick) RETR to a file on disk,
   * the same file to /dev/null,
   * 1,000 files of 4 KiB (200 with --quick) from one directory, 8 connections,
@@ -11,7 +11,12 @@ Groups (each command is a whole process; median of 5 runs, peak RSS):
 
 anyurl runs as its CLI (``anyurl get``) and as a small library script (this
 module's ``get``/``many`` commands) so the library's data path can be told apart
-from the CLI's start-up.
+from the CLI's start-up. ftplib reads 256 KiB blocks (with 1 MiB blocks every
+recv allocates and shrinks a 1 MiB buffer, which makes it several times slower
+and a broken anchor). aioftp (a dependency anyurl does not use for its client)
+runs the same work through its own Client: one download stream for the big
+file, and for the small files a pool of 8 clients, because one aioftp Client
+cannot run two transfers at once. Its rows show why anyurl has its own client.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.harness import ManyFiles, Result, anyurl_cmd, check_size, measure, python_cmd, report
+from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, python_cmd
 
 MIB = 1 << 20
+BLOCK = 256 << 10  # ftplib's and aioftp's read size
 
 
 def run(launcher: object, quick: bool) -> None:
@@ -39,17 +45,16 @@ def run(launcher: object, quick: bool) -> None:
     ep = launcher.get("vsftpd")  # type: ignore[attr-defined]
     mib = 128 if quick else 1024
     count = 200 if quick else 1000
-    repeat = 5
     size = mib * MIB
     big = vsftpd.ensure_big(ep.info, size, "bench-big.bin")
     many_dir = vsftpd.ensure_many(ep.info, count, 4096, f"bench{count}")
     host, port = ep.host, ep.port
     url = f"ftp://{host}:{port}/pub/bench-big.bin"
-    have_cli = (Path(__file__).resolve().parent.parent / "src" / "anyurl" / "cli.py").exists()
     have_uvloop = importlib.util.find_spec("uvloop") is not None
     scratch = Path(tempfile.mkdtemp(prefix="anyurl-bench-ftp-"))
     out = scratch / "out.bin"
     lftp_open = f"set cmd:interactive no; set xfer:clobber on; open -p {port} {host}"
+    me = ("-m", "bench.bench_ftp")
     try:
         def clean() -> None:
             out.unlink(missing_ok=True)
@@ -58,70 +63,59 @@ def run(launcher: object, quick: bool) -> None:
             check_size(out, size)
             out.unlink()
 
-        results: list[Result] = [
-            measure("curl -o FILE", ["curl", "-sf", "-o", str(out), url], repeat, before=clean, after=verify),
-            measure("lftp get", ["lftp", "-c", f"{lftp_open}; get /pub/bench-big.bin -o {out}"], repeat,
-                    before=clean, after=verify),
-            measure("ftplib retrbinary 1 MiB blocks",
-                    python_cmd("-m", "bench.bench_ftp", "ftplib", host, str(port), "/pub/bench-big.bin",
-                               str(out), str(MIB)), repeat, before=clean, after=verify),
+        cases = [
+            Case("curl -o FILE", ["curl", "-sf", "-o", str(out), url], clean, verify),
+            Case("lftp get", ["lftp", "-c", f"{lftp_open}; get /pub/bench-big.bin -o {out}"], clean, verify),
+            Case("ftplib retrbinary 256 KiB blocks",
+                 python_cmd(*me, "ftplib", host, str(port), "/pub/bench-big.bin", str(out)), clean, verify),
+            Case("aioftp download_stream 256 KiB blocks",
+                 python_cmd(*me, "aioftp", host, str(port), "/pub/bench-big.bin", str(out)), clean, verify),
+            Case("anyurl get -o FILE", anyurl_cmd("get", "-q", url, "-o", str(out)), clean, verify),
+            Case("anyurl library (Client.open)", python_cmd(*me, "get", url, str(out)), clean, verify),
         ]
-        if have_cli:
-            results.append(measure("anyurl get -o FILE", anyurl_cmd("get", "-q", url, "-o", str(out)),
-                                   repeat, before=clean, after=verify))
-        results.append(measure("anyurl library (Client.open)",
-                               python_cmd("-m", "bench.bench_ftp", "get", url, str(out)), repeat,
-                               before=clean, after=verify))
         if have_uvloop:
-            results.append(measure("anyurl library + uvloop",
-                                   python_cmd("-m", "bench.bench_ftp", "get", "--uvloop", url, str(out)),
-                                   repeat, before=clean, after=verify))
-        report(f"ftp: one {mib} MiB file from vsftpd to disk", results, "curl -o FILE", (mib, "MiB"))
+            cases.append(Case("anyurl library + uvloop", python_cmd(*me, "get", "--uvloop", url, str(out)),
+                              clean, verify))
+        compare(f"ftp: one {mib} MiB file from vsftpd to disk", cases, "curl -o FILE", unit_work=(mib, "MiB"))
 
-        results = [
-            measure("curl -o /dev/null", ["curl", "-sf", "-o", "/dev/null", url], repeat),
-            measure("ftplib retrbinary 256 KiB blocks",
-                    python_cmd("-m", "bench.bench_ftp", "ftplib", host, str(port), "/pub/bench-big.bin",
-                               "/dev/null", str(256 << 10)), repeat),
+        cases = [
+            Case("curl -o /dev/null", ["curl", "-sf", "-o", "/dev/null", url]),
+            Case("ftplib retrbinary 256 KiB blocks",
+                 python_cmd(*me, "ftplib", host, str(port), "/pub/bench-big.bin", "/dev/null")),
+            Case("aioftp download_stream 256 KiB blocks",
+                 python_cmd(*me, "aioftp", host, str(port), "/pub/bench-big.bin", "/dev/null")),
+            Case("anyurl get -o - >/dev/null", anyurl_cmd("get", "-q", url, "-o", "-")),
+            Case("anyurl library (Client.open)", python_cmd(*me, "get", url, "/dev/null")),
         ]
-        if have_cli:
-            results.append(measure("anyurl get -o - >/dev/null", anyurl_cmd("get", "-q", url, "-o", "-"),
-                                   repeat))
-        results.append(measure("anyurl library (Client.open)",
-                               python_cmd("-m", "bench.bench_ftp", "get", url, "/dev/null"), repeat))
         if have_uvloop:
-            results.append(measure("anyurl library + uvloop",
-                                   python_cmd("-m", "bench.bench_ftp", "get", "--uvloop", url, "/dev/null"),
-                                   repeat))
-        report(f"ftp: one {mib} MiB file from vsftpd to /dev/null", results, "curl -o /dev/null",
-               (mib, "MiB"))
+            cases.append(Case("anyurl library + uvloop", python_cmd(*me, "get", "--uvloop", url, "/dev/null")))
+        compare(f"ftp: one {mib} MiB file from vsftpd to /dev/null", cases, "curl -o /dev/null",
+                unit_work=(mib, "MiB"))
 
         names = sorted(p.name for p in many_dir.iterdir())
         rel = f"/pub/{many_dir.name}"
         urls = [f"ftp://{host}:{port}{rel}/{n}" for n in names]
         many = ManyFiles.prepare(scratch, urls, 4096)
         outdir, cfg, fresh, check = many.outdir, many.curl_config, many.fresh, many.check
-
-        results = [
-            measure("lftp mget -P 8", ["lftp", "-c", f"{lftp_open}; lcd {outdir}; mget -P 8 {rel}/*"],
-                    repeat, before=fresh, after=check),
-            measure("curl -Z --parallel-max 8", [
+        cases = [
+            Case("lftp mget -P 8", ["lftp", "-c", f"{lftp_open}; lcd {outdir}; mget -P 8 {rel}/*"], fresh, check),
+            Case("curl -Z --parallel-max 8", [
                 "curl", "-sf", "-Z", "--parallel-max", "8", "--output-dir", str(outdir),
-                "--remote-name-all", "-K", str(cfg)], repeat, before=fresh, after=check),
+                "--remote-name-all", "-K", str(cfg)], fresh, check),
+            Case("aioftp, 8 clients", python_cmd(*me, "aioftp-many", host, str(port), "8", str(outdir),
+                                                 *[f"{rel}/{n}" for n in names]), fresh, check),
+            Case("anyurl get --parallel 8 -d DIR",
+                 anyurl_cmd("get", "-q", "--parallel", "8", "-d", str(outdir), *urls), fresh, check),
         ]
-        if have_cli:
-            results.append(measure("anyurl get --parallel 8 -d DIR",
-                                   anyurl_cmd("get", "-q", "--parallel", "8", "-d", str(outdir), *urls),
-                                   repeat, before=fresh, after=check))
         variants = [("anyurl library, 8 connections", ["--parallel", "8"])]
         if have_uvloop:
             variants.append(("anyurl library + uvloop, 8 connections", ["--parallel", "8", "--uvloop"]))
         for label, extra in [*variants,
                              ("anyurl library, 1 connection", ["--parallel", "1"]),
                              ("anyurl library, new connection per file (8)", ["--parallel", "8", "--no-reuse"])]:
-            results.append(measure(label, python_cmd("-m", "bench.bench_ftp", "many", *extra, str(outdir), *urls),
-                                   repeat, before=fresh, after=check))
-        report(f"ftp: {count} files of 4 KiB from one directory", results, "lftp mget -P 8", (count, "files"))
+            cases.append(Case(label, python_cmd(*me, "many", *extra, str(outdir), *urls), fresh, check))
+        compare(f"ftp: {count} files of 4 KiB from one directory", cases, "lftp mget -P 8",
+                unit_work=(count, "files"))
     finally:
         big.unlink(missing_ok=True)
         shutil.rmtree(scratch, ignore_errors=True)
@@ -170,13 +164,51 @@ async def _many(outdir: str, urls: list[str], parallel: int, reuse: bool) -> Non
         await asyncio.gather(*(one(u) for u in urls))
 
 
-def _ftplib(host: str, port: int, path: str, dest: str, block: int) -> None:
+def _ftplib(host: str, port: int, path: str, dest: str) -> None:
     ftp = ftplib.FTP()
     ftp.connect(host, port)
     ftp.login()
     with open(dest, "wb") as f:
-        ftp.retrbinary(f"RETR {path}", f.write, blocksize=block)
+        ftp.retrbinary(f"RETR {path}", f.write, blocksize=BLOCK)
     ftp.quit()
+
+
+async def _aioftp_get(host: str, port: int, path: str, dest: str) -> None:
+    import aioftp
+
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        async with aioftp.Client.context(host, port) as client, client.download_stream(path) as stream:
+            async for block in stream.iter_by_block(BLOCK):
+                _write_all(fd, block)
+    finally:
+        os.close(fd)
+
+
+async def _aioftp_many(host: str, port: int, clients: int, outdir: str, paths: list[str]) -> None:
+    """*clients* aioftp Clients taking paths from one queue (one Client runs one transfer at a time)."""
+    import aioftp
+
+    queue = list(reversed(paths))
+
+    async def worker() -> None:
+        async with aioftp.Client.context(host, port) as client:
+            while queue:
+                path = queue.pop()
+                chunks = []
+                async with client.download_stream(path) as stream:
+                    async for block in stream.iter_by_block(BLOCK):
+                        chunks.append(block)
+                fd = os.open(os.path.join(outdir, path.rsplit("/", 1)[-1]),
+                             os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                try:
+                    _write_all(fd, b"".join(chunks))
+                finally:
+                    os.close(fd)
+
+    async with asyncio.TaskGroup() as tg:
+        for _ in range(clients):
+            tg.create_task(worker())
 
 
 def _run(coro: Any, use_uvloop: bool) -> None:
@@ -206,7 +238,17 @@ def main(argv: list[str]) -> None:
     f.add_argument("port", type=int)
     f.add_argument("path")
     f.add_argument("file")
-    f.add_argument("block", type=int)
+    a = sub.add_parser("aioftp", help="RETR with aioftp's Client (one download stream)")
+    a.add_argument("host")
+    a.add_argument("port", type=int)
+    a.add_argument("path")
+    a.add_argument("file")
+    am = sub.add_parser("aioftp-many", help="download paths into DIR with N aioftp Clients")
+    am.add_argument("host")
+    am.add_argument("port", type=int)
+    am.add_argument("clients", type=int)
+    am.add_argument("dir")
+    am.add_argument("paths", nargs="+")
     r = sub.add_parser("run", help="run the benchmark (as bench.run does)")
     r.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -217,7 +259,11 @@ def main(argv: list[str]) -> None:
     elif args.cmd == "get":
         _run(_get(args.url, args.file), args.uvloop)
     elif args.cmd == "ftplib":
-        _ftplib(args.host, args.port, args.path, args.file, args.block)
+        _ftplib(args.host, args.port, args.path, args.file)
+    elif args.cmd == "aioftp":
+        asyncio.run(_aioftp_get(args.host, args.port, args.path, args.file))
+    elif args.cmd == "aioftp-many":
+        asyncio.run(_aioftp_many(args.host, args.port, args.clients, args.dir, args.paths))
     else:
         _run(_many(args.dir, args.urls, args.parallel, not args.no_reuse), args.uvloop)
 

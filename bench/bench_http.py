@@ -1,75 +1,34 @@
 """http benchmark: anyurl vs curl vs raw aiohttp against a local nginx.
 
-    .venv/bin/python -m bench.run http [--quick]
-    .venv/bin/python -m bench.bench_http run [--quick]      (the same, standalone)
+    bench/.venv/bin/python -m bench.run http [--quick]
+    bench/.venv/bin/python -m bench.bench_http run [--quick]      (the same, standalone)
 
-Groups (each command is a whole process; median of 5 runs, peak RSS):
+Groups (interleaved rounds, see bench/harness.py):
   * one large file (1 GiB; 128 MiB with --quick) to a file on disk,
   * the same file to /dev/null (network and parsing cost only),
-  * 1,000 small files (4 KiB each) at concurrency 32 into a directory.
+  * 1,000 small files (4 KiB each) at concurrency 32 into a directory,
+  * 128 concurrent transfers of a 16 MiB file to /dev/null: peak RSS.
 
-anyurl runs as its CLI (``anyurl get``) when src/anyurl/cli.py exists, and
-also as a small library script (this module's ``get``/``many`` commands: one
-Client, ``Client.open`` streamed to a file) so the library's data path can be
-told apart from the CLI's start-up and settings.
+anyurl runs as its CLI (``anyurl get``) and as a small library script (this
+module's ``get``/``many``/``stream`` commands: one Client, ``Client.open``
+streamed to a file) so the library's data path can be told apart from the
+CLI's start-up and settings.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench.harness import ManyFiles, Result, Run, anyurl_cmd, check_size, python_cmd, report
+from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, python_cmd
 
 MIB = 1 << 20
-
-# CPU seconds (user + system) of each run, by case name: the machine is shared,
-# so wall times swing with other people's load; CPU time per case is steadier.
-CPU: dict[str, list[float]] = {}
-
-
-def measure(name: str, argv: Sequence[str], repeat: int = 5, *,
-            before: Callable[[], None] | None = None,
-            after: Callable[[], None] | None = None) -> Result:
-    """harness.measure, also keeping each run's CPU time (from the same wait4)."""
-    res = Result(name)
-    for _ in range(repeat):
-        if before:
-            before()
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - t0
-        code = os.waitstatus_to_exitcode(status)
-        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-        if proc.stderr:
-            proc.stderr.close()
-        if code != 0:
-            raise RuntimeError(f"{' '.join(argv)} failed ({code}): {err[-500:]}")
-        res.runs.append(Run(elapsed, usage.ru_maxrss, code))
-        CPU.setdefault(name, []).append(usage.ru_utime + usage.ru_stime)
-        if after:
-            after()
-    return res
-
-
-def report_cpu(title: str, results: list[Result], reference: str) -> None:
-    """Median CPU seconds per case and the ratio reference/this (> 1: less CPU than the reference)."""
-    ref = statistics.median(CPU[reference])
-    print(f"   CPU (user+sys, median) for {title}:")
-    for r in results:
-        cpu = statistics.median(CPU[r.name])
-        print(f"   {r.name:<40} {cpu:9.3f} s {ref / cpu if cpu else float('inf'):22.2f}")
+STREAMS, STREAM_MIB = 128, 16
 
 
 def _make_big(path: Path, mib: int) -> None:
@@ -82,16 +41,15 @@ def _make_big(path: Path, mib: int) -> None:
 
 
 def run(launcher: object, quick: bool) -> None:
-    """Start nginx through *launcher*, create the files and print the three groups."""
+    """Start nginx through *launcher*, create the files and print the four groups."""
     ep = launcher.get("nginx")  # type: ignore[attr-defined]
     www = Path(ep.info["www"])
     mib = 128 if quick else 1024
-    repeat = 5
     big = www / "bench-big.bin"
+    mid = www / "bench-16m.bin"
     _make_big(big, mib)
     size = mib * MIB
     url = f"http://{ep.host}:{ep.port}/bench-big.bin"
-    have_cli = importlib.util.find_spec("anyurl.cli") is not None
     scratch = Path(tempfile.mkdtemp(prefix="anyurl-bench-http-"))
     out = scratch / "out.bin"
     try:
@@ -102,60 +60,55 @@ def run(launcher: object, quick: bool) -> None:
             check_size(out, size)
             out.unlink()
 
-        results: list[Result] = [
-            measure("curl -o FILE", ["curl", "-sf", "-o", str(out), url], repeat, after=verify),
-            measure("raw aiohttp (iter_chunked 1 MiB)",
-                    python_cmd("-m", "bench.raw_aiohttp", url, str(out)), repeat, after=verify),
-        ]
-        if have_cli:
-            results.append(measure("anyurl get -o FILE", anyurl_cmd("get", "-q", url, "-o", str(out)),
-                                   repeat, before=clean, after=verify))
-        results.append(measure("anyurl library (Client.open)",
-                               python_cmd("-m", "bench.bench_http", "get", url, str(out)), repeat,
-                               after=verify))
-        report(f"http: one {mib} MiB file from nginx to disk", results, "curl -o FILE", (mib, "MiB"))
-        report_cpu("to disk", results, "curl -o FILE")
+        compare(f"http: one {mib} MiB file from nginx to disk", [
+            Case("curl -o FILE", ["curl", "-sf", "-o", str(out), url], clean, verify),
+            Case("raw aiohttp (iter_chunked 1 MiB)",
+                 python_cmd("-m", "bench.raw_aiohttp", url, str(out)), clean, verify),
+            Case("anyurl get -o FILE", anyurl_cmd("get", "-q", url, "-o", str(out)), clean, verify),
+            Case("anyurl library (Client.open)",
+                 python_cmd("-m", "bench.bench_http", "get", url, str(out)), clean, verify),
+        ], "curl -o FILE", unit_work=(mib, "MiB"))
 
-        results = [
-            measure("curl -o /dev/null", ["curl", "-sf", "-o", "/dev/null", url], repeat),
-            measure("raw aiohttp (iter_chunked 1 MiB)",
-                    python_cmd("-m", "bench.raw_aiohttp", url, "/dev/null"), repeat),
-        ]
-        if have_cli:
-            results.append(measure("anyurl get -o - >/dev/null", anyurl_cmd("get", "-q", url, "-o", "-"),
-                                   repeat))
-        results.append(measure("anyurl library (Client.open)",
-                               python_cmd("-m", "bench.bench_http", "get", url, "/dev/null"), repeat))
-        report(f"http: one {mib} MiB file from nginx to /dev/null", results, "curl -o /dev/null",
-               (mib, "MiB"))
-        report_cpu("to /dev/null", results, "curl -o /dev/null")
+        compare(f"http: one {mib} MiB file from nginx to /dev/null", [
+            Case("curl -o /dev/null", ["curl", "-sf", "-o", "/dev/null", url]),
+            Case("raw aiohttp (iter_chunked 1 MiB)", python_cmd("-m", "bench.raw_aiohttp", url, "/dev/null")),
+            Case("anyurl get -o - >/dev/null", anyurl_cmd("get", "-q", url, "-o", "-")),
+            Case("anyurl library (Client.open)", python_cmd("-m", "bench.bench_http", "get", url, "/dev/null")),
+        ], "curl -o /dev/null", unit_work=(mib, "MiB"))
         big.unlink()
 
         n = 1000
         urls = [f"http://{ep.host}:{ep.port}/many/f{i:04d}.txt" for i in range(n)]
         many = ManyFiles.prepare(scratch, urls, 4096)
         outdir, cfg, fresh, count = many.outdir, many.curl_config, many.fresh, many.check
-
-        results = [
-            measure("curl -Z --parallel-max 32", [
+        compare(f"http: {n} files of 4 KiB at concurrency 32", [
+            Case("curl -Z --parallel-max 32", [
                 "curl", "-sf", "-Z", "--parallel-max", "32", "--output-dir", str(outdir),
-                "--remote-name-all", "-K", str(cfg)], repeat, before=fresh, after=count),
-            measure("raw aiohttp, 32 at a time",
-                    python_cmd("-m", "bench.raw_aiohttp", "--parallel", "32", "-d", str(outdir), *urls),
-                    repeat, before=fresh, after=count),
-        ]
-        if have_cli:
-            results.append(measure("anyurl get --parallel 32 -d DIR",
-                                   anyurl_cmd("get", "-q", "--parallel", "32", "-d", str(outdir), *urls),
-                                   repeat, before=fresh, after=count))
-        results.append(measure("anyurl library, 32 at a time",
-                               python_cmd("-m", "bench.bench_http", "many", "--parallel", "32",
-                                          str(outdir), *urls), repeat, before=fresh, after=count))
-        report(f"http: {n} files of 4 KiB at concurrency 32", results, "curl -Z --parallel-max 32",
-               (n, "files"))
-        report_cpu("small files", results, "curl -Z --parallel-max 32")
+                "--remote-name-all", "-K", str(cfg)], fresh, count),
+            Case("raw aiohttp, 32 at a time",
+                 python_cmd("-m", "bench.raw_aiohttp", "--parallel", "32", "-d", str(outdir), *urls), fresh, count),
+            Case("anyurl get --parallel 32 -d DIR",
+                 anyurl_cmd("get", "-q", "--parallel", "32", "-d", str(outdir), *urls), fresh, count),
+            Case("anyurl library, 32 at a time",
+                 python_cmd("-m", "bench.bench_http", "many", "--parallel", "32", str(outdir), *urls),
+                 fresh, count),
+        ], "curl -Z --parallel-max 32", unit_work=(n, "files"))
+
+        _make_big(mid, STREAM_MIB)
+        murls = [f"http://{ep.host}:{ep.port}/{mid.name}?n={i}" for i in range(STREAMS)]
+        mcfg = scratch / "curl-null.cfg"
+        mcfg.write_text("".join(f'url = "{u}"\noutput = "/dev/null"\n' for u in murls))
+        compare(f"http: {STREAMS} concurrent transfers of {STREAM_MIB} MiB to /dev/null (peak RSS)", [
+            Case(f"curl -Z --parallel-max {STREAMS}",
+                 ["curl", "-sf", "-Z", "--parallel-max", str(STREAMS), "-K", str(mcfg)]),
+            Case(f"raw aiohttp, {STREAMS} at a time",
+                 python_cmd("-m", "bench.raw_aiohttp", "--parallel", str(STREAMS), "--null", *murls)),
+            Case(f"anyurl library, {STREAMS} streams",
+                 python_cmd("-m", "bench.bench_http", "stream", "--parallel", str(STREAMS), *murls)),
+        ], f"curl -Z --parallel-max {STREAMS}", unit_work=(STREAMS * STREAM_MIB, "MiB"))
     finally:
         big.unlink(missing_ok=True)
+        mid.unlink(missing_ok=True)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
@@ -195,6 +148,26 @@ async def _many(outdir: str, urls: list[str], parallel: int) -> None:
         await asyncio.gather(*(one(u) for u in urls))
 
 
+async def _stream(urls: list[str], parallel: int, size: int) -> None:
+    """Stream every URL to /dev/null, *parallel* at a time; each must deliver *size* bytes."""
+    from anyurl import Client, Limits
+
+    sem = asyncio.Semaphore(parallel)
+    fd = os.open(os.devnull, os.O_WRONLY)
+    async with Client(limits=Limits(per_host=parallel)) as client:
+
+        async def one(url: str) -> None:
+            got = 0
+            async with sem, client.open(url) as body:
+                async for chunk in body:
+                    got += os.write(fd, chunk)
+            if got != size:
+                raise RuntimeError(f"{url}: {got} bytes, expected {size}")
+
+        await asyncio.gather(*(one(u) for u in urls))
+    os.close(fd)
+
+
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.bench_http")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -205,6 +178,10 @@ def main(argv: list[str]) -> None:
     m.add_argument("--parallel", type=int, default=32)
     m.add_argument("dir")
     m.add_argument("urls", nargs="+")
+    st = sub.add_parser("stream", help="stream URLs to /dev/null, N at a time, with one Client")
+    st.add_argument("--parallel", type=int, default=STREAMS)
+    st.add_argument("--size", type=int, default=STREAM_MIB * MIB)
+    st.add_argument("urls", nargs="+")
     r = sub.add_parser("run", help="run the benchmark (as bench.run does)")
     r.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -214,6 +191,8 @@ def main(argv: list[str]) -> None:
         run_with_servers(run, args.quick)
     elif args.cmd == "get":
         asyncio.run(_get(args.url, args.file))
+    elif args.cmd == "stream":
+        asyncio.run(_stream(args.urls, args.parallel, args.size))
     else:
         asyncio.run(_many(args.dir, args.urls, args.parallel))
 

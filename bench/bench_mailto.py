@@ -24,7 +24,7 @@ import tempfile
 from email.message import EmailMessage
 from pathlib import Path
 
-from bench.harness import anyurl_cmd, measure, python_cmd, report
+from bench.harness import Case, anyurl_cmd, bench_env, compare, python_cmd
 
 SENDER, RCPT = "alice@example.org", "bob@example.org"
 
@@ -42,7 +42,6 @@ def run(launcher: object, quick: bool) -> None:
     host, port = ep.host, str(ep.port)
     size = (2 if quick else 8) << 20
     n_small = 20 if quick else 50
-    repeat = 3 if quick else 5
     work = Path(tempfile.mkdtemp(prefix="bench-mailto-"))
     big = work / "big.bin"
     big.write_bytes(os.urandom(size))
@@ -50,30 +49,25 @@ def run(launcher: object, quick: bool) -> None:
     body.write_text("benchmark body\n")
     eml = work / "message.eml"
     eml.write_bytes(_message(big).as_bytes())
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
-           "ANYURL_SMTP_HOST": host, "ANYURL_SMTP_PORT": port, "ANYURL_SMTP_STARTTLS": "0"}
+    env = bench_env(ANYURL_SMTP_HOST=host, ANYURL_SMTP_PORT=port, ANYURL_SMTP_STARTTLS="0")
     curl = shutil.which("curl") or "curl"
     try:
         send = anyurl_cmd("send", "-q", f"mailto:{RCPT}?subject=bench", "--from", SENDER, "--attach", str(big))
-        results = [
-            measure("anyurl send --attach", ["sh", "-c", f'exec "$0" "$@" < {body}', *send], repeat, env=env),
-            measure("python email+smtplib", python_cmd("-m", "bench.bench_mailto", "smtplib-attach", host, port,
-                                                       str(big)), repeat, env=env),
-            measure("curl -T message.eml", [curl, "-sS", f"smtp://{host}:{port}", "--mail-from", SENDER,
-                                            "--mail-rcpt", RCPT, "-T", str(eml)], repeat, env=env),
-        ]
-        report(f"mailto: one message with a {size >> 20} MiB attachment to Exim", results,
-               reference="python email+smtplib", unit_work=(size / (1 << 20), "MiB"))
+        compare(f"mailto: one message with a {size >> 20} MiB attachment to Exim", [
+            Case("anyurl send --attach", ["sh", "-c", f'exec "$0" "$@" < {body}', *send], env=env),
+            Case("python email+smtplib", python_cmd("-m", "bench.bench_mailto", "smtplib-attach", host, port,
+                                                    str(big))),
+            Case("curl -T message.eml", [curl, "-sS", f"smtp://{host}:{port}", "--mail-from", SENDER,
+                                         "--mail-rcpt", RCPT, "-T", str(eml)]),
+        ], "python email+smtplib", unit_work=(size / (1 << 20), "MiB"))
         small = launcher.get("aiosmtpd_server")  # type: ignore[attr-defined]
         shost, sport = small.host, str(small.port)
-        results = [
-            measure("anyurl Client.send_mail x N", python_cmd("-m", "bench.bench_mailto", "api", shost, sport,
-                                                               str(n_small)), repeat, env=env),
-            measure("smtplib send_message x N", python_cmd("-m", "bench.bench_mailto", "smtplib", shost, sport,
-                                                          str(n_small)), repeat, env=env),
-        ]
-        report(f"mailto: {n_small} small messages, one connection each, to aiosmtpd", results,
-               reference="smtplib send_message x N", unit_work=(n_small, "msg"))
+        compare(f"mailto: {n_small} small messages, one connection each, to aiosmtpd", [
+            Case("anyurl Client.send_mail x N", python_cmd("-m", "bench.bench_mailto", "api", shost, sport,
+                                                            str(n_small))),
+            Case("smtplib send_message x N", python_cmd("-m", "bench.bench_mailto", "smtplib", shost, sport,
+                                                       str(n_small))),
+        ], "smtplib send_message x N", unit_work=(n_small, "msg"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -1,8 +1,8 @@
 """Fetch N articles of one group from INN: anyurl (one reused connection, and
 in parallel) vs Python's nntplib, all on the same server in the same run.
 
-``python -m bench.run news [--quick]``: 5,000 articles (500 with --quick),
-injected into a fresh group at setup. Every case writes each article to its
+``python -m bench.run news [--quick]``: 1,000 articles (200 with --quick),
+injected into a fresh group at setup, at most 3 interleaved rounds. Every case writes each article to its
 own file, so the work is the same. Ratios > 1 mean faster than nntplib.
 
 The client roles run as their own processes through this module:
@@ -13,7 +13,6 @@ The client roles run as their own processes through this module:
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import sys
 import tempfile
@@ -21,7 +20,8 @@ import time
 import warnings
 from pathlib import Path
 
-from bench.harness import Result, anyurl_cmd, measure, python_cmd, report
+from bench import harness
+from bench.harness import Case, anyurl_cmd, compare, python_cmd
 
 BODY_LINES = 40  # about 2.5 KB per article, a typical text posting
 
@@ -45,8 +45,10 @@ def _setup(launcher: object, n: int) -> tuple[str, int, str]:
 
 
 def run(launcher: object, quick: bool) -> None:
-    n = 500 if quick else 5000
-    repeat = 3  # plain nntplib needs about 45 ms per article against nnrpd (see docs/news.md)
+    n = 200 if quick else 1000
+    # plain nntplib is latency-bound (about 45 ms per article against nnrpd, see docs/news.md):
+    # at most 3 rounds keep the group near 2.5 minutes
+    rounds = min(harness.ROUNDS, 3)
     host, port, group = _setup(launcher, n)
     out = Path(tempfile.mkdtemp(prefix="bench-news-"))
     urls = [f"nntp://{host}:{port}/{group}/{i}" for i in range(1, n + 1)]
@@ -61,25 +63,17 @@ def run(launcher: object, quick: bool) -> None:
             raise RuntimeError(f"expected {n} article files, got {len(files)}")
 
     role = python_cmd("-m", "bench.bench_news")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    results: list[Result] = [
-        # plain nntplib is latency-bound (about 45 ms per article): one run is enough at 5,000
-        measure("nntplib (one connection)", role + ["nntplib", host, str(port), group, str(n), str(out)],
-                repeat if quick else 1, before=clean, after=check, env=env),
-        measure("nntplib + TCP_QUICKACK (patched)",
-                role + ["nntplib-quickack", host, str(port), group, str(n), str(out)],
-                repeat, before=clean, after=check, env=env),
-        measure("anyurl API, sequential (reuse)", role + ["anyurl", host, str(port), group, str(n), str(out)],
-                repeat, before=clean, after=check, env=env),
-        measure("anyurl API, 4 concurrent", role + ["anyurl4", host, str(port), group, str(n), str(out)],
-                repeat, before=clean, after=check, env=env),
-        measure("anyurl get -d --parallel 1", anyurl_cmd("get", "-q", "--parallel", "1", "-d", str(out), *urls),
-                repeat, before=clean, after=check, env=env),
-        measure("anyurl get -d --parallel 4", anyurl_cmd("get", "-q", "--parallel", "4", "-d", str(out), *urls),
-                repeat, before=clean, after=check, env=env),
-    ]
-    report(f"news: fetch {n} articles of one group from INN", results,
-           reference="nntplib (one connection)", unit_work=(n, "articles"))
+    args = [host, str(port), group, str(n), str(out)]
+    compare(f"news: fetch {n} articles of one group from INN", [
+        Case("nntplib (one connection)", role + ["nntplib", *args], clean, check),
+        Case("nntplib + TCP_QUICKACK (patched)", role + ["nntplib-quickack", *args], clean, check),
+        Case("anyurl API, sequential (reuse)", role + ["anyurl", *args], clean, check),
+        Case("anyurl API, 4 concurrent", role + ["anyurl4", *args], clean, check),
+        Case("anyurl get -d --parallel 1", anyurl_cmd("get", "-q", "--parallel", "1", "-d", str(out), *urls),
+             clean, check),
+        Case("anyurl get -d --parallel 4", anyurl_cmd("get", "-q", "--parallel", "4", "-d", str(out), *urls),
+             clean, check),
+    ], "nntplib (one connection)", rounds=rounds, unit_work=(n, "articles"))
     shutil.rmtree(out, ignore_errors=True)
 
 

@@ -20,52 +20,48 @@ zoomsh.
 from __future__ import annotations
 
 import asyncio
-import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import anyurl_cmd, measure, python_cmd, report
+from bench import harness
+from bench.harness import Case, anyurl_cmd, compare, python_cmd
 
 LOOPS = 100
 
 
 def run(launcher: object, quick: bool) -> None:
-    repeat = 3 if quick else 7
     ep = launcher.get("yaz_ztest")  # type: ignore[attr-defined]
     target = f"tcp:{ep.host}:{ep.port}/Default"
     work = Path(tempfile.mkdtemp(prefix="bench-wais-"))
     script = work / "yaz-client.cmds"
     script.write_text(f"open {target}\nformat sutrs\nfind computer\nshow 1+23\nquit\n")
+    rounds = harness.ROUNDS + 2  # short runs: a few more rounds
 
     search = f"wais://{ep.host}:{ep.port}/Default?computer"
-    results = [
-        measure("zoomsh search+23 records", ["zoomsh", f"connect {target}", "set preferredRecordSyntax sutrs",
-                                             "search computer", "show 0 23", "quit"], repeat),
-        measure("yaz-client search+23 records", ["yaz-client", "-f", str(script)], repeat),
-        measure("anyurl get (search listing)", anyurl_cmd("get", search, "-o", str(work / "listing.txt")), repeat),
-    ]
-    report("wais: search with 23 hits and their headlines", results, reference="zoomsh search+23 records")
+    compare("wais: search with 23 hits and their headlines", [
+        Case("zoomsh search+23 records", ["zoomsh", f"connect {target}", "set preferredRecordSyntax sutrs",
+                                          "search computer", "show 0 23", "quit"]),
+        Case("yaz-client search+23 records", ["yaz-client", "-f", str(script)]),
+        Case("anyurl get (search listing)", anyurl_cmd("get", search, "-o", str(work / "listing.txt"))),
+    ], "zoomsh search+23 records", rounds=rounds)
 
     doc = f"wais://{ep.host}:{ep.port}/Default/XML/z1%3A1%3Acomputer"
-    results = [
-        measure("zoomsh search+1 XML record", ["zoomsh", f"connect {target}", "set preferredRecordSyntax xml",
-                                               "search computer", "show 0 1", "quit"], repeat),
-        measure("anyurl get (XML document)", anyurl_cmd("get", doc, "-o", str(work / "doc.xml")), repeat),
-    ]
-    report("wais: one document as MARCXML", results, reference="zoomsh search+1 XML record")
+    compare("wais: one document as MARCXML", [
+        Case("zoomsh search+1 XML record", ["zoomsh", f"connect {target}", "set preferredRecordSyntax xml",
+                                            "search computer", "show 0 1", "quit"]),
+        Case("anyurl get (XML document)", anyurl_cmd("get", doc, "-o", str(work / "doc.xml"))),
+    ], "zoomsh search+1 XML record", rounds=rounds)
 
     cmds = [f"connect {target}", "set preferredRecordSyntax sutrs"]
     for _ in range(LOOPS):
         cmds += ["search computer", "show 0 23"]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    results = [
-        measure(f"zoomsh {LOOPS} searches, 1 session", ["zoomsh", *cmds, "quit"], repeat),
-        measure(f"anyurl API {LOOPS} searches", python_cmd("-m", "bench.bench_wais", "loop", search, str(LOOPS)),
-                repeat, env=env),
-    ]
-    report(f"wais: {LOOPS} searches of 23 hits in one process", results,
-           reference=f"zoomsh {LOOPS} searches, 1 session")
+    compare(f"wais: {LOOPS} searches of 23 hits in one process", [
+        Case(f"zoomsh {LOOPS} searches, 1 session", ["zoomsh", *cmds, "quit"]),
+        Case(f"anyurl API {LOOPS} searches", python_cmd("-m", "bench.bench_wais", "loop", search, str(LOOPS))),
+    ], f"zoomsh {LOOPS} searches, 1 session", rounds=rounds)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 async def _loop(url: str, n: int) -> None:

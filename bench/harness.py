@@ -1,9 +1,23 @@
-"""One benchmark harness: whole-process runs, medians, peak RSS, ratios.
+"""One benchmark harness: interleaved rounds, medians with their spread,
+each process's own peak RSS, and the machine's load beside every table.
 
-Every case is a command line run as its own process (so peak RSS is that
-process's own, read with wait4). A group compares several commands doing the
-same work in the same run and prints each one's median time and its ratio to
-the group's reference (ratio > 1 means faster than the reference).
+A group compares several commands doing the same work. ``compare`` runs them
+in rounds: every round runs each command once, in an order rotated from round
+to round, so a burst of load from someone else on the shared machine hits all
+commands of that round rather than deciding a ratio. For each command the
+table shows its median wall time, the median of its per-round speed ratios
+(reference time / its time in the same round; > 1 means faster than the
+reference), the min-max of those per-round ratios, its median CPU time and
+its peak RSS.
+
+Peak RSS comes from ``/usr/bin/time -f %M`` wrapped around each command: the
+child is forked from that small program, not from this Python process, whose
+resident pages a vfork/fork child would otherwise count as its own (Linux
+carries the pre-exec high-water mark across exec).
+
+The 1-minute load average before and after each group is printed beside it
+and stored with it in bench/results/latest.jsonl; every group is also
+appended as a Markdown table to bench/results/latest.md.
 """
 
 from __future__ import annotations
@@ -13,86 +27,140 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 VENV_BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
+TIME = "/usr/bin/time"
+
+# Rounds per group; bench.run sets ROUNDS from --quick / --rounds.
+ROUNDS = 5
 
 
 @dataclass
 class Run:
     seconds: float
     max_rss_kib: int
-    returncode: int
+    cpu_seconds: float
 
 
 @dataclass
-class Result:
+class Case:
+    """One command of a group. ``before``/``after`` run untimed around each run
+    (``after`` checks the output: a benchmark run must be a complete one)."""
+
     name: str
+    argv: Sequence[str]
+    before: Callable[[], None] | None = None
+    after: Callable[[], None] | None = None
+    env: dict[str, str] | None = None
     runs: list[Run] = field(default_factory=list)
 
-    @property
-    def median(self) -> float:
-        return statistics.median(r.seconds for r in self.runs)
 
-    @property
-    def peak_rss_mib(self) -> float:
-        return max(r.max_rss_kib for r in self.runs) / 1024
-
-
-def run_once(argv: Sequence[str], *, stdout: int | None = subprocess.DEVNULL,
-             env: dict[str, str] | None = None, cwd: str | None = None) -> Run:
-    """Run *argv* once; wall time and the child's own peak RSS."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(list(argv), stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): {err[-500:]}")
-    return Run(elapsed, usage.ru_maxrss, proc.returncode)
+def bench_env(**extra: str) -> dict[str, str]:
+    """The environment of every benchmarked process: the repository root on
+    PYTHONPATH (for ``python -m bench.*``; anyurl itself is not there, it lives
+    under src/), so ``import anyurl`` finds the bench venv's compiled install."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
 
 
-def measure(name: str, argv: Sequence[str], repeat: int = 5, *,
-            before: Callable[[], None] | None = None, after: Callable[[], None] | None = None,
-            env: dict[str, str] | None = None) -> Result:
-    """Median of *repeat* runs of *argv* (``before``/``after`` run untimed around each)."""
-    res = Result(name)
-    for _ in range(repeat):
-        if before:
-            before()
-        res.runs.append(run_once(argv, env=env))
-        if after:
-            after()
-    return res
+def run_once(argv: Sequence[str], env: dict[str, str] | None = None) -> Run:
+    """Run *argv* once under /usr/bin/time: wall time, CPU time and its own peak RSS."""
+    with tempfile.NamedTemporaryFile("r", prefix="bench-time-", suffix=".txt") as tf:
+        cmd = [TIME, "-f", "%M %U %S", "-o", tf.name, "--", *argv]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env=env if env is not None else bench_env(), cwd=ROOT, check=False)
+        elapsed = time.perf_counter() - t0
+        report = tf.read().strip().splitlines()
+    if proc.returncode != 0 or not report:
+        err = proc.stderr.decode(errors="replace")
+        raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): {err[-500:]} {report[-1:]}")
+    rss, user, sys_ = report[-1].split()
+    return Run(elapsed, int(rss), float(user) + float(sys_))
 
 
-def report(title: str, results: list[Result], reference: str | None = None,
-           unit_work: tuple[float, str] | None = None) -> dict[str, object]:
-    """Print one group: median seconds, peak RSS, and time ratio reference/this
-    (so > 1.0 means this is faster than the reference). *unit_work* = (amount,
-    unit) adds a throughput column, e.g. (1024, "MiB")."""
-    ref = next((r for r in results if r.name == reference), results[0])
+def load1() -> float:
+    return os.getloadavg()[0]
+
+
+def _ratio_stats(ref: list[float], mine: list[float]) -> tuple[float, float, float]:
+    ratios = [r / m if m else float("inf") for r, m in zip(ref, mine, strict=True)]
+    return statistics.median(ratios), min(ratios), max(ratios)
+
+
+def compare(title: str, cases: list[Case], reference: str | None = None, *,
+            rounds: int | None = None, unit_work: tuple[float, str] | None = None) -> dict[str, object]:
+    """Run *cases* in interleaved rounds and print/store the group's table.
+
+    *unit_work* = (amount, unit) adds a throughput column, e.g. (1024, "MiB")."""
+    rounds = rounds or ROUNDS
+    load_before = load1()
+    t0 = time.monotonic()
+    for i in range(rounds):
+        k = i % len(cases)
+        for case in cases[k:] + cases[:k]:
+            if case.before:
+                case.before()
+            case.runs.append(run_once(case.argv, case.env))
+            if case.after:
+                case.after()
+    return report(title, cases, reference, unit_work=unit_work, load=(load_before, load1()),
+                  wall=time.monotonic() - t0)
+
+
+def report(title: str, cases: list[Case], reference: str | None = None, *,
+           unit_work: tuple[float, str] | None = None, load: tuple[float, float] | None = None,
+           wall: float | None = None, rss: bool = True) -> dict[str, object]:
+    """Print and store one group whose cases hold the same number of runs (one per round)."""
+    ref = next((c for c in cases if c.name == reference), cases[0])
+    ref_times = [r.seconds for r in ref.runs]
+    load = load or (load1(), load1())
+    rounds = len(ref.runs)
     print(f"\n== {title}")
-    print(f"   {'command':<40} {'median s':>9} {'speed vs ' + ref.name:>22} {'peak RSS MiB':>13}"
-          + (f" {unit_work[1] + '/s':>10}" if unit_work else ""))
+    print(f"   {rounds} interleaved rounds; load average (1 min) {load[0]:.2f} before, {load[1]:.2f} after"
+          + (f"; {wall:.0f} s" if wall is not None else ""))
+    head = (f"   {'command':<44} {'median s':>9} {'ratio':>6} {'min-max':>11} {'CPU s':>7}"
+            + (f" {'peak RSS MiB':>12}" if rss else "") + (f" {unit_work[1] + '/s':>10}" if unit_work else ""))
+    print(head)
     rows = []
-    for r in results:
-        ratio = ref.median / r.median if r.median else float("inf")
-        line = f"   {r.name:<40} {r.median:9.3f} {ratio:22.2f} {r.peak_rss_mib:13.1f}"
+    md = [f"\n### {title}\n", f"{rounds} interleaved rounds; load average {load[0]:.2f} before, {load[1]:.2f} after;"
+          f" ratio = {ref.name} time / this time, per round (median, min-max)\n",
+          "| command | median s | ratio | min-max | CPU s | peak RSS MiB |"
+          + (f" {unit_work[1]}/s |" if unit_work else ""),
+          "|---|---:|---:|---:|---:|---:|" + ("---:|" if unit_work else "")]
+    for c in cases:
+        med = statistics.median(r.seconds for r in c.runs)
+        ratio, lo, hi = _ratio_stats(ref_times, [r.seconds for r in c.runs])
+        cpu = statistics.median(r.cpu_seconds for r in c.runs)
+        peak = max(r.max_rss_kib for r in c.runs) / 1024
+        line = f"   {c.name:<44} {med:9.3f} {ratio:6.2f} {f'{lo:.2f}-{hi:.2f}':>11} {cpu:7.2f}"
+        if rss:
+            line += f" {peak:12.1f}"
         if unit_work:
-            line += f" {unit_work[0] / r.median:10.1f}"
+            line += f" {unit_work[0] / med:10.1f}"
         print(line, flush=True)
-        rows.append({"name": r.name, "median_s": r.median, "ratio_vs_ref": ratio,
-                     "peak_rss_mib": r.peak_rss_mib, "runs": [asdict(x) for x in r.runs]})
-    group = {"title": title, "reference": ref.name, "results": rows}
+        md.append(f"| {c.name} | {med:.3f} | {ratio:.2f} | {lo:.2f}-{hi:.2f} | {cpu:.2f} | "
+                  + (f"{peak:.1f} |" if rss else "- |") + (f" {unit_work[0] / med:.1f} |" if unit_work else ""))
+        rows.append({"name": c.name, "argv": [str(a) for a in c.argv], "median_s": med, "ratio": ratio,
+                     "ratio_min": lo, "ratio_max": hi, "cpu_median_s": cpu,
+                     "peak_rss_mib": peak if rss else None, "runs": [asdict(x) for x in c.runs]})
+    group = {"title": title, "reference": ref.name, "rounds": rounds, "load_before": load[0],
+             "load_after": load[1], "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+             "results": rows}
     RESULTS.mkdir(exist_ok=True)
     with open(RESULTS / "latest.jsonl", "a") as f:
         f.write(json.dumps(group) + "\n")
+    with open(RESULTS / "latest.md", "a") as f:
+        f.write("\n".join(md) + "\n")
     return group
 
 

@@ -5,20 +5,16 @@
 lists are, with user info, ports, escapes, queries, typecodes and gopher
 search strings mixed in. The same arguments always give the same list.
 
-Run it to time ``anyurl.urls.parse`` against ``urllib.parse.urlsplit``::
+Run it to time ``anyurl.urls.parse`` against ``urllib.parse.urlsplit`` in
+alternating rounds (``bench/bench_parse.py`` runs it as a benchmark group)::
 
-    python bench/parse_corpus.py [n] [--rounds R] [--wall]
-
-Rounds alternate A/B/A/B (parse, then urlsplit, on the whole corpus) so a
-change in machine load hits both alike; the report gives each side's median
-and spread (min-max) and the median of the per-round ratios. Times are the
-process's CPU time unless ``--wall`` is given (on a shared machine, CPU time
-is much less noisy).
+    python -m bench.parse_corpus [n [rounds]] [--json]
 """
 
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable
 
 __all__ = ["corpus"]
@@ -112,47 +108,49 @@ def corpus(n: int = 100_000, seed: int = 1) -> list[str]:
     return out
 
 
-def _main() -> None:
-    import argparse
-    import statistics
+def timings(n: int = 100_000, rounds: int = 7) -> list[tuple[float, float]]:
+    """(parse seconds, urlsplit seconds) over the corpus of *n* URLs, per round;
+    the two alternate which goes first from round to round."""
     import time
     from urllib.parse import urlsplit
 
     from anyurl.urls import parse
 
-    ap = argparse.ArgumentParser(description="anyurl.parse vs urllib.parse.urlsplit, interleaved rounds")
-    ap.add_argument("n", type=int, nargs="?", default=100_000, help="corpus size (default 100000)")
-    ap.add_argument("--rounds", type=int, default=7, help="A/B rounds (default 7)")
-    ap.add_argument("--wall", action="store_true", help="wall-clock time instead of CPU time")
-    args = ap.parse_args()
-    clock = time.perf_counter if args.wall else time.process_time
-    urls = corpus(args.n)
+    urls = corpus(n)
 
-    def run(fn: Callable[[str], object]) -> float:
-        start = clock()
+    def timed(f: Callable[[str], object]) -> float:
+        t0 = time.perf_counter()
         for u in urls:
-            fn(u)
-        return clock() - start
+            f(u)
+        return time.perf_counter() - t0
 
-    run(parse)      # warm-up: compile the patterns, fill caches
-    run(urlsplit)
-    ours: list[float] = []
-    theirs: list[float] = []
-    for _ in range(args.rounds):
-        ours.append(run(parse))
-        theirs.append(run(urlsplit))
-    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+    out = []
+    for i in range(rounds):
+        if i % 2:
+            theirs = timed(urlsplit)
+            ours = timed(parse)
+        else:
+            ours = timed(parse)
+            theirs = timed(urlsplit)
+        out.append((ours, theirs))
+    return out
 
-    def show(name: str, times: list[float]) -> str:
-        per = 1e6 / args.n
-        return (f"{name:9s} median {statistics.median(times):.3f}s ({statistics.median(times) * per:.2f} us/URL), "
-                f"spread {min(times):.3f}-{max(times):.3f}s")
 
-    print(f"{args.n} URLs, {args.rounds} interleaved rounds, {'wall' if args.wall else 'CPU'} time")
-    print(show("parse", ours))
-    print(show("urlsplit", theirs))
-    print(f"ratio parse/urlsplit: median {statistics.median(ratios):.2f}x, "
-          f"spread {min(ratios):.2f}-{max(ratios):.2f}x")
+def _main() -> None:
+    import json
+    import statistics
+
+    args = [a for a in sys.argv[1:] if a != "--json"]
+    n = int(args[0]) if args else 100_000
+    rounds = int(args[1]) if len(args) > 1 else 7
+    res = timings(n, rounds)
+    if "--json" in sys.argv:
+        print(json.dumps(res))
+        return
+    ratios = [o / t for o, t in res]
+    print(f"{n} URLs, {rounds} rounds: parse {statistics.median(o for o, _ in res):.3f}s, "
+          f"urlsplit {statistics.median(t for _, t in res):.3f}s, parse time / urlsplit time "
+          f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python -m bench.raw_aiohttp URL FILE                  one download (FILE "-": stdout)
     python -m bench.raw_aiohttp --parallel N -d DIR URL... many downloads, N at a time
+    python -m bench.raw_aiohttp --parallel N --null URL... the same, each to /dev/null
 
 A plain ClientSession, ``iter_chunked`` with large chunks, blocking writes
 (what a careful script would do); it is the bar anyurl's data path must meet.
@@ -37,11 +38,12 @@ async def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.raw_aiohttp")
     ap.add_argument("urls", nargs="+")
     ap.add_argument("-d", "--dir")
+    ap.add_argument("--null", action="store_true", help="write every download to /dev/null")
     ap.add_argument("--parallel", type=int, default=1)
     args = ap.parse_args(argv)
     connector = aiohttp.TCPConnector(limit=0, limit_per_host=max(args.parallel, 1))
     async with aiohttp.ClientSession(connector=connector, read_bufsize=CHUNK) as session:
-        if args.dir is None:
+        if args.dir is None and not args.null:
             url, dest = args.urls
             await _get(session, url, dest)
             return
@@ -49,7 +51,8 @@ async def main(argv: list[str]) -> None:
 
         async def one(url: str) -> None:
             async with sem:
-                await _get(session, url, os.path.join(args.dir, url.rsplit("/", 1)[-1]))
+                dest = os.devnull if args.null else os.path.join(args.dir, url.rsplit("/", 1)[-1])
+                await _get(session, url, dest)
 
         await asyncio.gather(*(one(u) for u in args.urls))
 

@@ -1,21 +1,30 @@
-"""Run the benchmarks: ``python -m bench.run [scheme ...]``.
+"""Run the benchmarks: ``bench/.venv/bin/python -m bench.run [group ...] [--quick]``.
 
-Each scheme has a module bench/bench_<scheme>.py with
+``make bench`` first builds bench/.venv (bench/venv.py: the package installed
+from this tree as a wheel, with its bytecode compiled) and then runs this with
+that venv's Python. Each group has a module bench/bench_<group>.py with
 ``def run(launcher: fixtures.launcher.Launcher, quick: bool) -> None`` that
-starts the servers it needs through the launcher and prints its groups with
-bench.harness.report. Results are appended to bench/results/latest.jsonl.
+starts the servers it needs and prints its tables with bench.harness.compare.
+Results: bench/results/latest.jsonl (every run) and bench/results/latest.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import importlib
+import os
 import pkgutil
+import platform
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from fixtures.launcher import Launcher
+
+from bench import harness
 
 
 def run_with_servers(run: Callable[[Launcher, bool], None], quick: bool) -> None:
@@ -28,26 +37,61 @@ def run_with_servers(run: Callable[[Launcher, bool], None], quick: bool) -> None
         launcher.remove()
 
 
+def installed_anyurl() -> Path:
+    """Where benchmarked processes import anyurl from; refuse the source tree
+    (an editable install without bytecode recompiles anyurl in every process)."""
+    out = subprocess.run([sys.executable, "-c", "import anyurl; print(anyurl.__file__)"],
+                         capture_output=True, text=True, env=harness.bench_env(), cwd=harness.ROOT, check=True)
+    path = Path(out.stdout.strip()).resolve()
+    if "site-packages" not in path.parts or not (path.parent / "__pycache__").is_dir():
+        raise SystemExit(f"anyurl comes from {path}, not a compiled install: run `make bench` "
+                         "(or python bench/venv.py, then bench/.venv/bin/python -m bench.run)")
+    return path
+
+
+def header(groups: list[str], quick: bool) -> str:
+    commit = subprocess.run(["git", "-C", str(harness.ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True, check=False).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(harness.ROOT), "status", "--porcelain", "--", "src"],
+                           capture_output=True, text=True, check=False).stdout.strip()
+    return (f"# bench run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
+            f"commit {commit}{' (src modified)' if dirty else ''}; groups {' '.join(groups)}"
+            f"{' (--quick)' if quick else ''}; {harness.ROUNDS} rounds; {os.cpu_count()} CPUs; "
+            f"Python {platform.python_version()}; anyurl from {installed_anyurl()}; "
+            f"load average at start {harness.load1():.2f}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.run")
-    ap.add_argument("schemes", nargs="*", help="which benchmarks (default: all)")
-    ap.add_argument("--quick", action="store_true", help="smaller files and fewer runs")
+    ap.add_argument("groups", nargs="*", help="which benchmarks (default: all)")
+    ap.add_argument("--quick", action="store_true", help="smaller files and 3 rounds (a few minutes)")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds per group (default 5; 3 with --quick)")
     args = ap.parse_args(argv)
+    harness.ROUNDS = args.rounds or (3 if args.quick else 5)
     here = Path(__file__).resolve().parent
     available = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules([str(here)])
                        if m.name.startswith("bench_"))
-    chosen = args.schemes or available
+    chosen = args.groups or available
     unknown = [n for n in chosen if n not in available]
     if unknown:
         print(f"no benchmark {unknown[0]!r}; have {available}", file=sys.stderr)
         return 2
+    # the bench's own scripts run as processes too: compile them once, not in every run
+    compileall.compile_dir(here, quiet=1)
+    compileall.compile_dir(harness.ROOT / "fixtures", quiet=1)
+    head = header(chosen, args.quick)
+    print(head, flush=True)
+    harness.RESULTS.mkdir(exist_ok=True)
+    (harness.RESULTS / "latest.md").write_text(head)
     launcher = Launcher()
+    t0 = time.monotonic()
     try:
         for name in chosen:
             importlib.import_module(f"bench.bench_{name}").run(launcher, args.quick)
     finally:
         launcher.stop_all()
         launcher.remove()
+    print(f"\nall groups in {time.monotonic() - t0:.0f} s; tables in {harness.RESULTS / 'latest.md'}")
     return 0
 
 
