@@ -290,7 +290,8 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
                  **walk_options: Any) -> MirrorResult:
     """Reproduce the tree at *url* under *dest* (see the module docstring).
 
-    *parallel* files download at once; *resume* keeps and continues partial
+    *parallel* files download at once; *max_depth* is the number of directory
+    levels below *url* (0: only its own files); *resume* keeps and continues partial
     files; *newer* skips files whose local copy has the remote size and is not
     older; *force* replaces files with other content; *include*/*exclude* are
     glob patterns matched against the relative path and the file name.
@@ -306,4 +307,6 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
                   include=include, exclude=exclude, progress=progress)
     walk_options.setdefault("per_host", 2)
-    return await job.run(url, {"max_depth": max_depth, **walk_options})
+    # levels of directories below url -> depth of the entries walked
+    depth = None if max_depth is None else max_depth + 1
+    return await job.run(url, {"max_depth": depth, **walk_options})
