@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import AnyURLError, TransferError
 from .handlers.file import file_url_for
 from .response import Entry, translate_errors
-from .urls import FTPURL, URL, FileURL, parse, percent_encode
+from .urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 
 if TYPE_CHECKING:
     from .client import Client
@@ -124,9 +124,33 @@ def _family(scheme: str) -> str:
     return _FAMILY.get(scheme, scheme)
 
 
-def _is_ancestor(candidate: URL, of: Iterable[str]) -> bool:
+def _where(u: URL) -> tuple[str, str, int, str] | None:
+    """(scheme, host, port, path) of a URL whose path is a "/" hierarchy, else None."""
+    if isinstance(u, FTPURL):
+        path = "/".join((*u.cwd, u.name))
+    elif isinstance(u, GopherURL):
+        if u.search is not None or u.gopher_plus is not None:
+            return None
+        path = u.selector
+    elif isinstance(u, (HTTPURL, FileURL)):
+        if getattr(u, "search", None) is not None:
+            return None
+        path = u.path
+    else:
+        return None
+    return (_family(u.scheme), _host_of(u), getattr(u, "port", 0), path.strip("/"))
+
+
+def _is_ancestor(candidate: URL, here: URL, of: Iterable[str]) -> bool:
+    """*candidate* is a directory listed above (or is) *here*, or its path is a prefix of
+    *here*'s (a ".." parent link or a link back to the top)."""
     key = _canonical(candidate)
-    return any(key == a for a in of)
+    if any(key == a for a in of):
+        return True
+    c, h = _where(candidate), _where(here)
+    if c is None or h is None or c[:3] != h[:3]:
+        return False
+    return c[3] == h[3] or c[3] == "" or h[3].startswith(c[3] + "/")
 
 
 def _fingerprint(entries: list[Entry]) -> int:
@@ -270,7 +294,7 @@ class _Walker:
             u = parse(entry.url)
         except AnyURLError:
             return
-        if not self.in_scope(listed, u) or _is_ancestor(u, ancestors):
+        if not self.in_scope(listed, u) or _is_ancestor(u, listed, ancestors):
             return
         if self.max_depth is not None and job.depth + 1 > self.max_depth:
             return
