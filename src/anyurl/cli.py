@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs star
 
     from .client import Client
     from .progress import TransferProgress
-    from .response import Entry
+    from .response import Body, Entry
     from .urls import URL
 else:
     class _OnFirstUse:
@@ -56,7 +56,7 @@ EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPI
 EXIT_INTERNAL = 70  # a bug in anyurl (EX_SOFTWARE); --debug shows the traceback
 EXIT_NOT_DIRECTORY = 1  # `ls` on a URL that is not directory-like
 
-COMMANDS = ("get", "ls", "stat", "parse", "extract", "put", "send", "open")
+COMMANDS = ("get", "ls", "stat", "mirror", "parse", "extract", "put", "send", "open")
 # global options that take a value (so the default-command detection can skip it)
 _GLOBAL_WITH_VALUE = {"--email", "--news-server", "--user-agent"}
 _GLOBAL_FLAGS = {"--debug", "-v", "--verbose"}
@@ -113,6 +113,7 @@ def _epilog() -> str:
         "commands:",
         "  get URL...        download (to stdout, -o FILE, -O, or -d DIR)",
         "  ls URL            list a directory-like resource (FTP dir, gopher menu, news group...)",
+        "  mirror URL DIR    copy a directory tree into DIR (parallel, resumable, never overwrites)",
         "  parse URL         show the URL's components as JSON",
         "  extract [FILE]    print the URLs found in text (RFC 1738 appendix rules)",
         "  put FILE URL      upload FILE (FTP)",
@@ -239,7 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     get = sp.add_parser("get", help="download URLs", description="Download one or more URLs. "
                         "One URL without -o/-O/-d goes to standard output.")
-    get.add_argument("urls", nargs="+", metavar="URL")
+    get.add_argument("urls", nargs="*", metavar="URL")
+    get.add_argument("-i", "--input-file", metavar="FILE",
+                     help="also read URLs from FILE, one a line ('-': standard input; # comments)")
     out = get.add_mutually_exclusive_group()
     out.add_argument("-o", "--output", metavar="FILE", help="write to FILE ('-': standard output)")
     out.add_argument("-O", "--remote-name", action="store_true",
@@ -252,8 +255,39 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep a partial file on failure and resume it on the next --continue run")
     get.add_argument("--max-size", type=_size, metavar="N",
                      help="refuse resources larger than N bytes (suffixes k, M, G)")
+    get.add_argument("--force", action="store_true",
+                     help="replace an existing file that has other content (default: refuse)")
     _network_options(get)
     _global_options(get, sub=True)
+
+    mir = sp.add_parser("mirror", help="copy a directory tree into DIR",
+                        description="Copy every file below URL (FTP or file: directory, gopher menu, "
+                                    "news group...) into DIR, keeping the tree. Names are decoded once "
+                                    "and kept inside DIR; files are byte-exact; an existing file with "
+                                    "other content is never replaced without --force or --newer.")
+    mir.add_argument("url", metavar="URL")
+    mir.add_argument("dir", metavar="DIR")
+    mir.add_argument("--parallel", type=_positive_int, default=8, metavar="N",
+                     help="download up to N files at once (default 8)")
+    mir.add_argument("-c", "--continue", dest="resume", action="store_true",
+                     help="keep partial files on failure and resume them on the next --continue run")
+    mir.add_argument("-N", "--newer", action="store_true",
+                     help="skip files whose local copy has the remote size and is not older; "
+                          "replace the others")
+    mir.add_argument("--force", action="store_true", help="replace existing files that have other content")
+    mir.add_argument("--max-depth", type=_count, metavar="N", default=None,
+                     help="go at most N directory levels below URL (0: only the files of URL "
+                          "itself; default: no limit)")
+    mir.add_argument("--include", action="append", default=[], metavar="GLOB",
+                     help="only files whose relative path or name matches GLOB (repeatable)")
+    mir.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                     help="leave out files whose relative path or name matches GLOB (repeatable)")
+    mir.add_argument("--delay", type=_delay, metavar="S", default=0.0,
+                     help="at least S seconds between two listings of one host (default 0)")
+    mir.add_argument("--no-robots", dest="robots", action="store_false",
+                     help="ignore robots.txt on http(s) hosts")
+    _network_options(mir)
+    _global_options(mir, sub=True)
 
     ls = sp.add_parser("ls", help="list a directory-like resource",
                        description="List the entries of a directory-like resource "
@@ -495,7 +529,9 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         total=args.max_time,
     )
     # --parallel N against one server must not queue behind the default per-host limit
-    per_host = max(Limits().per_host, getattr(args, "parallel", 0) or 0)
+    # (a mirror also lists directories while N files download)
+    extra = 2 if getattr(args, "command", None) == "mirror" else 0
+    per_host = max(Limits().per_host, (getattr(args, "parallel", 0) or 0) + extra)
     retries = getattr(args, "retry", 0) or 0
     delay = getattr(args, "retry_delay", None)
     retry = Retry(attempts=1 + retries, backoff=1.0 if delay is None else delay)
@@ -546,6 +582,7 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
     ok = False
     try:
         async with client.open(url) as body:
+            _refuse_listing(url)(body)
             total = body.size
             if args.max_size is not None and total is not None and total > args.max_size:
                 raise TransferError(f"resource is {total} bytes, larger than the limit of "
@@ -570,13 +607,44 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
             tp.finish(bar, ok)
 
 
+def _read_url_list(source: str) -> list[str]:
+    """URLs from a file (or '-' for standard input): one a line, blank lines and # comments skipped."""
+    try:
+        if source == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(source).read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise ResourceNotFound(f"URL list {source}: no such file") from exc
+        raise TransferError(f"cannot read the URL list {source}: {exc.strerror or exc}") from exc
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _refuse_listing(url: URL) -> Callable[[Body], None]:
+    """``on_open`` for get: a directory listing is not a file to save."""
+
+    def check(body: Body) -> None:
+        if body.entries is not None:
+            raise errors.NotRetrievable(
+                "is a directory-like resource: use `anyurl ls URL` to list it or "
+                "`anyurl mirror URL DIR` to download its files", url=url)
+
+    return check
+
+
 async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl get``: download URLs; returns the first failing URL's exit code."""
     from pathlib import Path
 
     from .download import download, name_for_url
 
-    urls: list[str] = args.urls
+    urls: list[str] = list(args.urls)
+    if getattr(args, "input_file", None):
+        urls += _read_url_list(args.input_file)
+    if not urls:
+        rep.error("no URL given (as arguments or with -i FILE)")
+        return 2
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     if to_stdout and len(urls) > 1:
         rep.error("several URLs need -O or -d DIR (or one -o FILE per run)")
@@ -631,7 +699,15 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
             taken: set[str] = set()
             dests = []
             for u in parsed:
-                dests.append(directory / _unique(name_for_url(u), taken) if u is not None else None)
+                if u is None:
+                    dests.append(None)
+                    continue
+                name = name_for_url(u)
+                unique = _unique(name, taken)
+                if unique != name:  # several URLs of one name: each keeps its own file
+                    rep.info(f"{mask_password(str(u))} saved as {directory / unique} "
+                             f"({name} is taken by another URL)")
+                dests.append(directory / unique)
 
         sem = asyncio.Semaphore(args.parallel)
 
@@ -644,7 +720,8 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
                 ok = False
                 try:
                     await _with_deadline(args.max_time, download(
-                        client, u, dest, resume=args.resume, progress=bar, max_size=args.max_size), u)
+                        client, u, dest, resume=args.resume, progress=bar, max_size=args.max_size,
+                        on_open=_refuse_listing(u), overwrite=bool(getattr(args, "force", False))), u)
                     ok = True
                 except AnyURLError as exc:
                     await fail(i, exc)
@@ -676,6 +753,70 @@ def _label_for(u: URL) -> str:
         return name_for_url(u)
     except Exception:  # a label must never fail a download
         return u.scheme
+
+
+# -- mirror -----------------------------------------------------------------------
+
+
+class _MirrorStatus:
+    """One status line on a terminal (stderr), redrawn at most 5 times a second."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.last = 0.0
+
+    def __call__(self, result: Any) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.last < 0.2:
+            return
+        self.last = now
+        sys.stderr.write(f"\ranyurl: {result.files} files, {_human(result.bytes)}, "
+                         f"{result.unchanged} unchanged, {len(result.errors)} errors\x1b[K")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled and self.last:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _human(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB"):
+        value /= 1024
+        if value < 1024 or unit == "GiB":
+            break
+    return f"{value:.1f} {unit}"
+
+
+async def cmd_mirror(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
+    """``anyurl mirror URL DIR``: the tree below URL into DIR; a summary at the end."""
+    from .mirror import mirror
+
+    u = client.parse(args.url)
+    try:
+        on_terminal = not args.quiet and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        on_terminal = False
+    status = _MirrorStatus(on_terminal)
+    try:
+        result = await _with_deadline(args.max_time, mirror(
+            client, u, args.dir, parallel=args.parallel, resume=args.resume, newer=args.newer,
+            force=args.force, max_depth=args.max_depth, include=args.include, exclude=args.exclude,
+            progress=status, delay=args.delay, robots=args.robots), u)
+    finally:
+        status.done()
+    for url, path in result.renamed:
+        rep.info(f"{mask_password(url)} saved as {path} (its name was taken by another file)")
+    for _url, exc in result.errors:
+        rep.error(exc)
+    rep.info(f"mirrored {mask_password(str(u))} to {args.dir}: {result.files} files "
+             f"({result.bytes} bytes) written, {result.unchanged} unchanged, {result.excluded} excluded, "
+             f"{result.directories} directories, {len(result.errors)} errors "
+             f"in {result.seconds:.2f} s")
+    return result.errors[0][1].exit_code if result.errors else 0
 
 
 # -- stat -------------------------------------------------------------------------
@@ -946,6 +1087,8 @@ async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
             return await cmd_ls(args, client, rep)
         if args.command == "stat":
             return await cmd_stat(args, client, rep)
+        if args.command == "mirror":
+            return await cmd_mirror(args, client, rep)
         if args.command == "put":
             return await cmd_put(args, client, rep)
         if args.command == "send":

@@ -10,7 +10,7 @@ import netrc
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout
 from .handlers.base import Handler
@@ -19,6 +19,9 @@ from .registry import handler_class
 from .response import Body, Entry, Response, Stat, translate_errors
 from .settings import Limits, Policy, Request, Retry, Timeouts
 from .urls import URL, parse
+
+if TYPE_CHECKING:
+    from .walk import Found
 
 __all__ = ["Client", "Limits", "Policy", "Retry", "Timeouts", "connect", "fetch", "fetch_sync", "open"]
 
@@ -285,6 +288,14 @@ class Client:
             if isinstance(exc, AnyURLError):
                 raise
             raise FetchTimeout(f"stat took longer than {req.timeouts.total} s", url=req.url) from exc
+
+    def walk(self, url: str | URL, **kwargs: Any) -> AsyncIterator[Found]:
+        """Every resource reachable from *url*, breadth-first, deduplicated and polite:
+        ``async for found in client.walk(url, max_depth=3): ...`` (see :func:`anyurl.walk.walk`
+        for the keywords: max_depth, follow, same_host, cross_scheme, per_host, delay, robots)."""
+        from .walk import walk
+
+        return walk(self, url, **kwargs)
 
     async def upload(self, url: str | URL, source: bytes | str | os.PathLike[str], *,
                      timeouts: Timeouts | None = None, options: object | None = None) -> None:

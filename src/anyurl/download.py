@@ -43,7 +43,8 @@ from .urls import URL
 if TYPE_CHECKING:
     from .client import Client
 
-__all__ = ["PART_SUFFIX", "Progress", "download", "name_for_url", "part_path", "safe_name"]
+__all__ = ["PART_SUFFIX", "Progress", "WouldOverwrite", "download", "name_for_url", "part_path", "safe_name",
+           "same_content"]
 
 PART_SUFFIX = ".anyurl-part"
 MAX_NAME_BYTES = 255  # the usual file name limit (ext4, xfs, tmpfs)
@@ -52,6 +53,10 @@ MAX_NAME_BYTES = 255  # the usual file name limit (ext4, xfs, tmpfs)
 #: prefix) and the expected final size, or None when unknown. Called once when
 #: the transfer starts and after every chunk.
 Progress = Callable[[int, "int | None"], None]
+
+class WouldOverwrite(TransferError, FileExistsError):
+    """The destination exists with other content; it was left as it was (``overwrite=True`` replaces it)."""
+
 
 # Errors that would happen the same way from offset 0: never worth a restart.
 _NO_RESTART = (ResourceNotFound, AccessDenied, ConnectError, FetchTimeout, URLSyntaxError,
@@ -135,9 +140,10 @@ def name_for_url(url: URL | str) -> str:
     elif hasattr(url, "path"):  # http, file
         path = str(getattr(url, "path", "") or "")
         raw = "" if path.endswith("/") else _last_segment(path)
-    # URL fields may still carry %XX escapes; a name is for humans, decode once
-    if "%" in raw:
-        raw = urllib.parse.unquote(raw, errors="surrogateescape")
+        # only an HTTP path is kept encoded; every other field above is decoded by
+        # the parser already, and decoding it again would turn "a%2541" into "aA"
+        if url.scheme in ("http", "https") and "%" in raw:
+            raw = urllib.parse.unquote(raw, errors="surrogateescape")
     return safe_name(raw, "index")
 
 
@@ -212,6 +218,7 @@ async def download(
     progress: Progress | None = None,
     max_size: int | None = None,
     on_open: Callable[[Body], None] | None = None,
+    overwrite: bool = False,
     **options: Any,
 ) -> Path:
     """Stream *url* into the file *dest* atomically and return its path.
@@ -229,6 +236,10 @@ async def download(
     transfer when the size is announced). *on_open* is called with the
     :class:`Body` once the transfer starts (the CLI uses it for its progress
     bars). Extra keyword *options* go to :meth:`Client.open`.
+
+    An existing *dest* is never replaced by other content unless *overwrite*
+    is true: the download then fails with :class:`WouldOverwrite` and *dest*
+    keeps its bytes. The same content is not an error (the file is left alone).
     """
     u = client.parse(url)
     dest_path = Path(dest)
@@ -253,7 +264,11 @@ async def download(
         os.close(fd)
         fd = -1
         try:
-            os.replace(part, dest_path)
+            _place(part, dest_path, overwrite, u)
+        except WouldOverwrite:
+            with contextlib.suppress(OSError):
+                part.unlink()
+            raise
         except OSError as exc:
             raise TransferError(f"cannot rename {part} to {dest_path}: {exc.strerror or exc}",
                                 url=u) from exc
@@ -271,6 +286,46 @@ async def download(
             with contextlib.suppress(OSError):
                 if not resume or part.stat().st_size == 0:
                     part.unlink()
+
+
+def same_content(a: Path, b: Path, block: int = 1 << 20) -> bool:
+    """True when the regular files *a* and *b* hold the same bytes (a symlink *b* never matches)."""
+    try:
+        sa, sb = a.lstat(), b.lstat()
+    except OSError:
+        return False
+    if not (stat.S_ISREG(sa.st_mode) and stat.S_ISREG(sb.st_mode)) or sa.st_size != sb.st_size:
+        return False
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(block), fb.read(block)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+def _place(part: Path, dest: Path, overwrite: bool, u: URL) -> None:
+    """Move the finished part file to *dest*; without *overwrite*, never over other content."""
+    if overwrite:
+        os.replace(part, dest)
+        return
+    try:
+        os.link(part, dest)  # atomic: fails when dest exists, even if it appeared just now
+    except FileExistsError:
+        pass
+    except OSError:  # no hard links here (some FUSE/SMB mounts): check, then rename
+        if not os.path.lexists(dest):
+            os.replace(part, dest)
+            return
+    else:
+        part.unlink()
+        return
+    if same_content(part, dest):
+        part.unlink()  # nothing to change: the file already holds these bytes
+        return
+    raise WouldOverwrite(f"{dest} exists with different content and was left as it is "
+                         "(--force replaces it)", url=u)
 
 
 async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Progress | None,

@@ -313,3 +313,62 @@ async def test_special_destination_is_written_not_replaced(tmp_path: Path) -> No
     after = os.stat("/dev/null")
     assert (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
     assert ".null" + PART_SUFFIX not in leftovers(Path("/dev"))
+
+
+# -- issue 12: names decoded once, nothing overwritten silently --------------------
+
+
+@pytest.mark.parametrize(("url", "name"), [
+    ("ftp://h/a%2541.txt", "a%41.txt"),          # was "aA.txt" (decoded twice)
+    ("ftp://h/pct%2522.bin", "pct%22.bin"),      # was 'pct".bin'
+    ("ftp://h/pct%22.bin", 'pct".bin'),
+    ("file:///tmp/a%2541", "a%41"),
+    ("gopher://h/0/x%2541.txt", "x%41.txt"),
+    ("http://h/a%2541.txt", "a%41.txt"),         # HTTP paths stay encoded: decoded once here
+    ("http://h/a%20b.txt", "a b.txt"),
+])
+def test_name_for_url_decodes_once(url: str, name: str) -> None:
+    from anyurl.download import name_for_url
+
+    assert name_for_url(url) == name
+
+
+async def test_download_never_overwrites_other_content(tmp_path: Path) -> None:
+    from anyurl.client import Client
+    from anyurl.download import WouldOverwrite, download
+
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"new bytes")
+    dest = tmp_path / "dest.bin"
+    dest.write_bytes(b"precious")
+    async with Client() as client:
+        with pytest.raises(WouldOverwrite) as info:
+            await download(client, src.as_uri(), dest)
+        assert "--force" in str(info.value) and isinstance(info.value, FileExistsError)
+        assert dest.read_bytes() == b"precious"
+        assert sorted(os.listdir(tmp_path)) == ["dest.bin", "src.bin"]  # no part file  # noqa: ASYNC240
+        dest.write_bytes(b"new bytes")
+        before = dest.stat().st_mtime_ns
+        await download(client, src.as_uri(), dest)  # same content: fine, left alone
+        assert dest.stat().st_mtime_ns == before
+        dest.write_bytes(b"precious")
+        await download(client, src.as_uri(), dest, overwrite=True)
+    assert dest.read_bytes() == b"new bytes"
+
+
+@pytest.mark.parametrize(("remote", "local"), [
+    ("..", "%2E%2E"), (".", "%2E"), ("", "%"), ("a/b", "a%2Fb"), ("nul\0x", "nul%00x"),
+    (".hidden", ".hidden"), ("ünï code #;%41.txt", "ünï code #;%41.txt"),
+    ("x.anyurl-part", "x.anyurl-part_"),
+])
+def test_mirror_local_names_stay_inside(remote: str, local: str) -> None:
+    from anyurl.mirror import local_name
+
+    assert local_name(remote) == local
+    assert "/" not in local_name(remote) and local_name(remote) not in (".", "..")
+
+
+def test_mirror_local_name_fits_255_bytes() -> None:
+    from anyurl.mirror import local_name
+
+    assert len(local_name("é" * 300 + ".txt").encode()) <= 255

@@ -1,0 +1,312 @@
+"""Mirror a directory tree (FTP, file:, gopher, news, HTTP listings...) into a local directory.
+
+``await mirror(client, url, "DIR")`` walks *url* with :func:`anyurl.walk.walk`
+and downloads every file into DIR, keeping the tree: directories become local
+directories, files are written atomically (:func:`anyurl.download.download`),
+byte-exact (FTP files are fetched as ``;type=i``), several at once through the
+one Client.
+
+Local names are the decoded remote names, decoded once. They never lead
+outside DIR: "/" and NUL become ``%2F`` and ``%00``, "." and ".." become
+``%2E`` and ``%2E%2E``, and an over-long name is shortened. When two remote
+names map to one local name, the second is renamed (``name~2.ext``) and the
+rename is reported in :attr:`MirrorResult.renamed`. An existing file with
+other content is never replaced unless ``force=True``, or ``newer=True`` and the
+remote file is newer (size and date, from the listing or ``client.stat``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import os
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .download import PART_SUFFIX, _fit, download, name_for_url
+from .errors import AnyURLError, TransferError
+from .response import translate_errors
+from .urls import FTPURL, URL
+from .walk import Found, walk
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["MirrorResult", "local_name", "mirror"]
+
+# names the remote side may use that mean something else here
+_RESERVED = {"": "%", ".": "%2E", "..": "%2E%2E"}
+
+
+def local_name(name: str) -> str:
+    """The local file name for a remote *name* (already decoded once; not decoded again).
+
+    Keeps the name as it is (dot files, spaces, %, #, ;, unicode) except what a
+    local path cannot hold or would read differently: "/" -> ``%2F``, NUL and
+    other control characters -> ``%XX``, "." / ".." -> ``%2E`` / ``%2E%2E``,
+    our own part-file suffix, and names over 255 bytes (shortened).
+    """
+    if name in _RESERVED:
+        return _RESERVED[name]
+    out = []
+    for ch in name:
+        if ch == "/" or unicodedata.category(ch) == "Cc":
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogateescape")))
+        else:
+            out.append(ch)
+    text = "".join(out)
+    if text.endswith(PART_SUFFIX):
+        text += "_"
+    return _fit(text, 255)
+
+
+def _remote_name(found: Found) -> str:
+    """The name a resource gets: the listing's file name where it is one, else from the URL."""
+    entry = found.entry
+    if entry is None:
+        return name_for_url(found.url)
+    scheme = found.url.split(":", 1)[0].lower()
+    if entry.kind == "article":
+        number = entry.meta.get("number")
+        if number is not None:
+            return str(number)
+        return str(entry.meta.get("message_id") or name_for_url(found.url)).strip("<>")
+    if scheme in ("ftp", "ftps", "file", "prospero", "http", "https"):
+        return entry.name
+    # gopher (name = display string until entries carry file names), wais...
+    return name_for_url(found.url) if not found.directory else (entry.name or name_for_url(found.url))
+
+
+def _unique(path: Path, taken: dict[Path, str]) -> Path:
+    stem, dot, ext = path.name.rpartition(".")
+    if not dot or not stem:
+        stem, ext = path.name, ""
+    n = 2
+    while True:
+        cand = path.with_name(f"{stem}~{n}" + (f".{ext}" if ext else ""))
+        if cand not in taken and not os.path.lexists(cand):
+            return cand
+        n += 1
+
+
+@dataclass
+class MirrorResult:
+    """What a mirror did: counts, bytes, and every problem (the mirror goes on after one)."""
+
+    files: int = 0          # files written (new or replaced)
+    unchanged: int = 0      # already there with the same bytes, or up to date (newer=True)
+    excluded: int = 0       # left out by include/exclude
+    directories: int = 0
+    bytes: int = 0          # bytes written
+    aliases: int = 0        # symlinked directories not walked twice
+    errors: list[tuple[str, AnyURLError]] = field(default_factory=list)
+    renamed: list[tuple[str, Path]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing failed."""
+        return not self.errors
+
+
+def _matches(rel: str, name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _timestamp(value: datetime | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return value.timestamp()
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _mtime_ns(path: Path) -> int | None:
+    try:
+        return os.lstat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _up_to_date(path: Path, size: int | None, modified: datetime | None) -> bool:
+    """The local file has the remote size and is not older than the remote date (where known)."""
+    local = os.lstat(path)
+    remote_ts = _timestamp(modified)
+    return (size is None or size == local.st_size) and (remote_ts is None or local.st_mtime >= remote_ts)
+
+
+def _finish(path: Path, modified: datetime | None) -> int:
+    """Give a fresh download the remote date (so --newer works next time); its size."""
+    ts = _timestamp(modified)
+    if ts is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path, (ts, ts))
+    return os.lstat(path).st_size
+
+
+def _make_dir(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+
+
+class _Mirror:
+    def __init__(self, client: Client, dest: Path, *, parallel: int, resume: bool, newer: bool,
+                 force: bool, include: Sequence[str], exclude: Sequence[str],
+                 progress: Callable[[MirrorResult], None] | None) -> None:
+        self.client = client
+        self.dest = dest
+        self.sem = asyncio.Semaphore(max(1, parallel))
+        self.resume = resume
+        self.newer = newer
+        self.force = force
+        self.include = tuple(include)
+        self.exclude = tuple(exclude)
+        self.progress = progress
+        self.result = MirrorResult()
+        self.dirs: dict[tuple[str, ...], Path] = {}
+        self.taken: dict[Path, str] = {}
+        self.rels: dict[tuple[str, ...], str] = {(): ""}
+
+    def place(self, found: Found) -> Path | None:
+        """The local path of *found* (its parent directory is already placed)."""
+        parent_key = found.path[:-1]
+        parent = self.dirs.get(parent_key)
+        if parent is None:
+            return None  # its directory could not be made
+        path = parent / local_name(_remote_name(found))
+        owner = self.taken.get(path)
+        if owner is not None and owner != found.url:
+            path = _unique(path, self.taken)
+            self.result.renamed.append((found.url, path))
+        self.taken[path] = found.url
+        rel = self.rels[parent_key]
+        self.rels[found.path] = f"{rel}/{path.name}" if rel else path.name
+        return path
+
+    def fail(self, url: str, exc: BaseException) -> None:
+        err = exc if isinstance(exc, AnyURLError) else translate_errors(exc, url)
+        self.result.errors.append((url, err))
+
+    def directory(self, found: Found, path: Path) -> None:
+        try:
+            path.mkdir(exist_ok=True)
+        except OSError as exc:
+            self.fail(found.url, TransferError(f"cannot create directory {path}: {exc.strerror or exc}",
+                                               url=found.url))
+            return
+        self.dirs[found.path] = path
+        self.result.directories += 1
+
+    async def file(self, found: Found, path: Path) -> None:
+        try:
+            await self._file(found, path)
+        except Exception as exc:
+            self.fail(found.url, exc)
+        finally:
+            self.sem.release()
+            if self.progress is not None:
+                self.progress(self.result)
+
+    async def _file(self, found: Found, path: Path) -> None:
+        u: URL = self.client.parse(found.url)
+        if isinstance(u, FTPURL) and u.typecode is None:
+            u = replace(u, typecode="i")  # byte-exact whatever the name's suffix
+        entry = found.entry
+        size = entry.size if entry is not None else None
+        modified = entry.modified if entry is not None else None
+        overwrite = self.force
+        if self.newer and _mtime_ns(path) is not None:
+            if size is None or modified is None:
+                with contextlib.suppress(AnyURLError):
+                    st = await self.client.stat(u)
+                    size = st.size if size is None else size
+                    modified = st.modified if modified is None else modified
+            if _up_to_date(path, size, modified):
+                self.result.unchanged += 1
+                return
+            overwrite = True  # the remote file is newer or of another size
+        before = _mtime_ns(path)
+        await download(self.client, u, path, resume=self.resume, overwrite=overwrite)
+        after = _mtime_ns(path)
+        if before is not None and not overwrite and after == before:
+            self.result.unchanged += 1  # same bytes: the file was left alone
+            return
+        self.result.files += 1
+        self.result.bytes += _finish(path, modified)
+
+    async def run(self, url: str | URL, walk_options: dict[str, Any]) -> MirrorResult:
+        start = time.monotonic()
+        tasks: set[asyncio.Task[None]] = set()
+        try:
+            async for found in walk(self.client, url, **walk_options):
+                if found.same_as is not None:
+                    self.result.aliases += 1
+                    continue
+                if found.error is not None:
+                    self.fail(found.url, found.error)
+                    continue
+                if found.depth == 0:
+                    if found.directory:
+                        self.dirs[()] = self.dest
+                        continue
+                    self.dirs[()] = self.dest  # a single file: DIR/<its name>
+                path = self.place(found)
+                if path is None:
+                    continue
+                if found.directory:
+                    self.directory(found, path)
+                    continue
+                rel = self.rels[found.path]
+                if (self.include and not _matches(rel, path.name, self.include)) or (
+                        self.exclude and _matches(rel, path.name, self.exclude)):
+                    self.result.excluded += 1
+                    continue
+                await self.sem.acquire()
+                task = asyncio.create_task(self.file(found, path))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            if tasks:
+                await asyncio.gather(*tasks)
+        finally:
+            for t in list(tasks):
+                t.cancel()
+            for t in list(tasks):
+                with contextlib.suppress(BaseException):
+                    await t
+            self.result.seconds = time.monotonic() - start
+        return self.result
+
+
+async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *, parallel: int = 8,
+                 resume: bool = False, newer: bool = False, force: bool = False,
+                 max_depth: int | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
+                 progress: Callable[[MirrorResult], None] | None = None,
+                 **walk_options: Any) -> MirrorResult:
+    """Reproduce the tree at *url* under *dest* (see the module docstring).
+
+    *parallel* files download at once; *max_depth* is the number of directory
+    levels below *url* (0: only its own files); *resume* keeps and continues partial
+    files; *newer* skips files whose local copy has the remote size and is not
+    older; *force* replaces files with other content; *include*/*exclude* are
+    glob patterns matched against the relative path and the file name.
+    *progress* is called with the running :class:`MirrorResult` after each
+    file. Other keywords go to :func:`anyurl.walk.walk`. Failures are
+    collected in ``result.errors``; the mirror goes on.
+    """
+    target = Path(dest)
+    try:
+        _make_dir(target)
+    except OSError as exc:
+        raise TransferError(f"cannot create directory {target}: {exc.strerror or exc}", url=url) from exc
+    job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
+                  include=include, exclude=exclude, progress=progress)
+    walk_options.setdefault("per_host", 2)
+    # levels of directories below url -> depth of the entries walked
+    depth = None if max_depth is None else max_depth + 1
+    return await job.run(url, {"max_depth": depth, **walk_options})

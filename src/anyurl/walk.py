@@ -1,0 +1,447 @@
+"""Walk every resource reachable from a URL: breadth-first, deduplicated, in scope, polite.
+
+``async for found in client.walk(url): ...`` lists the start URL, then every
+directory-like entry it finds (FTP and file: directories, gopher menus, news
+groups, prospero directories, links that turn out to be directories) level by
+level, and yields one :class:`Found` per resource. Files are yielded, never
+opened: a walk costs one listing per directory.
+
+Rules, in the order they apply to each entry:
+
+* no URL, info/error lines and parent/self links (``Entry.rel``) are dropped;
+* scope: a remote resource never leads into ``file:``; other schemes only
+  with ``cross_scheme=True`` (http/https, ftp/ftps and news/nntp count as one);
+  other hosts only with ``same_host=False``; an ancestor of the directory
+  being listed (a ``..`` menu item) is never walked into;
+* ``follow(entry)`` (when given) must return True;
+* dedup by ``Entry.key`` when the handler sets one, else the message-id of an
+  article (a cross-posted article is found once), else the canonical URL; a
+  symlinked directory whose target is known (FTP ``LIST`` shows ``-> target``)
+  is keyed by the target, so it is not walked twice, and a link back to an
+  ancestor never loops; without a target (MLSD shows a symlinked directory as a
+  plain one), a listing identical to one of its ancestors' (names, kinds,
+  sizes, dates) is taken for a loop and not walked;
+* robots.txt (http/https, parsed with protego) for the Client's User-Agent;
+  its Crawl-delay raises the host's minimum delay.
+
+Politeness: each host has its own queue (ordered by depth) and at most
+``per_host`` listings at once, started at least ``delay`` seconds apart, so
+a slow host (a tarpit) only holds its own workers and never stalls the
+walk of the others. Memory is bounded by ``max_items``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import heapq
+import itertools
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import AnyURLError, TransferError
+from .handlers.file import file_url_for
+from .response import Entry, translate_errors
+from .urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["Found", "walk"]
+
+log = logging.getLogger("anyurl.walk")
+
+# kinds that are listed when met; "link" is opened to learn what it is
+_DIRECTORY_KINDS = frozenset({"directory", "group", "menu"})
+_PROBE_KINDS = frozenset({"link"})
+_SKIP_KINDS = frozenset({"info", "error"})
+_FAMILY = {"https": "http", "ftps": "ftp", "nntp": "news", "nntps": "news"}
+_PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
+_ROBOTS_MAX = 512 * 1024
+
+
+@dataclass(frozen=True)
+class Found:
+    """One resource a walk reached.
+
+    ``entry`` is how its parent listed it (None for the start URL); ``path``
+    the entry names leading to it from the start (``()`` for the start);
+    ``depth`` ``len(path)``. ``directory`` is True when it is directory-like
+    (it was, or would be below ``max_depth``, listed). ``error`` is set when
+    listing it failed (the walk goes on). ``same_as`` names the directory an
+    alias (a symlinked directory) stands for when that one is walked instead.
+    """
+
+    url: str
+    entry: Entry | None
+    depth: int
+    path: tuple[str, ...]
+    directory: bool
+    parent: str | None = None
+    error: AnyURLError | None = None
+    same_as: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The last name of ``path`` ("" for the start URL)."""
+        return self.path[-1] if self.path else ""
+
+
+@dataclass(order=True)
+class _Job:
+    depth: int
+    seq: int
+    url: str = field(compare=False)
+    entry: Entry | None = field(compare=False)
+    path: tuple[str, ...] = field(compare=False)
+    parent: str | None = field(compare=False)
+    probe: bool = field(compare=False)  # a link: it may be a file
+    via_link: bool = field(compare=False)
+    ancestors: tuple[str, ...] = field(compare=False)  # canonical URLs of the directories above
+    prints: tuple[int, ...] = field(compare=False)  # listing fingerprints of those directories
+    alias: str | None = field(compare=False, default=None)  # a symlink's resolved target
+
+
+def _canonical(u: URL) -> str:
+    text = str(u)
+    if u.scheme in ("ftp", "ftps") and getattr(u, "typecode", None) == "d":
+        text = text[: -len(";type=d")]
+    return text.rstrip("/") or text
+
+
+def _host_of(u: URL) -> str:
+    host = getattr(u, "host", None)
+    if host:
+        return str(host).lower()
+    return u.scheme + ":"  # news:, file: and generic URLs: one queue per scheme
+
+
+def _family(scheme: str) -> str:
+    return _FAMILY.get(scheme, scheme)
+
+
+def _where(u: URL) -> tuple[str, str, int, str] | None:
+    """(scheme, host, port, path) of a URL whose path is a "/" hierarchy, else None."""
+    if isinstance(u, FTPURL):
+        path = "/".join((*u.cwd, u.name))
+    elif isinstance(u, GopherURL):
+        if u.search is not None or u.gopher_plus is not None:
+            return None
+        path = u.selector
+    elif isinstance(u, (HTTPURL, FileURL)):
+        if getattr(u, "search", None) is not None:
+            return None
+        path = u.path
+    else:
+        return None
+    return (_family(u.scheme), _host_of(u), getattr(u, "port", 0), path.strip("/"))
+
+
+def _is_ancestor(candidate: URL, here: URL, of: Iterable[str]) -> bool:
+    """*candidate* is a directory listed above (or is) *here*, or its path is a prefix of
+    *here*'s (a ".." parent link or a link back to the top)."""
+    key = _canonical(candidate)
+    if any(key == a for a in of):
+        return True
+    c, h = _where(candidate), _where(here)
+    if c is None or h is None or c[:3] != h[:3]:
+        return False
+    return c[3] == h[3] or c[3] == "" or h[3].startswith(c[3] + "/")
+
+
+def _fingerprint(entries: list[Entry]) -> int:
+    return hash(frozenset((e.name, e.kind, e.size, e.modified) for e in entries))
+
+
+def _looks_like_page(u: URL) -> bool:
+    path = str(getattr(u, "path", "") or "")
+    last = path.rsplit("/", 1)[-1]
+    return not last or "." not in last or last.lower().endswith(_PAGE_SUFFIXES)
+
+
+def _as_directory(u: URL) -> URL:
+    """FTP: probe a link as a directory (CWD into it): a file link then fails at once
+    instead of starting a transfer."""
+    if isinstance(u, FTPURL) and u.name:
+        return dataclasses.replace(u, cwd=(*u.cwd, u.name), name="", typecode=None)
+    return u
+
+
+class _Walker:
+    def __init__(self, client: Client, start: URL, *, max_depth: int | None,
+                 follow: Callable[[Entry], bool] | None, same_host: bool, cross_scheme: bool,
+                 per_host: int, delay: float, robots: bool, max_items: int) -> None:
+        self.client = client
+        self.start = start
+        self.max_depth = max_depth
+        self.follow = follow
+        self.same_host = same_host
+        self.cross_scheme = cross_scheme
+        self.per_host = max(1, per_host)
+        self.delay = max(0.0, delay)
+        self.robots = robots
+        self.max_items = max_items
+        self.seen: set[str] = set()
+        self.dir_keys: set[str] = set()  # keys (and symlink targets) known to be directories
+        self.queues: dict[str, list[_Job]] = {}
+        self.workers: dict[str, int] = {}
+        self.next_start: dict[str, float] = {}
+        self.host_delay: dict[str, float] = {}
+        self.robot_rules: dict[str, Any] = {}
+        self.robot_locks: dict[str, asyncio.Lock] = {}
+        self.out: asyncio.Queue[Found | BaseException | None] = asyncio.Queue(maxsize=1024)
+        self.pending = 0
+        self.seq = itertools.count()
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    # -- scheduling -------------------------------------------------------------
+
+    def enqueue(self, job: _Job) -> None:
+        host = _host_of(parse(job.url))
+        heapq.heappush(self.queues.setdefault(host, []), job)
+        self.pending += 1
+        if self.workers.get(host, 0) < self.per_host:
+            self.workers[host] = self.workers.get(host, 0) + 1
+            task = asyncio.create_task(self.worker(host))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def worker(self, host: str) -> None:
+        try:
+            queue = self.queues[host]
+            while queue:
+                job = heapq.heappop(queue)
+                await self.pace(host)
+                try:
+                    await self.list(job)
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as exc:  # a bug must end the walk, not hang it
+                    await self.out.put(exc)
+                finally:
+                    self.pending -= 1
+                    if self.pending == 0:
+                        await self.out.put(None)
+        finally:
+            self.workers[host] -= 1
+
+    async def pace(self, host: str) -> None:
+        """Keep listings of one host at least the host's delay apart."""
+        delay = max(self.delay, self.host_delay.get(host, 0.0))
+        if delay <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        at = max(now, self.next_start.get(host, now))
+        self.next_start[host] = at + delay
+        if at > now:
+            await asyncio.sleep(at - now)
+
+    # -- one directory ------------------------------------------------------------
+
+    async def list(self, job: _Job) -> None:
+        u = parse(job.url)
+        target = _as_directory(u) if job.probe else u
+        entries: list[Entry] | None
+        try:
+            async with self.client.open(target) as body:
+                entries = body.entries
+        except AnyURLError as exc:
+            if job.probe:  # a link that is no directory: a file (or a dangling link)
+                await self.emit(Found(job.url, job.entry, job.depth, job.path, False, job.parent,
+                                      error=None if target is not u else exc))
+                return
+            await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent, error=exc))
+            return
+        except Exception as exc:
+            await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
+                                  error=translate_errors(exc, u)))
+            return
+        if entries is None:
+            await self.emit(Found(job.url, job.entry, job.depth, job.path, False, job.parent))
+            return
+        if job.alias is not None:  # a symlink that is a directory: walk its target once
+            if job.alias in self.dir_keys:
+                await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
+                                      same_as=job.alias))
+                return
+            self.dir_keys.add(job.alias)
+        fp = _fingerprint(entries)
+        if fp in job.prints and (job.via_link or len(entries) > 1):
+            # the very listing of a directory above (a symlink the server shows as a
+            # plain directory, as MLSD does): a loop
+            await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
+                                  same_as=job.parent))
+            return
+        await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent))
+        here = _canonical(target)
+        ancestors = (*job.ancestors, here)
+        prints = (*job.prints, fp)
+        for entry in entries:
+            await self.consider(entry, job, target, ancestors, prints)
+
+    async def consider(self, entry: Entry, job: _Job, listed: URL, ancestors: tuple[str, ...],
+                       prints: tuple[int, ...]) -> None:
+        if entry.url is None or entry.kind in _SKIP_KINDS:
+            return
+        if getattr(entry, "rel", None) in ("parent", "self"):
+            return
+        try:
+            u = parse(entry.url)
+        except AnyURLError:
+            return
+        if not self.in_scope(listed, u) or _is_ancestor(u, listed, ancestors):
+            return
+        if self.max_depth is not None and job.depth + 1 > self.max_depth:
+            return
+        if self.follow is not None and not self.follow(entry):
+            return
+        key = self.key_of(entry, u)
+        if key in self.seen:
+            return
+        alias = self.link_target(entry, listed)
+        if alias is not None and (alias in self.dir_keys or alias in ancestors):
+            self.seen.add(key)
+            await self.emit(Found(entry.url, entry, job.depth + 1, (*job.path, entry.name), True,
+                                  job.url, same_as=alias))
+            return
+        if len(self.seen) >= self.max_items:
+            raise TransferError(f"walk stopped: more than {self.max_items} resources (max_items)",
+                                url=self.start)
+        self.seen.add(key)
+        if u.scheme in ("http", "https") and not await self.allowed(u):
+            log.info("robots.txt disallows %s", u)
+            return
+        depth = job.depth + 1
+        path = (*job.path, entry.name)
+        walkable = entry.kind in _DIRECTORY_KINDS
+        probe = not walkable and (entry.kind in _PROBE_KINDS or (
+            u.scheme in ("http", "https") and _looks_like_page(u)))
+        if (walkable or probe) and (self.max_depth is None or depth < self.max_depth):
+            if walkable:
+                self.dir_keys.add(key)
+            self.enqueue(_Job(depth, next(self.seq), entry.url, entry, path, job.url, probe,
+                              job.via_link or entry.kind == "link", ancestors, prints, alias))
+            return
+        # a file, or a directory at max_depth: yielded, not opened
+        await self.emit(Found(entry.url, entry, depth, path, walkable, job.url))
+
+    async def emit(self, found: Found) -> None:
+        await self.out.put(found)
+
+    # -- rules ----------------------------------------------------------------------
+
+    def in_scope(self, here: URL, u: URL) -> bool:
+        if u.scheme == "file" and here.scheme != "file":
+            return False  # a remote listing never leads to local files
+        if _family(u.scheme) != _family(self.start.scheme) and not self.cross_scheme:
+            return False
+        if self.same_host and _family(u.scheme) == _family(self.start.scheme):
+            return _host_of(u) == _host_of(self.start) and getattr(u, "port", None) == getattr(
+                self.start, "port", None)
+        return True
+
+    @staticmethod
+    def key_of(entry: Entry, u: URL) -> str:
+        key = getattr(entry, "key", None)
+        if key:
+            return str(key)
+        mid = entry.meta.get("message_id") if entry.kind == "article" else None
+        if mid:
+            return "msgid:" + str(mid).strip().strip("<>")
+        return _canonical(u)
+
+    @staticmethod
+    def link_target(entry: Entry, listed: URL) -> str | None:
+        """The canonical URL a symlink names (FTP "-> target"), resolved against its directory."""
+        if entry.kind != "link":
+            return None
+        target = entry.meta.get("target")
+        if not target and isinstance(listed, FileURL) and entry.url:
+            local = parse(entry.url)
+            if isinstance(local, FileURL):  # a local link: the OS knows where it leads
+                real = os.path.realpath("/" + local.path)
+                return _canonical(parse(file_url_for(real)))
+        if not target or listed.scheme not in ("ftp", "ftps", "file"):
+            return None
+        try:
+            base = parse(str(listed).rstrip("/") + "/")
+            return _canonical(base.join(percent_encode(str(target), "/-._~!$&'()*+,=:@")))
+        except AnyURLError:
+            return None
+
+    async def allowed(self, u: URL) -> bool:
+        if not self.robots:
+            return True
+        origin = f"{u.scheme}://{getattr(u, 'hostport', '')}"
+        lock = self.robot_locks.setdefault(origin, asyncio.Lock())
+        async with lock:
+            if origin not in self.robot_rules:
+                self.robot_rules[origin] = await self.fetch_robots(origin, _host_of(u))
+        rules = self.robot_rules[origin]
+        return rules is None or bool(rules.can_fetch(str(u), self.client.user_agent))
+
+    async def fetch_robots(self, origin: str, host: str) -> Any:
+        try:
+            resp = await self.client.fetch(origin + "/robots.txt", max_size=_ROBOTS_MAX)
+        except AnyURLError:
+            return None  # no robots.txt (or none readable): everything is allowed
+        from protego import Protego
+
+        try:
+            rules = Protego.parse(resp.text())
+        except Exception:  # a robots.txt protego cannot read: allow, as crawlers do
+            return None
+        with contextlib.suppress(Exception):
+            crawl_delay = rules.crawl_delay(self.client.user_agent)
+            if crawl_delay:
+                self.host_delay[host] = max(self.host_delay.get(host, 0.0), float(crawl_delay))
+        return rules
+
+    # -- the iterator -----------------------------------------------------------------
+
+    async def run(self) -> AsyncIterator[Found]:
+        start = str(self.start)
+        self.seen.add(_canonical(self.start))
+        self.dir_keys.add(_canonical(self.start))
+        self.enqueue(_Job(0, next(self.seq), start, None, (), None, False, False, (), ()))
+        try:
+            while True:
+                item = await self.out.get()
+                if item is None:
+                    if self.pending == 0 and self.out.empty():
+                        return
+                    continue
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            tasks = list(self.tasks)
+            for t in tasks:
+                t.cancel()
+            for t in tasks:
+                with contextlib.suppress(BaseException):
+                    await t
+
+
+async def walk(client: Client, url: str | URL, *, max_depth: int | None = None,
+               follow: Callable[[Entry], bool] | None = None, same_host: bool = True,
+               cross_scheme: bool = False, per_host: int = 2, delay: float = 0.0,
+               robots: bool = True, max_items: int = 1_000_000) -> AsyncIterator[Found]:
+    """Every resource reachable from *url*, breadth-first (see the module docstring).
+
+    *max_depth* 0 yields only the start; 1 also its entries (directories among
+    them are yielded, not listed); None: no limit.
+    *follow* filters the entries visited; *per_host* and *delay* (seconds
+    between listings of one host) set the politeness.
+    """
+    start = client.parse(url)
+    walker = _Walker(client, start, max_depth=max_depth, follow=follow, same_host=same_host,
+                     cross_scheme=cross_scheme, per_host=per_host, delay=delay, robots=robots,
+                     max_items=max_items)
+    async for found in walker.run():
+        yield found
