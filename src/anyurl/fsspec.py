@@ -42,23 +42,13 @@ from fsspec.callbacks import DEFAULT_CALLBACK, Callback
 from fsspec.spec import AbstractBufferedFile
 from fsspec.utils import other_paths
 
+from ._listing import file_name, is_parent_link, parse_or_value_error, segments
 from .client import Client
 from .errors import AnyURLError, NotSupported, URLSyntaxError
 from .response import Entry, Stat
-from .urls import (
-    FTPURL,
-    HTTPURL,
-    NNTPURL,
-    URL,
-    WAISURL,
-    FileURL,
-    GopherURL,
-    NewsURL,
-    ProsperoURL,
-    parse,
-)
+from .urls import NNTPURL, GopherURL, NewsURL, parse
 
-__all__ = ["AnyURLFile", "AnyURLFileSystem", "DIRECT_SCHEMES", "ALIASED_SCHEMES"]
+__all__ = ["ALIASED_SCHEMES", "DIRECT_SCHEMES", "AnyURLFile", "AnyURLFileSystem", "is_parent_link"]
 
 # Served under their own names: fsspec has no implementation for them.
 DIRECT_SCHEMES = ("gopher", "news", "nntp", "nntps", "wais", "prospero")
@@ -87,62 +77,6 @@ def has_magic(url: str) -> bool:
 
 def _timestamp(when: datetime | None) -> float | None:
     return when.timestamp() if when is not None else None
-
-
-def _parse(url: str) -> URL:
-    try:
-        return parse(url)
-    except URLSyntaxError as exc:
-        raise ValueError(f"not a URL anyurl can read: {url!r}: {exc}") from None
-
-
-def _segments(u: URL) -> tuple[str, tuple[str, ...]]:
-    """(origin, path segments) of a URL, decoded: the shape parent/ancestor tests compare."""
-    if isinstance(u, GopherURL):
-        return f"gopher://{u.host}:{u.port}", tuple(s for s in u.selector.split("/") if s)
-    if isinstance(u, FTPURL):
-        return f"{u.scheme}://{u.user}@{u.host}:{u.port}", tuple(s for s in (*u.cwd, u.name) if s)
-    if isinstance(u, FileURL):
-        return f"file://{u.host}", tuple(s for s in u.path.split("/") if s)
-    if isinstance(u, HTTPURL):
-        return f"{u.scheme}://{u.host}:{u.port}", tuple(unquote(s) for s in u.path.split("/") if s)
-    if isinstance(u, NNTPURL):
-        art = () if u.article is None else (str(u.article),)
-        return f"{u.scheme}://{u.host}:{u.port}", (u.group, *art) if u.group else ()
-    if isinstance(u, NewsURL):
-        return "news:", ((u.group,) if u.group else (f"<{u.message_id}>",))
-    if isinstance(u, ProsperoURL):
-        return f"prospero://{u.host}:{u.port}", tuple(s for s in u.hsoname.split("/") if s)
-    if isinstance(u, WAISURL):
-        return f"wais://{u.host}:{u.port}", tuple(s for s in (u.database, u.search, u.wpath) if s)
-    return u.scheme + ":", (str(u),)
-
-
-def is_parent_link(directory: str, entry: Entry) -> bool:
-    """True for an entry that points back at *directory* itself or at one of its ancestors
-    (gopher ``..`` items, FTP ``.``/``..``), or that the listing marks ``rel="parent"``."""
-    if getattr(entry, "rel", None) == "parent":
-        return True
-    if entry.url is None:
-        return False
-    try:
-        d_origin, d_segs = _segments(parse(directory))
-        e_origin, e_segs = _segments(parse(entry.url))
-    except URLSyntaxError:
-        return False
-    return d_origin == e_origin and len(e_segs) <= len(d_segs) and d_segs[: len(e_segs)] == e_segs
-
-
-def file_name(entry_url: str, fallback: str = "") -> str:
-    """The local file name for an entry: its URL's last path segment, decoded
-    (a gopher selector's, an article's number or message-id)."""
-    try:
-        _origin, segs = _segments(parse(entry_url))
-    except URLSyntaxError:
-        segs = ()
-    name = segs[-1] if segs else (fallback.strip() or "index")
-    name = name.replace("/", "_").replace("\x00", "_").replace(os.sep, "_")
-    return "_" + name if name in (".", "..") else name
 
 
 def _norm(url: str) -> str:
@@ -369,7 +303,7 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
         ``max_listings`` listings, and names duplicates within one listing
         ``name~2``, ``name~3`` so local copies never overwrite each other.
         """
-        origin = _segments(_parse(root))[0]
+        origin = segments(parse_or_value_error(root))[0]
         visited = {_norm(root)}
         frontier: list[tuple[str, tuple[str, ...]]] = [(root, ())]
         out: list[tuple[tuple[str, ...], dict[str, Any]]] = []
@@ -393,7 +327,7 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
                     if used[name] > 1:
                         name = f"{name}~{used[name]}"
                     key = _norm(info["name"])
-                    if key in visited or _segments(_parse(info["name"]))[0] != origin:
+                    if key in visited or segments(parse_or_value_error(info["name"]))[0] != origin:
                         continue
                     visited.add(key)
                     out.append(((*names, name), info))
