@@ -8,9 +8,8 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 pytest.importorskip("fsspec")
-from fixtures.launcher import Launcher  # noqa: E402
-
 from bench import bench_dask  # noqa: E402
+from fixtures.launcher import Launcher  # noqa: E402
 
 
 def test_two_thousand_urls_across_two_worker_processes(servers: Launcher) -> None:
