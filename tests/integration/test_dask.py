@@ -1,0 +1,21 @@
+"""Dask beyond one machine (here: a LocalCluster of 2 worker processes): 2,000 FTP
+files from vsftpd fetched through the anyurl fsspec filesystem, every one checked
+by sha256 against the file on the server's disk (bench/bench_dask.py does the work)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("dask.distributed")
+pytest.importorskip("fsspec")
+from bench import bench_dask  # noqa: E402
+from fixtures.launcher import Launcher  # noqa: E402
+
+
+def test_two_thousand_urls_across_two_worker_processes(servers: Launcher) -> None:
+    urls, want = bench_dask.seed(servers, 2000)
+    assert len(urls) == 2000
+    got, took = bench_dask.fetch_all(urls, workers=2)
+    assert len(got) == 2000
+    assert got == want  # keys are the URLs the workers fetched, values the sha256 of what arrived
+    assert took < 120, took
