@@ -613,6 +613,8 @@ def _read_url_list(source: str) -> list[str]:
         if source == "-":
             text = sys.stdin.read()
         else:
+            from pathlib import Path
+
             text = Path(source).read_text(encoding="utf-8", errors="surrogateescape")
     except OSError as exc:
         if isinstance(exc, FileNotFoundError):

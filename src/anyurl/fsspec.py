@@ -226,7 +226,8 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
             return cached
         client = await self.get_client()
         async with client.open(url) as body:
-            entries = body.entries
+            # a streamed listing fills body.entries only as it is read
+            entries = None if body.entries is None else [e async for e in body.aiter_entries()]
             if entries is None:
                 self._remember_file(url, body.size, body.content_type)
                 return None

@@ -151,7 +151,8 @@ class AnyURLDownloadHandler:
         try:
             async with self.client_for(server).open(url, timeouts=self._timeouts(timeout)) as body:
                 if body.entries is not None:
-                    return self._listing_response(request, url, server, body.entries, body.meta)
+                    entries = [e async for e in body.aiter_entries()]  # streamed listings fill as read
+                    return self._listing_response(request, url, server, entries, body.meta)
                 if maxsize and body.size is not None and body.size > maxsize:
                     raise IgnoreRequest(f"{url}: {body.size} bytes announced, more than "
                                         f"DOWNLOAD_MAXSIZE={maxsize}")

@@ -249,7 +249,8 @@ class _Walker:
         entries: list[Entry] | None
         try:
             async with self.client.open(target) as body:
-                entries = body.entries
+                # a streamed listing fills body.entries only as it is read
+                entries = None if body.entries is None else [e async for e in body.aiter_entries()]
         except AnyURLError as exc:
             if job.probe:  # a link that is no directory: a file (or a dangling link)
                 await self.emit(Found(job.url, job.entry, job.depth, job.path, False, job.parent,

@@ -43,7 +43,10 @@ async def main(url, mode):
                         size += len(chunk)
                         tail = (tail + chunk)[-300:]
                     out.update(count=lines, size=size, last=tail.decode().splitlines()[-1])
-    out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork+exec
+    with open("/proc/self/status") as f:
+        hwm_kb = next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:"))
+    out["maxrss_mb"] = hwm_kb / 1024
     print(json.dumps(out, default=str))
 
 asyncio.run(main(sys.argv[1], sys.argv[2]))
