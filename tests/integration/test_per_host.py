@@ -128,7 +128,8 @@ async def test_per_host_bounds_concurrent_connections(scheme: str, servers: Laun
         url, expect = url_for(scheme, servers, r.port)
         results = await asyncio.gather(*(client.fetch(url) for _ in range(6)))
     assert all(expect in res.content for res in results)
-    assert r.most == 2, f"{scheme}: {r.most} connections open at once with per_host=2"
+    # the bound is what is promised; how many overlap below it depends on the loop's timing
+    assert 1 <= r.most <= 2, f"{scheme}: {r.most} connections open at once with per_host=2"
 
 
 async def test_telnet_sessions_hold_a_slot_until_closed(servers: Launcher) -> None:
