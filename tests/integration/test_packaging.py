@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.timeout(300)
 def test_build_wheel_and_sdist_pass_twine_check(tmp_path: Path) -> None:
     src = tmp_path / "src"
+    # .containers holds the container runs' state (a Debian root with device nodes): never copied
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__",
-                                                             ".*_cache", "results"))
+                                                             ".*_cache", "results", ".containers"))
     out = tmp_path / "dist"
     proc = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(src)],
                           capture_output=True, text=True, timeout=280)
