@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import AnyURLError, ConnectError, FetchTimeout, NotSupported, ProtocolError, TransferError
 
-__all__ = ["Body", "Entry", "Response", "Stat", "entry_line", "guess_content_type", "translate_errors"]
+__all__ = ["ENTRY_KINDS", "ENTRY_RELS", "Body", "Entry", "Response", "Stat", "entry_line", "guess_content_type", "translate_errors"]
 
 
 def guess_content_type(name: str, default: str = "application/octet-stream") -> str:
@@ -21,23 +21,59 @@ def guess_content_type(name: str, default: str = "application/octet-stream") -> 
     return ctype or default
 
 
+# The closed set of Entry.kind values (and Stat.kind): each means one thing in every scheme.
+ENTRY_KINDS: frozenset[str] = frozenset({
+    "file",       # a document or binary to retrieve (FTP/file/prospero file, gopher 0/4/5/6/9/g/I/s/d..., WAIS record)
+    "directory",  # a listing: FTP/file/prospero directory, gopher menu (1), HTTP autoindex sub-directory
+    "symlink",    # an FTP/file symbolic link whose target's kind is not known from the listing (meta["target"])
+    "page",       # a hyperlink whose kind is unknown until fetched: an HTML <a href>, a gopher "h" item
+    "search",     # a query point: gopher 7, a WAIS database
+    "article",    # one news article (url nntp://... or news:<message-id>)
+    "group",      # one news group
+    "session",    # an interactive session: gopher 8/T (telnet, tn3270)
+    "info",       # text in a listing with no resource: gopher "i", a listing's notice
+    "error",      # an error line inside a listing: gopher "3"
+})
+
+# Entry.rel values: how an entry relates to the listing it is in.
+ENTRY_RELS: frozenset[str] = frozenset({"parent", "self"})
+
+
 @dataclass(frozen=True)
 class Entry:
-    """One item of a directory-like resource (FTP directory, gopher menu, news group...).
+    """One item of a directory-like resource (FTP directory, gopher menu, news group, HTML page...).
 
-    ``url`` is absolute and correctly percent-encoded, so a crawler can follow it.
-    ``kind`` is "file", "directory", "link", "search", "info", "article", "group",
-    "telnet", "error" or "unknown". ``meta`` holds scheme details (gopher type,
-    article number, Gopher+ flag...).
+    ``name`` is always the name a local file would get: the last path segment of
+    the resource (decoded), an FTP/file name, a gopher selector's last segment,
+    a news article's number or message-id, a group's name.
+    ``url`` is absolute and correctly percent-encoded, so a crawler can follow it
+    (None for "info"/"error" lines).
+    ``kind`` is one of :data:`ENTRY_KINDS`.
+    ``title`` is the human display string where the listing has one (gopher
+    display string, news Subject, HTML link text), else None.
+    ``key`` is a canonical identity for de-duplication: the message-id for an
+    article, the resolved directory URL for a symlinked directory; it defaults
+    to ``url``.
+    ``rel`` is "parent" for a link back up the tree (gopher ``..`` menus, FTP
+    ``..``) and "self" for a link to the listing itself; ``walk`` never follows
+    either. ``meta`` holds scheme details (gopher type, article number, Gopher+
+    flag, symlink target...).
     """
 
     name: str
     url: str | None
     kind: str = "file"
     size: int | None = None
-    description: str | None = None
+    description: str | None = None  # deprecated spelling of ``title``, kept while handlers move over
     modified: datetime | None = None
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    title: str | None = None
+    rel: str | None = None
+    key: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.key is None and self.url is not None:
+            object.__setattr__(self, "key", self.url)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
@@ -48,6 +84,9 @@ class Entry:
             "size": self.size,
             "description": self.description,
             "modified": self.modified.isoformat() if self.modified else None,
+            "title": self.title,
+            **({"rel": self.rel} if self.rel else {}),
+            **({"key": self.key} if self.key is not None and self.key != self.url else {}),
             **({"meta": self.meta} if self.meta else {}),
         }
 
