@@ -47,7 +47,7 @@ demo: deps venv
 # the bench runs anyurl from its own venv (bench/.venv), installed as a wheel with bytecode;
 # BENCH_ARGS: groups and flags for bench.run, e.g. `make bench BENCH_ARGS="http ftp --quick"`
 bench: deps
-	$(PY) bench/venv.py
+	$(PY) bench/make_venv.py
 	bench/.venv/bin/python -m bench.run $(BENCH_ARGS)
 
 clean:

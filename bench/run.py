@@ -1,6 +1,6 @@
 """Run the benchmarks: ``bench/.venv/bin/python -m bench.run [group ...] [--quick]``.
 
-``make bench`` first builds bench/.venv (bench/venv.py: the package installed
+``make bench`` first builds bench/.venv (bench/make_venv.py: the package installed
 from this tree as a wheel, with its bytecode compiled) and then runs this with
 that venv's Python. Each group has a module bench/bench_<group>.py with
 ``def run(launcher: fixtures.launcher.Launcher, quick: bool) -> None`` that
@@ -45,7 +45,7 @@ def installed_anyurl() -> Path:
     path = Path(out.stdout.strip()).resolve()
     if "site-packages" not in path.parts or not (path.parent / "__pycache__").is_dir():
         raise SystemExit(f"anyurl comes from {path}, not a compiled install: run `make bench` "
-                         "(or python bench/venv.py, then bench/.venv/bin/python -m bench.run)")
+                         "(or python bench/make_venv.py, then bench/.venv/bin/python -m bench.run)")
     return path
 
 

@@ -1,4 +1,4 @@
-"""Build the bench venv: ``python3 bench/venv.py`` (``make bench`` does it).
+"""Build the bench venv: ``python3 bench/make_venv.py`` (``make bench`` does it).
 
 bench/.venv gets anyurl installed from this tree as a wheel (``pip install .``,
 not editable), so every benchmarked process imports compiled bytecode from
@@ -28,7 +28,7 @@ def main() -> int:
         subprocess.run([*pip, "--upgrade", "pip"], check=True)
     # pip rebuilds a local project on every install: the current source, as a wheel
     # (no editable finder, bytecode compiled at install); dependencies only when missing
-    subprocess.run([*pip, str(ROOT), *EXTRA], check=True, cwd=ROOT)
+    subprocess.run([*pip, f"{ROOT}[fast,fsspec,dask]", *EXTRA], check=True, cwd=ROOT)
     out = subprocess.run([str(py), "-c", "import anyurl; print(anyurl.__file__)"], cwd="/",
                          capture_output=True, text=True, check=True).stdout.strip()
     print(f"bench venv {VENV}: anyurl from {out}")
