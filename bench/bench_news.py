@@ -73,7 +73,7 @@ def run(launcher: object, quick: bool) -> None:
              clean, check),
         Case("anyurl get -d --parallel 4", anyurl_cmd("get", "-q", "--parallel", "4", "-d", str(out), *urls),
              clean, check),
-    ], "nntplib (one connection)", rounds=rounds, unit_work=(n, "articles"))
+    ], "nntplib + TCP_QUICKACK (patched)", rounds=rounds, unit_work=(n, "articles"))
     shutil.rmtree(out, ignore_errors=True)
 
 
