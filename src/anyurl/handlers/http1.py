@@ -189,6 +189,8 @@ class H1Connection(asyncio.Protocol):
         while not r.head_done:
             if self._exc is not None:
                 raise self._exc
+            if self._lost:  # closed before this request was sent (a stale idle connection)
+                raise ConnectError("server closed the connection before answering", url=r.url)
             await self._wait(timeout)
 
     async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _wait
