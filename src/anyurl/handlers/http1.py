@@ -92,8 +92,8 @@ class H1Connection(asyncio.Protocol):
             else:
                 self._chunks.extend(pieces)
                 self._queued += sum(map(len, pieces))
-            if self._sizable and len(data) >= self._size and r.head_done:
-                self._grow()
+            if self._sizable:
+                self._resize(len(data) >= self._size)
             if self._queued >= 2 * self._size and not self._paused and not r.complete:
                 self._paused = True
                 assert self.transport is not None
@@ -138,12 +138,18 @@ class H1Connection(asyncio.Protocol):
             self.transport.abort()
         self._wake()
 
-    def _grow(self) -> None:
-        """A full receive: the stream is fast, read more at a time (within the budget)."""
+    def _resize(self, full: bool) -> None:
+        """Grow the receive size after a full receive (the stream is fast), within this
+        stream's share of the budget; shrink it when more streams started since."""
         cap = min(self._chunk_size, max(_START, _BUDGET // max(1, _streams)))
-        if self._size < cap:
-            self._size = min(cap, self._size * 4)
-            self.transport.max_size = self._size  # type: ignore[union-attr]
+        size = self._size
+        if full and size < cap:
+            size = min(cap, size * 4)
+        elif size > cap:
+            size = cap
+        if size != self._size:
+            self._size = size
+            self.transport.max_size = size  # type: ignore[union-attr]
 
     def _wake(self) -> None:
         w = self._waiter
@@ -278,6 +284,7 @@ class LeanResponse:
         self.content_type, self.charset = _content_type(self.headers.get("Content-Type"))
         self._timeout = timeout
         self._counted = False
+        self._done = False
 
     async def read_chunk(self, size: int = 0) -> bytes:
         """The next body piece, b"" at the end (pieces are what arrived: *size* is not used,
@@ -303,16 +310,19 @@ class LeanResponse:
         """Nothing to do: receive sizes grow by themselves."""
 
     async def release(self) -> None:
-        """Done with the response: the connection goes back to the pool if it was read to
-        its end (or is an empty body already complete), else it is closed."""
+        """Done with the response: the connection goes back to the pool if the response
+        arrived whole (what was not read of it is dropped), else it is closed. Only the
+        first call counts: the connection may already carry another request."""
+        if self._done:
+            return
+        self._done = True
         self._uncount()
         await self.lease.release(self.conn.done())
 
     async def close(self) -> None:
-        """Drop the response and its connection (unread data: it cannot be reused)."""
-        self._uncount()
-        reusable = self.conn.done()
-        await self.lease.release(reusable)
+        """Drop the response (the same as :meth:`release`: a response that arrived whole
+        leaves a reusable connection)."""
+        await self.release()
 
 
 class H1Client:
