@@ -123,8 +123,8 @@ class HTTPOptions:
     ``headers``: extra request headers sent with every request.
     ``verify``: check TLS certificates (default on).
     ``ssl_context``: the TLS context to use (for a private CA); overrides ``verify``.
-    ``read_bufsize``: aiohttp's per-connection read buffer (bytes); None uses
-    ``min(client.limits.chunk_size, 1 MiB)``.
+    ``read_bufsize``: aiohttp's per-connection read buffer (bytes; the aiohttp path only);
+    None uses ``min(client.limits.chunk_size, 1 MiB)``.
     ``lean``: send plain requests (no proxy) on anyurl's own HTTP/1.1 connections
     (default); False sends every request through aiohttp.
     """
