@@ -154,3 +154,14 @@ def test_128_concurrent_16_mib_streams_stay_in_bounded_memory(nginx: Endpoint) -
     assert result.returncode == 0, result.describe()
     assert result.stdout.split() == ["ok", "False"]
     assert result.peak_rss_mb <= 64, result.describe()
+
+
+async def test_head_requests_keep_the_connection_too(nginx: Endpoint, log: AccessLog) -> None:
+    base = f"http://{nginx.host}:{nginx.port}"
+    async with Client() as c:
+        sizes = [(await c.stat(f"{base}/dir/blob.bin")).size for _ in range(3)]
+        r = await c.fetch(f"{base}/hello.txt")
+    assert sizes == [5120] * 3 and r.content == www(nginx, "hello.txt")
+    lines = await log.lines(4)
+    assert [x["request"].split(" ")[0] for x in lines] == ["HEAD", "HEAD", "HEAD", "GET"]
+    assert len({x["conn"] for x in lines}) == 1

@@ -17,7 +17,8 @@ from the uvloop authors); the rules around it are here:
   end of the connection before the end of a framed body a
   :class:`TruncatedTransfer`;
 * the connection may be reused when the response was complete, the server
-  did not ask to close, the body was framed and nothing followed it.
+  did not ask to close, the body was framed and nothing followed it (for a
+  ``HEAD`` reply: the data ended exactly with its head).
 
 Everything a server controls is bounded: the head's bytes (all interim heads
 included), the number of header fields, and the framing bytes between two
@@ -190,9 +191,8 @@ class ResponseReader:
         no_body = self.method == "HEAD" or status in (204, 304)
         if no_body:
             if self.method == "HEAD":
-                # the parser cannot be told the request was HEAD: stop it here; bytes after this
-                # head cannot be told apart, so the connection is not reused
-                self.keep_alive = False
+                # the parser cannot be told the request was HEAD: stop it here (feed decides
+                # whether anything followed the head)
                 self.complete = True
                 raise _Stop
             return
@@ -271,6 +271,9 @@ class ResponseReader:
             self._pieces = []
             raise OverlongTransfer("server sent more than the response announced "
                                    "(data after the end of the body)", url=self.url)
+        if head and self.complete and self.method == "HEAD":
+            # reusable only if this head ended exactly where the data did (nothing else came)
+            self.keep_alive = self.keep_alive and data.endswith(b"\r\n\r\n") and data.count(b"\r\n\r\n") == 1
         if head:
             self._head_bytes += len(data)
             if not self.head_done and self._head_bytes > self.max_head:
