@@ -12,7 +12,10 @@ Groups (interleaved rounds, see bench/harness.py):
 anyurl runs as its CLI (``anyurl get``) and as a small library script (this
 module's ``get``/``many``/``stream`` commands: one Client, ``Client.open``
 streamed to a file) so the library's data path can be told apart from the
-CLI's start-up and settings.
+CLI's start-up and settings. The library rows run twice in the /dev/null,
+small-files and streams groups: on the lean HTTP/1.1 path (the default) and
+through aiohttp (``--aiohttp``: ``HTTPOptions(lean=False)``, what every request
+used before the lean path).
 """
 
 from __future__ import annotations
@@ -74,6 +77,8 @@ def run(launcher: object, quick: bool) -> None:
             Case("raw aiohttp (iter_chunked 1 MiB)", python_cmd("-m", "bench.raw_aiohttp", url, "/dev/null")),
             Case("anyurl get -o - >/dev/null", anyurl_cmd("get", "-q", url, "-o", "-")),
             Case("anyurl library (Client.open)", python_cmd("-m", "bench.bench_http", "get", url, "/dev/null")),
+            Case("anyurl library, aiohttp path",
+                 python_cmd("-m", "bench.bench_http", "get", "--aiohttp", url, "/dev/null")),
         ], "curl -o /dev/null", unit_work=(mib, "MiB"))
         big.unlink()
 
@@ -92,6 +97,9 @@ def run(launcher: object, quick: bool) -> None:
             Case("anyurl library, 32 at a time",
                  python_cmd("-m", "bench.bench_http", "many", "--parallel", "32", str(outdir), *urls),
                  fresh, count),
+            Case("anyurl library, 32 at a time, aiohttp path",
+                 python_cmd("-m", "bench.bench_http", "many", "--aiohttp", "--parallel", "32", str(outdir), *urls),
+                 fresh, count),
         ], "curl -Z --parallel-max 32", unit_work=(n, "files"))
 
         _make_big(mid, STREAM_MIB)
@@ -105,6 +113,8 @@ def run(launcher: object, quick: bool) -> None:
                  python_cmd("-m", "bench.raw_aiohttp", "--parallel", str(STREAMS), "--null", *murls)),
             Case(f"anyurl library, {STREAMS} streams",
                  python_cmd("-m", "bench.bench_http", "stream", "--parallel", str(STREAMS), *murls)),
+            Case(f"anyurl library, {STREAMS} streams, aiohttp path",
+                 python_cmd("-m", "bench.bench_http", "stream", "--aiohttp", "--parallel", str(STREAMS), *murls)),
         ], f"curl -Z --parallel-max {STREAMS}", unit_work=(STREAMS * STREAM_MIB, "MiB"))
     finally:
         big.unlink(missing_ok=True)
@@ -115,10 +125,19 @@ def run(launcher: object, quick: bool) -> None:
 # -- the library script the benchmark runs (python -m bench.bench_http ...) --------
 
 
-async def _get(url: str, dest: str) -> None:
+def _options(aiohttp: bool) -> dict[str, object]:
+    """Client keywords: the aiohttp path when asked (``--aiohttp``), else the default."""
+    if not aiohttp:
+        return {}
+    from anyurl.handlers.http import HTTPOptions
+
+    return {"http": HTTPOptions(lean=False)}
+
+
+async def _get(url: str, dest: str, aiohttp: bool = False) -> None:
     from anyurl import Client
 
-    async with Client() as client, client.open(url) as body:
+    async with Client(**_options(aiohttp)) as client, client.open(url) as body:  # type: ignore[arg-type]
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             async for chunk in body:
@@ -129,11 +148,11 @@ async def _get(url: str, dest: str) -> None:
             os.close(fd)
 
 
-async def _many(outdir: str, urls: list[str], parallel: int) -> None:
+async def _many(outdir: str, urls: list[str], parallel: int, aiohttp: bool = False) -> None:
     from anyurl import Client, Limits
 
     sem = asyncio.Semaphore(parallel)
-    async with Client(limits=Limits(per_host=parallel)) as client:
+    async with Client(limits=Limits(per_host=parallel), **_options(aiohttp)) as client:  # type: ignore[arg-type]
 
         async def one(url: str) -> None:
             async with sem, client.open(url) as body:
@@ -148,13 +167,13 @@ async def _many(outdir: str, urls: list[str], parallel: int) -> None:
         await asyncio.gather(*(one(u) for u in urls))
 
 
-async def _stream(urls: list[str], parallel: int, size: int) -> None:
+async def _stream(urls: list[str], parallel: int, size: int, aiohttp: bool = False) -> None:
     """Stream every URL to /dev/null, *parallel* at a time; each must deliver *size* bytes."""
     from anyurl import Client, Limits
 
     sem = asyncio.Semaphore(parallel)
     fd = os.open(os.devnull, os.O_WRONLY)
-    async with Client(limits=Limits(per_host=parallel)) as client:
+    async with Client(limits=Limits(per_host=parallel), **_options(aiohttp)) as client:  # type: ignore[arg-type]
 
         async def one(url: str) -> None:
             got = 0
@@ -172,14 +191,17 @@ def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.bench_http")
     sub = ap.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("get", help="download one URL to FILE with anyurl's library")
+    g.add_argument("--aiohttp", action="store_true", help="through aiohttp (HTTPOptions(lean=False))")
     g.add_argument("url")
     g.add_argument("file")
     m = sub.add_parser("many", help="download URLs into DIR, N at a time, with one Client")
     m.add_argument("--parallel", type=int, default=32)
+    m.add_argument("--aiohttp", action="store_true")
     m.add_argument("dir")
     m.add_argument("urls", nargs="+")
     st = sub.add_parser("stream", help="stream URLs to /dev/null, N at a time, with one Client")
     st.add_argument("--parallel", type=int, default=STREAMS)
+    st.add_argument("--aiohttp", action="store_true")
     st.add_argument("--size", type=int, default=STREAM_MIB * MIB)
     st.add_argument("urls", nargs="+")
     r = sub.add_parser("run", help="run the benchmark (as bench.run does)")
@@ -190,11 +212,11 @@ def main(argv: list[str]) -> None:
 
         run_with_servers(run, args.quick)
     elif args.cmd == "get":
-        asyncio.run(_get(args.url, args.file))
+        asyncio.run(_get(args.url, args.file, args.aiohttp))
     elif args.cmd == "stream":
-        asyncio.run(_stream(args.urls, args.parallel, args.size))
+        asyncio.run(_stream(args.urls, args.parallel, args.size, args.aiohttp))
     else:
-        asyncio.run(_many(args.dir, args.urls, args.parallel))
+        asyncio.run(_many(args.dir, args.urls, args.parallel, args.aiohttp))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,23 @@
-"""The http: and https: schemes, through aiohttp.
+"""The http: and https: schemes: a lean HTTP/1.1 path, and aiohttp for the rest.
 
-One ``aiohttp.ClientSession`` per handler (so per Client), created on first
-use and closed by ``aclose``; its connector pools connections with
-``limit_per_host = client.limits.per_host``.
+Each request (each redirect hop) goes one of two ways, chosen per hop:
+
+* **the lean path** (:mod:`anyurl.handlers.http1`, :mod:`anyurl.protocols.http1`):
+  plain ``http://`` and ``https://`` requests straight to the origin server.
+  Keep-alive connections on the shared :class:`~anyurl.handlers.pool.Pool`
+  (``Limits.per_host``, ``Limits.max_idle``, one fresh try when a reused
+  connection turns out stale), httptools to parse, no aiohttp import; the TLS
+  context is built on the first https request only.
+* **aiohttp**, one ``aiohttp.ClientSession`` per handler (so per Client),
+  created on first use, with ``limit_per_host = client.limits.per_host``: a
+  request through a proxy (CONNECT tunnels, proxy credentials, ftp through
+  an HTTP proxy), a host name that is not ASCII (aiohttp applies IDNA), and
+  every request when ``HTTPOptions(lean=False)``.
+
+Everything else is this module's, the same for both: redirects, Basic
+credentials and the answer to a Basic challenge, ranges, decoding, status
+errors, Retry-After, stat, the ``anyurl.http`` log (request line and status
+at DEBUG; the lean path also logs its connections).
 
 Redirects are followed here, not by aiohttp, so the policy can be enforced
 on every hop: at most ``limits.max_redirects``, never into another scheme
@@ -33,18 +48,16 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
+import logging
 import re
 import ssl
+import sys
 import zlib
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote_to_bytes
-
-import aiohttp
-from multidict import CIMultiDictProxy
-from yarl import URL as YURL
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import unquote, unquote_to_bytes, urljoin, urlsplit
 
 from ..errors import (
     AccessDenied,
@@ -60,12 +73,18 @@ from ..errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
+from ..protocols.http1 import Headers
 from ..response import Body, Stat
 from ..urls import FTPURL, HTTPURL, URL
 from .base import Handler, Request, apply_length, prime_allocator, refuse_controls
 
 if TYPE_CHECKING:
+    import aiohttp
+
     from ..client import Client
+    from .http1 import H1Client
+
+_log = logging.getLogger("anyurl.http")
 
 __all__ = ["HTTPHandler", "HTTPOptions"]
 
@@ -104,8 +123,10 @@ class HTTPOptions:
     ``headers``: extra request headers sent with every request.
     ``verify``: check TLS certificates (default on).
     ``ssl_context``: the TLS context to use (for a private CA); overrides ``verify``.
-    ``read_bufsize``: aiohttp's per-connection read buffer (bytes); None uses
-    ``min(client.limits.chunk_size, 1 MiB)``.
+    ``read_bufsize``: aiohttp's per-connection read buffer (bytes; the aiohttp path only);
+    None uses ``min(client.limits.chunk_size, 1 MiB)``.
+    ``lean``: send plain requests (no proxy) on anyurl's own HTTP/1.1 connections
+    (default); False sends every request through aiohttp.
     """
 
     decompress: bool = True
@@ -113,6 +134,7 @@ class HTTPOptions:
     verify: bool = True
     ssl_context: ssl.SSLContext | None = None
     read_bufsize: int | None = None
+    lean: bool = True
 
 
 def _decoded(value: str | None) -> str | None:
@@ -146,11 +168,14 @@ def _status_error(status: int, reason: str, url: object,
     return ProtocolError("request refused", url=url, reply=reply)
 
 
-def _headers_dict(headers: CIMultiDictProxy[str]) -> dict[str, str]:
-    """Response headers as a plain dict; repeated fields joined with ", " (RFC 9110 5.3)."""
-    out: dict[str, str] = {}
+def _headers_dict(headers: Mapping[str, str]) -> Headers:
+    """Response headers as a dict (lookups ignore case); repeated fields joined with ", "
+    (RFC 9110 5.3)."""
+    if isinstance(headers, Headers):
+        return headers
+    out = Headers()
     for k, v in headers.items():
-        out[k] = f"{out[k]}, {v}" if k in out else v
+        out.add(k, v)
     return out
 
 
@@ -160,6 +185,11 @@ def _translate(exc: BaseException, url: object, stage: str) -> AnyURLError:
         return exc
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
         return FetchTimeout(f"timed out while {stage}", url=url)
+    aiohttp = sys.modules.get("aiohttp")  # an aiohttp error only if aiohttp was loaded
+    if aiohttp is None:
+        if isinstance(exc, OSError):
+            return ConnectError(f"connection failed while {stage}: {exc}", url=url)
+        return ProtocolError(f"HTTP error while {stage}: {type(exc).__name__}: {exc}", url=url)
     if isinstance(exc, aiohttp.ClientPayloadError):
         return TruncatedTransfer(f"transfer broken while {stage}: {exc}", url=url)
     if isinstance(exc, aiohttp.ClientResponseError) and exc.status == 400:
@@ -204,8 +234,113 @@ def _widen_reads(resp: aiohttp.ClientResponse, chunk_size: int) -> None:
             pass
 
 
-def _origin(u: YURL) -> tuple[str | None, str | None, int | None]:
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """A URL as it goes on the wire (path and query escaped as written)."""
+
+    scheme: str
+    host: str  # lower case, no brackets
+    explicit_port: int | None
+    path: str  # escaped, starting with "/"
+    query: str | None
+
+    @classmethod
+    def parse(cls, text: str) -> _Target:
+        """Split an absolute URL (ValueError when it is not usable); userinfo and fragment dropped."""
+        s = urlsplit(text)
+        port = s.port  # ValueError when out of range
+        return cls(s.scheme.lower(), s.hostname or "", port, s.path or "/",
+                   s.query if "?" in text.split("#", 1)[0] else None)
+
+    @property
+    def port(self) -> int:
+        return self.explicit_port or _DEFAULT_PORTS.get(self.scheme, 80)
+
+    @property
+    def hostport(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        p = self.explicit_port
+        return host if p is None or p == _DEFAULT_PORTS.get(self.scheme) else f"{host}:{p}"
+
+    @property
+    def request_target(self) -> str:
+        return self.path if self.query is None else f"{self.path}?{self.query}"
+
+    @property
+    def decoded_path(self) -> str:
+        return unquote(self.path, errors="replace")
+
+    def __str__(self) -> str:
+        return f"{self.scheme}://{self.hostport}{self.request_target}"
+
+    def human(self) -> str:
+        return unquote(str(self), errors="replace")
+
+    def join(self, location: str) -> _Target:
+        return _Target.parse(urljoin(str(self), location))
+
+    def yurl(self) -> Any:
+        from yarl import URL as YURL
+
+        return YURL(str(self), encoded=True)
+
+
+def _origin(u: _Target) -> tuple[str, str, int]:
     return (u.scheme, u.host, u.port)
+
+
+class _Response(Protocol):
+    """What this module needs of a response on either path."""
+
+    status: int
+    reason: str
+    content_length: int | None
+    content_type: str
+    charset: str | None
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The response headers (lookups ignore case)."""
+
+    async def read_chunk(self, size: int) -> bytes:
+        """The next piece of the body (at most *size* bytes), b"" at its end."""
+
+    def widen(self, chunk_size: int) -> None:
+        """A hint that a large body follows."""
+
+    async def release(self) -> None:
+        """Done: the connection may be reused if the body was read to its end."""
+
+    async def close(self) -> None:
+        """Done, unread data left: the connection is closed."""
+
+
+class _AioResponse:
+    """An aiohttp response seen through :class:`_Response`."""
+
+    def __init__(self, resp: aiohttp.ClientResponse) -> None:
+        self.resp = resp
+        self.status = resp.status
+        self.reason = resp.reason or ""
+        self.headers: Mapping[str, str] = resp.headers
+        self.content_length = resp.content_length
+        self.content_type = resp.content_type
+        self.charset = resp.charset
+
+    async def read_chunk(self, size: int) -> bytes:
+        return await self.resp.content.read(size)
+
+    def widen(self, chunk_size: int) -> None:
+        _widen_reads(self.resp, chunk_size)
+
+    async def release(self) -> None:
+        self.resp.release()
+
+    async def close(self) -> None:
+        self.resp.close()
 
 
 class HTTPHandler(Handler):
@@ -217,9 +352,20 @@ class HTTPHandler(Handler):
         super().__init__(client)
         self.http_options = client.options_for("http", HTTPOptions)
         self._session: aiohttp.ClientSession | None = None
+        self._h1: H1Client | None = None
+
+    def _lean(self) -> H1Client:
+        if self._h1 is None:
+            from .http1 import H1Client
+
+            prime_allocator(self.client.limits.chunk_size)
+            self._h1 = H1Client(self.http_options.ssl_context or self.http_options.verify)
+        return self._h1
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
+            import aiohttp
+
             c = self.client
             prime_allocator(c.limits.chunk_size)
             bufsize = self.http_options.read_bufsize or max(1 << 16, min(c.limits.chunk_size, 1 << 20))
@@ -243,13 +389,16 @@ class HTTPHandler(Handler):
     async def aclose(self) -> None:
         """Close the session and every pooled connection."""
         session, self._session = self._session, None
+        h1, self._h1 = self._h1, None
+        if h1 is not None:
+            await h1.aclose()
         if session is not None:
             await session.close()
 
     # -- request building ---------------------------------------------------
 
-    def _target(self, url: HTTPURL | FTPURL) -> YURL:
-        """The yarl URL sent on the wire; refuses decoded CR/LF/NUL first."""
+    def _target(self, url: HTTPURL | FTPURL) -> _Target:
+        """The URL sent on the wire; refuses decoded CR/LF/NUL first."""
         if isinstance(url, FTPURL):
             for what, value in (("host", url.host), ("user", url.user), ("password", url.password),
                                 *(("path", seg) for seg in (*url.cwd, url.name))):
@@ -269,9 +418,12 @@ class HTTPHandler(Handler):
             search = "" if url.search is None else "?" + _wire(url.search)
             text = f"{url.scheme}://{url.hostport}{path}{search}"
         try:
-            return YURL(text, encoded=True)
+            target = _Target.parse(text)
         except (ValueError, TypeError) as exc:
             raise UnsafeURL(f"not a usable {url.scheme} URL: {exc}", url=url) from exc
+        if not target.host:
+            raise UnsafeURL(f"not a usable {url.scheme} URL: no host", url=url)
+        return target
 
     def _headers(self, url: HTTPURL | FTPURL, opts: HTTPOptions, rng: tuple[int, int | None] | None,
                  extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -290,11 +442,14 @@ class HTTPHandler(Handler):
             refuse_controls(url, f"header {k}", k + v)
         return headers
 
-    def _proxy(self, url: object, target: YURL) -> tuple[str | None, aiohttp.BasicAuth | None]:
+    def _proxy(self, url: object, target: _Target) -> tuple[str | None, aiohttp.BasicAuth | None]:
         """The proxy for *target* (Client.proxy_for) and its Basic credentials, if any."""
-        proxy = self.client.proxy_for(target.scheme or "", target.host or "", target.port)
+        proxy = self.client.proxy_for(target.scheme, target.host, target.port)
         if proxy is None:
             return None, None
+        import aiohttp
+        from yarl import URL as YURL
+
         refuse_controls(url, "proxy", proxy)
         purl = YURL(proxy)
         if purl.user is None:
@@ -304,6 +459,8 @@ class HTTPHandler(Handler):
 
     def _timeouts(self, req: Request) -> aiohttp.ClientTimeout:
         """This request's timeouts, never past its deadline (``Timeouts.total``)."""
+        import aiohttp
+
         return aiohttp.ClientTimeout(total=None, connect=req.connect_timeout,
                                      sock_connect=req.connect_timeout, sock_read=req.read_timeout)
 
@@ -323,30 +480,31 @@ class HTTPHandler(Handler):
         auth: str | None = None
         if url.user is not None:
             auth = _basic(url.user, url.password or "")
-        session = self._get_session()
+        lean = self._request_options(req).lean
         history: list[str] = []
         tried_credentials = auth is not None or isinstance(url, FTPURL)
         hops = 0
-        timeout = self._timeouts(req)
         while True:
             headers_now = headers
             if auth is not None and _origin(target) == first_origin:
                 headers_now = {**headers, "Authorization": auth}
             proxy, proxy_auth = self._proxy(url, target)
-            if target.scheme == "ftp":
-                if proxy is None:  # a redirect to an ftp host no proxy serves
-                    return _Elsewhere(self.client.parse(str(target)), history)
-                _allow_ftp_through_proxy(session)
+            if target.scheme == "ftp" and proxy is None:  # a redirect to an ftp host no proxy serves
+                return _Elsewhere(self.client.parse(str(target)), history)
+            resp: _Response
             try:
-                resp = await session.request(method, target, headers=headers_now, allow_redirects=False,
-                                             proxy=proxy, proxy_auth=proxy_auth, timeout=timeout,
-                                             auto_decompress=False)
+                if lean and proxy is None and target.host.isascii():
+                    resp = await self._lean().request(
+                        req, method, target.scheme, target.host, target.port, target.request_target,
+                        target.hostport, _wire_headers(headers_now), url)
+                else:
+                    resp = await self._aio_request(req, method, target, headers_now, proxy, proxy_auth)
             except Exception as exc:
-                via = f" through proxy {YURL(proxy).with_user(None)}" if proxy else ""
-                raise _translate(exc, url, f"requesting {target.human_repr()}{via}") from exc
+                via = f" through proxy {_masked(proxy)}" if proxy else ""
+                raise _translate(exc, url, f"requesting {target.human()}{via}") from exc
             if resp.status in _REDIRECTS and "Location" in resp.headers:
                 location = resp.headers["Location"]
-                resp.release()
+                await resp.release()
                 hops += 1
                 if hops > req.limits.max_redirects:
                     raise ProtocolError(
@@ -363,21 +521,35 @@ class HTTPHandler(Handler):
                 tried_credentials = True
                 cred = self.client.credentials_for(target.host or "", target.port)
                 if cred is not None:
-                    resp.release()
+                    await resp.release()
                     auth = _basic(cred[0], cred[1])
                     first_origin = _origin(target)
                     continue
             return _Reply(resp, target, history, proxy)
 
-    def _redirect(self, url: HTTPURL | FTPURL, current: YURL, location: str) -> YURL | URL:
-        """Check a Location against the policy: the next yarl URL, or an anyurl URL for another handler."""
+    async def _aio_request(self, req: Request, method: str, target: _Target, headers: dict[str, str],
+                           proxy: str | None, proxy_auth: aiohttp.BasicAuth | None) -> _Response:
+        """One request through aiohttp (proxies, and HTTPOptions(lean=False))."""
+        session = self._get_session()
+        if target.scheme == "ftp":
+            _allow_ftp_through_proxy(session)
+        _log.debug("%s:%s > %s %s%s", target.host, target.port, method, target.request_target,
+                   f" (through proxy {_masked(proxy)})" if proxy else "")
+        resp = await session.request(method, target.yurl(), headers=headers, allow_redirects=False,
+                                     proxy=proxy, proxy_auth=proxy_auth, timeout=self._timeouts(req),
+                                     auto_decompress=False)
+        _log.debug("%s:%s < %s %s", target.host, target.port, resp.status, resp.reason or "")
+        return _AioResponse(resp)
+
+    def _redirect(self, url: HTTPURL | FTPURL, current: _Target, location: str) -> _Target | URL:
+        """Check a Location against the policy: the next target, or an anyurl URL for another handler."""
         refuse_controls(url, "redirect Location", location)
         try:
-            new = current.join(YURL(_wire(location), encoded=True))
+            new = current.join(_wire(location))
         except (ValueError, TypeError) as exc:
             raise ProtocolError(f"unusable redirect Location {location!r}: {exc}", url=url) from exc
         policy = self.client.policy
-        scheme = (new.scheme or "").lower()
+        scheme = new.scheme
         if scheme == current.scheme == "ftp":  # the proxy's own redirect (a directory's "/")
             return new
         if scheme not in ("http", "https"):
@@ -389,6 +561,8 @@ class HTTPHandler(Handler):
         if current.scheme == "https" and scheme == "http" and not policy.allow_https_downgrade:
             raise UnsafeURL(f"redirect from https to http refused (Location: {location}); "
                             "Policy.allow_https_downgrade permits it", url=url)
+        if not new.host:
+            raise ProtocolError(f"unusable redirect Location {location!r}: no host", url=url)
         return new
 
     def _check_url(self, req: Request) -> HTTPURL | FTPURL:
@@ -419,7 +593,7 @@ class HTTPHandler(Handler):
             body = await self.client.handler(reply.url).open(req.replace(url=reply.url, offset=0, options=None))
             body.meta.setdefault("redirects", reply.history)
             return body
-        return apply_length(self._body(url, reply, opts, req.offset, rng, headers), req.length)
+        return apply_length(await self._body(url, reply, opts, req.offset, rng, headers), req.length)
 
     def _request_options(self, req: Request) -> HTTPOptions:
         if isinstance(req.url, FTPURL):  # the FTP options mean nothing to an HTTP proxy
@@ -440,14 +614,14 @@ class HTTPHandler(Handler):
         if isinstance(reply, _Elsewhere):
             return await self.client.handler(reply.url).stat(req.replace(url=reply.url, options=None))
         resp = reply.resp
-        resp.release()
+        await resp.release()
         size: int | None = None
         if resp.status in (405, 501):
             reply = await self._exchange(req, "GET", {**headers, "Range": "bytes=0-0"})
             if isinstance(reply, _Elsewhere):
                 return await self.client.handler(reply.url).stat(req.replace(url=reply.url, options=None))
             resp = reply.resp
-            resp.close()  # one byte at most is pending: do not read it
+            await resp.close()  # one byte at most is pending: do not read it
             m = _CONTENT_RANGE.fullmatch(resp.headers.get("Content-Range", "").strip())
             if resp.status == 206 and m and m.group(3) != "*":
                 size = int(m.group(3))
@@ -465,12 +639,12 @@ class HTTPHandler(Handler):
         return Stat(url=str(url), kind=kind, size=size, modified=_http_date(resp.headers.get("Last-Modified")),
                     content_type=resp.content_type if "Content-Type" in resp.headers else None, meta=meta)
 
-    def _meta(self, resp: aiohttp.ClientResponse, reply: _Reply) -> dict[str, Any]:
+    def _meta(self, resp: _Response, reply: _Reply) -> dict[str, Any]:
         meta: dict[str, Any] = {"status": resp.status, "reason": resp.reason,
                                 "headers": _headers_dict(resp.headers), "url": str(reply.target),
                                 "redirects": reply.history}
         if reply.proxy is not None:
-            meta["proxy"] = str(YURL(reply.proxy).with_user(None))
+            meta["proxy"] = _masked(reply.proxy)
         return meta
 
     async def upload(self, req: Request, source: Any) -> None:
@@ -480,7 +654,7 @@ class HTTPHandler(Handler):
                                "(list the host in no_proxy to upload directly)", url=req.url)
         await super().upload(req, source)
 
-    def _body(self, url: HTTPURL | FTPURL, reply: _Reply, opts: HTTPOptions, offset: int,
+    async def _body(self, url: HTTPURL | FTPURL, reply: _Reply, opts: HTTPOptions, offset: int,
               rng: tuple[int, int | None] | None, sent: Mapping[str, str]) -> Body:
         """Check the final response and wrap its payload as a streaming Body."""
         resp = reply.resp
@@ -488,20 +662,20 @@ class HTTPHandler(Handler):
         meta = self._meta(resp, reply)
         if status == 416 and offset:
             m = _UNSATISFIED_RANGE.match(resp.headers.get("Content-Range", ""))
-            resp.release()
+            await resp.release()
             if m and int(m.group(1)) == offset:  # resuming a complete file: nothing left
                 return Body.from_bytes(url, b"", meta=meta, offset=offset, size=0)
             raise ProtocolError(f"server cannot serve from offset {offset}", url=url,
                                 reply=f"{status} {resp.reason}")
         if status >= 300:
-            resp.release()
+            await resp.release()
             raise _status_error(status, resp.reason or "", url, resp.headers)
         length = resp.content_length
         skip = 0
         expected = length
         resumable = False
         if status == 206:
-            expected = self._check_range(url, resp, rng)
+            expected = await self._check_range(url, resp, rng)
             meta["content_range"] = resp.headers.get("Content-Range")
             resumable = True
         elif offset:
@@ -515,7 +689,7 @@ class HTTPHandler(Handler):
         if coding not in ("", "identity"):
             asked = {t.split(";")[0].strip().lower() for t in _header(sent, "Accept-Encoding").split(",")}
             if (opts.decompress and coding in asked and coding in _DECODABLE
-                    and not _stored_encoding(coding, resp.content_type, reply.target.path)):
+                    and not _stored_encoding(coding, resp.content_type, reply.target.decoded_path)):
                 decoder = _Decoder(coding, url, self.client.limits.chunk_size)
                 meta["decoded"] = coding
             else:
@@ -524,16 +698,15 @@ class HTTPHandler(Handler):
                 meta["content_encoding"] = coding
         size = None if decoder is not None or expected is None else max(expected - skip, 0)
         chunk_size = self.client.limits.chunk_size
-        _widen_reads(resp, chunk_size)
+        resp.widen(chunk_size)
         state = {"done": False}
 
         async def chunks() -> AsyncIterator[bytes]:
             received = 0
             to_skip = skip
-            stream = resp.content
             try:
                 while True:
-                    data = await stream.read(chunk_size)
+                    data = await resp.read_chunk(chunk_size)
                     if not data:
                         break
                     received += len(data)
@@ -565,25 +738,25 @@ class HTTPHandler(Handler):
                 raise _translate(exc, url, "reading the body") from exc
             finally:
                 if state["done"]:
-                    resp.release()
+                    await resp.release()
                 else:
-                    resp.close()
+                    await resp.close()
 
         async def on_close() -> None:
             if state["done"]:
-                resp.release()
+                await resp.release()
             else:
-                resp.close()  # unread data: the connection cannot be reused
+                await resp.close()  # unread data: the connection cannot be reused
 
         return Body(url, chunks(), content_type=resp.content_type or "application/octet-stream",
                     size=size, meta=meta, offset=offset, on_close=on_close, charset=resp.charset,
                     resumable=resumable)
 
-    def _check_range(self, url: object, resp: aiohttp.ClientResponse, rng: tuple[int, int | None] | None) -> int:
+    async def _check_range(self, url: object, resp: _Response, rng: tuple[int, int | None] | None) -> int:
         """The body length a 206 must have; ProtocolError unless it is the range asked for."""
         cr = resp.headers.get("Content-Range", "")
         if rng is None:
-            resp.close()
+            await resp.close()
             raise ProtocolError(f"server sent 206 Partial Content (Content-Range {cr!r}) to a request "
                                 "for the whole resource", url=url, reply=f"206 {resp.reason}")
         first, last = rng
@@ -599,12 +772,12 @@ class HTTPHandler(Handler):
             ok = (a == first and b >= a and (total is None or b < total)
                   and (want_last is None or b == want_last))
         if not ok or m is None:
-            resp.close()
+            await resp.close()
             raise ProtocolError(f"asked for {asked}, server sent Content-Range {cr!r}", url=url,
                                 reply=f"206 {resp.reason}")
         span = int(m.group(2)) - int(m.group(1)) + 1
         if resp.content_length is not None and resp.content_length != span:
-            resp.close()
+            await resp.close()
             raise ProtocolError(f"Content-Length {resp.content_length} disagrees with Content-Range {cr!r}",
                                 url=url, reply=f"206 {resp.reason}")
         return span
@@ -622,8 +795,8 @@ class _Elsewhere:
 class _Reply:
     """The final response of an exchange, the URL it came from and the redirects before it."""
 
-    resp: aiohttp.ClientResponse
-    target: YURL
+    resp: _Response
+    target: _Target
     history: list[str]
     proxy: str | None
 
@@ -642,7 +815,22 @@ def _header(headers: Mapping[str, str], name: str) -> str:
     return ""
 
 
-def _announced(resp: aiohttp.ClientResponse) -> str:
+def _masked(proxy: str | None) -> str:
+    """A proxy URL without its credentials."""
+    from yarl import URL as YURL
+
+    return str(YURL(proxy or "").with_user(None))
+
+
+def _wire_headers(headers: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Request headers for the lean path, with aiohttp's default Accept (the same requests either way)."""
+    out = list(headers.items())
+    if not any(k.lower() == "accept" for k in headers):
+        out.append(("Accept", "*/*"))
+    return out
+
+
+def _announced(resp: _Response) -> str:
     parts = [f"{h}: {resp.headers[h]}" for h in ("Content-Length", "Content-Range") if h in resp.headers]
     return ", ".join(parts) or "no length"
 

@@ -1,0 +1,394 @@
+"""The lean HTTP/1.1 driver: keep-alive connections on the shared pool, no aiohttp.
+
+:class:`H1Connection` is an ``asyncio.Protocol`` holding one socket and the
+:class:`~anyurl.protocols.http1.ResponseReader` of the response in flight;
+:class:`H1Client` lends connections from one :class:`~anyurl.handlers.pool.Pool`
+(``Limits.per_host``, ``Limits.max_idle``, the stale-connection retry) and
+returns a :class:`LeanResponse` per request. The policy around it (redirects,
+ranges, decoding, errors) is :mod:`anyurl.handlers.http`'s, shared with the
+aiohttp path.
+
+Costs are per transfer: one watchdog timer enforces the read timeout (no
+timer per chunk); body pieces are the bytes objects the transport received
+(sliced only at a Content-Length boundary); reading pauses while more than one
+receive's worth waits unread. The transport's receive size starts at 64 KiB
+and grows (x4) while receives come back full, up to ``Limits.chunk_size``
+shared out among the streams running at once, so 128 slow streams do not each
+hold a megabyte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import ssl
+from typing import TYPE_CHECKING, Any, cast
+
+from ..errors import AnyURLError, ConnectError, FetchTimeout
+from ..protocols.http1 import Headers, ResponseReader, request_head
+from .pool import Lease, Pool
+
+if TYPE_CHECKING:
+    from ..settings import Request
+
+__all__ = ["H1Client", "H1Connection", "LeanResponse"]
+
+_START = 1 << 16
+# receive sizes of all lean streams together stay near this (each at least _START)
+_BUDGET = 8 << 20
+_streams = 0  # bodies being read now, in this process
+
+_Key = tuple[str, str, int]
+
+
+class H1Connection(asyncio.Protocol):
+    """One HTTP/1.1 connection (a :class:`~anyurl.handlers.pool.Connection`)."""
+
+    def __init__(self, key: _Key, chunk_size: int) -> None:
+        self.key = key
+        self.transport: asyncio.Transport | None = None
+        self.reader: ResponseReader | None = None
+        self._loop = asyncio.get_running_loop()
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._queued = 0
+        self._exc: BaseException | None = None
+        self._lost = False
+        self._paused = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._timeout: float | None = None
+        self._last = self._loop.time()
+        self._chunk_size = chunk_size
+        self._size = min(_START, chunk_size)  # the transport's receive size now
+        self._sizable = False
+
+    # -- protocol side -------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's has the same API
+        # asyncio's own transport reads max_size bytes per recv (256 KiB): start small
+        self._sizable = isinstance(getattr(transport, "max_size", None), int)
+        if self._sizable:
+            transport.max_size = self._size  # type: ignore[attr-defined]
+
+    def data_received(self, data: bytes) -> None:
+        r = self.reader
+        if r is None or self._exc is not None:
+            # unasked bytes on an idle connection: it cannot be trusted with a request
+            self._exc = self._exc or ConnectError("server sent data while no request was made", url=None)
+            if self.transport is not None:
+                self.transport.close()
+            return
+        self._last = self._loop.time()
+        try:
+            pieces = r.feed(data)
+        except AnyURLError as exc:
+            self._fail(exc)
+            return
+        if pieces:
+            if len(pieces) == 1:
+                self._chunks.append(pieces[0])
+                self._queued += len(pieces[0])
+            else:
+                self._chunks.extend(pieces)
+                self._queued += sum(map(len, pieces))
+            if self._sizable:
+                self._resize(len(data) >= self._size)
+            if self._queued >= 2 * self._size and not self._paused and not r.complete:
+                self._paused = True
+                assert self.transport is not None
+                self.transport.pause_reading()
+        if self._waiter is not None and (pieces or r.complete or r.head_done):
+            self._wake()
+
+    def eof_received(self) -> bool | None:
+        self._end()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._lost:
+            self._lost = True
+            if exc is not None and self._exc is None and self.reader is not None \
+                    and not self.reader.complete:
+                self._exc = ConnectError(f"connection lost: {exc}", url=self.reader.url)
+            self._end()
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+
+    # -- internals -----------------------------------------------------------------
+
+    def _end(self) -> None:
+        self._lost = True
+        r = self.reader
+        if r is not None and self._exc is None and not r.complete:
+            if not r.head_done and not r.started:
+                # nothing of a reply: on a reused connection, the server closed it while idle
+                self._exc = ConnectError("server closed the connection before answering", url=r.url)
+            else:
+                try:
+                    r.eof()
+                except AnyURLError as exc:
+                    self._exc = exc
+        self._wake()
+
+    def _fail(self, exc: BaseException) -> None:
+        self._exc = exc
+        if self.transport is not None:
+            self.transport.abort()
+        self._wake()
+
+    def _resize(self, full: bool) -> None:
+        """Grow the receive size after a full receive (the stream is fast), within this
+        stream's share of the budget; shrink it when more streams started since."""
+        cap = min(self._chunk_size, max(_START, _BUDGET // max(1, _streams)))
+        size = self._size
+        if full and size < cap:
+            size = min(cap, size * 4)
+        elif size > cap:
+            size = cap
+        if size != self._size:
+            self._size = size
+            self.transport.max_size = size  # type: ignore[union-attr]
+
+    def _wake(self) -> None:
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def _check_idle(self) -> None:
+        self._watchdog = None
+        w = self._waiter
+        if self._timeout is None or w is None or w.done():
+            return
+        due = self._last + self._timeout
+        if self._loop.time() >= due:
+            w.set_exception(TimeoutError())
+        else:
+            self._watchdog = self._loop.call_at(due, self._check_idle)
+
+    async def _wait(self, timeout: float | None) -> None:  # noqa: ASYNC109 - one watchdog per transfer
+        self._timeout = timeout
+        if timeout is not None and self._watchdog is None:
+            self._watchdog = self._loop.call_at(self._last + timeout, self._check_idle)
+        self._waiter = self._loop.create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    # -- the driver's side -----------------------------------------------------------
+
+    def send(self, reader: ResponseReader, head: bytes) -> None:
+        """Write a request head; *reader* receives its response."""
+        assert self.transport is not None
+        self.reader = reader
+        self._chunks.clear()
+        self._queued = 0
+        self._last = self._loop.time()
+        self.transport.write(head)
+
+    async def head(self, timeout: float | None) -> None:  # noqa: ASYNC109 - see _wait
+        """Wait for the response head (TimeoutError after *timeout* s of silence)."""
+        r = self.reader
+        assert r is not None
+        while not r.head_done:
+            if self._exc is not None:
+                raise self._exc
+            if self._lost:  # closed before this request was sent (a stale idle connection)
+                raise ConnectError("server closed the connection before answering", url=r.url)
+            await self._wait(timeout)
+
+    async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _wait
+        """The next body piece; None at the end of the body."""
+        r = self.reader
+        assert r is not None
+        while not self._chunks:
+            if self._exc is not None:
+                raise self._exc
+            if r.complete:
+                return None
+            if self._paused:  # nothing queued: read on
+                self._resume()
+            await self._wait(timeout)
+        chunk = self._chunks.popleft()
+        self._queued -= len(chunk)
+        if self._paused and self._queued < 2 * self._size:
+            self._resume()
+        return chunk
+
+    def _resume(self) -> None:
+        self._paused = False
+        self._last = self._loop.time()  # the silence while paused was ours, not the server's
+        if self.transport is not None and not self._lost:
+            self.transport.resume_reading()
+
+    def done(self) -> bool:
+        """The whole response arrived (what was not read of it is dropped)."""
+        r = self.reader
+        if r is None or not r.complete or self._exc is not None:
+            return False
+        self._chunks.clear()
+        self._queued = 0
+        return True
+
+    # -- what the pool needs ----------------------------------------------------------
+
+    def is_reusable(self) -> bool:
+        t = self.transport
+        r = self.reader
+        return (t is not None and not self._lost and not t.is_closing() and self._exc is None
+                and r is not None and r.reusable and not self._chunks)
+
+    async def reset_for(self, target: Any) -> bool:
+        if not self.is_reusable():
+            return False
+        self.reader = None  # idle until the next send
+        return True
+
+    async def aclose(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+    def abort(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
+
+
+def _content_type(value: str | None) -> tuple[str, str | None]:
+    """(type, charset) of a Content-Type value; application/octet-stream when absent."""
+    if value is None:
+        return "application/octet-stream", None
+    main, _, params = value.partition(";")
+    charset = None
+    for p in params.split(";"):
+        k, _, v = p.partition("=")
+        if k.strip().lower() == "charset":
+            charset = v.strip().strip('"') or None
+    return main.strip().lower() or "application/octet-stream", charset
+
+
+class LeanResponse:
+    """A response read from an :class:`H1Connection`; the interface :mod:`.http` uses for
+    both paths (status, reason, headers, content_length/type, charset, read/release/close)."""
+
+    def __init__(self, conn: H1Connection, lease: Lease[H1Connection], reader: ResponseReader,
+                 timeout: float | None) -> None:
+        self.conn = conn
+        self.lease = lease
+        self.reader = reader
+        self.status = reader.status
+        self.reason = reader.reason
+        self.headers: Headers = reader.headers
+        self.content_length = reader.content_length
+        self.content_type, self.charset = _content_type(self.headers.get("Content-Type"))
+        self._timeout = timeout
+        self._counted = False
+        self._done = False
+
+    async def read_chunk(self, size: int = 0) -> bytes:
+        """The next body piece, b"" at the end (pieces are what arrived: *size* is not used,
+        the receive size never exceeds ``Limits.chunk_size``)."""
+        global _streams
+        if not self._counted:
+            self._counted = True
+            _streams += 1
+        try:
+            chunk = await self.conn.next_chunk(self._timeout)
+        except TimeoutError:
+            raise FetchTimeout(f"timed out while reading the body (no data for {self._timeout:.3g} s)",
+                               url=self.reader.url) from None
+        return b"" if chunk is None else chunk
+
+    def _uncount(self) -> None:
+        global _streams
+        if self._counted:
+            self._counted = False
+            _streams -= 1
+
+    def widen(self, chunk_size: int) -> None:
+        """Nothing to do: receive sizes grow by themselves."""
+
+    async def release(self) -> None:
+        """Done with the response: the connection goes back to the pool if the response
+        arrived whole (what was not read of it is dropped), else it is closed. Only the
+        first call counts: the connection may already carry another request."""
+        if self._done:
+            return
+        self._done = True
+        self._uncount()
+        await self.lease.release(self.conn.done())
+
+    async def close(self) -> None:
+        """Drop the response (the same as :meth:`release`: a response that arrived whole
+        leaves a reusable connection)."""
+        await self.release()
+
+
+class H1Client:
+    """Lends pooled :class:`H1Connection` objects; one per HTTPHandler (so per Client)."""
+
+    def __init__(self, ssl_context: Any) -> None:
+        self.pool: Pool[H1Connection] = Pool("http")
+        self._ssl_source = ssl_context  # an SSLContext, True (verify) or False; built on first https
+        self._ssl: ssl.SSLContext | None = None
+
+    def _context(self) -> ssl.SSLContext:
+        if self._ssl is None:
+            src = self._ssl_source
+            if isinstance(src, ssl.SSLContext):
+                self._ssl = src
+            else:
+                ctx = ssl.create_default_context()
+                if not src:
+                    ctx.check_hostname = False
+                    ctx.verify_mode = ssl.CERT_NONE
+                self._ssl = ctx
+        return self._ssl
+
+    async def request(self, req: Request, method: str, scheme: str, host: str, port: int, target: str,
+                      hostport: str, headers: list[tuple[str, str]], url: object) -> LeanResponse:
+        """Send one request and wait for its head; the body is read from the result."""
+        head = request_head(method, target, hostport, headers, url)
+        key: _Key = (scheme, host, port)
+        chunk_size = req.limits.chunk_size
+        max_head = max(2 * req.limits.max_line, 1 << 16)
+        loop = asyncio.get_running_loop()
+
+        async def connect() -> H1Connection:
+            ctx = self._context() if scheme == "https" else None
+            try:
+                async with asyncio.timeout(req.connect_timeout):
+                    _, conn = await loop.create_connection(
+                        lambda: H1Connection(key, chunk_size), host, port, ssl=ctx,
+                        server_hostname=host if ctx is not None else None)
+            except TimeoutError as exc:
+                raise FetchTimeout(f"timed out while connecting to {host}:{port}", url=url) from exc
+            except ssl.SSLError as exc:
+                raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
+            except OSError as exc:
+                raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}", url=url) from exc
+            return conn
+
+        async def acquire(fresh: bool) -> Lease[H1Connection]:
+            return await self.pool.acquire(req, host, port, key, connect, fresh=fresh)
+
+        timeout = req.read_timeout
+
+        async def step(lease: Lease[H1Connection]) -> LeanResponse:
+            conn = lease.conn
+            reader = ResponseReader(method, url, max_head=max_head, max_framing=max(req.limits.max_line, 1 << 12))
+            self.pool.log.debug("%s:%s > %s %s", host, port, method, target)
+            conn.send(reader, head)
+            try:
+                await conn.head(timeout)
+            except TimeoutError:
+                raise FetchTimeout(f"timed out while waiting for the response to {method} {target} "
+                                   f"from {host}:{port}", url=url) from None
+            self.pool.log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
+            return LeanResponse(conn, lease, reader, timeout)
+
+        return await self.pool.run(acquire, step)
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()
