@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..errors import AnyURLError, ConnectError, PoolTimeout
-from ..settings import Request
+from ..settings import Limits, Request
 
 __all__ = ["Connection", "Lease", "Pool", "logger"]
 
@@ -135,42 +135,56 @@ class Pool(Generic[C]):
         h = self._hosts.get((host, port))
         return 0 if h is None else h.busy + len(h.idle)
 
+    @staticmethod
+    def _try_take(h: _Host[C], key: Hashable | None, fresh: bool, limits: Limits, now: float,
+                  discard: list[C]) -> tuple[bool, C | None]:
+        """One look at the host without waiting: (got a slot, the idle connection of *key*)."""
+        if h.idle:
+            max_idle = limits.max_idle
+            if any(now - i.since > max_idle or not i.conn.is_reusable() for i in h.idle):
+                keep: list[_Idle[C]] = []
+                for item in h.idle:  # expired or dead while idle: close
+                    if now - item.since > max_idle or not item.conn.is_reusable():
+                        discard.append(item.conn)
+                    else:
+                        keep.append(item)
+                h.idle = keep
+            if key is not None and not fresh:
+                for i in range(len(h.idle) - 1, -1, -1):  # the most recently used first
+                    if h.idle[i].conn.key == key:
+                        h.busy += 1
+                        return True, h.idle.pop(i).conn
+        if h.busy + len(h.idle) < limits.per_host:
+            h.busy += 1
+            return True, None
+        if h.idle:  # full, but some are idle for another key: make room
+            discard.append(h.idle.pop(0).conn)
+            h.busy += 1
+            return True, None
+        return False, None
+
     async def _take(self, req: Request, h: _Host[C], address: tuple[str, int], key: Hashable | None,
                     fresh: bool) -> tuple[C | None, list[C]]:
         """Wait for a slot: (an idle connection of *key* or None, connections to close)."""
-        limit = req.limits.per_host
         loop = asyncio.get_running_loop()
-        timeout = req.bound(req.timeouts.pool)
         discard: list[C] = []
+        got, conn = self._try_take(h, key, fresh, req.limits, loop.time(), discard)
+        if got:  # the common case: no timer armed, no waiting
+            return conn, discard
+        limit = req.limits.per_host
+        timeout = req.bound(req.timeouts.pool)
         try:
             async with asyncio.timeout(timeout):
                 while True:
-                    now = loop.time()
-                    keep: list[_Idle[C]] = []
-                    for item in h.idle:  # expired or dead while idle: close
-                        if now - item.since > req.limits.max_idle or not item.conn.is_reusable():
-                            discard.append(item.conn)
-                        else:
-                            keep.append(item)
-                    h.idle = keep
-                    if key is not None and not fresh:
-                        for i in range(len(h.idle) - 1, -1, -1):  # the most recently used first
-                            if h.idle[i].conn.key == key:
-                                h.busy += 1
-                                return h.idle.pop(i).conn, discard
-                    if h.busy + len(h.idle) < limit:
-                        h.busy += 1
-                        return None, discard
-                    if h.idle:  # full, but some are idle for another key: make room
-                        discard.append(h.idle.pop(0).conn)
-                        h.busy += 1
-                        return None, discard
                     fut = loop.create_future()
                     h.waiters.append(fut)
                     try:
                         await fut
                     finally:
                         h.waiters.remove(fut)
+                    got, conn = self._try_take(h, key, fresh, req.limits, loop.time(), discard)
+                    if got:
+                        return conn, discard
         except TimeoutError:
             await self._close_all(discard, address)
             if timeout is not None and timeout < (req.timeouts.pool or float("inf")):
