@@ -22,18 +22,9 @@ from anyurl import AnyURLError, Limits, ResourceNotFound, Timeouts
 
 
 @pytest.fixture(scope="module")
-def pyg(servers: Launcher) -> Endpoint:
-    return servers.get("pygopherd")
-
-
-@pytest.fixture(scope="module")
-def nic(servers: Launcher) -> Endpoint:
-    return servers.get("gophernicus")
-
-
-@pytest.fixture(scope="module")
-def inn(servers: Launcher) -> Endpoint:
-    return servers.get("inn")
+def gophers(servers: Launcher) -> tuple[Endpoint, Endpoint]:
+    """pygopherd (Gopher+, no "." terminator) and gophernicus (RFC 1436, CRLF text)."""
+    return servers.get("pygopherd"), servers.get("gophernicus")
 
 
 @pytest.fixture
@@ -53,9 +44,9 @@ def loop_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "anyurl-urllib"]
 
 
-def test_pandas_read_csv_of_a_gopher_url(installed: object, pyg: Endpoint, nic: Endpoint) -> None:
+def test_pandas_read_csv_of_a_gopher_url(installed: object, gophers: tuple[Endpoint, Endpoint]) -> None:
     pd = pytest.importorskip("pandas")
-    for ep in (pyg, nic):
+    for ep in gophers:
         df = pd.read_csv(g(ep, "/0/data/table.csv"))
         assert list(df.columns) == ["name", "size"]
         assert list(df["name"]) == ["alpha", "beta", "gamma"] and list(df["size"]) == [1, 22, 333]
@@ -63,7 +54,8 @@ def test_pandas_read_csv_of_a_gopher_url(installed: object, pyg: Endpoint, nic: 
         assert spaced.to_dict("records") == [{"k": "space", "v": 1}]
 
 
-def test_uninstall_puts_urllib_back(pyg: Endpoint) -> None:
+def test_uninstall_puts_urllib_back(gophers: tuple[Endpoint, Endpoint]) -> None:
+    pyg = gophers[0]
     before = getattr(urllib.request, "_opener", None)
     anyurl.urllib.install()
     with urllib.request.urlopen(g(pyg, "/0/hello.txt")) as resp:
@@ -76,7 +68,8 @@ def test_uninstall_puts_urllib_back(pyg: Endpoint) -> None:
         urllib.request.urlopen(g(pyg, "/0/hello.txt"))
 
 
-def test_urlopen_nntp_and_news(inn: Endpoint) -> None:
+def test_urlopen_nntp_and_news(servers: Launcher) -> None:
+    inn = servers.get("inn")
     group = inn.info["group"]
     first = inn.info["articles"][0]
     with anyurl.urllib.build_opener(client_kwargs={"news_server": f"{inn.host}:{inn.port}"}) as opener:
@@ -93,7 +86,8 @@ def test_urlopen_nntp_and_news(inn: Endpoint) -> None:
         assert len(listing.splitlines()) == len(inn.info["articles"])
 
 
-def test_response_streams_with_bounded_memory(pyg: Endpoint) -> None:
+def test_response_streams_with_bounded_memory(gophers: tuple[Endpoint, Endpoint]) -> None:
+    pyg = gophers[0]
     chunk = 64 << 10
     with anyurl.urllib.build_opener(client_kwargs={"limits": Limits(chunk_size=chunk)}) as opener:
         tracemalloc.start()
@@ -109,9 +103,10 @@ def test_response_streams_with_bounded_memory(pyg: Endpoint) -> None:
     assert peak < 1 << 20, f"peak {peak} bytes while streaming {len(gseed.LONG_LINE)}"
 
 
-def test_errors_are_urlerrors_naming_the_url(pyg: Endpoint, nic: Endpoint, inn: Endpoint) -> None:
+def test_errors_are_urlerrors_naming_the_url(gophers: tuple[Endpoint, Endpoint]) -> None:
+    pyg = gophers[0]
     with anyurl.urllib.build_opener(client_kwargs={"timeouts": Timeouts(connect=5, read=10)}) as opener:
-        for ep in (pyg, nic):
+        for ep in gophers:
             url = g(ep, "/0/no-such-file.txt")
             with pytest.raises(urllib.error.URLError) as info:
                 opener.open(url).read()
@@ -140,11 +135,11 @@ def test_ftp_through_anyurl_only_when_asked(servers: Launcher) -> None:
         assert [type(h) for h in getattr(opener, "handle_open", {})["gopher"]] == [anyurl.urllib.AnyURLHandler]
 
 
-async def test_blocking_open_inside_a_running_loop(pyg: Endpoint) -> None:
+async def test_blocking_open_inside_a_running_loop(gophers: tuple[Endpoint, Endpoint]) -> None:
     """pandas is synchronous: called from a coroutine it blocks that loop, while anyurl's
     own loop thread does the I/O (no deadlock, no "loop already running")."""
     with anyurl.urllib.build_opener() as opener:
-        with opener.open(g(pyg, "/0/hello.txt")) as resp:
+        with opener.open(g(gophers[0], "/0/hello.txt")) as resp:
             lines = list(resp)
         assert b"".join(lines) == gseed.HELLO and len(lines) == 5
         assert loop_threads()
