@@ -7,7 +7,7 @@ Installed with ``pip install 'anyurl[fsspec]'``; fsspec finds it through the
 ``anyurl+https`` (fsspec's own ftp, file and http stay the defaults). Every
 scheme also answers to ``anyurl+<scheme>``: pandas hands ``gopher://`` and
 ``nntp://`` URLs to urllib instead of fsspec, so ``pd.read_csv`` needs
-``"anyurl+gopher://..."`` (or an open fsspec file).
+``"anyurl+gopher://..."``, an open fsspec file, or :func:`anyurl.urllib.install`.
 
 Paths are the URLs themselves (the alias prefix removed), so every name that
 ``ls``/``find``/``glob`` return can be handed back to fsspec or to anyurl.
@@ -35,7 +35,7 @@ import threading
 import weakref
 from datetime import datetime
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from fsspec.asyn import AsyncFileSystem, sync, sync_wrapper
 from fsspec.callbacks import DEFAULT_CALLBACK, Callback
@@ -63,6 +63,8 @@ _FILE_KINDS = frozenset({"file", "binary", "article", "text", "document", "image
 _MAGIC = re.compile(r"[*\[?]")
 # "?" starts the query of these schemes' URLs, so it is no wildcard there
 _QUERY_SCHEMES = ("wais", "http", "https")
+# what _resolve leaves as it is when it percent-encodes a joined path
+_URL_SAFE = "/:?#[]@!$&'()*+,;=%~<>"
 
 
 def has_magic(url: str) -> bool:
@@ -264,9 +266,49 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
                 "mtime": _timestamp(st.modified), "kind": st.kind, "content_type": st.content_type,
                 "filename": file_name(url)}
 
+    async def _resolve(self, url: str) -> str:
+        """The URL of the item *url* names, for paths fsspec joins itself.
+
+        ``get_mapper("gopher://h/1/data")`` joins a key to its root as a path
+        (``gopher://h/1/data/table.csv``), keeping the menu's type ``1``; gopher
+        servers ignore the type, but anyurl would read the item as a menu. Such a
+        URL stands for the item of that selector in the parent menu, whatever its
+        type. A key with characters a URL may not hold (a space) is percent-encoded.
+        """
+        try:
+            u = parse(url)
+        except URLSyntaxError:
+            quoted = quote(url, safe=_URL_SAFE)
+            if quoted == url:
+                return url
+            try:
+                u, url = parse(quoted), quoted
+            except URLSyntaxError:
+                return url
+        if not isinstance(u, GopherURL) or u.gophertype != "1" or u.search is not None \
+                or not u.selector.strip("/"):
+            return url
+        parent = self._parent(url)
+        if _norm(parent) == _norm(url):
+            return url
+        try:
+            listing = await self._listing(parent) or []
+        except (AnyURLError, FileNotFoundError, NotADirectoryError):
+            return url
+        for info in listing:
+            with contextlib.suppress(URLSyntaxError):
+                item = parse(info["name"])
+                if (isinstance(item, GopherURL) and item.selector == u.selector and item.search is None
+                        and (item.host, item.port) == (u.host, u.port)):
+                    return str(info["name"])
+        return url
+
     async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]:
         url = self._strip_protocol(path)
         key = _norm(url)
+        target = await self._resolve(url)
+        if target != url:
+            return dict(await self._info(target), name=url)
         client = await self.get_client()
         try:
             return self._stat_info(url, await client.stat(url))
@@ -441,7 +483,7 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
 
     async def _cat_file(self, path: str, start: int | None = None, end: int | None = None,
                         **kwargs: Any) -> bytes:
-        url = self._strip_protocol(path)
+        url = await self._resolve(self._strip_protocol(path))
         if (start is not None and start < 0) or (end is not None and end < 0):
             size = (await self._info(url))["size"]
             if size is None:
@@ -460,7 +502,7 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
 
     async def _get_file(self, rpath: str, lpath: str, callback: Callback = DEFAULT_CALLBACK,
                         **kwargs: Any) -> None:
-        url = self._strip_protocol(rpath)
+        url = await self._resolve(self._strip_protocol(rpath))
         if os.path.isdir(lpath) and not (await self._info(url))["type"] == "file":  # noqa: ASYNC240 - local disk, no network wait
             return
         client = await self.get_client()
@@ -571,6 +613,7 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
 
     async def _spooled(self, url: str) -> Any:
         """A size-less resource read once into a spooled temporary file (random access after)."""
+        url = await self._resolve(url)
         client = await self.get_client()
         spool = tempfile.SpooledTemporaryFile(max_size=self.spool_max)  # noqa: SIM115 - returned open
         try:

@@ -3,6 +3,7 @@ the wheel declares the fsspec entry points and the SPDX license, the sdist carri
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -44,3 +45,11 @@ def test_build_wheel_and_sdist_pass_twine_check(tmp_path: Path) -> None:
         names = t.getnames()
     assert any(n.endswith("tests/integration/test_fsspec.py") for n in names)
     assert any(n.endswith("docs/ecosystem.md") for n in names) and any(n.endswith("/LICENSE") for n in names)
+
+
+def test_readme_links_work_on_a_package_index_page() -> None:
+    """The index page shows README.md without the repository around it: a relative link is dead there."""
+    text = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\(([^)\s]+)", text) + re.findall(r'(?:href|src)="([^"]+)"', text)
+    relative = [u for u in links if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", u)]
+    assert not relative, relative

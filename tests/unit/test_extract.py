@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.unit.cpu_time import TEN_MB, cpu_seconds
 
 from anyurl.errors import URLSyntaxError
 from anyurl.urls import _trim, extract_urls, parse
@@ -158,25 +155,6 @@ def test_trim_matches_one_character_at_a_time(candidate: str) -> None:
 
 # ---------------------------------------------------------------- linear time on hostile text
 
-def _cpu_seconds(make_text: str, call: str) -> float:
-    """CPU seconds of *call* on the text *make_text* builds, in a fresh interpreter (a quadratic
-    version is killed by the timeout instead of holding the test run)."""
-    import anyurl
-
-    script = (f"import time\nfrom anyurl.urls import extract_urls, parse\ntext = {make_text}\n"
-              f"start = time.process_time()\n{call}\nprint(time.process_time() - start)\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
-    try:
-        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{call} on {make_text} ran for over 60 s")
-    assert proc.returncode == 0, proc.stderr
-    return float(proc.stdout)
-
-
-TEN_MB = 10 * 2**20
-
-
 @pytest.mark.parametrize("make_text", [
     f"'see http://a.example/' + '.' * {TEN_MB}",          # issue 11: 16 s for a million dots
     f"'see http://a.example/' + ')' * {TEN_MB}",
@@ -191,4 +169,4 @@ TEN_MB = 10 * 2**20
     f"'<URL:http://a.example/' + 'x\\n' * {TEN_MB // 2} + '>'",
 ])
 def test_extract_is_linear(make_text: str) -> None:
-    assert _cpu_seconds(make_text, "extract_urls(text)") < 1.0
+    assert cpu_seconds(make_text, "extract_urls(text)", imports="from anyurl.urls import extract_urls") < 1.0

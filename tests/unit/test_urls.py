@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.unit.cpu_time import TEN_MB, cpu_seconds
 
 from anyurl.errors import URLSyntaxError
 from anyurl.urls import (
@@ -380,26 +378,6 @@ def test_fast_path_agrees_on_random_text(prefix: str, rest: str) -> None:
 
 # ---------------------------------------------------------------- linear time on hostile URLs
 
-def _cpu_seconds(make_text: str, call: str) -> float:
-    """CPU seconds of *call* on the text *make_text* builds, in a fresh interpreter (a quadratic
-    version is killed by the timeout instead of holding the test run)."""
-    import anyurl
-
-    script = (f"import time\nfrom anyurl.urls import parse\nfrom anyurl.errors import URLSyntaxError\n"
-              f"text = {make_text}\nstart = time.process_time()\ntry:\n    {call}\nexcept URLSyntaxError:\n"
-              f"    pass\nprint(time.process_time() - start)\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
-    try:
-        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{call} on {make_text} ran for over 60 s")
-    assert proc.returncode == 0, proc.stderr
-    return float(proc.stdout)
-
-
-TEN_MB = 10 * 2**20
-
-
 @pytest.mark.parametrize("make_text", [
     "'prospero://h/x' + ';a=b' * 10**6",                   # issue 11: 1.5 s for a million fields
     "'prospero://h/x' + ';a=%41' * 10**6",
@@ -415,7 +393,8 @@ TEN_MB = 10 * 2**20
     f"'http://h/' + 'a' * {TEN_MB}",
 ])
 def test_parse_is_linear(make_text: str) -> None:
-    assert _cpu_seconds(make_text, "parse(text)") < 1.0
+    assert cpu_seconds(make_text, "parse(text)", imports="from anyurl.urls import parse\nfrom anyurl.errors import URLSyntaxError",
+                       catch="URLSyntaxError") < 1.0
 
 
 def test_huge_numbers_are_syntax_errors() -> None:

@@ -1,0 +1,30 @@
+"""CPU time of one call on hostile text, measured in a fresh interpreter: a quadratic
+version is killed by the timeout instead of holding the test run (issue 11)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TEN_MB = 10 * 2**20
+
+
+def cpu_seconds(make_text: str, call: str, *, imports: str, catch: str | None = None) -> float:
+    """CPU seconds of the statement *call* on ``text = <make_text>``, after *imports*;
+    an exception of the class named *catch* ends the call without failing it."""
+    import anyurl
+
+    body = f"try:\n    {call}\nexcept {catch}:\n    pass" if catch else call
+    script = (f"import time\n{imports}\ntext = {make_text}\nstart = time.process_time()\n{body}\n"
+              f"print(time.process_time() - start)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
+    try:
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{call} on {make_text} ran for over 60 s")
+    assert proc.returncode == 0, proc.stderr
+    return float(proc.stdout)
