@@ -141,19 +141,19 @@ class Pool(Generic[C]):
         """One look at the host without waiting: (got a slot, the idle connection of *key*)."""
         if h.idle:
             max_idle = limits.max_idle
-            if any(now - i.since > max_idle or not i.conn.is_reusable() for i in h.idle):
-                keep: list[_Idle[C]] = []
-                for item in h.idle:  # expired or dead while idle: close
-                    if now - item.since > max_idle or not item.conn.is_reusable():
-                        discard.append(item.conn)
-                    else:
-                        keep.append(item)
-                h.idle = keep
+            idle = h.idle
+            while idle and now - idle[0].since > max_idle:  # oldest first: the expired are in front
+                discard.append(idle.pop(0).conn)
             if key is not None and not fresh:
-                for i in range(len(h.idle) - 1, -1, -1):  # the most recently used first
-                    if h.idle[i].conn.key == key:
+                for i in range(len(idle) - 1, -1, -1):  # the most recently used first
+                    item = idle[i]
+                    if item.conn.key != key:
+                        continue
+                    del idle[i]
+                    if item.conn.is_reusable():
                         h.busy += 1
-                        return True, h.idle.pop(i).conn
+                        return True, item.conn
+                    discard.append(item.conn)  # dropped by the server while idle
         if h.busy + len(h.idle) < limits.per_host:
             h.busy += 1
             return True, None
