@@ -411,7 +411,10 @@ async def connect(url: str | URL, *, timeouts: Timeouts | None = None, terminal_
 def _page_url(body: Body) -> str:
     """The URL a page's relative links resolve against: where redirects led, else the body's."""
     final = body.meta.get("url")
-    return final if isinstance(final, str) and final else str(body.url)
+    if isinstance(final, str) and final:
+        with suppress(AnyURLError):
+            return str(parse(final))
+    return str(body.url)
 
 
 def body_entries(body: Body, limits: Limits | None = None) -> AsyncIterator[Entry] | None:

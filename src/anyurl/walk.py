@@ -155,7 +155,8 @@ def _is_ancestor(candidate: URL, here: URL, of: Iterable[str]) -> bool:
 
 
 def _fingerprint(entries: list[Entry]) -> int:
-    return hash(frozenset((e.name, e.kind, e.size, e.modified) for e in entries))
+    # parent/self links name where the listing is, not what it holds (an autoindex's "../")
+    return hash(frozenset((e.name, e.kind, e.size, e.modified) for e in entries if not e.rel))
 
 
 def _looks_like_page(u: URL) -> bool:
