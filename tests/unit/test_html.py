@@ -258,3 +258,16 @@ def test_join_keeps_fragments_and_other_schemes() -> None:
     with pytest.raises(URLSyntaxError):  # another scheme stays absolute ("ftp:g" is no ftp URL)
         parse(RFC3986_BASE).join("ftp:g")
     assert str(parse("ftp://h/pub/dir/").join("ftp:x")) == "ftp://h/pub/dir/x"
+
+
+def test_autoindex_needs_a_path_title() -> None:
+    page = b'<title>Index of Authors</title><a href="smith/">Smith</a>'
+    entries, parser = page_links(page, "http://h/authors.html")
+    assert parser.autoindex is False and entries[0].kind == "page"
+    # python -m http.server: no dates or sizes, only the kinds
+    page = (b'<title>Directory listing for /x/</title><h1>Directory listing for /x/</h1><hr><ul>'
+            b'<li><a href="a.txt">a.txt</a></li><li><a href="d/">d/</a></li></ul>')
+    entries, parser = page_links(page, "http://h/x/")
+    assert parser.autoindex is True
+    assert [(e.name, e.kind, e.size, e.modified) for e in entries] == [("a.txt", "file", None, None),
+                                                                       ("d", "directory", None, None)]

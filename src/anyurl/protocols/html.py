@@ -27,7 +27,7 @@ What becomes an entry:
 Entry fields: ``name`` the last path segment of the URL, decoded (a
 directory's name without its "/"); ``title`` the link text; ``kind`` "page"
 (unknown until fetched) for an ordinary page. A page whose ``<title>`` is
-"Index of ..." or "Directory listing for ..." is an *autoindex* (nginx,
+"Index of /..." or "Directory listing for /..." is an *autoindex* (nginx,
 Apache, lighttpd, python -m http.server): its links are "directory" (href
 ending in "/") or "file", sort links (``?C=N;O=D``) are dropped, and the text
 after a link (nginx ``DD-Mon-YYYY HH:MM  size``, Apache's pre or table
@@ -66,7 +66,7 @@ _MAX_TRAILER = 1024    # characters after an autoindex link kept (its date and s
 _MAX_TITLE = 256
 _SNIFF = 1024          # bytes looked at for <meta charset> when the protocol gives none
 
-_AUTOINDEX_TITLE = re.compile(r"\s*(index of|directory listing for)\s", re.I)
+_AUTOINDEX_TITLE = re.compile(r"\s*(index of|directory listing for)\s+/", re.I)
 _MONTHS = {m: i for i, m in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
 _TIME = r"(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2}))?"
