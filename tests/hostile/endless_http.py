@@ -21,6 +21,7 @@ class EndlessPage:
         self.limit = limit
         self.sent = 0
         self.done = asyncio.Event()
+        self.connected = False
         self.port = 0
         self._server: asyncio.Server | None = None
 
@@ -29,6 +30,7 @@ class EndlessPage:
         return f"http://127.0.0.1:{self.port}/page.html"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connected = True
         try:
             async with asyncio.timeout(10):
                 await reader.readuntil(b"\r\n\r\n")
@@ -41,7 +43,7 @@ class EndlessPage:
                 async with asyncio.timeout(10):  # a client that stops reading ends the page
                     await writer.drain()
                 self.sent += len(piece)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError):
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, OSError):
             pass
         finally:
             self.done.set()
@@ -59,3 +61,7 @@ class EndlessPage:
         assert self._server is not None
         self._server.close()
         await self._server.wait_closed()
+        if self.connected:  # the page's writer ends once the client is gone (bounded by its own timeouts)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(15):
+                    await self.done.wait()

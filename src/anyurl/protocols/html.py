@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from typing import Any
@@ -245,6 +246,7 @@ class PageLinks:
         self.skipped = 0
         self._decoder: codecs.IncrementalDecoder | None = None
         self._head = b""  # bytes held while looking for <meta charset>
+        self._failed: AnyURLError | None = None
         self._out: list[Entry] = []
         self._link: tuple[str, str | None] | None = None  # (href, rel attribute) of the open <a>
         self._text: list[str] = []
@@ -260,6 +262,8 @@ class PageLinks:
 
     def feed(self, data: bytes) -> list[Entry]:
         """Parse the next piece of the page; the entries it completed."""
+        if self._failed is not None:
+            raise self._failed
         self.parsed += len(data)
         if self.max_bytes is not None and self.parsed > self.max_bytes:
             raise TransferError(f"HTML page larger than {self.max_bytes} bytes: not parsed for links "
@@ -271,21 +275,33 @@ class PageLinks:
             data, self._head = self._head, b""
             self._start_decoder(data)
         assert self._decoder is not None
-        self._feed_text(self._decoder.decode(data))
-        return self._take()
+        return self._guarded(self._feed_text, self._decoder.decode(data))
 
     def close(self) -> list[Entry]:
         """The end of the page: the last entries."""
+        if self._failed is not None:
+            raise self._failed
         if self._decoder is None:
-            data, self._head = self._head, b""
-            self._start_decoder(data)
-            assert self._decoder is not None
-            self._feed_text(self._decoder.decode(data))
+            self._start_decoder(self._head)  # a page shorter than the <meta charset> sniff
+        return self._guarded(self._finish, "")
+
+    def _finish(self, _: str) -> None:
         assert self._decoder is not None
-        self._feed_text(self._decoder.decode(b"", True))
+        data, self._head = self._head, b""
+        self._feed_text(self._decoder.decode(data, True))
         self._parser.close()
         self.end_link()
         self.end_row()
+
+    def _guarded(self, step: Callable[[str], None], text: str) -> list[Entry]:
+        """Run a parsing step; past a limit, the entries completed before it are still
+        handed out, and the error comes with the next call."""
+        try:
+            step(text)
+        except AnyURLError as exc:
+            self._failed = exc
+            if not self._out:
+                raise
         return self._take()
 
     def _start_decoder(self, head: bytes) -> None:
