@@ -266,3 +266,19 @@ async def test_walk_nginx_symlink_loop_ends(nginx: Endpoint) -> None:
     assert loops and all(f.same_as is not None for f in loops)
     assert max(len(f.path) for f in found) <= 5
     shutil.rmtree(root)
+
+
+async def test_ls_of_a_thousand_entry_autoindex(nginx: Endpoint) -> None:
+    """The suite's /many/ (1000 files of 4096 bytes): every one listed with its exact size."""
+    url = f"http://{nginx.host}:{nginx.port}/many/"
+    async with Client() as client:
+        page = await client.fetch(url)  # connection and imports warmed up
+        t0 = time.monotonic()
+        entries = [e async for e in client.ls(url)]
+        took = time.monotonic() - t0
+    assert page.entries == entries
+    files = [e for e in entries if e.rel is None]
+    assert sorted(e.name for e in files) == [f"f{i:04d}.txt" for i in range(1000)]
+    assert {(e.kind, e.size) for e in files} == {("file", 4096)}
+    assert all(e.modified is not None for e in files)
+    print(f"ls of a 1000-entry nginx autoindex: {took:.3f} s")
