@@ -869,14 +869,16 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
     u = client.parse(args.url)
 
     async def listing() -> list[Entry] | None:
+        from .client import body_entries
+
         async with client.open(u) as body:
-            if body.entries is None:
-                return None
-            return [e async for e in body.aiter_entries()]
+            stream = body_entries(body, client.limits)  # a listing's entries or an HTML page's links
+            return None if stream is None else [e async for e in stream]
 
     entries = await _with_deadline(args.max_time, listing(), u)
     if entries is None:
-        rep.error(f"{mask_password(str(u))}: not a directory-like resource (use `anyurl get` to read it)")
+        rep.error(f"{mask_password(str(u))}: not a directory-like resource or HTML page "
+                  "(use `anyurl get` to read it)")
         return EXIT_NOT_DIRECTORY
     if args.json:
         json.dump([e.as_dict() for e in entries], sys.stdout, ensure_ascii=False, indent=1, default=str)

@@ -12,8 +12,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import AnyURLError, ConfigurationError, FetchTimeout
+from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
+from .protocols.html import MAX_PAGE_BYTES, PageLinks, is_html
 from .protocols.proxy import select_proxy
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, translate_errors
@@ -268,9 +269,33 @@ class Client:
             if isinstance(exc, AnyURLError):
                 raise
             raise FetchTimeout(f"fetch took longer than {req.timeouts.total} s", url=req.url) from exc
+        entries, meta = body.entries, body.meta
+        if entries is None and req.url.scheme in ("http", "https") and not offset and length is None \
+                and is_html(body.content_type):
+            entries, meta = _links_of_content(body, content, req.limits)
         return Response(url=str(req.url), content=content, content_type=body.content_type,
-                        size=len(content), entries=body.entries, meta=body.meta,
-                        charset=body.charset)
+                        size=len(content), entries=entries, meta=meta, charset=body.charset)
+
+    async def ls(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
+                 retry: Retry | None = None, options: object | None = None) -> AsyncIterator[Entry]:
+        """The entries of a listing, or the links of an HTML page, one at a time:
+        ``async for entry in client.ls(url)``.
+
+        A page is parsed as it streams in (at most ``Limits.max_size`` bytes, or
+        256 MiB, and ``Limits.max_entries`` links); nothing is kept. Raises
+        :class:`NotSupported` for a resource that is neither.
+        """
+        req = self.request(url, timeouts=timeouts, limits=limits, retry=retry, options=options)
+        body = await self._open(req)
+        try:
+            entries = body_entries(body, req.limits)
+            if entries is None:
+                raise NotSupported("neither a directory-like resource nor an HTML page: it has no entries",
+                                   url=req.url)
+            async for entry in entries:
+                yield entry
+        finally:
+            await body.aclose()
 
     async def stat(self, url: str | URL, *, timeouts: Timeouts | None = None, retry: Retry | None = None,
                    options: object | None = None) -> Stat:
@@ -381,6 +406,56 @@ async def connect(url: str | URL, *, timeouts: Timeouts | None = None, terminal_
                 res = close()
                 if inspect.isawaitable(res):
                     await res
+
+
+def _page_url(body: Body) -> str:
+    """The URL a page's relative links resolve against: where redirects led, else the body's."""
+    final = body.meta.get("url")
+    if isinstance(final, str) and final:
+        with suppress(AnyURLError):
+            return str(parse(final))
+    return str(body.url)
+
+
+def body_entries(body: Body, limits: Limits | None = None) -> AsyncIterator[Entry] | None:
+    """The entries of an open body: a listing's, or an HTML page's links parsed as the
+    page streams in (bounded by *limits*); None for any other resource.
+
+    Reading them consumes the body. An HTML page stays a file (``body.entries``
+    is None), so whatever saves bodies saves its bytes unchanged.
+    """
+    if body.entries is not None:
+        return body.aiter_entries()
+    if not is_html(body.content_type):
+        return None
+    return _page_entries(body, limits or Limits())
+
+
+async def _page_entries(body: Body, limits: Limits) -> AsyncIterator[Entry]:
+    links = PageLinks(_page_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
+                      max_entries=limits.max_entries)
+    async for chunk in body:
+        for entry in links.feed(chunk):
+            yield entry
+    for entry in links.close():
+        yield entry
+
+
+def _links_of_content(body: Body, content: bytes, limits: Limits) -> tuple[list[Entry], dict[str, Any]]:
+    """``fetch`` of an HTML page: its links as entries; a page past the limits keeps those
+    found before it and says why in ``meta["html_links_error"]`` (the bytes are what counts)."""
+    links = PageLinks(_page_url(body), charset=body.charset, max_bytes=None, max_entries=limits.max_entries)
+    entries: list[Entry] = []
+    meta = dict(body.meta)
+    try:
+        step = 256 * 1024
+        for i in range(0, len(content), step):
+            entries.extend(links.feed(content[i:i + step]))
+        entries.extend(links.close())
+    except AnyURLError as exc:
+        meta["html_links_error"] = exc.message
+    meta["html_links"] = "autoindex" if links.autoindex else "page"
+    return entries, meta
 
 
 def _typed(name: str, value: T | None, cls: type[T]) -> T | None:

@@ -496,7 +496,7 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
             return b""
         client = await self.get_client()
         resp = await client.fetch(url, offset=offset, length=length)
-        if resp.entries is not None:
+        if resp.entries is not None and "html_links" not in resp.meta:  # an HTML page's links: a file
             raise IsADirectoryError(f"{url} is a listing, not a file")
         return resp.content
 

@@ -416,8 +416,14 @@ def _join_text(base: str, ref: str) -> str:
     b_scheme, b_auth, b_path, b_query = m.group(1) or "", m.group(2) or "", m.group(3), m.group(4) or ""
     if ref == "":
         return base
-    if _SCHEME().match(ref):
-        return ref                      # absolute (write "./a:b" for a relative path with a colon)
+    m_scheme = _SCHEME().match(ref)
+    if m_scheme:
+        rest = ref[m_scheme.end():]
+        if m_scheme.group(1).lower() + ":" != b_scheme.lower() or rest.startswith("//"):
+            return ref                  # absolute (write "./a:b" for a relative path with a colon)
+        ref = rest                      # "http:g" on an http base: relative (RFC 3986 5.2.2, non-strict)
+        if ref == "":
+            return base
     if ref.startswith("//"):
         return b_scheme + ref
     r = re.match(r"([^?#]*)(\?[^#]*)?(#.*)?\Z", ref, re.S)

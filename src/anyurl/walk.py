@@ -43,6 +43,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .client import body_entries
 from .errors import AnyURLError, TransferError
 from .handlers.file import file_url_for
 from .response import Entry, translate_errors
@@ -57,7 +58,7 @@ log = logging.getLogger("anyurl.walk")
 
 # kinds that are listed when met; "link" is opened to learn what it is
 _DIRECTORY_KINDS = frozenset({"directory", "group", "menu"})
-_PROBE_KINDS = frozenset({"link"})
+_PROBE_KINDS = frozenset({"link"})  # and http(s) "page" links that look like pages (autoindex "file"s never)
 _SKIP_KINDS = frozenset({"info", "error"})
 _FAMILY = {"https": "http", "ftps": "ftp", "nntp": "news", "nntps": "news"}
 _PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
@@ -154,7 +155,8 @@ def _is_ancestor(candidate: URL, here: URL, of: Iterable[str]) -> bool:
 
 
 def _fingerprint(entries: list[Entry]) -> int:
-    return hash(frozenset((e.name, e.kind, e.size, e.modified) for e in entries))
+    # parent/self links name where the listing is, not what it holds (an autoindex's "../")
+    return hash(frozenset((e.name, e.kind, e.size, e.modified) for e in entries if not e.rel))
 
 
 def _looks_like_page(u: URL) -> bool:
@@ -249,8 +251,11 @@ class _Walker:
         entries: list[Entry] | None
         try:
             async with self.client.open(target) as body:
-                # a streamed listing fills body.entries only as it is read
-                entries = None if body.entries is None else [e async for e in body.aiter_entries()]
+                # a listing's entries, or an HTML page's links (streamed, bounded by the Limits)
+                stream = body_entries(body, self.client.limits)
+                entries = None if stream is None else [e async for e in stream]
+                # an ordinary web page is a file whose links are followed; an autoindex page a directory
+                page = body.entries is None and entries is not None and all(e.kind == "page" for e in entries)
         except AnyURLError as exc:
             if job.probe:  # a link that is no directory: a file (or a dangling link)
                 await self.emit(Found(job.url, job.entry, job.depth, job.path, False, job.parent,
@@ -262,7 +267,7 @@ class _Walker:
             await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
                                   error=translate_errors(exc, u)))
             return
-        if entries is None:
+        if entries is None or (page and not entries):
             await self.emit(Found(job.url, job.entry, job.depth, job.path, False, job.parent))
             return
         if job.alias is not None:  # a symlink that is a directory: walk its target once
@@ -272,13 +277,13 @@ class _Walker:
                 return
             self.dir_keys.add(job.alias)
         fp = _fingerprint(entries)
-        if fp in job.prints and (job.via_link or len(entries) > 1):
+        if not page and fp in job.prints and (job.via_link or len(entries) > 1):
             # the very listing of a directory above (a symlink the server shows as a
             # plain directory, as MLSD does): a loop
             await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
                                   same_as=job.parent))
             return
-        await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent))
+        await self.emit(Found(job.url, job.entry, job.depth, job.path, not page, job.parent))
         here = _canonical(target)
         ancestors = (*job.ancestors, here)
         prints = (*job.prints, fp)
@@ -321,7 +326,7 @@ class _Walker:
         path = (*job.path, entry.name)
         walkable = entry.kind in _DIRECTORY_KINDS
         probe = not walkable and (entry.kind in _PROBE_KINDS or (
-            u.scheme in ("http", "https") and _looks_like_page(u)))
+            entry.kind != "file" and u.scheme in ("http", "https") and _looks_like_page(u)))
         if (walkable or probe) and (self.max_depth is None or depth < self.max_depth):
             if walkable:
                 self.dir_keys.add(key)

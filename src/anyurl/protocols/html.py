@@ -1,0 +1,460 @@
+"""HTML pages as listings, with no I/O: the links of a page, the rows of an autoindex.
+
+:class:`PageLinks` takes a page's bytes in pieces as they arrive (``feed``)
+and hands back :class:`~anyurl.response.Entry` values as soon as each link is
+complete; ``close`` returns the rest. It parses with the standard library's
+:class:`html.parser.HTMLParser` (tolerant of broken markup, incremental) and
+keeps every buffer bounded: bytes parsed (``max_bytes``), links
+(``max_entries``), and the unfinished markup the parser holds back (a tag,
+comment or declaration longer than ``max_pending`` is refused; the text of an
+endless ``<script>``/``<style>`` is dropped as it comes).
+
+What becomes an entry:
+
+* ``<a href>``, ``<area href>``, ``<frame src>`` and ``<iframe src>``, resolved
+  with :meth:`anyurl.urls.URL.join` against the first ``<base href>`` (links
+  before it: against the page URL). An href is first cleaned as browsers do
+  (outer white space trimmed, TAB/CR/LF removed, spaces and other characters a
+  URL may not hold %-encoded, a "\\\\" in an http(s) URL read as "/");
+* only links anyurl can retrieve (http, https, ftp, ftps, gopher, news, nntp,
+  nntps, wais, prospero); ``file:`` only from a ``file:`` page, so a remote
+  page never leads to local files. ``mailto:``, ``javascript:``, ``data:``...
+  and hrefs that are not URLs are dropped (``skipped`` counts them);
+* the fragment is not part of the entry's URL; a link to the page itself has
+  ``rel="self"``, one to an ancestor (``../``, "Parent Directory", "/") has
+  ``rel="parent"``; the same URL linked twice in a row is one entry.
+
+Entry fields: ``name`` the last path segment of the URL, decoded (a
+directory's name without its "/"); ``title`` the link text; ``kind`` "page"
+(unknown until fetched) for an ordinary page. A page whose ``<title>`` is
+"Index of /..." or "Directory listing for /..." is an *autoindex* (nginx,
+Apache, lighttpd, python -m http.server): its links are "directory" (href
+ending in "/") or "file", sort links (``?C=N;O=D``) are dropped, and the text
+after a link (nginx ``DD-Mon-YYYY HH:MM  size``, Apache's pre or table
+columns "Last modified" and "Size") gives ``modified`` (UTC; minutes) and
+``size``. A size is put in ``size`` only when the page shows exact bytes; an
+abbreviated one ("4.0K", "12M") goes to ``meta["size_approx"]`` (bytes,
+rounded as shown) with ``meta["size_text"]``, and ``size`` stays None.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import unquote
+
+from ..errors import AnyURLError, ProtocolError, TransferError
+from ..response import Entry
+from ..urls import FTPURL, HTTPURL, URL, FileURL, _join_text, parse
+
+__all__ = ["FOLLOWABLE_SCHEMES", "HTML_TYPES", "MAX_PAGE_BYTES", "MAX_PENDING", "PageLinks", "clean_href", "is_html",
+           "page_links"]
+
+HTML_TYPES: frozenset[str] = frozenset({"text/html", "application/xhtml+xml"})
+# Schemes a link may lead to (file: only from a file: page).
+FOLLOWABLE_SCHEMES: frozenset[str] = frozenset({
+    "http", "https", "ftp", "ftps", "gopher", "news", "nntp", "nntps", "wais", "prospero"})
+# Bytes of one page parsed for links when Limits.max_size does not say.
+MAX_PAGE_BYTES = 256 * 1024 * 1024
+# Unfinished markup the parser may hold back (one tag, comment or declaration).
+MAX_PENDING = 1024 * 1024
+_MAX_TEXT = 1024       # characters of link text kept
+_MAX_TRAILER = 1024    # characters after an autoindex link kept (its date and size columns)
+_MAX_TITLE = 256
+_SNIFF = 1024          # bytes looked at for <meta charset> when the protocol gives none
+
+_AUTOINDEX_TITLE = re.compile(r"\s*(index of|directory listing for)\s+/", re.I)
+_MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+_TIME = r"(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2}))?"
+# nginx / Apache 2.2 "23-Nov-2026 12:14", Apache 2.4 "2026-11-23 12:14", lighttpd "2026-Nov-23 12:14:05"
+_DATE = re.compile(
+    r"(?:(?P<d1>\d{1,2})-(?P<b1>[A-Za-z]{3})-(?P<y1>\d{4})"
+    r"|(?P<y2>\d{4})-(?P<m2>\d{2})-(?P<d2>\d{2})"
+    r"|(?P<y3>\d{4})-(?P<b3>[A-Za-z]{3})-(?P<d3>\d{2}))[ T]+" + _TIME)
+_SIZE = re.compile(r"\s*(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>[KMGTPkmgtp]?)(?:i?[Bb])?(?=\s|$)|\s*-(?=\s|$)")
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
+_HREF_STRIP = " \t\n\r\f\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0e\x0f" \
+              "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"
+_HREF_BAD = re.compile(r"[\x00-\x20\x7f\"<>`]|%(?![0-9A-Fa-f]{2})")
+_SPACES = re.compile(r"\s+")
+_LINK_ATTR = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
+# tags that end an autoindex row (its date and size come before them)
+_ROW_END = frozenset({"tr", "table", "pre", "hr", "li", "ul", "br", "body", "html", "div", "p"})
+
+
+def is_html(content_type: str | None) -> bool:
+    """True for an HTML media type (parameters such as ``; charset=`` ignored)."""
+    return bool(content_type) and str(content_type).split(";", 1)[0].strip().lower() in HTML_TYPES
+
+
+def clean_href(href: str, http: bool) -> str:
+    """An href as a URL reference: white space trimmed and removed as browsers do, and
+    what a URL may not hold %-encoded (a lone "%" becomes "%25")."""
+    ref = href.strip(_HREF_STRIP).replace("\t", "").replace("\n", "").replace("\r", "")
+    if http:
+        ref = ref.replace("\\", "/")
+    return _HREF_BAD.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), ref)
+
+
+def _parse_date(text: str) -> tuple[datetime | None, int]:
+    """(the first date in *text*, where it ends)."""
+    m = _DATE.search(text)
+    if m is None:
+        return None, 0
+    g = m.groupdict()
+    try:
+        if g["y1"]:
+            year, month, day = int(g["y1"]), _MONTHS.get(g["b1"].lower(), 0), int(g["d1"])
+        elif g["y2"]:
+            year, month, day = int(g["y2"]), int(g["m2"]), int(g["d2"])
+        else:
+            year, month, day = int(g["y3"]), _MONTHS.get(g["b3"].lower(), 0), int(g["d3"])
+        when = datetime(year, month, day, int(g["H"]), int(g["M"]), int(g["S"] or 0), tzinfo=UTC)
+    except ValueError:  # "31-Feb", a month name we do not know
+        return None, m.end()
+    return when, m.end()
+
+
+def _parse_size(text: str) -> tuple[int | None, dict[str, Any]]:
+    """Exact bytes (a plain number) or, for "4.0K"-style sizes, None and the approximation in meta."""
+    m = _SIZE.match(text)
+    if m is None or m.group("num") is None:
+        return None, {}
+    num, unit = m.group("num"), m.group("unit").lower()
+    if not unit and "." not in num:
+        return int(num), {}
+    return None, {"size_approx": int(float(num) * _UNITS[unit]), "size_text": m.group().strip()}
+
+
+def _last_name(u: URL) -> str:
+    """The last path segment of *u*, decoded (a directory's without its "/")."""
+    if isinstance(u, FTPURL):
+        segs = [s for s in (*u.cwd, u.name) if s]
+        return segs[-1] if segs else ""
+    path = getattr(u, "path", None)
+    if isinstance(path, str):
+        segs = [s for s in path.split("/") if s]
+        return unquote(segs[-1], errors="replace") if segs else ""
+    text = str(u)
+    return unquote(text.rstrip("/").rsplit("/", 1)[-1], errors="replace")
+
+
+def _name(u: URL) -> str:
+    return _last_name(u) or str(getattr(u, "host", "") or u)
+
+
+def _place(u: URL) -> tuple[tuple[str, str, int], tuple[str, ...], str | None] | None:
+    """(origin, path segments, query) of a hierarchical URL, for the self/parent tests."""
+    if isinstance(u, HTTPURL):
+        return (u.scheme, u.host, u.port), tuple(s for s in u.path.split("/") if s), u.search
+    if isinstance(u, FTPURL):
+        return (u.scheme, u.host, u.port), tuple(s for s in (*u.cwd, u.name) if s), None
+    if isinstance(u, FileURL):
+        return (u.scheme, u.host, 0), tuple(s for s in u.path.split("/") if s), None
+    return None
+
+
+class _Parser(HTMLParser):
+    """Tag events -> link records; the owner turns them into entries."""
+
+    def __init__(self, owner: PageLinks) -> None:
+        super().__init__(convert_charrefs=True)
+        self.owner = owner
+        self.in_title = False
+        self.title: list[str] = []
+        self.title_len = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        o = self.owner
+        if tag == "base":
+            href = dict(attrs).get("href")
+            if href is not None:
+                o.set_base(href)
+            return
+        if tag == "title" and o.autoindex is None:
+            self.in_title = True
+            return
+        attr = _LINK_ATTR.get(tag)
+        if attr is not None:
+            values = dict(attrs)
+            href = values.get(attr)
+            if href is None:
+                return
+            o.start_link(href, values.get("rel"), tag)
+            if tag != "a":  # no text: complete at once
+                alt = values.get("alt") or values.get("title")
+                if alt:
+                    o.add_text(alt)
+                o.end_link()
+            return
+        if tag in _ROW_END:
+            o.end_row()
+        elif tag in ("td", "th"):
+            o.add_trailer(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        o = self.owner
+        if tag == "title" and self.in_title:
+            self.in_title = False
+            o.decide("".join(self.title))
+        elif tag == "a":
+            o.end_link()
+        elif tag in _ROW_END:
+            o.end_row()
+        elif tag == "head" and o.autoindex is None:
+            o.decide("")
+
+    def handle_data(self, data: str) -> None:
+        if self.in_title:
+            if self.title_len < _MAX_TITLE:
+                self.title.append(data[:_MAX_TITLE])
+                self.title_len += len(data)
+            return
+        self.owner.add_text(data)
+
+
+class PageLinks:
+    """Incremental link extraction from one HTML page (see the module docstring).
+
+    ``feed(data)`` and ``close()`` return the entries completed so far.
+    ``autoindex`` is True once the page showed it is a server's directory
+    listing (False for an ordinary page, None while unknown). ``parsed`` counts
+    the bytes fed, ``entries`` the entries handed out, ``skipped`` the links
+    dropped (unsupported scheme, not a URL).
+    """
+
+    def __init__(self, url: str | URL, *, charset: str | None = None, max_bytes: int | None = MAX_PAGE_BYTES,
+                 max_entries: int = 1_000_000, max_pending: int = MAX_PENDING) -> None:
+        self.page = parse(url) if isinstance(url, str) else url
+        self.page_text = str(self.page)
+        self.base: URL = self.page
+        self.base_text = self.page_text
+        self.base_set = False
+        self.charset = charset
+        self.max_bytes = max_bytes
+        self.max_entries = max_entries
+        self.max_pending = max_pending
+        self.autoindex: bool | None = None
+        self.parsed = 0
+        self.entries = 0
+        self.skipped = 0
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._head = b""  # bytes held while looking for <meta charset>
+        self._failed: AnyURLError | None = None
+        self._out: list[Entry] = []
+        self._link: tuple[str, str | None] | None = None  # (href, rel attribute) of the open <a>
+        self._text: list[str] = []
+        self._text_len = 0
+        self._row: tuple[str, str | None, str] | None = None  # a finished autoindex link awaiting its columns
+        self._trailer: list[str] = []
+        self._trailer_len = 0
+        self._last_url: str | None = None
+        self._place = _place(self.page)
+        self._parser = _Parser(self)
+
+    # -- feeding -----------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[Entry]:
+        """Parse the next piece of the page; the entries it completed."""
+        if self._failed is not None:
+            raise self._failed
+        self.parsed += len(data)
+        if self.max_bytes is not None and self.parsed > self.max_bytes:
+            raise TransferError(f"HTML page larger than {self.max_bytes} bytes: not parsed for links "
+                                f"past that (Limits.max_size)", url=self.page_text)
+        if self._decoder is None:
+            self._head += data
+            if len(self._head) < _SNIFF:
+                return []
+            data, self._head = self._head, b""
+            self._start_decoder(data)
+        assert self._decoder is not None
+        return self._guarded(self._feed_text, self._decoder.decode(data))
+
+    def close(self) -> list[Entry]:
+        """The end of the page: the last entries."""
+        if self._failed is not None:
+            raise self._failed
+        if self._decoder is None:
+            self._start_decoder(self._head)  # a page shorter than the <meta charset> sniff
+        return self._guarded(self._finish, "")
+
+    def _finish(self, _: str) -> None:
+        assert self._decoder is not None
+        data, self._head = self._head, b""
+        self._feed_text(self._decoder.decode(data, True))
+        self._parser.close()
+        self.end_link()
+        self.end_row()
+
+    def _guarded(self, step: Callable[[str], None], text: str) -> list[Entry]:
+        """Run a parsing step; past a limit, the entries completed before it are still
+        handed out, and the error comes with the next call."""
+        try:
+            step(text)
+        except AnyURLError as exc:
+            self._failed = exc
+            if not self._out:
+                raise
+        return self._take()
+
+    def _start_decoder(self, head: bytes) -> None:
+        name = self.charset
+        if head.startswith(codecs.BOM_UTF8):
+            name = "utf-8-sig"
+        elif not name:
+            m = _META_CHARSET.search(head)
+            name = m.group(1).decode("ascii") if m else "utf-8"
+        try:
+            factory = codecs.getincrementaldecoder(name)
+        except LookupError:
+            factory = codecs.getincrementaldecoder("utf-8")
+        self._decoder = factory(errors="replace")
+
+    def _feed_text(self, text: str) -> None:
+        if not text:
+            return
+        p = self._parser
+        p.feed(text)
+        pending = len(p.rawdata)
+        if pending > self.max_pending:
+            if getattr(p, "cdata_elem", None):  # inside <script>/<style>: its text is of no use
+                p.rawdata = p.rawdata[-16:]
+            else:
+                raise ProtocolError(f"HTML page has a tag, comment or declaration longer than "
+                                    f"{self.max_pending} bytes: not parsed for links", url=self.page_text)
+
+    def _take(self) -> list[Entry]:
+        out, self._out = self._out, []
+        return out
+
+    # -- events from the parser ----------------------------------------------------
+
+    def decide(self, title: str) -> None:
+        if self.autoindex is None:
+            self.autoindex = bool(_AUTOINDEX_TITLE.match(title))
+
+    def set_base(self, href: str) -> None:
+        if self.base_set:
+            return  # the first <base href> counts
+        self.base_set = True
+        try:
+            base = self._resolve(clean_href(href, self.page.scheme in ("http", "https")))
+        except AnyURLError:
+            return
+        if base.scheme in FOLLOWABLE_SCHEMES or base.scheme == self.page.scheme:
+            self.base = base
+            self.base_text = str(base)
+
+    def start_link(self, href: str, rel: str | None, tag: str) -> None:
+        self.end_link()
+        self.end_row()
+        if self.autoindex is None:
+            self.autoindex = False  # links before any <title>: an ordinary page
+        self._link = (href, rel)
+        self._text, self._text_len = [], 0
+
+    def add_text(self, data: str) -> None:
+        if self._link is not None:
+            if self._text_len < _MAX_TEXT:
+                self._text.append(data[: _MAX_TEXT - self._text_len])
+                self._text_len += len(data)
+        elif self._row is not None:
+            self.add_trailer(data)
+            if "\n" in data:  # nginx / Apache <pre>: one row per line
+                self.end_row()
+
+    def add_trailer(self, data: str) -> None:
+        if self._row is not None and self._trailer_len < _MAX_TRAILER:
+            self._trailer.append(data[: _MAX_TRAILER - self._trailer_len])
+            self._trailer_len += len(data)
+
+    def end_link(self) -> None:
+        if self._link is None:
+            return
+        (href, rel), self._link = self._link, None
+        text = _SPACES.sub(" ", "".join(self._text)).strip()
+        if self.autoindex:
+            self._row = (href, rel, text)  # its date and size follow
+            self._trailer, self._trailer_len = [], 0
+        else:
+            self._emit(href, rel, text, "")
+
+    def end_row(self) -> None:
+        if self._row is None:
+            return
+        (href, rel, text), self._row = self._row, None
+        self._emit(href, rel, text, "".join(self._trailer))
+
+    # -- entries -------------------------------------------------------------------
+
+    def _emit(self, href: str, html_rel: str | None, text: str, trailer: str) -> None:
+        http = self.base.scheme in ("http", "https")
+        ref = clean_href(href, http)
+        if self.autoindex and ref.startswith("?"):
+            return  # a sort control of the listing itself
+        try:
+            u = self._resolve(ref)
+        except AnyURLError:
+            self.skipped += 1
+            return
+        scheme = u.scheme
+        if scheme not in FOLLOWABLE_SCHEMES and not (scheme == "file" and self.page.scheme == "file"):
+            self.skipped += 1
+            return
+        url = str(u)
+        if url == self._last_url:
+            return  # an icon and a name linking to the same place
+        self._last_url = url
+        if self.entries >= self.max_entries:
+            raise TransferError(f"HTML page has more than {self.max_entries} links (Limits.max_entries)",
+                                url=self.page_text)
+        meta: dict[str, Any] = {}
+        if html_rel:
+            meta["html_rel"] = html_rel
+        size: int | None = None
+        modified: datetime | None = None
+        if self.autoindex:
+            kind = "directory" if ref.split("?", 1)[0].split("#", 1)[0].endswith("/") else "file"
+            modified, end = _parse_date(trailer)
+            if modified is not None:
+                size, approx = _parse_size(trailer[end:])
+                meta.update(approx)
+        else:
+            kind = "page"
+        self.entries += 1
+        self._out.append(Entry(name=_name(u), url=url, kind=kind, size=size, modified=modified,
+                               meta=meta, title=text or None, rel=self._rel(u)))
+
+    def _resolve(self, ref: str) -> URL:
+        if isinstance(self.base, (HTTPURL, FTPURL, FileURL)):  # URL.join, minus str(base) per link
+            return parse(_join_text(self.base_text, ref))
+        return parse(ref)  # a page from a scheme without paths (gopher "h"): absolute links only
+
+    def _rel(self, u: URL) -> str | None:
+        here, there = self._place, _place(u)
+        if here is None or there is None or here[0] != there[0]:
+            return "self" if str(u) == self.page_text else None
+        if there[1] == here[1] and there[2] == here[2]:
+            return "self"
+        if there[2] is None and len(there[1]) < len(here[1]) and here[1][: len(there[1])] == there[1]:
+            return "parent"
+        return None
+
+
+def page_links(content: bytes, url: str | URL, *, charset: str | None = None,
+               max_entries: int = 1_000_000) -> tuple[list[Entry], PageLinks]:
+    """Every link of a page already in memory, and the parser (``autoindex``, ``skipped``)."""
+    links = PageLinks(url, charset=charset, max_bytes=None, max_entries=max_entries)
+    out: list[Entry] = []
+    step = 256 * 1024
+    for i in range(0, len(content), step):
+        out.extend(links.feed(content[i:i + step]))
+    out.extend(links.close())
+    return out, links
