@@ -545,11 +545,11 @@ class GopherHandler(Handler):
                 if isinstance(item, gp.MenuItem):
                     e = gp.menu_entry(item, menu)
                     e.meta["attributes"] = it
-                    if e.kind == "file":  # Gopher+ tells size and date: exact sizes only in Entry.size
+                    if e.kind == "file":  # Gopher+ tells size and date, as for stat()
                         facts = gp.plus_facts(it)
-                        e = replace(
-                            e, size=None if facts.size_approximate else facts.size, modified=facts.modified,
-                            meta={**e.meta, **({"size_text": facts.size_text} if facts.size_text else {})})
+                        more = {"size_text": facts.size_text, "size_approximate": facts.size_approximate} \
+                            if facts.size_text else {}
+                        e = replace(e, size=facts.size, modified=facts.modified, meta={**e.meta, **more})
                     entries.append(e)
         return Body.from_bytes(url, data, content_type="text/plain", entries=entries, meta=meta)
 
