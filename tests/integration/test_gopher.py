@@ -186,7 +186,7 @@ async def test_parent_and_self_items_are_flagged_not_directories(gs: Endpoint) -
         f.chmod(0o644)
     r, _ = await get(base(gs) + "/1/updown/inner")
     assert r.entries is not None
-    got = {e.title: (e.kind, e.name, e.rel) for e in r.entries}
+    got = {e.title: (e.kind, e.name, e.rel) for e in r.entries if e.kind != "info"}  # gophernicus adds a footer
     assert got == {
         "..": ("directory", "updown", "parent"),
         "Back to the top": ("directory", gs.host, "parent"),

@@ -547,8 +547,9 @@ class GopherHandler(Handler):
                     e.meta["attributes"] = it
                     if e.kind == "file":  # Gopher+ tells size and date, as for stat()
                         facts = gp.plus_facts(it)
-                        more = {"size_text": facts.size_text, "size_approximate": facts.size_approximate} \
-                            if facts.size_text else {}
+                        more: dict[str, Any] = {"size_text": facts.size_text} if facts.size_text else {}
+                        if facts.size is not None:
+                            more["size_approximate"] = facts.size_approximate
                         e = replace(e, size=facts.size, modified=facts.modified, meta={**e.meta, **more})
                     entries.append(e)
         return Body.from_bytes(url, data, content_type="text/plain", entries=entries, meta=meta)
