@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+
+# every Entry any producer builds in the suite checks its kind against ENTRY_KINDS (response.py)
+os.environ["ANYURL_CHECK_ENTRIES"] = "1"
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 

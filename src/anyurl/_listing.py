@@ -10,7 +10,7 @@ from .errors import URLSyntaxError
 from .response import Entry
 from .urls import FTPURL, HTTPURL, NNTPURL, URL, WAISURL, FileURL, GopherURL, NewsURL, ProsperoURL, parse
 
-__all__ = ["file_name", "is_parent_link", "parse_or_value_error", "segments"]
+__all__ = ["entry_file_name", "file_name", "is_parent_link", "parse_or_value_error", "segments"]
 
 
 def parse_or_value_error(url: str) -> URL:
@@ -43,9 +43,9 @@ def segments(u: URL) -> tuple[str, tuple[str, ...]]:
 
 
 def is_parent_link(directory: str, entry: Entry) -> bool:
-    """True for an entry that points back at *directory* itself or at one of its ancestors
-    (gopher ``..`` items, FTP ``.``/``..``), or that the listing marks ``rel="parent"``."""
-    if getattr(entry, "rel", None) == "parent":
+    """True for an entry the listing marks ``rel="parent"`` or ``"self"`` (gopher ``..``
+    items, HTML links up), or whose URL is *directory* itself or one of its ancestors."""
+    if entry.rel is not None:
         return True
     if entry.url is None:
         return False
@@ -58,12 +58,20 @@ def is_parent_link(directory: str, entry: Entry) -> bool:
 
 
 def file_name(entry_url: str, fallback: str = "") -> str:
-    """The local file name for an entry: its URL's last path segment, decoded
+    """The local file name for a URL: its last path segment, decoded
     (a gopher selector's, an article's number or message-id)."""
     try:
         _origin, segs = segments(parse(entry_url))
     except URLSyntaxError:
         segs = ()
-    name = segs[-1] if segs else (fallback.strip() or "index")
+    return _safe(segs[-1] if segs else (fallback.strip() or "index"))
+
+
+def entry_file_name(entry: Entry) -> str:
+    """The local file name for an entry: its ``name`` (made safe), else its URL's."""
+    return _safe(entry.name) if entry.name else file_name(entry.url or "")
+
+
+def _safe(name: str) -> str:
     name = name.replace("/", "_").replace("\x00", "_").replace(os.sep, "_")
     return "_" + name if name in (".", "..") else name

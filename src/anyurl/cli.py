@@ -889,17 +889,17 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
             sys.stdout.write(json.dumps(e.as_dict(), ensure_ascii=False, default=str) + "\n")
         return 0
     headers = ["kind", "size", "modified", "name", "url"]
-    with_desc = any(e.description and e.description != e.name for e in entries)
+    with_title = any(e.title and e.title != e.name for e in entries)
     with_meta = any(e.meta for e in entries)
-    if with_desc:
-        headers.insert(4, "description")
+    if with_title:
+        headers.insert(4, "title")
     if with_meta:
         headers.append("meta")
     rows: list[list[str]] = []
     for e in entries:
         row = [_cell(e.kind), _cell(e.size), _cell(e.modified), _cell(e.name), _cell(e.url)]
-        if with_desc:
-            row.insert(4, _cell(e.description))
+        if with_title:
+            row.insert(4, _cell(e.title if e.title != e.name else None))
         if with_meta:
             row.append(_meta_text(e))
         rows.append(row)

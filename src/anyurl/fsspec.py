@@ -42,7 +42,7 @@ from fsspec.callbacks import DEFAULT_CALLBACK, Callback
 from fsspec.spec import AbstractBufferedFile
 from fsspec.utils import other_paths
 
-from ._listing import file_name, is_parent_link, parse_or_value_error, segments
+from ._listing import entry_file_name, file_name, is_parent_link, parse_or_value_error, segments
 from .client import Client
 from .errors import AnyURLError, NotSupported, URLSyntaxError
 from .response import Entry, Stat
@@ -59,7 +59,7 @@ ALIAS_PREFIX = "anyurl+"
 # Entry.kind values that are listings one may descend into.
 _DIRECTORY_KINDS = frozenset({"directory", "group"})
 # Entry.kind values with a retrievable body.
-_FILE_KINDS = frozenset({"file", "binary", "article", "text", "document", "image", "unknown"})
+_FILE_KINDS = frozenset({"file", "article"})
 _MAGIC = re.compile(r"[*\[?]")
 # "?" starts the query of these schemes' URLs, so it is no wildcard there
 _QUERY_SCHEMES = ("wais", "http", "https")
@@ -210,12 +210,12 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
             ftype = "directory"
         elif kind in _FILE_KINDS:
             ftype = "file"
-        else:  # links, searches, telnet sessions: not something to copy blindly
+        else:  # symlinks, pages, searches, sessions: not something to copy blindly
             ftype = "other"
         info: dict[str, Any] = {"name": entry.url, "size": entry.size, "type": ftype,
                                 "mtime": _timestamp(entry.modified), "kind": kind,
-                                "title": getattr(entry, "title", None) or entry.name,
-                                "filename": file_name(entry.url or "", entry.name)}
+                                "title": entry.title or entry.name,
+                                "filename": entry_file_name(entry)}
         if entry.meta:
             info["meta"] = dict(entry.meta)
         return info

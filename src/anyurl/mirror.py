@@ -67,20 +67,11 @@ def local_name(name: str) -> str:
 
 
 def _remote_name(found: Found) -> str:
-    """The name a resource gets: the listing's file name where it is one, else from the URL."""
+    """The name a resource gets: its entry's ``name`` (a file name in every scheme), else from the URL."""
     entry = found.entry
-    if entry is None:
+    if entry is None or not entry.name:
         return name_for_url(found.url)
-    scheme = found.url.split(":", 1)[0].lower()
-    if entry.kind == "article":
-        number = entry.meta.get("number")
-        if number is not None:
-            return str(number)
-        return str(entry.meta.get("message_id") or name_for_url(found.url)).strip("<>")
-    if scheme in ("ftp", "ftps", "file", "prospero", "http", "https"):
-        return entry.name
-    # gopher (name = display string until entries carry file names), wais...
-    return name_for_url(found.url) if not found.directory else (entry.name or name_for_url(found.url))
+    return entry.name
 
 
 def _unique(path: Path, taken: dict[Path, str]) -> Path:

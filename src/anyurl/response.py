@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import mimetypes
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +38,10 @@ ENTRY_KINDS: frozenset[str] = frozenset({
 
 # Entry.rel values: how an entry relates to the listing it is in.
 ENTRY_RELS: frozenset[str] = frozenset({"parent", "self"})
+
+# ANYURL_CHECK_ENTRIES=1 (the test suite sets it): every Entry built checks its kind and rel,
+# so a producer inventing a kind fails loudly in tests, never silently in a crawler.
+_CHECK_ENTRIES = os.environ.get("ANYURL_CHECK_ENTRIES") == "1"
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,10 @@ class Entry:
     key: str | None = None
 
     def __post_init__(self) -> None:
+        if _CHECK_ENTRIES and (self.kind not in ENTRY_KINDS or (self.rel is not None and self.rel not in ENTRY_RELS)):
+            raise ValueError(f"Entry {self.name!r}: kind {self.kind!r} / rel {self.rel!r} outside ENTRY_KINDS/ENTRY_RELS")
+        if self.title is None and self.description is not None:  # the deprecated spelling
+            object.__setattr__(self, "title", self.description)
         if self.key is None and self.url is not None:
             object.__setattr__(self, "key", self.url)
 
@@ -82,7 +91,6 @@ class Entry:
             "url": self.url,
             "kind": self.kind,
             "size": self.size,
-            "description": self.description,
             "modified": self.modified.isoformat() if self.modified else None,
             "title": self.title,
             **({"rel": self.rel} if self.rel else {}),
@@ -124,7 +132,8 @@ class Stat:
 def entry_line(e: Entry) -> str:
     """One line of a rendered listing (what ``get`` shows for a directory), without its LF."""
     size = "" if e.size is None else str(e.size)
-    return f"{e.kind:<9} {size:>12}  {e.name}" + (f"  {e.url}" if e.url else "")
+    title = f"  {e.title}" if e.title and e.title != e.name else ""
+    return f"{e.kind:<9} {size:>12}  {e.name}" + (f"  {e.url}" if e.url else "") + title
 
 
 # Rendered listing text is handed out in pieces of about this size.

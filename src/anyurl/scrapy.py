@@ -23,7 +23,7 @@ What a spider receives:
   links (so ``response.follow_all(css="a")`` and link extractors work), and
   ``response.meta["anyurl_entries"]``: the entries as dicts (``name``,
   ``url``, ``href`` (the URL to request), ``kind``, ``size``, ``modified``,
-  ``description``, ``meta``).
+  ``title``, ``rel``/``key`` where set, ``meta``; see docs/entries.md).
   Links back to the listing itself or to an ancestor carry ``rel="parent"``
   and are left out of ``anyurl_entries``;
 - ``response.meta["anyurl_meta"]``: the scheme facts of the body (gopher
@@ -187,14 +187,14 @@ class AnyURLDownloadHandler:
         kept: list[dict[str, Any]] = []
         for e in entries:
             if e.url is None:
-                items.append(f"<li class=\"{html.escape(e.kind)}\">{html.escape(e.name)}</li>")
+                items.append(f"<li class=\"{html.escape(e.kind)}\">{html.escape(e.title or e.name)}</li>")
                 continue
             parent = is_parent_link(url, e)
             href = to_scrapy(e.url, server)
             attrs = (f'href="{html.escape(href)}" data-kind="{html.escape(e.kind)}"'
                      + (f' data-size="{e.size}"' if e.size is not None else "")
                      + (' rel="parent"' if parent else ""))
-            items.append(f"<li><a {attrs}>{html.escape(e.name)}</a></li>")
+            items.append(f"<li><a {attrs}>{html.escape(e.title or e.name)}</a></li>")
             if not parent:
                 kept.append({**e.as_dict(), "href": href})
         page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"

@@ -14,13 +14,14 @@ Rules, in the order they apply to each entry:
   other hosts only with ``same_host=False``; an ancestor of the directory
   being listed (a ``..`` menu item) is never walked into;
 * ``follow(entry)`` (when given) must return True;
-* dedup by ``Entry.key`` when the handler sets one, else the message-id of an
-  article (a cross-posted article is found once), else the canonical URL; a
-  symlinked directory whose target is known (FTP ``LIST`` shows ``-> target``)
-  is keyed by the target, so it is not walked twice, and a link back to an
-  ancestor never loops; without a target (MLSD shows a symlinked directory as a
-  plain one), a listing identical to one of its ancestors' (names, kinds,
-  sizes, dates) is taken for a loop and not walked;
+* dedup by ``Entry.key`` (the URL unless the listing knows better: the
+  message-id of an article, so a cross-posted article is found once); a
+  symlink (``kind="symlink"``) whose target is known (FTP ``LIST`` shows
+  ``-> target``, file: asks the OS) is keyed by the target, so a symlinked
+  directory is not walked twice, and a link back to an ancestor never loops;
+  without a target (MLSD shows a symlinked directory as a plain one), a listing
+  identical to one of its ancestors' (names, kinds, sizes, dates) is taken for
+  a loop and not walked;
 * robots.txt (http/https, parsed with protego) for the Client's User-Agent;
   its Crawl-delay raises the host's minimum delay.
 
@@ -56,10 +57,10 @@ __all__ = ["Found", "walk"]
 
 log = logging.getLogger("anyurl.walk")
 
-# kinds that are listed when met; "link" is opened to learn what it is
-_DIRECTORY_KINDS = frozenset({"directory", "group", "menu"})
-_PROBE_KINDS = frozenset({"link"})  # and http(s) "page" links that look like pages (autoindex "file"s never)
-_SKIP_KINDS = frozenset({"info", "error"})
+# kinds that are listed when met; a symlink or a page is opened to learn what it is
+_DIRECTORY_KINDS = frozenset({"directory", "group"})
+_PROBE_KINDS = frozenset({"symlink", "page"})
+_SKIP_KINDS = frozenset({"info", "error", "session"})
 _FAMILY = {"https": "http", "ftps": "ftp", "nntp": "news", "nntps": "news"}
 _PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
 _ROBOTS_MAX = 512 * 1024
@@ -165,6 +166,17 @@ def _looks_like_page(u: URL) -> bool:
     return not last or "." not in last or last.lower().endswith(_PAGE_SUFFIXES)
 
 
+def _worth_probing(entry: Entry, u: URL) -> bool:
+    """A symlink, an HTTP page, or a link to another scheme's resource may be a directory."""
+    if entry.kind == "symlink":
+        return True
+    if u.scheme in ("http", "https"):  # an autoindex "file" is never opened to check
+        return entry.kind != "file" and _looks_like_page(u)
+    if isinstance(u, GopherURL):  # the URL says what it is: only a menu lists
+        return entry.kind == "page" and u.gophertype in ("1", "")
+    return entry.kind == "page"
+
+
 def _as_directory(u: URL) -> URL:
     """FTP: probe a link as a directory (CWD into it): a file link then fails at once
     instead of starting a transfer."""
@@ -189,6 +201,7 @@ class _Walker:
         self.max_items = max_items
         self.seen: set[str] = set()
         self.dir_keys: set[str] = set()  # keys (and symlink targets) known to be directories
+        self.walked_aliases: set[str] = set()  # symlink targets walked under a link's name
         self.queues: dict[str, list[_Job]] = {}
         self.workers: dict[str, int] = {}
         self.next_start: dict[str, float] = {}
@@ -276,6 +289,12 @@ class _Walker:
                                       same_as=job.alias))
                 return
             self.dir_keys.add(job.alias)
+            self.walked_aliases.add(job.alias)
+        elif job.depth and _canonical(target) in self.walked_aliases:
+            # a directory already walked through a symlink met before it: not twice
+            await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
+                                  same_as=_canonical(target)))
+            return
         fp = _fingerprint(entries)
         if not page and fp in job.prints and (job.via_link or len(entries) > 1):
             # the very listing of a directory above (a symlink the server shows as a
@@ -292,10 +311,8 @@ class _Walker:
 
     async def consider(self, entry: Entry, job: _Job, listed: URL, ancestors: tuple[str, ...],
                        prints: tuple[int, ...]) -> None:
-        if entry.url is None or entry.kind in _SKIP_KINDS:
-            return
-        if getattr(entry, "rel", None) in ("parent", "self"):
-            return
+        if entry.url is None or entry.kind in _SKIP_KINDS or entry.rel is not None:
+            return  # nothing to fetch, or a link back up (rel "parent") or to this listing ("self")
         try:
             u = parse(entry.url)
         except AnyURLError:
@@ -325,13 +342,12 @@ class _Walker:
         depth = job.depth + 1
         path = (*job.path, entry.name)
         walkable = entry.kind in _DIRECTORY_KINDS
-        probe = not walkable and (entry.kind in _PROBE_KINDS or (
-            entry.kind != "file" and u.scheme in ("http", "https") and _looks_like_page(u)))
+        probe = not walkable and _worth_probing(entry, u)
         if (walkable or probe) and (self.max_depth is None or depth < self.max_depth):
             if walkable:
                 self.dir_keys.add(key)
             self.enqueue(_Job(depth, next(self.seq), entry.url, entry, path, job.url, probe,
-                              job.via_link or entry.kind == "link", ancestors, prints, alias))
+                              job.via_link or entry.kind in _PROBE_KINDS, ancestors, prints, alias))
             return
         # a file, or a directory at max_depth: yielded, not opened
         await self.emit(Found(entry.url, entry, depth, path, walkable, job.url))
@@ -353,19 +369,27 @@ class _Walker:
 
     @staticmethod
     def key_of(entry: Entry, u: URL) -> str:
-        key = getattr(entry, "key", None)
-        if key:
-            return str(key)
-        mid = entry.meta.get("message_id") if entry.kind == "article" else None
-        if mid:
-            return "msgid:" + str(mid).strip().strip("<>")
+        """The dedup key: Entry.key made canonical (a symlink is seen under its own URL;
+        its target is its alias, see link_target)."""
+        key = entry.key if entry.kind != "symlink" else None
+        if key and key != entry.url:
+            try:
+                return _canonical(parse(key))
+            except AnyURLError:
+                return key
         return _canonical(u)
 
     @staticmethod
     def link_target(entry: Entry, listed: URL) -> str | None:
-        """The canonical URL a symlink names (FTP "-> target"), resolved against its directory."""
-        if entry.kind != "link":
+        """The canonical URL a symlink leads to: its Entry.key where the listing resolved it
+        (FTP "-> target", file:), else its meta["target"] resolved against its directory."""
+        if entry.kind != "symlink":
             return None
+        if entry.key and entry.key != entry.url:
+            try:
+                return _canonical(parse(entry.key))
+            except AnyURLError:
+                pass
         target = entry.meta.get("target")
         if not target and isinstance(listed, FileURL) and entry.url:
             local = parse(entry.url)

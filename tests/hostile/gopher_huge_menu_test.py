@@ -55,8 +55,9 @@ async def test_million_item_menu_streams_entries_in_bounded_memory() -> None:
         res, took = await read_listing(f"gopher://127.0.0.1:{port}/1/huge", "entries", MAX_SECONDS)
     assert res["count"] == ITEMS
     last = res["last"]
-    assert (last["name"], last["url"], last["kind"]) == (
-        f"Item {ITEMS - 1:07d}", f"gopher://gopher.example/0/item/{ITEMS - 1:07d}.txt", "file")
+    assert (last["name"], last["title"], last["url"], last["kind"]) == (
+        f"{ITEMS - 1:07d}.txt", f"Item {ITEMS - 1:07d}", f"gopher://gopher.example/0/item/{ITEMS - 1:07d}.txt",
+        "file")
     assert res["meta"]["terminated"] is True
     assert res["maxrss_mb"] < MAX_RSS_MB, res
     assert took < MAX_SECONDS
@@ -68,6 +69,6 @@ async def test_million_item_menu_rendered_as_bytes_in_bounded_memory() -> None:
         res, took = await read_listing(f"gopher://127.0.0.1:{port}/1/huge", "bytes", MAX_SECONDS)
     assert res["count"] == ITEMS
     assert res["last"].startswith("file") and res["last"].endswith(
-        f"Item {ITEMS - 1:07d}  gopher://gopher.example/0/item/{ITEMS - 1:07d}.txt")
+        f"{ITEMS - 1:07d}.txt  gopher://gopher.example/0/item/{ITEMS - 1:07d}.txt  Item {ITEMS - 1:07d}")
     assert res["maxrss_mb"] < MAX_RSS_MB, res
     assert took < MAX_SECONDS

@@ -92,7 +92,8 @@ async def test_million_over_lines_keep_only_the_newest_listing_limit() -> None:
     assert res["count"] == LIMIT
     assert res["first"]["meta"]["number"] == LINES - LIMIT + 1
     assert res["last"]["meta"]["number"] == LINES
-    assert res["last"]["name"] == f"Subject of article {LINES}" and res["last"]["size"] == 1000 + LINES
+    assert res["last"]["title"] == f"Subject of article {LINES}" and res["last"]["size"] == 1000 + LINES
+    assert res["last"]["name"] == str(LINES)  # the article number: its file name
     assert res["meta"]["ignored_lines"] == LINES - LIMIT  # sent outside the range asked for
 
 
@@ -102,7 +103,7 @@ async def test_million_group_list_streams_in_bounded_memory() -> None:
     assert [c for c in received if c != b"QUIT"][-2:] == [b"LIST NEWSGROUPS", b"LIST ACTIVE"]
     assert res["count"] == LINES
     assert res["first"]["name"] == "huge.group0000001"
-    assert res["first"]["description"] == "The first group"
+    assert res["first"]["title"] == "The first group"
     assert res["last"]["name"] == f"huge.group{LINES:07d}" and res["last"]["meta"]["high"] == LINES
     assert res["meta"]["groups"] == LINES
     assert res["maxrss_mb"] < MAX_RSS_MB, res

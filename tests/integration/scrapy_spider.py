@@ -19,7 +19,7 @@ import scrapy
 from scrapy.http import Response
 
 HANDLER = "anyurl.scrapy.AnyURLDownloadHandler"
-FILE_KINDS = {"file", "binary", "article", "unknown"}
+FILE_KINDS = {"file", "article"}
 
 
 def origin(url: str) -> str:

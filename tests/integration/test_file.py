@@ -112,7 +112,11 @@ async def test_directory_entries_sorted_with_urls_that_work(client: Client, tree
                             "sub dir", "link"])
     by_name = {e.name: e for e in entries}
     assert by_name["sub dir"].kind == "directory" and by_name["sub dir"].url.endswith("/sub%20dir/")
-    assert by_name["link"].kind == "link" and by_name["link"].size == 6
+    # a symlink: its target, the target's size and kind, keyed by the file it leads to
+    link = by_name["link"]
+    assert (link.kind, link.size, link.meta["target"], link.meta["target_kind"]) == (
+        "symlink", 6, "with space.txt", "file")
+    assert link.key == by_name["with space.txt"].url
     assert by_name["with space.txt"].kind == "file" and by_name["with space.txt"].size == 6
     assert by_name["per%cent"].url.endswith("/per%25cent")
     assert by_name["semi;colon"].url.endswith("/semi%3Bcolon")
@@ -342,3 +346,17 @@ def test_endless_device_is_cut_by_max_time() -> None:
     assert result.returncode == FetchTimeout.exit_code, result.describe()
     assert result.elapsed <= 1 + 4, result.describe()
     assert result.peak_rss_mb < 64, result.describe()
+
+
+async def test_symlinked_directory_is_keyed_by_its_target(client: Client, tmp_path: Path) -> None:
+    """A symlinked directory is another URL for the same directory: its key is the real one's."""
+    (tmp_path / "real dir").mkdir()
+    (tmp_path / "real dir" / "x.txt").write_text("x\n")
+    os.symlink("real dir", tmp_path / "alias")
+    os.symlink("nowhere", tmp_path / "dangling")
+    res = await client.fetch(furl(tmp_path))
+    by_name = {e.name: e for e in res.entries or []}
+    alias, real, dangling = by_name["alias"], by_name["real dir"], by_name["dangling"]
+    assert (alias.kind, alias.meta["target"], alias.meta["target_kind"]) == ("symlink", "real dir", "directory")
+    assert alias.key == real.key == real.url and alias.url != real.url and alias.size is None
+    assert (dangling.kind, dangling.key, dangling.size) == ("symlink", dangling.url, None)

@@ -31,6 +31,7 @@ from anyurl.errors import (
     UnsafeURL,
 )
 from anyurl.handlers.ftp import FTPOptions
+from anyurl.response import ENTRY_KINDS
 
 SERVERS = ["vsftpd", "pyftpdlib_server", "proftpd", "aioftp_server"]
 
@@ -239,8 +240,12 @@ async def test_listing_entries(srv: Server) -> None:
         assert by_name["hello.txt"].modified is not None
         assert by_name["sub"].kind == "directory"
         assert by_name["dir with space"].url == srv.url("/pub/dir%20with%20space/")
-        if srv.kind == "vsftpd":
-            assert by_name["link-to-hello"].kind == "link"
+        if srv.kind == "vsftpd":  # LIST shows "link-to-hello -> hello.txt": kind symlink, keyed by its target
+            link = by_name["link-to-hello"]
+            assert (link.kind, link.meta["target"]) == ("symlink", "hello.txt")
+            assert link.key == srv.url("/pub/hello.txt") == by_name["hello.txt"].key
+        assert all(e.kind in ENTRY_KINDS and e.rel is None for e in r.entries)
+        assert not {".", ".."} & set(by_name)  # "." and ".." are left out of FTP listings
         # every special name's URL designates exactly that file
         for name, data in seed.SPECIAL_NAMES.items():
             url = by_name[name].url

@@ -87,29 +87,34 @@ async def test_menu_with_every_item_type(gs: Endpoint) -> None:
     r, sent = await get(base(gs) + "/1/types")
     assert sent == [b"/types\r\n"]
     assert r.entries is not None
-    by_name = {e.name: e for e in r.entries}
+    by_title = {e.title: e for e in r.entries}
     h = f"{gs.host}:{gs.port}"
+    # (kind, url, name): name is the selector's last segment, the display string is the title
     expect = {
-        "Hello text": ("file", f"gopher://{h}/0/hello.txt"),
-        "Sub directory": ("directory", f"gopher://{h}/1/sub"),
-        "Search the archive": ("search", f"gopher://{h}/7{gs.info['search']}"),
-        "Binary blob": ("binary", f"gopher://{h}/9/sub/blob.bin"),
-        "A GIF pixel": ("binary", f"gopher://{h}/g/sub/pixel.gif"),
-        "A PNG image": ("binary", f"gopher://{h}/I/sub/image.png"),
-        "A sound": ("binary", f"gopher://{h}/s/sub/sound.wav"),
-        "A zip archive": ("binary", f"gopher://{h}/5/sub/archive.zip"),
-        "Example web page": ("link", "http://www.example.org/page?a=1"),
-        "An item of an unknown type": ("unknown", f"gopher://{h}/Z/hello.txt"),
-        "Text with a space": ("file", f"gopher://{h}/0/with%20space.txt"),
-        "Every common item type": ("info", None),
+        "Hello text": ("file", f"gopher://{h}/0/hello.txt", "hello.txt"),
+        "Sub directory": ("directory", f"gopher://{h}/1/sub", "sub"),
+        "Search the archive": ("search", f"gopher://{h}/7{gs.info['search']}",
+                               gs.info["search"].rstrip("/").rsplit("/", 1)[-1]),
+        "Binary blob": ("file", f"gopher://{h}/9/sub/blob.bin", "blob.bin"),
+        "A GIF pixel": ("file", f"gopher://{h}/g/sub/pixel.gif", "pixel.gif"),
+        "A PNG image": ("file", f"gopher://{h}/I/sub/image.png", "image.png"),
+        "A sound": ("file", f"gopher://{h}/s/sub/sound.wav", "sound.wav"),
+        "A zip archive": ("file", f"gopher://{h}/5/sub/archive.zip", "archive.zip"),
+        "Example web page": ("page", "http://www.example.org/page?a=1", "page"),
+        "An item of an unknown type": ("file", f"gopher://{h}/Z/hello.txt", "hello.txt"),
+        "Text with a space": ("file", f"gopher://{h}/0/with%20space.txt", "with space.txt"),
+        "Every common item type": ("info", None, ""),
     }
-    for name, (kind, url) in expect.items():
-        assert (by_name[name].kind, by_name[name].url) == (kind, url), name
-    telnet = by_name["A telnet session"]
-    assert telnet.kind == "telnet" and telnet.url is not None
+    for title, (kind, url, name) in expect.items():
+        e = by_title[title]
+        assert (e.kind, e.url, e.name) == (kind, url, name), title
+    assert {by_title[t].meta["type"] for t in ("Binary blob", "A GIF pixel", "A sound")} == {
+        "binary", "image", "sound"}
+    telnet = by_title["A telnet session"]
+    assert telnet.kind == "session" and telnet.url is not None
     assert telnet.url.startswith("telnet://") and telnet.url.endswith("@telnet.example.org/")
-    assert by_name["An item of an unknown type"].meta["unknown_type"] is True
-    hello = by_name["Hello text"].meta
+    assert by_title["An item of an unknown type"].meta["unknown_type"] is True
+    hello = by_title["Hello text"].meta
     assert (hello["gophertype"], hello["selector"], hello["host"], hello["port"]) == (
         "0", "/hello.txt", gs.host, gs.port)
     # pygopherd marks its items as Gopher+; gophernicus ends the menu with "."
@@ -126,7 +131,7 @@ async def test_crawl_follows_entry_urls(gs: Endpoint) -> None:
     async with Client() as c:
         menu, _ = await get(base(gs) + "/1/types", c)
         assert menu.entries is not None
-        urls = {e.name: e.url for e in menu.entries}
+        urls = {e.title: e.url for e in menu.entries}
         hello, sent = await get(str(urls["Hello text"]), c)
         assert sent == [b"/hello.txt\r\n"]
         assert hello.content == text_as_served(gs, seed.HELLO)
@@ -157,15 +162,48 @@ async def test_root_menu(gs: Endpoint) -> None:
         r, sent = await get(url)
         assert sent == [b"\r\n"]
         assert r.entries is not None
-        names = {e.name.split()[0] for e in r.entries if e.kind != "info"}
+        names = {e.name for e in r.entries if e.kind != "info"}
         assert {"sub", "types", "many"} <= names
+
+
+async def test_parent_and_self_items_are_flagged_not_directories(gs: Endpoint) -> None:
+    """A hand-written menu with ".." and "back to the top" items and a link to itself: those
+    carry rel="parent"/"self" (a walk never enters them); the others are plain entries."""
+    from pathlib import Path
+
+    inner = Path(gs.info["root"]) / "updown" / "inner"
+    (inner / "deeper").mkdir(parents=True, exist_ok=True)
+    (inner / "f.txt").write_bytes(b"f\n")
+    (inner / "gophermap").write_text(
+        "1..\t/updown\n"
+        "1Back to the top\t/\n"
+        "1This menu\t/updown/inner\n"
+        "1Deeper\t/updown/inner/deeper\n"
+        "0A file\t/updown/inner/f.txt\n")
+    for d in (inner.parent, inner, inner / "deeper"):
+        d.chmod(0o755)
+    for f in (inner / "f.txt", inner / "gophermap"):
+        f.chmod(0o644)
+    r, _ = await get(base(gs) + "/1/updown/inner")
+    assert r.entries is not None
+    got = {e.title: (e.kind, e.name, e.rel) for e in r.entries if e.kind != "info"}  # gophernicus adds a footer
+    assert got == {
+        "..": ("directory", "updown", "parent"),
+        "Back to the top": ("directory", gs.host, "parent"),
+        "This menu": ("directory", "inner", "self"),
+        "Deeper": ("directory", "deeper", None),
+        "A file": ("file", "f.txt", None),
+    }
+    async with Client() as c:
+        found = [f async for f in c.walk(base(gs) + "/1/updown/inner")]
+    assert sorted(f.name for f in found) == ["", "deeper", "f.txt"]
 
 
 async def test_broken_menu_lines_are_reported_not_fatal(gs: Endpoint) -> None:
     r, sent = await get(base(gs) + "/1/broken.menu")
     assert sent == [b"/broken.menu\r\n"]
     assert r.entries is not None
-    assert [(e.name, e.url) for e in r.entries] == [
+    assert [(e.title, e.url) for e in r.entries] == [
         ("Good item", "gopher://example.org/0/hello.txt"),
         ("Good menu", "gopher://example.org:7070/1/sub"),
     ]
@@ -233,7 +271,7 @@ async def test_search(gs: Endpoint) -> None:
     r, sent = await get(f"{base(gs)}/7{sel}%09foo%20bar")
     assert sent == [sel.encode() + b"\tfoo bar\r\n"]
     assert r.entries is not None
-    assert [(e.kind, e.name) for e in r.entries] == [
+    assert [(e.kind, e.title) for e in r.entries] == [
         ("info", "You searched for: foo bar"), ("file", "Result 1 for foo bar"),
         ("directory", "Result 2: the sub menu")]
     assert r.meta["terminated"] is True  # the script ends its menu with "."
@@ -352,7 +390,8 @@ async def test_plus_menu(pyg: Endpoint) -> None:
     r, sent = await get(base(pyg) + "/1/sub%09%09+")
     assert sent == [b"/sub\t\t+\r\n"]
     assert r.entries is not None
-    assert sorted(e.name for e in r.entries) == ["archive", "blob", "image", "nested", "pixel", "sound"]
+    assert sorted(e.title or "" for e in r.entries) == ["archive", "blob", "image", "nested", "pixel", "sound"]
+    assert "blob.bin" in {e.name for e in r.entries}
     assert all(e.meta["plus"] == "+" for e in r.entries)
     assert r.meta["plus_length"] == -2
 
@@ -381,10 +420,13 @@ async def test_plus_directory_attributes(pyg: Endpoint) -> None:
     r, sent = await get(base(pyg) + "/1/sub%09%09$")
     assert sent == [b"/sub\t\t$\r\n"]
     assert r.entries is not None
-    by_name = {e.name: e for e in r.entries}
-    assert set(by_name) == {"archive", "blob", "image", "nested", "pixel", "sound"}
-    assert by_name["blob"].url == f"gopher://{pyg.host}:{pyg.port}/9/sub/blob.bin"
-    assert by_name["image"].meta["attributes"]["VIEWS"] == "image/png: <0k>"
+    by_title = {e.title: e for e in r.entries}
+    assert set(by_title) == {"archive", "blob", "image", "nested", "pixel", "sound"}
+    assert by_title["blob"].url == f"gopher://{pyg.host}:{pyg.port}/9/sub/blob.bin"
+    assert by_title["image"].meta["attributes"]["VIEWS"] == "image/png: <0k>"
+    # Gopher+ sizes and dates fill the entries (as stat() does): "<2k>" is approximate, "<0k>" unknown
+    assert (by_title["blob"].size, by_title["blob"].meta["size_approximate"]) == (2048, True)
+    assert by_title["image"].size is None and by_title["blob"].modified is not None
     assert len(r.meta["attributes"]) == 6
 
 
@@ -572,7 +614,7 @@ async def test_stat_from_gopher_plus_attributes(pyg: Endpoint) -> None:
     assert sent == [b"/sub/blob.bin\t\t!\r\n", b"/sub\t\t!\r\n", b"/hello.txt\t\t!\r\n",
                     b"/nonexistent\t\t!\r\n"]
     # +VIEWS "application/octet-stream: <2k>": pygopherd floors to whole kilobytes
-    assert (st.kind, st.size, st.content_type) == ("binary", 2048, "application/octet-stream")
+    assert (st.kind, st.size, st.content_type) == ("file", 2048, "application/octet-stream")
     assert len(seed.blob()) // 1024 == 2 and st.meta["size_text"] == "2k"
     assert st.meta["size_approximate"] is True and st.meta["gopher_plus"] is True
     # +ADMIN Mod-Date <YYYYMMDDhhmmss> is the server's local time, read as UTC

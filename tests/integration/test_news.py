@@ -166,8 +166,11 @@ async def test_group_listing(inn: Endpoint) -> None:
     arts = inn.info["articles"]
     assert [e.meta["number"] for e in r.entries] == [a["number"] for a in arts]
     assert [e.meta["message_id"] for e in r.entries] == [a["message_id"] for a in arts]
-    assert [e.name for e in r.entries] == [a.get("decoded_subject", a["subject"]) for a in arts]
-    assert r.entries[2].description == UTF8_FROM
+    # name: the article number (its file name); the Subject is the title; key: the message-id
+    assert [e.name for e in r.entries] == [str(a["number"]) for a in arts]
+    assert [e.title for e in r.entries] == [a.get("decoded_subject", a["subject"]) for a in arts]
+    assert [e.key for e in r.entries] == ["news:" + a["message_id"][1:-1] for a in arts]
+    assert r.entries[2].meta["from"] == UTF8_FROM
     assert all(e.kind == "article" and e.size and e.modified for e in r.entries)
     assert r.entries[0].url == nntp_url(inn, f"{g}/1")
     assert r.entries[3].size is not None and r.entries[3].size > 500_000
@@ -191,7 +194,7 @@ async def test_listing_limit_keeps_newest_last(inn: Endpoint) -> None:
     async with client(t, news=NewsOptions(trace=t, listing_limit=10)) as c:
         r = await c.fetch(nntp_url(inn, many))
     assert [e.meta["number"] for e in r.entries] == list(range(n - 9, n + 1))
-    assert r.entries[-1].name == f"Many article {n}"
+    assert r.entries[-1].title == f"Many article {n}" and r.entries[-1].name == str(n)
     assert r.meta["truncated"] is True and r.meta["count"] == n
     assert t.sent[-1] == f"OVER {n - 9}-{n}"
 
@@ -211,7 +214,7 @@ async def test_news_star_lists_groups_with_descriptions(inn: Endpoint) -> None:
     by_name = {e.name: e for e in r.entries}
     g = inn.info["group"]
     assert by_name[g].url == f"news:{g}"
-    assert by_name[g].description == "anyurl test group with assorted articles"
+    assert by_name[g].title == "anyurl test group with assorted articles"
     assert by_name[g].meta["high"] == 4 and by_name[g].meta["low"] == 1
     assert by_name[inn.info["many_group"]].meta["high"] == inn.info["many_count"]
     assert inn.info["empty_group"] in by_name
@@ -478,7 +481,7 @@ async def test_old_server_gets_mode_reader_and_xover() -> None:
     port = server.sockets[0].getsockname()[1]
     async with server, client(Trace()) as c:
         r = await c.fetch(f"nntp://127.0.0.1:{port}/misc.old")
-    assert [e.name for e in r.entries] == ["One", "Two"]
+    assert [(e.name, e.title, e.key) for e in r.entries] == [("1", "One", "news:1@b"), ("2", "Two", "news:2@b")]
     assert seen[:4] == [b"CAPABILITIES\r\n", b"MODE READER\r\n", b"GROUP misc.old\r\n", b"XOVER 1-2\r\n"]
 
 

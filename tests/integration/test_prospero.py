@@ -103,7 +103,9 @@ async def test_object_version_field_is_sent(pserver: tuple[ProsperoTestServer, i
 async def test_no_follow_describes_the_object(pserver: tuple[ProsperoTestServer, int]) -> None:
     _server, port = pserver
     res = await fetch(purl(port, "/pub/hello"), follow=False)
-    assert res.entries is not None and res.entries[0].name == "HTTP"
+    # one entry per access method: the method is the title, the name the target's file name
+    assert res.entries is not None and (res.entries[0].title, res.entries[0].name) == ("HTTP", "hello.txt")
+    assert res.entries[0].kind == "page"
     assert res.entries[0].url is not None and res.entries[0].url.endswith("/hello.txt")
     assert res.meta["object_type"] == "FILE"
 

@@ -25,7 +25,7 @@ import anyurl  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-FILE_KINDS = {"file", "binary", "article", "unknown"}
+FILE_KINDS = {"file", "article"}
 
 
 def crawl(tmp_path: Path, roots: list[str], *settings: str, probe: tuple[str, ...] | list[str] = (),

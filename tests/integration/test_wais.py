@@ -63,7 +63,8 @@ async def test_search_numeric_term_sets_hit_count(ztest: Endpoint) -> None:
     assert res.meta["count"] == 7
     assert res.entries is not None and len(res.entries) == 5
     first = res.entries[0]
-    assert first.name == "This is dummy SUTRS record number 1"
+    # the headline is the title; the name is the record id, the URL's last segment
+    assert (first.title, first.name) == ("This is dummy SUTRS record number 1", "z1:1:7")
     assert first.meta["rank"] == 1 and first.meta["wtype"] == "TEXT"
     assert first.size == len(b"This is dummy SUTRS record number 1\n")
     assert first.url == ztest.url("wais", "/Default/TEXT/z1%3A1%3A7")
@@ -78,7 +79,7 @@ async def test_search_word_hash_count(ztest: Endpoint) -> None:
     res = await anyurl.fetch(ztest.url("wais", "/Default?computer"))
     assert res.meta["count"] == 23
     assert res.entries is not None and len(res.entries) == 23
-    assert res.entries[22].name == "This is dummy SUTRS record number 23"
+    assert res.entries[22].title == "This is dummy SUTRS record number 23"
 
 
 async def test_search_with_no_hits(ztest: Endpoint) -> None:
@@ -223,6 +224,6 @@ async def test_partial_presents_are_continued(ztest: Endpoint) -> None:
     async with Client(wais=WAISOptions(max_apdu=300)) as client:
         res = await client.fetch(ztest.url("wais", "/Default?4"))
     assert res.entries is not None
-    assert [e.name for e in res.entries] == [f"This is dummy SUTRS record number {i}" for i in range(1, 5)]
+    assert [e.title for e in res.entries] == [f"This is dummy SUTRS record number {i}" for i in range(1, 5)]
     presents = [line for line in log_lines(ztest, mark) if "Present" in line]
     assert [p.split()[-1] for p in presents] == ["1+4", "2+3", "3+2", "4+1"], presents

@@ -163,6 +163,15 @@ async def _walk_news(ep: Endpoint) -> None:
     assert len(ids) == 300 and max(ids.values()) == 1
     assert sum(counts.values()) == 360  # the listings did repeat 60 of them
     assert {f.name for f in found if f.entry is not None and f.entry.kind == "group"} == set(groups)
+    # an article's name is its number in the group, its key the message-id the listings share
+    for f in articles:
+        assert f.entry is not None and f.entry.name == str(f.entry.meta["number"])
+        assert f.entry.key == "news:" + f.entry.meta["message_id"][1:-1] and f.entry.title
+    async with Client() as client:
+        listed = [(await client.fetch(f"nntp://{ep.host}:{ep.port}/{g}")).entries or [] for g in groups[:2]]
+    shared = {e.key for e in listed[0]} & {e.key for e in listed[1]}
+    assert len(shared) == 20  # posted to g0 and cross-posted to g1: one key in both listings
+    assert not {e.url for e in listed[0]} & {e.url for e in listed[1]}  # under two URLs
 
 
 async def test_walk_http_start_page_is_one_resource(servers: Launcher) -> None:

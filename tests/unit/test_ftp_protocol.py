@@ -292,7 +292,10 @@ LIST_LINES = [
     ("drwxr-xr-x    3 0        0            4096 Jan 02  2024 dir with space",
      ftp.ListItem("dir with space", "directory", None, datetime(2024, 1, 2, tzinfo=UTC))),
     ("lrwxrwxrwx    1 0        0               9 Nov 22 10:17 link -> hello.txt",
-     ftp.ListItem("link", "link", None, datetime(2026, 11, 22, 10, 17, tzinfo=UTC), "hello.txt")),
+     ftp.ListItem("link", "symlink", None, datetime(2026, 11, 22, 10, 17, tzinfo=UTC), "hello.txt")),
+    # a device: listed as a file the listing does not call a file
+    ("crw-rw-rw-    1 0        0               0 Nov 22 10:17 null",
+     ftp.ListItem("null", "file", 0, datetime(2026, 11, 22, 10, 17, tzinfo=UTC), known=False)),
     # "HH:MM" in the future means last year
     ("-rw-r--r-- 1 owner 5 Dec 24 10:00 xmas.txt",
      ftp.ListItem("xmas.txt", "file", 5, datetime(2025, 12, 24, 10, 0, tzinfo=UTC))),
@@ -318,7 +321,7 @@ MLSD_LINES = [
      ("hello.txt", "file", 25, datetime(2026, 11, 22, 10, 17, tzinfo=UTC))),
     ("type=dir;modify=20240102030405.123; dir with space",
      ("dir with space", "directory", None, datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC))),
-    ("Type=OS.unix=slink:/x;Size=3; link", ("link", "link", 3, None)),
+    ("Type=OS.unix=slink:/x;Size=3; link", ("link", "symlink", 3, None)),
     ("type=file;size=1; name with ;semicolon", ("name with ;semicolon", "file", 1, None)),
     ("type=cdir; .", None),
     ("type=pdir; ..", None),
@@ -336,6 +339,26 @@ def test_mlsd_line(line: str, want: tuple[object, ...] | None) -> None:
         assert (item.name, item.kind, item.size, item.modified) == want
 
 
+def test_mlsd_symlink_keeps_its_target_and_odd_types_are_files() -> None:
+    link = ftp.parse_mlsd_line("type=OS.unix=slink:/pub/real;modify=20240102030405; alias")
+    assert link is not None and (link.kind, link.target, link.known) == ("symlink", "/pub/real", True)
+    fifo = ftp.parse_mlsd_line("type=OS.unix=fifo; pipe")
+    assert fifo is not None and (fifo.kind, fifo.known) == ("file", False)
+    assert ftp.parse_nlst_line("a.txt") == ftp.ListItem("a.txt", known=False)
+
+
+@pytest.mark.parametrize(("directory", "target", "want"), [
+    (("pub",), "real dir", "ftp://h/pub/real%20dir"),
+    (("pub", "a"), "../b/c.txt", "ftp://h/pub/b/c.txt"),
+    (("pub",), "/other/x", "ftp://h/other/x"),
+    (("pub",), "./same", "ftp://h/pub/same"),
+    (("pub",), "..", "ftp://h/"),
+    (("pub",), "../../escape", None),
+])
+def test_symlink_key_resolves_the_target(directory: tuple[str, ...], target: str, want: str | None) -> None:
+    assert ftp.symlink_key(u("ftp://h/"), directory, target) == want
+
+
 def test_nlst_and_split_lines() -> None:
     lines = ftp.split_lines(b"a.txt\r\nsub/b.txt\r\n.\r\n\r\nc d\n")
     assert lines == ["a.txt", "sub/b.txt", ".", "c d"]
@@ -349,7 +372,7 @@ CHILDREN = [
     ("ftp://h/pub/", ("pub",), ftp.ListItem("a/b", "file"), "ftp://h/pub/a%2Fb"),
     ("ftp://h/pub/", ("pub",), ftp.ListItem("sub", "directory"), "ftp://h/pub/sub/"),
     ("ftp://u:secret@h:2121/%2Fetc/", ("/etc",), ftp.ListItem("motd", "file"), "ftp://u@h:2121/%2Fetc/motd"),
-    ("ftp://h/", (), ftp.ListItem("x", "unknown"), "ftp://h/x"),
+    ("ftp://h/", (), ftp.ListItem("x", known=False), "ftp://h/x"),
 ]
 
 
@@ -385,7 +408,7 @@ _names = st.text(st.characters(blacklist_categories=("Cs",), blacklist_character
                  max_size=40).filter(lambda s: s not in (".", ".."))
 
 
-@given(_names, st.lists(_names, max_size=3), st.sampled_from(["file", "directory", "link", "unknown"]))
+@given(_names, st.lists(_names, max_size=3), st.sampled_from(["file", "directory", "symlink"]))
 def test_child_url_round_trips_any_name(name: str, directory: list[str], kind: str) -> None:
     base = FTPURL(scheme="ftp", host="h", port=21, cwd=tuple(directory))
     back = u(ftp.child_url(base, tuple(directory), ftp.ListItem(name, kind)))

@@ -6,6 +6,7 @@ import pytest
 
 from anyurl.errors import ProtocolError, ResourceNotFound, TemporaryFailure, UnsafeURL
 from anyurl.protocols import gopher as gp
+from anyurl.response import ENTRY_KINDS
 from anyurl.urls import GopherURL, parse
 
 
@@ -142,40 +143,72 @@ def test_parse_menu_stops_at_dot_and_reports_broken() -> None:
 
 
 ENTRIES = [
-    # (item, kind, url)
-    (gp.MenuItem("0", "T", "/a b", "Example.ORG", 70), "file", "gopher://example.org/0/a%20b"),
-    (gp.MenuItem("1", "D", "", "h", 7070), "directory", "gopher://h:7070/"),
-    (gp.MenuItem("7", "S", "/s", "h", 70), "search", "gopher://h/7/s"),
-    (gp.MenuItem("9", "B", "/b.bin", "h", 70), "binary", "gopher://h/9/b.bin"),
-    (gp.MenuItem("g", "G", "/p.gif", "h", 70), "binary", "gopher://h/g/p.gif"),
-    (gp.MenuItem("I", "I", "/p.png", "h", 70), "binary", "gopher://h/I/p.png"),
-    (gp.MenuItem("s", "S", "/a.wav", "h", 70), "binary", "gopher://h/s/a.wav"),
-    (gp.MenuItem("5", "Z", "/a.zip", "h", 70), "binary", "gopher://h/5/a.zip"),
-    (gp.MenuItem("h", "W", "URL:http://x.org/a?b", "h", 70), "link", "http://x.org/a?b"),
-    (gp.MenuItem("h", "W", "/page.html", "h", 70), "file", "gopher://h/h/page.html"),
-    (gp.MenuItem("i", "info", "fake", "(NULL)", 0), "info", None),
-    (gp.MenuItem("3", "oops", "", "error.host", 1), "error", None),
-    (gp.MenuItem("8", "T", "guest", "t.org", 23), "telnet", "telnet://guest@t.org"),
-    (gp.MenuItem("8", "T", "", "t.org", 2323), "telnet", "telnet://t.org:2323"),
-    (gp.MenuItem("Z", "U", "/z", "h", 70), "unknown", "gopher://h/Z/z"),
-    (gp.MenuItem("0", "F", "/form", "h", 70, "?"), "file", "gopher://h/0/form%09%09?"),
-    (gp.MenuItem("0", "P", "/plus", "h", 70, "+"), "file", "gopher://h/0/plus"),
-    (gp.MenuItem("0", "tab", "/x\ty", "h", 70), "file", "gopher://h/0/x%09y"),
+    # (item, kind, url, name): name is what a file would be called (the selector's last segment)
+    (gp.MenuItem("0", "T", "/a b", "Example.ORG", 70), "file", "gopher://example.org/0/a%20b", "a b"),
+    (gp.MenuItem("1", "D", "", "h", 7070), "directory", "gopher://h:7070/", "h"),
+    (gp.MenuItem("7", "S", "/s", "h", 70), "search", "gopher://h/7/s", "s"),
+    (gp.MenuItem("9", "B", "/b.bin", "h", 70), "file", "gopher://h/9/b.bin", "b.bin"),
+    (gp.MenuItem("g", "G", "/p.gif", "h", 70), "file", "gopher://h/g/p.gif", "p.gif"),
+    (gp.MenuItem("I", "I", "/p.png", "h", 70), "file", "gopher://h/I/p.png", "p.png"),
+    (gp.MenuItem("s", "S", "/a.wav", "h", 70), "file", "gopher://h/s/a.wav", "a.wav"),
+    (gp.MenuItem("5", "Z", "/a.zip", "h", 70), "file", "gopher://h/5/a.zip", "a.zip"),
+    (gp.MenuItem("h", "W", "URL:http://x.org/d/a%20b?b", "h", 70), "page", "http://x.org/d/a%20b?b", "a b"),
+    (gp.MenuItem("h", "W", "URL:http://x.org/", "h", 70), "page", "http://x.org/", "x.org"),
+    (gp.MenuItem("h", "W", "/page.html", "h", 70), "page", "gopher://h/h/page.html", "page.html"),
+    (gp.MenuItem("i", "info", "fake", "(NULL)", 0), "info", None, ""),
+    (gp.MenuItem("3", "oops", "", "error.host", 1), "error", None, ""),
+    (gp.MenuItem("8", "T", "guest", "t.org", 23), "session", "telnet://guest@t.org", "guest"),
+    (gp.MenuItem("8", "T", "", "t.org", 2323), "session", "telnet://t.org:2323", "t.org"),
+    (gp.MenuItem("Z", "U", "/z", "h", 70), "file", "gopher://h/Z/z", "z"),
+    (gp.MenuItem("0", "F", "/form", "h", 70, "?"), "file", "gopher://h/0/form%09%09?", "form"),
+    (gp.MenuItem("0", "P", "/plus", "h", 70, "+"), "file", "gopher://h/0/plus", "plus"),
+    (gp.MenuItem("0", "tab", "/x\ty", "h", 70), "file", "gopher://h/0/x%09y", "x\ty"),
+    (gp.MenuItem("1", "Sub menu", "/a/sub/", "h", 70), "directory", "gopher://h/1/a/sub/", "sub"),
 ]
 
 
-@pytest.mark.parametrize(("item", "kind", "url"), ENTRIES)
-def test_menu_entry(item: gp.MenuItem, kind: str, url: str | None) -> None:
+@pytest.mark.parametrize(("item", "kind", "url", "name"), ENTRIES)
+def test_menu_entry(item: gp.MenuItem, kind: str, url: str | None, name: str) -> None:
     e = gp.menu_entry(item)
-    assert e.kind == kind
-    assert e.name == item.display
+    assert e.kind == kind and e.kind in ENTRY_KINDS
+    assert e.name == name  # was the padded display string
+    assert e.title == item.display
     if url is None:
         assert e.url is None
     else:
         assert e.url is not None and e.url.rstrip("/") == url.rstrip("/")
     assert e.meta["gophertype"] == item.gophertype and e.meta["selector"] == item.selector
     assert e.meta["host"] == item.host and e.meta["port"] == item.port
-    assert ("unknown_type" in e.meta) == (kind == "unknown")
+    assert ("unknown_type" in e.meta) == (item.gophertype == "Z")
+    assert e.rel is None  # no menu given: nothing to relate to
+
+
+@pytest.mark.parametrize(("gtype", "word"), [
+    ("0", "text"), ("9", "binary"), ("5", "binary"), ("g", "image"), ("I", "image"), ("s", "sound"),
+    ("d", "document"), ("Z", "unknown")])
+def test_file_items_say_what_they_hold(gtype: str, word: str) -> None:
+    # kind "binary" is gone: every retrievable item is a "file", meta["type"] says what it holds
+    e = gp.menu_entry(gp.MenuItem(gtype, "x", "/x", "h", 70))
+    assert (e.kind, e.meta["type"]) == ("file", word)
+
+
+MENU = GopherURL("gopher", "h", 70, None, None, "1", "/pub/sub")
+
+
+@pytest.mark.parametrize(("item", "rel"), [
+    (gp.MenuItem("1", "..", "/pub", "h", 70), "parent"),
+    (gp.MenuItem("1", "Main menu", "", "h", 70), "parent"),  # the root is above every menu
+    (gp.MenuItem("1", "Top", "/", "H", 70), "parent"),
+    (gp.MenuItem("1", "Here", "/pub/sub/", "h", 70), "self"),
+    (gp.MenuItem("1", "Parent Directory", "/elsewhere", "h", 70), "parent"),  # says it goes up
+    (gp.MenuItem("1", "Deeper", "/pub/sub/deeper", "h", 70), None),
+    (gp.MenuItem("1", "Sibling", "/pub/other", "h", 70), None),
+    (gp.MenuItem("1", "..", "/pub", "other.host", 70), None),  # another server: not up this tree
+    (gp.MenuItem("1", "..", "/pub", "h", 7070), None),
+    (gp.MenuItem("0", "a file named pub", "/pub", "h", 70), None),  # only menus lead up
+])
+def test_parent_and_self_links_are_flagged(item: gp.MenuItem, rel: str | None) -> None:
+    assert gp.menu_entry(item, MENU).rel == rel
 
 
 def test_entry_url_round_trips() -> None:
@@ -408,7 +441,8 @@ def test_menu_line_parser_never_raises(line: bytes) -> None:
     item = gp.parse_menu_line(line, 1, host="h", port=70)
     assert item is None or isinstance(item, (gp.MenuItem, gp.BrokenLine))
     if isinstance(item, gp.MenuItem):
-        gp.menu_entry(item)  # an entry (maybe without URL) for every parsed line
+        e = gp.menu_entry(item, GopherURL("gopher", "h", 70, None, None, "1", "/a"))
+        assert e.kind in ENTRY_KINDS  # an entry (maybe without URL) for every parsed line
 
 
 @pytest.mark.parametrize(("start", "expect_start"), [

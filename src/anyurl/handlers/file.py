@@ -75,7 +75,7 @@ def _translate(exc: OSError, url: object, path: str) -> TransferError:
 
 def _kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
-        return "link"
+        return "symlink"
     if stat.S_ISDIR(mode):
         return "directory"
     return "file"
@@ -88,26 +88,38 @@ def _list_directory(path: str, limit: int, url: object) -> list[Entry]:
         for de in it:
             if len(entries) >= limit:
                 raise TransferError(f"directory has more than {limit} entries (Limits.max_entries)", url=url)
+            here = file_url_for(os.path.join(path, de.name))
             try:
                 lst = de.stat(follow_symlinks=False)
             except OSError:
-                entries.append(Entry(de.name, file_url_for(os.path.join(path, de.name)), "unknown"))
+                entries.append(Entry(de.name, here, "file", meta={"kind_known": False}))
                 continue
             kind = _kind(lst.st_mode)
             size: int | None = lst.st_size
-            if kind == "link":
-                try:  # a link's useful size is its target's
-                    size = os.stat(de.path).st_size
+            meta: dict[str, Any] = {}
+            key = None
+            if kind == "symlink":
+                # the OS resolves the link: its target, and the URL of what it leads to (the key)
+                try:
+                    meta["target"] = os.readlink(de.path)
+                    real = os.path.realpath(de.path)
+                    st = os.stat(real)
+                    is_dir = stat.S_ISDIR(st.st_mode)
+                    meta["target_kind"] = "directory" if is_dir else "file"
+                    key = file_url_for(real) + ("/" if is_dir and not real.endswith("/") else "")
+                    size = None if is_dir else st.st_size  # a link's useful size is its target's
                 except OSError:
-                    size = None
+                    size = None  # a dangling (or unreadable) link
             elif kind == "directory":
                 size = None
             entries.append(Entry(
                 name=de.name,
-                url=file_url_for(os.path.join(path, de.name)) + ("/" if kind == "directory" else ""),
+                url=here + ("/" if kind == "directory" else ""),
                 kind=kind,
                 size=size,
                 modified=datetime.fromtimestamp(lst.st_mtime, UTC),
+                key=key,
+                meta=meta,
             ))
     entries.sort(key=lambda e: e.name)
     return entries
@@ -307,8 +319,9 @@ class FileHandler(Handler):
         if stat.S_ISDIR(st.st_mode):
             kind, ctype = "directory", "text/plain"
         else:
-            kind, ctype = ("file" if stat.S_ISREG(st.st_mode) else "special"), guess_content_type(path)
-        return Stat(url=str(url), kind=kind, size=st.st_size if kind == "file" else None,
+            kind, ctype = "file", guess_content_type(path)
+        regular = stat.S_ISREG(st.st_mode)  # a FIFO or device is a "file" too: meta["mode"] says which
+        return Stat(url=str(url), kind=kind, size=st.st_size if regular else None,
                     modified=datetime.fromtimestamp(st.st_mtime, UTC), content_type=ctype,
                     meta={"path": path, "mode": stat.filemode(st.st_mode)})
     async def _open_special(self, req: Request, path: str, st: os.stat_result,

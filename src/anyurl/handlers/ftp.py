@@ -682,7 +682,7 @@ class FTPHandler(Handler):
     def _stat_result(url: FTPURL, kind: str, item: proto.ListItem | None) -> Stat:
         if item is None:
             return Stat(str(url), kind=kind)
-        return Stat(str(url), kind=item.kind if item.kind != "unknown" else kind,
+        return Stat(str(url), kind=item.kind if item.known else kind,
                     size=item.size if item.kind != "directory" else None, modified=item.modified,
                     content_type=guess_content_type(url.name) if item.kind == "file" else None,
                     meta={"ftp_facts": dict(item.facts)})
@@ -971,11 +971,7 @@ class FTPHandler(Handler):
 
     def _listing_body(self, url: FTPURL, directory: tuple[str, ...], items: list[proto.ListItem],
                       source: str) -> Body:
-        entries = [
-            Entry(name=i.name, url=proto.child_url(url, directory, i), kind=i.kind, size=i.size,
-                  modified=i.modified, meta={"target": i.target} if i.target else {})
-            for i in items
-        ]
+        entries = [_entry(url, directory, i) for i in items]
         data = render_entries(entries)
         return Body.from_bytes(url, data, content_type="text/plain", entries=entries, charset="utf-8",
                                meta={"listing": source})
@@ -1081,3 +1077,16 @@ class FTPHandler(Handler):
             chan.close()
             if writer is not None:
                 writer.close()
+
+
+def _entry(url: FTPURL, directory: tuple[str, ...], item: proto.ListItem) -> Entry:
+    """The Entry of one listed name: a symlink keeps its target (meta) and is keyed by it."""
+    meta: dict[str, Any] = {}
+    key = None
+    if item.target:
+        meta["target"] = item.target
+        key = proto.symlink_key(url, directory, item.target)
+    if not item.known:
+        meta["kind_known"] = False  # NLST, or a type the listing does not call a file
+    return Entry(name=item.name, url=proto.child_url(url, directory, item), kind=item.kind, size=item.size,
+                 modified=item.modified, key=key, meta=meta)

@@ -478,14 +478,14 @@ class GopherHandler(Handler):
                     break
                 seen += 1
                 if isinstance(item, gp.MenuItem):
-                    head.append(gp.menu_entry(item))
+                    head.append(gp.menu_entry(item, url))
                     if head[-1].kind not in ("info", "error"):
                         break
             if ended:
                 await conn.close()
             real = [e for e in head if e.kind != "info"]
             if (ended or seen >= _LOOKAHEAD) and real and all(e.kind == "error" for e in real):
-                text = "; ".join(e.name for e in real)
+                text = "; ".join(e.title or "" for e in real)
                 raise ResourceNotFound(f"the server says: {text}", url=url, reply=text)
             if not head and broken and (ended or seen >= _LOOKAHEAD):
                 text = broken[0]["text"]
@@ -512,7 +512,7 @@ class GopherHandler(Handler):
                         break
                     if isinstance(item, gp.MenuItem):
                         count = counted(count + 1)
-                        yield gp.menu_entry(item)
+                        yield gp.menu_entry(item, url)
             finally:
                 await conn.close()
 
@@ -539,11 +539,18 @@ class GopherHandler(Handler):
             meta["attributes"] = items
             entries = []
             port = url.port or gp.DEFAULT_PORT
+            menu = replace(url, gopher_plus=None)
             for it in items:
                 item = gp.parse_menu_line(it.get("INFO", ""), host=url.host, port=port)
                 if isinstance(item, gp.MenuItem):
-                    e = gp.menu_entry(item)
+                    e = gp.menu_entry(item, menu)
                     e.meta["attributes"] = it
+                    if e.kind == "file":  # Gopher+ tells size and date, as for stat()
+                        facts = gp.plus_facts(it)
+                        more: dict[str, Any] = {"size_text": facts.size_text} if facts.size_text else {}
+                        if facts.size is not None:
+                            more["size_approximate"] = facts.size_approximate
+                        e = replace(e, size=facts.size, modified=facts.modified, meta={**e.meta, **more})
                     entries.append(e)
         return Body.from_bytes(url, data, content_type="text/plain", entries=entries, meta=meta)
 

@@ -666,12 +666,12 @@ class NewsHandler(Handler):
     def _article_entry(self, url: URL, server: _Server, group: str, o: nntp.Overview) -> Entry:
         nntp_url = str(NNTPURL(server.scheme, server.host, server.port, None, None, group, o.number))
         mid = o.message_id[1:-1] if o.message_id.startswith("<") and o.message_id.endswith(">") else ""
-        if isinstance(url, NewsURL) and mid:
-            link = str(NewsURL("news", None, mid))
-        else:
-            link = nntp_url
-        return Entry(name=o.subject, url=link, kind="article", size=o.size, description=o.sender,
-                     modified=o.date,
+        by_id = str(NewsURL("news", None, mid)) if mid else None
+        link = by_id if isinstance(url, NewsURL) and by_id else nntp_url
+        # name: the article number (its file name in a group); key: the message-id, the
+        # same in every group an article is cross-posted to
+        return Entry(name=str(o.number), url=link, kind="article", size=o.size, title=o.subject,
+                     key=by_id, modified=o.date,
                      meta={"number": o.number, "message_id": o.message_id, "from": o.sender,
                            "date": o.date_text, "references": o.references, "lines": o.lines,
                            "nntp_url": nntp_url})
@@ -740,7 +740,7 @@ class NewsHandler(Handler):
             link = (str(NNTPURL(server.scheme, server.host, server.port, None, None, g.group, None))
                     if _GROUP_URL.fullmatch(g.group) else None)
         count = max(0, g.high - g.low + 1) if g.high >= g.low else 0
-        return Entry(name=g.group, url=link, kind="group", size=None, description=description,
+        return Entry(name=g.group, url=link, kind="group", size=None, title=description,
                      meta={"high": g.high, "low": g.low, "status": g.status, "estimated_count": count})
 
     async def aclose(self) -> None:

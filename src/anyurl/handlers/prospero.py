@@ -19,6 +19,7 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._listing import file_name
 from ..errors import (
     AccessDenied,
     ConnectError,
@@ -151,9 +152,9 @@ class ProsperoHandler(Handler):
         if link.version is not None:
             meta["version"] = link.version
         if link.target == "EXTERNAL":
-            # RFC 1738: external links are the URLs of their access method.
-            return Entry(name=link.name, url=resolved[0] if resolved else None, kind="link", meta=meta)
-        kind = {"DIRECTORY": "directory", "FILE": "file", "SYMBOLIC": "link"}.get(link.target, "unknown")
+            # RFC 1738: external links are the URLs of their access method (of a kind known once fetched).
+            return Entry(name=link.name, url=resolved[0] if resolved else None, kind="page", meta=meta)
+        kind = {"DIRECTORY": "directory", "SYMBOLIC": "symlink"}.get(link.target, "file")
         host = link.host if link.host_type.upper() in ("INTERNET-D", "") else url.host
         fields = (";OBJECT-VERSION=" + percent_encode(link.version)) if link.version else ""
         target = (f"prospero://{pp.authority(host, 1525)}/"
@@ -178,7 +179,8 @@ class ProsperoHandler(Handler):
                                 "ProsperoOptions(allow_file_targets=True) to follow it", url=url)
             raise NotRetrievable("the object has no access method this client can follow "
                                  f"({', '.join(m.method for m in info.access) or 'none given'})", url=url)
-        entries = [Entry(name=m.method, url=u, kind="link", meta=_method_dict(m))
+        entries = [Entry(name=file_name(u, m.method) if u else m.method, url=u, kind="page", title=m.method,
+                         meta=_method_dict(m))
                    for m, u in ((m, pp.access_url(m)) for m in info.access)]
         return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
                                entries=entries, meta=meta)

@@ -319,9 +319,11 @@ class WAISHandler(Handler):
                 size = len(rec.data)
                 first = rec.data.decode("utf-8", "replace").strip().split("\n", 1)[0].strip()
                 headline = first[:200] or headline
+            docid = make_docid(pos, search)
             doc = f"wais://{_authority(url)}/{percent_encode(url.database)}/{percent_encode(wtype)}/" \
-                  f"{percent_encode(make_docid(pos, search))}"
-            entries.append(Entry(name=headline, url=doc, kind="file", size=size,
+                  f"{percent_encode(docid)}"
+            # name: the record's wpath (the URL's last segment), as for every scheme; headline: title
+            entries.append(Entry(name=docid, url=doc, kind="file", size=size, title=headline,
                                  meta={"rank": pos, "wtype": wtype,
                                        "syntax": rec.syntax if rec is not None else None}))
         meta: dict[str, Any] = {"database": url.database, "search": search, "count": result.count,

@@ -392,14 +392,17 @@ def parse_150_size(reply: Reply) -> int | None:
 
 @dataclass(frozen=True, slots=True)  # slots: a listing may keep a million of these
 class ListItem:
-    """One parsed listing line. ``kind``: "file", "directory", "link" or "unknown"."""
+    """One parsed listing line. ``kind``: "file", "directory" or "symlink" (``target`` its
+    target where the listing shows it); ``known`` is False when the listing gave a name only
+    (NLST) or a type it does not say is a file (kind is then "file")."""
 
     name: str
-    kind: str = "unknown"
+    kind: str = "file"
     size: int | None = None
     modified: datetime | None = None
     target: str | None = None
     facts: tuple[tuple[str, str], ...] = ()
+    known: bool = True
 
 
 def _mlsd_time(value: str) -> datetime | None:
@@ -432,21 +435,25 @@ def _mlsd_item(line: str) -> ListItem | None:
         if eq:
             facts[key.strip().lower()] = value
     ftype = facts.get("type", "").lower()
+    target: str | None = None
+    known = True
     if ftype in ("dir", "cdir", "pdir"):
         kind = "directory"
     elif ftype == "file":
         kind = "file"
     elif ftype.startswith("os.unix=slink") or ftype.startswith("os.unix=symlink"):
-        kind = "link"
+        kind = "symlink"
+        # "OS.unix=slink:/target" (proftpd) names the target
+        target = facts.get("type", "").partition(":")[2] or None
     else:
-        kind = "unknown"
+        kind, known = "file", False  # a device, a FIFO, an OS-specific type: see facts
     size: int | None = None
     raw_size = facts.get("size") or facts.get("sizd")
     if raw_size is not None and raw_size.isdigit():
         size = int(raw_size)
     modified = _mlsd_time(facts["modify"]) if "modify" in facts else None
-    return ListItem(name=name, kind=kind, size=size, modified=modified,
-                    facts=tuple(sorted(facts.items())))
+    return ListItem(name=name, kind=kind, size=size, modified=modified, target=target,
+                    facts=tuple(sorted(facts.items())), known=known)
 
 
 def parse_mlsd(lines: list[str]) -> list[ListItem]:
@@ -502,13 +509,13 @@ def parse_list_line(line: str, now: datetime | None = None) -> ListItem | None:
     if m:
         name, target = m.group("name"), None
         t = m.group("type")
-        kind = {"-": "file", "d": "directory", "D": "directory", "l": "link"}.get(t, "unknown")
-        if kind == "link" and " -> " in name:
+        kind = {"d": "directory", "D": "directory", "l": "symlink"}.get(t, "file")
+        if kind == "symlink" and " -> " in name:
             name, _, target = name.partition(" -> ")
         if name in (".", ".."):
             return None
         return ListItem(name=name, kind=kind, size=int(m.group("size")) if kind == "file" else None,
-                        modified=_unix_time(m, now), target=target)
+                        modified=_unix_time(m, now), target=target, known=t in "-dDl")
     m = _WINDOWS.match(line)
     if m:
         year = int(m.group("y"))
@@ -542,7 +549,7 @@ def parse_nlst_line(line: str) -> ListItem | None:
     if not line:
         return None
     name = line.rsplit("/", 1)[-1] if "/" in line.rstrip("/") else line
-    return None if name in (".", "..") else ListItem(name=name)
+    return None if name in (".", "..") else ListItem(name=name, known=False)
 
 
 def parse_nlst(lines: list[str]) -> list[ListItem]:
@@ -599,6 +606,26 @@ def child_url(url: FTPURL, directory: tuple[str, ...], item: ListItem) -> str:
     else:
         child = dataclasses.replace(url, password=None, cwd=directory, name=item.name, typecode=None)
     return str(child)
+
+
+def symlink_key(url: FTPURL, directory: tuple[str, ...], target: str) -> str | None:
+    """The URL of what a symlink in *directory* points at (its ``Entry.key``), or None when
+    the target leads above the top. A relative target is resolved against *directory*; an
+    absolute one from the top of the URL tree (the login directory, "/" for anonymous FTP).
+    The URL has no trailing "/": the listing does not say whether the target is a directory."""
+    segs: list[str] = [] if target.startswith("/") else list(directory)
+    for part in target.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not segs:
+                return None
+            segs.pop()
+        else:
+            segs.append(part)
+    if not segs:
+        return str(dataclasses.replace(url, password=None, cwd=(), name="", typecode=None))
+    return str(dataclasses.replace(url, password=None, cwd=tuple(segs[:-1]), name=segs[-1], typecode=None))
 
 
 # ---------------------------------------------------------------------------

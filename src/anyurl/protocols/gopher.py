@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from ..errors import ProtocolError, ResourceNotFound, TemporaryFailure, TransferError, UnsafeURL
 from ..response import Entry, guess_content_type
@@ -51,6 +52,7 @@ __all__ = [
     "is_text_type",
     "item_url",
     "is_error_line",
+    "file_type",
     "kind_for",
     "menu_entry",
     "parse_ask",
@@ -65,6 +67,7 @@ __all__ = [
     "parse_views",
     "render_attributes",
     "plan_request",
+    "relation",
     "stat_request",
     "service_port_refusal",
 ]
@@ -179,9 +182,15 @@ MENU_TYPES = frozenset("17")
 KNOWN_TYPES = frozenset(_TEXT_TYPES) | frozenset(_BINARY_TYPES) | frozenset("12378T+i")
 
 
+# What a retrievable item holds (Entry.meta["type"] of a "file" entry).
+_FILE_TYPES = {"0": "text", "4": "text", "6": "text", "c": "text", "x": "text", "M": "text",
+               "5": "binary", "9": "binary", "d": "document", "P": "document", "r": "document",
+               "X": "text", "g": "image", "I": "image", "p": "image", "s": "sound", ";": "video"}
+
+
 def kind_for(gophertype: str, selector: str = "") -> str:
-    """Entry kind of a gopher item type: directory, file, search, info, binary, link, telnet,
-    error or unknown."""
+    """Entry kind (one of :data:`~anyurl.response.ENTRY_KINDS`) of a gopher item type:
+    1 directory, 7 search, 8/T session, i info, 3 error, h page, any other file."""
     if gophertype == "1":
         return "directory"
     if gophertype == "7":
@@ -191,14 +200,15 @@ def kind_for(gophertype: str, selector: str = "") -> str:
     if gophertype == "3":
         return "error"
     if gophertype in ("8", "T"):
-        return "telnet"
-    if gophertype == "h" and selector.startswith("URL:"):
-        return "link"
-    if gophertype in _TEXT_TYPES:
-        return "file"
-    if gophertype in _BINARY_TYPES:
-        return "binary"
-    return "unknown"
+        return "session"
+    if gophertype == "h":
+        return "page"
+    return "file"
+
+
+def file_type(gophertype: str) -> str:
+    """What a retrievable item holds: text, binary, image, sound, video, document or unknown."""
+    return _FILE_TYPES.get(gophertype, "unknown")
 
 
 def content_type_for(gophertype: str, selector: str, view: str | None = None) -> str:
@@ -334,10 +344,10 @@ def item_url(item: MenuItem) -> str | None:
     kind = kind_for(item.gophertype, item.selector)
     if kind in ("info", "error"):
         return None
-    if kind == "link":
+    if kind == "page" and item.selector.startswith("URL:"):
         return item.selector[4:]
     host = item.host.lower()
-    if kind == "telnet":
+    if kind == "session":
         # RFC 1436: the selector of a telnet item is the login name, if any.
         user = item.selector.strip() or None
         return str(TelnetURL("telnet", host, item.port or 23, user))
@@ -349,21 +359,72 @@ def item_url(item: MenuItem) -> str | None:
                          item.gophertype, item.selector))
 
 
-def menu_entry(item: MenuItem) -> Entry:
-    """The :class:`Entry` of a menu item: name = display string, url = where it leads."""
+# Display strings of a link back up the tree, as menus write them.
+_PARENT_WORDS = frozenset({"..", "../", "parent", "parent directory", "parent menu", "up",
+                           "go up", "previous menu", "up a level"})
+
+
+def _segments(selector: str) -> tuple[str, ...]:
+    return tuple(s for s in selector.split("/") if s)
+
+
+def _item_name(item: MenuItem, kind: str) -> str:
+    """The name a local file would get: the selector's last segment (the host for a root menu)."""
+    if kind in ("info", "error"):
+        return ""
+    if kind == "page" and item.selector.startswith("URL:"):
+        try:
+            parts = urlsplit(item.selector[4:])
+        except ValueError:
+            return "index"
+        path = _segments(parts.path)
+        return unquote(path[-1]) if path else (parts.hostname or "index")
+    if kind == "session":
+        return item.selector.strip() or item.host
+    segs = _segments(item.selector)
+    return segs[-1] if segs else (item.host or item.display.strip())
+
+
+def relation(item: MenuItem, menu: GopherURL) -> str | None:
+    """ "self" for a menu item that is the menu itself, "parent" for one that leads up the tree
+    (a selector that is an ancestor of the menu's own, or a ".." display string), else None."""
+    if item.gophertype != "1" or item.host.lower() != menu.host.lower() \
+            or (item.port or DEFAULT_PORT) != (menu.port or DEFAULT_PORT):
+        return None
+    if menu.search is not None or menu.gopher_plus is not None:
+        return None
+    here, there = _segments(menu.selector), _segments(item.selector)
+    if there == here:
+        return "self"
+    if len(there) < len(here) and here[: len(there)] == there:
+        return "parent"
+    if item.display.strip().lower() in _PARENT_WORDS:
+        return "parent"
+    return None
+
+
+def menu_entry(item: MenuItem, menu: GopherURL | None = None) -> Entry:
+    """The :class:`Entry` of a menu item listed in *menu*: ``name`` the selector's last
+    segment, ``title`` the display string, ``rel`` "parent"/"self" for links up or to
+    *menu* itself, ``url`` where it leads."""
     try:
         url = item_url(item)
     except (ValueError, TypeError):  # an unrepresentable host: keep the item, without a URL
         url = None
+    kind = kind_for(item.gophertype, item.selector)
     meta: dict[str, Any] = {"gophertype": item.gophertype, "selector": item.selector,
                             "host": item.host, "port": item.port, "plus": item.plus}
+    if kind == "file":
+        meta["type"] = file_type(item.gophertype)
     if item.gophertype not in KNOWN_TYPES:
         meta["unknown_type"] = True
     if item.defaulted:
         meta["host_defaulted"] = True
     if item.extra:
         meta["extra"] = list(item.extra)
-    return Entry(name=item.display, url=url, kind=kind_for(item.gophertype, item.selector), meta=meta)
+    rel = relation(item, menu) if menu is not None and url is not None else None
+    return Entry(name=_item_name(item, kind), url=url, kind=kind, title=item.display, rel=rel,
+                 meta=meta)
 
 
 _ERROR_LINE = re.compile(rb"3[^\t\r\n]*(\t[^\t\r\n]*){2,}\t?[^\t\r\n]*\r?\n?\Z")
