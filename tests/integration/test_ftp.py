@@ -24,6 +24,7 @@ from anyurl.client import Client, Limits, Timeouts
 from anyurl.errors import (
     AccessDenied,
     FetchTimeout,
+    OverlongTransfer,
     ProtocolError,
     ResourceNotFound,
     TemporaryFailure,
@@ -492,6 +493,51 @@ async def test_pipelining_sends_retr_before_the_epsv_reply(pipeline: bool) -> No
             assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"file %d" % i
     assert early == [False, pipeline, pipeline]  # the first EPSV is never pipelined
     assert fake.commands[4:] == ["SIZE f.bin", *["EPSV", "RETR f.bin"] * 3, "QUIT"]
+
+
+@pytest.mark.parametrize(("announced", "payload", "delay", "outcome"), [
+    (11, b"small file\n", 0.0, None),  # read straight from the socket
+    (11, b"small file\n", 0.3, None),  # nothing there at first: waits for the socket
+    (5, b"0123456789", 0.0, OverlongTransfer),
+    (100, b"x" * 50, 0.0, TruncatedTransfer),
+    (11, b"", 5.0, FetchTimeout),  # nothing arrives within the read timeout
+    (200_000, b"y" * 200_000, 0.0, None),  # larger than 64 KiB: the transport and BulkReader
+])
+async def test_small_pipelined_file_read_from_the_socket(announced: int, payload: bytes, delay: float,
+                                                         outcome: type[Exception] | None) -> None:
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await login(r, w, f)  # USER PASS PWD TYPE
+        await f.read(r)  # SIZE: refused; the 150 says the size
+        w.write(b"502 no SIZE\r\n")
+        for i in range(2):
+            port = await f.listen_data()
+            await f.read(r)  # EPSV
+            w.write(f"229 Entering Extended Passive Mode (|||{port}|)\r\n".encode())
+            await f.read(r)  # RETR
+            assert f.data_conn is not None
+            _, dw = await f.data_conn
+            data = b"first" if i == 0 else payload
+            w.write(f"150 Opening BINARY mode data connection for f.bin ({5 if i == 0 else announced} bytes)"
+                    "\r\n".encode())
+            await w.drain()
+            if i == 1 and delay:
+                await asyncio.sleep(delay)
+            dw.write(data)
+            await dw.drain()
+            dw.close()
+            w.write(b"226 done\r\n")
+        await f.read(r)  # QUIT or ABOR
+
+    async with fake_server(script) as (port, _), client(timeouts=Timeouts(connect=5, read=1)) as c:
+        assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"first"
+        if outcome is None:
+            async with c.open(f"ftp://127.0.0.1:{port}/f.bin") as body:
+                assert body.size == announced
+                assert await body.read() == payload
+        else:
+            with pytest.raises(outcome):
+                async with asyncio.timeout(10):
+                    await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")
 
 
 async def test_pipelined_epsv_refused_falls_back_to_pasv_in_step() -> None:

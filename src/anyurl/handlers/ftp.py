@@ -99,8 +99,43 @@ class FTPOptions:
 # ---------------------------------------------------------------------------
 
 
-# Data connections are read by the shared bulk reader (stream.py).
+# Data connections are read by the shared bulk reader (stream.py), or, for a small file
+# on a pipelined passive connection, straight from the socket (_SocketReader).
 _Reader = BulkReader
+_SMALL = 1 << 16  # at most this many bytes announced: read without a transport
+
+
+class _SocketReader:
+    """A small transfer read from its socket with plain ``recv`` calls: no transport,
+    protocol or buffer to set up and tear down for a few KiB (the same ``next_chunk``
+    and ``close`` as :class:`BulkReader`). ``recv`` is tried first; only when nothing is
+    there yet does it wait for the socket to become readable."""
+
+    def __init__(self, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
+        self._sock: socket.socket | None = sock
+        self._loop = loop
+
+    async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - as BulkReader's
+        sock = self._sock
+        if sock is None:
+            return None
+        try:
+            data = sock.recv(_SMALL + 1)
+        except (BlockingIOError, InterruptedError):
+            async with asyncio.timeout(timeout):
+                data = await self._loop.sock_recv(sock, _SMALL + 1)
+        if not data:
+            self.close()
+            return None
+        return data
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+
+_AnyReader = BulkReader | _SocketReader
 
 
 class _Writer(asyncio.Protocol):
@@ -607,6 +642,18 @@ class _DataChannel:
             self.close()
         return protocol
 
+    def direct(self) -> bool:
+        """A plain passive socket not yet given to a transport (a pipelined connect)."""
+        return (self.sock is not None and self.listener is None and self.protocol is None
+                and self.conn.tls is None)
+
+    def take_socket(self) -> socket.socket:
+        """The data socket, handed over (after the transfer command's 1xx)."""
+        sock = self.sock
+        assert sock is not None
+        self.sock = None
+        return sock
+
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
@@ -906,7 +953,7 @@ class FTPHandler(Handler):
                 if reply.code in (500, 502):
                     conn.size_ok = False
             chan = await _DataChannel.prepare(conn, opts, factory)
-        reader: _Reader | None = None
+        reader: _AnyReader | None = None
         try:
             if begun is None:
                 if offset:
@@ -917,11 +964,15 @@ class FTPHandler(Handler):
                     self._close_data(chan, reader)
                     return await self._fallback_listing(conn, req, url, plan, opts, reply), False
                 raise proto.error_for(reply, f"RETR {plan.argument}", url)
-            reader = await chan.connect()
+            size150 = proto.parse_150_size(reply)
+            announced = total if total is not None else size150
+            if announced is not None and announced <= _SMALL and chan.direct():
+                reader = _SocketReader(chan.take_socket(), loop)
+            else:
+                reader = await chan.connect()
         except BaseException:
             self._close_data(chan, reader)
             raise
-        size150 = proto.parse_150_size(reply)
         if size150 is not None and plan.type == "I":
             conn.size_in_150 = True
         if total is None:
@@ -944,12 +995,12 @@ class FTPHandler(Handler):
                     resumable=plan.type == "I"), True  # REST offsets count bytes only under TYPE I
 
     @staticmethod
-    def _close_data(chan: _DataChannel, reader: _Reader | None) -> None:
+    def _close_data(chan: _DataChannel, reader: _AnyReader | None) -> None:
         chan.close()
         if reader is not None:
             reader.close()
 
-    async def _abort_transfer(self, conn: _Control, reader: _Reader, req: Request) -> bool:
+    async def _abort_transfer(self, conn: _Control, reader: _AnyReader, req: Request) -> bool:
         """Stop a transfer we no longer want (RFC 959 ABOR); True when the control
         connection is known to be back in step, so it may be reused.
 
@@ -975,7 +1026,7 @@ class FTPHandler(Handler):
             pass
         return False
 
-    async def _stream(self, conn: _Control, req: Request, url: FTPURL, reader: _Reader, opts: FTPOptions,
+    async def _stream(self, conn: _Control, req: Request, url: FTPURL, reader: _AnyReader, opts: FTPOptions,
                       ascii_mode: bool, expected: int | None, length: int | None,
                       started: list[bool]) -> AsyncIterator[bytes]:
         """The data connection's bytes. *expected*: the announced size (more or fewer
