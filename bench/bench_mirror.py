@@ -13,14 +13,13 @@ from pathlib import Path
 
 from fixtures import mirror_tree
 
-from bench.harness import Result, anyurl_cmd, measure, report
+from bench.harness import Case, anyurl_cmd, compare
 
 
 def run(launcher: object, quick: bool) -> None:
     """Seed the tree in vsftpd's anonymous area and print the mirror group."""
     ep = launcher.get("vsftpd")  # type: ignore[attr-defined]
     files = 500 if quick else 2000
-    repeat = 3
     root = Path(ep.info["anon_root"]) / "pub" / f"mirror{files}"
     want = mirror_tree.expected(root, mirror_tree.build(root, files, levels=4, fanout=3))
     host, port = ep.host, ep.port
@@ -40,21 +39,21 @@ def run(launcher: object, quick: bool) -> None:
         clean()
 
     try:
-        results: list[Result] = [
-            measure("lftp mirror --parallel=8",
-                    ["lftp", "-c", f"set cmd:interactive no; open -p {port} {host}; "
-                     f"mirror --parallel=8 /pub/mirror{files}/ {out}"],
-                    repeat, before=clean, after=lambda: verify("lftp mirror --parallel=8", False)),
-            measure("wget -r",
-                    ["wget", "-q", "-r", "-l", "inf", "-nH", "--cut-dirs=2", "--restrict-file-names=nocontrol",
-                     "-P", str(out), url],
-                    repeat, before=clean, after=lambda: verify("wget -r", False)),
-            measure("anyurl mirror --parallel 8",
-                    anyurl_cmd("mirror", "-q", url, str(out), "--parallel", "8"),
-                    repeat, before=clean, after=lambda: verify("anyurl mirror --parallel 8", True)),
+        cases = [
+            Case("lftp mirror --parallel=8",
+                 ["lftp", "-c", f"set cmd:interactive no; open -p {port} {host}; "
+                  f"mirror --parallel=8 /pub/mirror{files}/ {out}"],
+                 clean, lambda: verify("lftp mirror --parallel=8", False)),
+            Case("wget -r",
+                 ["wget", "-q", "-r", "-l", "inf", "-nH", "--cut-dirs=2", "--restrict-file-names=nocontrol",
+                  "-P", str(out), url],
+                 clean, lambda: verify("wget -r", False)),
+            Case("anyurl mirror --parallel 8",
+                 anyurl_cmd("mirror", "-q", url, str(out), "--parallel", "8"),
+                 clean, lambda: verify("anyurl mirror --parallel 8", True)),
         ]
-        report(f"mirror: {files} files, 4 levels, from vsftpd", results, "lftp mirror --parallel=8",
-               (len(want), "files"))
+        compare(f"mirror: {files} files, 4 levels, from vsftpd", cases, "lftp mirror --parallel=8",
+                unit_work=(len(want), "files"))
         for name, text in exact.items():
             print(f"   {name:<40} {text}")
     finally:

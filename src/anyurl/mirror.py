@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fnmatch
 import os
+import stat
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -29,8 +31,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .download import PART_SUFFIX, _fit, download, name_for_url
-from .errors import AnyURLError, TransferError
+from .download import PART_SUFFIX, WouldOverwrite, _fit, download, name_for_url, part_path, same_content
+from .errors import AnyURLError, TransferError, TruncatedTransfer
 from .response import translate_errors
 from .urls import FTPURL, URL
 from .walk import Found, walk
@@ -119,16 +121,15 @@ def _timestamp(value: datetime | None) -> float | None:
         return None
 
 
-def _mtime_ns(path: Path) -> int | None:
+def _lstat(path: Path) -> os.stat_result | None:
     try:
-        return os.lstat(path).st_mtime_ns
+        return os.lstat(path)
     except OSError:
         return None
 
 
-def _up_to_date(path: Path, size: int | None, modified: datetime | None) -> bool:
+def _up_to_date(local: os.stat_result, size: int | None, modified: datetime | None) -> bool:
     """The local file has the remote size and is not older than the remote date (where known)."""
-    local = os.lstat(path)
     remote_ts = _timestamp(modified)
     return (size is None or size == local.st_size) and (remote_ts is None or local.st_mtime >= remote_ts)
 
@@ -146,13 +147,60 @@ def _make_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
+def _own_dir(path: Path) -> None:
+    """Create *path*, or accept it when it is a real directory already: never a symlink,
+    which could lead the files below it outside DIR."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, "exists and is not a directory (or is a symlink)",
+                                     str(path)) from None
+
+
+_PART_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _part_for(path: Path) -> Path:
+    """The part file next to *path*: download's name, without asking the file system
+    for its name limit unless the name is long."""
+    part = f".{path.name}{PART_SUFFIX}"
+    if len(os.fsencode(part)) <= 255:
+        return path.with_name(part)
+    return part_path(path)
+
+
+def _place(part: Path, dest: Path, overwrite: bool, url: URL) -> bool:
+    """Move the finished *part* to *dest*: True when written, False when *dest* already
+    held these bytes (left alone). Without *overwrite*, never over other content."""
+    if overwrite:
+        os.replace(part, dest)
+        return True
+    try:
+        os.link(part, dest)  # atomic: fails when dest exists, even if it appeared just now
+    except FileExistsError:
+        pass
+    except OSError:  # no hard links here: check, then rename
+        if not os.path.lexists(dest):
+            os.replace(part, dest)
+            return True
+    else:
+        os.unlink(part)
+        return True
+    if same_content(part, dest):
+        os.unlink(part)
+        return False
+    raise WouldOverwrite(f"{dest} exists with different content and was left as it is "
+                         "(--force replaces it)", url=url)
+
+
 class _Mirror:
     def __init__(self, client: Client, dest: Path, *, parallel: int, resume: bool, newer: bool,
                  force: bool, include: Sequence[str], exclude: Sequence[str],
                  progress: Callable[[MirrorResult], None] | None) -> None:
         self.client = client
         self.dest = dest
-        self.sem = asyncio.Semaphore(max(1, parallel))
+        self.parallel = max(1, parallel)
         self.resume = resume
         self.newer = newer
         self.force = force
@@ -186,7 +234,7 @@ class _Mirror:
 
     def directory(self, found: Found, path: Path) -> None:
         try:
-            path.mkdir(exist_ok=True)
+            _own_dir(path)
         except OSError as exc:
             self.fail(found.url, TransferError(f"cannot create directory {path}: {exc.strerror or exc}",
                                                url=found.url))
@@ -200,7 +248,6 @@ class _Mirror:
         except Exception as exc:
             self.fail(found.url, exc)
         finally:
-            self.sem.release()
             if self.progress is not None:
                 self.progress(self.result)
 
@@ -212,28 +259,93 @@ class _Mirror:
         size = entry.size if entry is not None else None
         modified = entry.modified if entry is not None else None
         overwrite = self.force
-        if self.newer and _mtime_ns(path) is not None:
+        if self.newer and (local := _lstat(path)) is not None:
             if size is None or modified is None:
                 with contextlib.suppress(AnyURLError):
                     st = await self.client.stat(u)
                     size = st.size if size is None else size
                     modified = st.modified if modified is None else modified
-            if _up_to_date(path, size, modified):
+            if _up_to_date(local, size, modified):
                 self.result.unchanged += 1
                 return
             overwrite = True  # the remote file is newer or of another size
-        before = _mtime_ns(path)
-        await download(self.client, u, path, resume=self.resume, overwrite=overwrite)
-        after = _mtime_ns(path)
-        if before is not None and not overwrite and after == before:
+        if self.resume:  # part files kept and continued: download() knows how
+            before = _lstat(path)
+            await download(self.client, u, path, resume=True, overwrite=overwrite)
+            after = _lstat(path)
+            if before is not None and not overwrite and after is not None and \
+                    after.st_mtime_ns == before.st_mtime_ns:
+                self.result.unchanged += 1  # same bytes: the file was left alone
+                return
+            self.result.files += 1
+            self.result.bytes += _finish(path, modified)
+            return
+        written = await self._fetch(u, path, overwrite, modified)
+        if written is None:
             self.result.unchanged += 1  # same bytes: the file was left alone
             return
         self.result.files += 1
-        self.result.bytes += _finish(path, modified)
+        self.result.bytes += written
+
+    async def _fetch(self, u: URL, path: Path, overwrite: bool, modified: datetime | None) -> int | None:
+        """Stream *u* into a part file next to *path*, give it the remote date, and
+        place it (see :func:`_place`): the bytes written, or None when *path* held
+        them already. A failed transfer leaves nothing behind. Plain ``os`` calls:
+        open, write, futimens, close, link, unlink per file (no stat)."""
+        part = _part_for(path)
+        try:
+            fd = os.open(part, _PART_FLAGS, 0o666)
+        except OSError as exc:
+            raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=u) from exc
+        placed = False
+        try:
+            try:
+                done = 0
+                write = os.write
+                async with self.client.open(u) as body:
+                    async for chunk in body:
+                        n = write(fd, chunk)
+                        if n < len(chunk):
+                            view = memoryview(chunk)[n:]
+                            while view:
+                                view = view[write(fd, view):]
+                        done += len(chunk)
+                    if body.size is not None and done < body.size:
+                        raise TruncatedTransfer(f"got {done} of {body.size} bytes", url=u)
+                ts = _timestamp(modified)
+                if ts is not None:  # the remote date, so that --newer works next time
+                    with contextlib.suppress(OSError):
+                        os.utime(fd, (ts, ts))
+            finally:
+                os.close(fd)
+            try:
+                written = _place(part, path, overwrite, u)
+            except OSError as exc:
+                if isinstance(exc, AnyURLError):
+                    raise
+                raise TransferError(f"cannot rename {part} to {path}: {exc.strerror or exc}", url=u) from exc
+            placed = True
+        except AnyURLError:
+            raise
+        except Exception as exc:  # OS errors while writing: translated, never leaked
+            raise translate_errors(exc, u) from exc
+        finally:
+            if not placed:
+                with contextlib.suppress(OSError):
+                    os.unlink(part)
+        return done if written else None
 
     async def run(self, url: str | URL, walk_options: dict[str, Any]) -> MirrorResult:
         start = time.monotonic()
-        tasks: set[asyncio.Task[None]] = set()
+        # A fixed pool of workers fed through a short queue: no task per file, and the
+        # walk runs at most a few files ahead of the downloads.
+        queue: asyncio.Queue[tuple[Found, Path] | None] = asyncio.Queue(maxsize=2 * self.parallel)
+
+        async def worker() -> None:
+            while (item := await queue.get()) is not None:
+                await self.file(*item)
+
+        workers = [asyncio.create_task(worker()) for _ in range(self.parallel)]
         try:
             async for found in walk(self.client, url, **walk_options):
                 if found.same_as is not None:
@@ -258,16 +370,14 @@ class _Mirror:
                         self.exclude and _matches(rel, path.name, self.exclude)):
                     self.result.excluded += 1
                     continue
-                await self.sem.acquire()
-                task = asyncio.create_task(self.file(found, path))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-            if tasks:
-                await asyncio.gather(*tasks)
+                await queue.put((found, path))
+            for _ in workers:
+                await queue.put(None)
+            await asyncio.gather(*workers)
         finally:
-            for t in list(tasks):
+            for t in workers:
                 t.cancel()
-            for t in list(tasks):
+            for t in workers:
                 with contextlib.suppress(BaseException):
                     await t
             self.result.seconds = time.monotonic() - start

@@ -24,6 +24,7 @@ from anyurl.client import Client, Limits, Timeouts
 from anyurl.errors import (
     AccessDenied,
     FetchTimeout,
+    OverlongTransfer,
     ProtocolError,
     ResourceNotFound,
     TemporaryFailure,
@@ -219,8 +220,9 @@ async def test_directory_without_typecode_falls_back_to_listing(srv: Server) -> 
     assert kinds["deep.txt"] == ("file", srv.url("/pub/sub/deep.txt"))
     assert kinds["subsub"] == ("directory", srv.url("/pub/sub/subsub/"))
     listing = "LIST" if srv.kind in ("vsftpd", "aioftp") else "MLSD"  # FEAT lists MLSD (aioftp: no FEAT)
+    ascii_ = ["TYPE A"] if listing == "LIST" else []  # MLSD does not depend on TYPE: TYPE I stays
     assert srv.commands() == [*srv.login, "CWD pub", "TYPE I", "SIZE sub", "EPSV", "RETR sub", "CWD sub",
-                              "FEAT", "TYPE A", "EPSV", listing, "QUIT"]
+                              "FEAT", *ascii_, "EPSV", listing, "QUIT"]
 
 
 async def test_missing_file_is_resource_not_found(srv: Server) -> None:
@@ -254,7 +256,9 @@ async def test_listing_entries(srv: Server) -> None:
             assert got.content == data, name
         assert b"hello.txt" in r.content  # the rendered listing is the body
     listing = "LIST" if srv.kind in ("vsftpd", "aioftp") else "MLSD"  # FEAT lists MLSD (aioftp: no FEAT)
-    assert srv.commands()[:len(srv.login) + 5] == [*srv.login, "CWD pub", "FEAT", "TYPE A", "EPSV", listing]
+    ascii_ = ["TYPE A"] if listing == "LIST" else []  # LIST is ASCII; MLSD needs no TYPE
+    want = [*srv.login, "CWD pub", "FEAT", *ascii_, "EPSV", listing]
+    assert srv.commands()[:len(want)] == want
 
 
 async def test_special_names_in_urls(srv: Server) -> None:
@@ -344,9 +348,21 @@ async def test_reuse_cwds_back_to_login_dir(srv: Server) -> None:
         assert (await c.fetch(srv.url("/etc/motd;type=i"))).content == seed.MOTD
     assert srv.commands() == [
         *srv.login, "CWD pub", "TYPE A", "EPSV", "RETR hello.txt",
-        "CWD /", "CWD pub", "CWD sub", "EPSV", "RETR deep.txt",
-        "CWD /", "CWD etc", "EPSV", "RETR motd",
+        "CWD sub", "EPSV", "RETR deep.txt",  # deeper on the same path: just the rest
+        "CWD /etc", "EPSV", "RETR motd",  # elsewhere: one CWD to the absolute path
         "TYPE I", "SIZE motd", "EPSV", "RETR motd", "QUIT"]
+
+
+async def test_reuse_absolute_cwd_falls_back_to_the_rfc_sequence(srv: Server) -> None:
+    # The one absolute CWD of a reused connection fails: the RFC's sequence runs and fails
+    # where it must, with its own error.
+    async with client() as c:
+        assert (await c.fetch(srv.url("/etc/motd"))).content == seed.MOTD
+        with pytest.raises(ResourceNotFound):
+            await c.fetch(srv.url("/pub/nodir/x.bin"))
+    cmds = srv.commands()
+    start = cmds.index("RETR motd") + 1
+    assert cmds[start:start + 4] == ["CWD /pub/nodir", "CWD /", "CWD pub", "CWD nodir"]
 
 
 async def test_size_skipped_once_150_reports_it(vs: Server) -> None:
@@ -357,7 +373,7 @@ async def test_size_skipped_once_150_reports_it(vs: Server) -> None:
             assert body.size == len(seed.MOTD)
             assert await body.read() == seed.MOTD
     assert vs.commands() == [*LOGIN, "CWD pub", "TYPE I", "SIZE blob.bin", "EPSV", "RETR blob.bin",
-                             "CWD /", "CWD etc", "EPSV", "RETR motd", "QUIT"]
+                             "CWD /etc", "EPSV", "RETR motd", "QUIT"]
 
 
 @servers_except(aioftp_server="the test lists with ;type=d (NLST), which aioftp.Server lacks")
@@ -422,6 +438,148 @@ async def test_resume_with_rest(srv: Server) -> None:
     assert data == seed.blob()[1000:]
     assert srv.commands() == [*srv.login, "CWD pub", "TYPE I", "SIZE blob.bin", "EPSV", "REST 1000",
                               "RETR blob.bin", "QUIT"]
+
+
+def _quoted(name: str) -> str:
+    return name.replace("%", "%25").replace(" ", "%20").replace(";", "%3B")
+
+
+async def test_pipelined_retr_is_byte_exact_on_every_server(srv: Server) -> None:
+    # After the first EPSV on a connection, [SIZE,] EPSV and RETR go out in one write
+    # (test_pipelining_sends_retr_before_the_epsv_reply shows it): every file still arrives
+    # byte for byte with its size, and a missing file fails alone with its own error.
+    names = ["blob.bin", "crlf.txt", "hello.txt", "with space.txt", "semi;colon.txt", "100%.txt", "blob.bin"]
+    expect = {"hello.txt": seed.HELLO, "crlf.txt": seed.CRLF_TEXT, "blob.bin": seed.blob(), **seed.SPECIAL_NAMES}
+    async with client(limits=Limits(per_host=1)) as c:
+        for n in names:
+            assert (await c.fetch(srv.url("/pub/" + _quoted(n)))).content == expect[n], n
+        with pytest.raises(ResourceNotFound):
+            await c.fetch(srv.url("/pub/no-such-file.bin;type=i"))
+        async with c.open(srv.url("/pub/blob.bin")) as body:
+            assert body.size == (None if srv.kind in NO_SIZE else len(seed.blob()))
+            assert await body.read() == seed.blob()
+    cmds = srv.commands()
+    assert cmds.count("USER anonymous") == 2  # one connection until the error, which drops it
+    retrs = [c for c in cmds if c.startswith("RETR")]
+    assert retrs == [f"RETR {n}" for n in names] + ["RETR no-such-file.bin", "RETR blob.bin"]
+    assert cmds.count("EPSV") == len(retrs) and cmds.count("TYPE I") == 2
+
+
+@pytest.mark.parametrize("pipeline", [True, False])
+async def test_pipelining_sends_retr_before_the_epsv_reply(pipeline: bool) -> None:
+    early: list[bool] = []  # per transfer: RETR arrived before we answered EPSV
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await login(r, w, f)  # USER PASS PWD TYPE
+        await f.read(r)  # SIZE: refused, so never asked again
+        w.write(b"502 no SIZE\r\n")
+        for i in range(3):
+            port = await f.listen_data()
+            await f.read(r)  # EPSV
+            try:
+                await asyncio.wait_for(f.read(r), 0.5)
+                early.append(True)
+            except TimeoutError:
+                early.append(False)
+            w.write(f"229 Entering Extended Passive Mode (|||{port}|)\r\n".encode())
+            if not early[-1]:
+                await f.read(r)  # RETR
+            assert f.data_conn is not None
+            _, dw = await f.data_conn
+            w.write(b"150 here it comes\r\n")
+            dw.write(b"file %d" % i)
+            await dw.drain()
+            dw.close()
+            w.write(b"226 done\r\n")
+        await f.read(r)  # QUIT
+
+    async with fake_server(script) as (port, fake), client(ftp=FTPOptions(pipeline=pipeline)) as c:
+        for i in range(3):
+            assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"file %d" % i
+    assert early == [False, pipeline, pipeline]  # the first EPSV is never pipelined
+    assert fake.commands[4:] == ["SIZE f.bin", *["EPSV", "RETR f.bin"] * 3, "QUIT"]
+
+
+@pytest.mark.parametrize(("announced", "payload", "delay", "outcome"), [
+    (11, b"small file\n", 0.0, None),  # read straight from the socket
+    (11, b"small file\n", 0.3, None),  # nothing there at first: waits for the socket
+    (5, b"0123456789", 0.0, OverlongTransfer),
+    (100, b"x" * 50, 0.0, TruncatedTransfer),
+    (11, b"", 5.0, FetchTimeout),  # nothing arrives within the read timeout
+    (200_000, b"y" * 200_000, 0.0, None),  # larger than 64 KiB: the transport and BulkReader
+])
+async def test_small_pipelined_file_read_from_the_socket(announced: int, payload: bytes, delay: float,
+                                                         outcome: type[Exception] | None) -> None:
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await login(r, w, f)  # USER PASS PWD TYPE
+        await f.read(r)  # SIZE: refused; the 150 says the size
+        w.write(b"502 no SIZE\r\n")
+        for i in range(2):
+            port = await f.listen_data()
+            await f.read(r)  # EPSV
+            w.write(f"229 Entering Extended Passive Mode (|||{port}|)\r\n".encode())
+            await f.read(r)  # RETR
+            assert f.data_conn is not None
+            _, dw = await f.data_conn
+            data = b"first" if i == 0 else payload
+            w.write(f"150 Opening BINARY mode data connection for f.bin ({5 if i == 0 else announced} bytes)"
+                    "\r\n".encode())
+            await w.drain()
+            if i == 1 and delay:
+                await asyncio.sleep(delay)
+            dw.write(data)
+            await dw.drain()
+            dw.close()
+            w.write(b"226 done\r\n")
+        await f.read(r)  # QUIT or ABOR
+
+    async with fake_server(script) as (port, _), client(timeouts=Timeouts(connect=5, read=1)) as c:
+        assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"first"
+        if outcome is None:
+            async with c.open(f"ftp://127.0.0.1:{port}/f.bin") as body:
+                assert body.size == announced
+                assert await body.read() == payload
+        else:
+            with pytest.raises(outcome):
+                async with asyncio.timeout(10):
+                    await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")
+
+
+async def test_pipelined_epsv_refused_falls_back_to_pasv_in_step() -> None:
+    async def transfer(w: asyncio.StreamWriter, f: Fake, data: bytes) -> None:
+        assert f.data_conn is not None
+        _, dw = await f.data_conn
+        w.write(b"150 here it comes\r\n")
+        dw.write(data)
+        await dw.drain()
+        dw.close()
+        w.write(b"226 done\r\n")
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await login(r, w, f)  # USER PASS PWD TYPE
+        await f.read(r)  # SIZE
+        w.write(b"502 no SIZE\r\n")
+        port = await f.listen_data()
+        await f.read(r)  # EPSV
+        w.write(f"229 Entering Extended Passive Mode (|||{port}|)\r\n".encode())
+        await f.read(r)  # RETR
+        await transfer(w, f, b"one")
+        # next file: EPSV and RETR come together; EPSV is refused now, and so is RETR without a port
+        await f.read(r)
+        await f.read(r)
+        w.write(b"500 EPSV not understood\r\n425 Use PORT or PASV first.\r\n")
+        port = await f.listen_data()
+        await f.read(r)  # PASV
+        w.write(f"227 Entering Passive Mode (127,0,0,1,{port >> 8},{port & 255})\r\n".encode())
+        await f.read(r)  # RETR
+        await transfer(w, f, b"two")
+        await f.read(r)  # QUIT
+
+    async with fake_server(script) as (port, fake), client() as c:
+        assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"one"
+        assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"two"
+    assert fake.commands[4:] == ["SIZE f.bin", "EPSV", "RETR f.bin", "EPSV", "RETR f.bin", "PASV", "RETR f.bin",
+                                 "QUIT"]
 
 
 async def test_big_file_streams(vs: Server) -> None:
@@ -742,6 +900,28 @@ async def test_stalled_data_connection_times_out() -> None:
                 await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")
 
 
+async def test_silent_server_times_out_at_each_requests_read_timeout() -> None:
+    # The first request (read timeout 30 s) arms the control connection's one timer far
+    # ahead; the second request on the same connection has 0.5 s, and a server that never
+    # answers must fail it after about that, not after 30 s.
+    async def send(dw: asyncio.StreamWriter) -> None:
+        dw.write(b"payload")
+        await dw.drain()
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await serve_data(r, w, f, send, wait_quit=False)
+        await f.read(r)  # the next transfer's EPSV: never answered
+        await asyncio.sleep(30)
+
+    async with fake_server(script) as (port, _), client(timeouts=Timeouts(connect=5, read=30)) as c:
+        assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"payload"
+        start = time.monotonic()
+        with pytest.raises(FetchTimeout, match="timed out waiting for a reply line"):
+            async with asyncio.timeout(10):
+                await c.fetch(f"ftp://127.0.0.1:{port}/f.bin", timeouts=Timeouts(connect=5, read=0.5))
+        assert time.monotonic() - start < 3
+
+
 async def test_idle_connection_closed_by_server_is_replaced() -> None:
     logins = 0
 
@@ -910,7 +1090,7 @@ async def test_stat_directory(srv: Server) -> None:
         assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
     cmds = srv.commands()
     if srv.kind == "vsftpd":
-        assert cmds[:9] == [*srv.login, "CWD pub", "FEAT", "TYPE I", "SIZE sub", "CWD sub", "CWD /"]
+        assert cmds[:9] == [*srv.login, "CWD pub", "FEAT", "TYPE I", "SIZE sub", "CWD sub", "CWD /pub/sub"]
     else:  # MLST: FEAT lists it, or (aioftp) FEAT is refused and says nothing
         assert cmds[:len(srv.login) + 3] == [*srv.login, "CWD pub", "FEAT", "MLST sub"]
     # no transfer but the fetch at the end

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from fixtures import mirror_tree
 from fixtures.launcher import Endpoint, Launcher
+from fixtures.servers import pyftpdlib_server, vsftpd
 
 from anyurl.client import Client, Limits
 from anyurl.mirror import mirror
@@ -57,6 +58,45 @@ async def test_mirror_never_overwrites_without_force(servers: Launcher, tmp_path
         assert "--force" in str(res.errors[0][1])
         res = await mirror(client, url, tmp_path, force=True)
     assert res.errors == [] and victim.read_bytes() == want["plain 0.bin"]
+
+
+@pytest.mark.parametrize("name", FTP_SERVERS)
+async def test_mirror_round_trips_per_file(servers: Launcher, name: str, tmp_path: Path) -> None:
+    # What the server logged: one RETR per file and no stat round trip (the listing gave size
+    # and date); TYPE I once per connection where listings need no TYPE A (MLSD, pyftpdlib),
+    # and EPSV+RETR pipelined (every RETR still has its EPSV).
+    ep = servers.get(name)
+    url, want = tree(ep)
+    log = ep.info["log"]
+    reader = vsftpd.commands if name == "vsftpd" else pyftpdlib_server.commands
+    mark = os.path.getsize(log)  # noqa: ASYNC240
+    async with Client(limits=Limits(per_host=10)) as client:
+        res = await mirror(client, url, tmp_path, parallel=8)
+    ok, problems = mirror_tree.compare(tmp_path, want)
+    assert problems == [] and res.errors == [] and res.files >= len(want)
+    cmds = reader(log, mark)
+    logins = cmds.count("USER anonymous")
+    retrs = sum(c.startswith("RETR ") for c in cmds)
+    assert retrs == res.files and cmds.count("EPSV") == retrs + sum(c.startswith(("MLSD", "LIST")) for c in cmds)
+    assert not any(c.startswith(("MDTM", "MLST ")) for c in cmds)
+    assert sum(c.startswith("SIZE") for c in cmds) <= (logins if name == "vsftpd" else retrs)
+    if name == "pyftpdlib_server":  # MLSD listings
+        assert cmds.count("TYPE I") == logins and "TYPE A" not in cmds
+
+
+async def test_mirror_never_writes_through_a_local_symlink(servers: Launcher, tmp_path: Path) -> None:
+    url, want = tree(servers.get("vsftpd"))
+    outside, dest = tmp_path / "outside", tmp_path / "dest"
+    outside.mkdir()
+    dest.mkdir()
+    (dest / "dir 0").symlink_to(outside)  # a local symlink where the tree has a directory
+    async with Client(limits=Limits(per_host=10)) as client:
+        res = await mirror(client, url, dest)
+    assert list(outside.iterdir()) == []
+    assert [u for u, _ in res.errors] == [url + "dir%200/"]
+    assert "not a directory" in str(res.errors[0][1])
+    ok, problems = mirror_tree.compare(dest, {k: v for k, v in want.items() if not k.startswith("dir 0/")})
+    assert problems == []
 
 
 async def test_mirror_newer_replaces_an_older_copy(servers: Launcher, tmp_path: Path) -> None:

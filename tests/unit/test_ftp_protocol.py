@@ -435,3 +435,20 @@ def test_reply_reader_only_raises_protocol_error(lines: list[bytes]) -> None:
             return
         if reply is not None:
             assert 0 <= reply.code <= 999
+
+
+@pytest.mark.parametrize(("login", "cwds", "expected"), [
+    ("/", ("pub", "sub"), "/pub/sub"),
+    ("/home/urltest", ("upload",), "/home/urltest/upload"),
+    ("/home/urltest/", ("a b", "100%", "ü;#"), "/home/urltest/a b/100%/ü;#"),
+    ("/", (), None),  # back to the login directory itself: CWD login_dir as it is
+    ("/", ("",), None),  # "//" in the URL: an empty CWD is sent as the RFC says
+    ("/", ("a/b",), None),  # %2F inside a segment: one argument, as it is
+    ("/", ("..",), None),
+    ("/", (".", "x"), None),
+    ("/", ("~user",), None),  # a server may expand it; "/~user" would not be the same
+    ("SYS$DISK:[ANON]", ("pub",), None),  # not a Unix path: the sequence only
+])
+def test_absolute_cwd_only_where_it_means_the_sequence(login: str, cwds: tuple[str, ...],
+                                                        expected: str | None) -> None:
+    assert ftp.absolute_cwd(login, cwds) == expected

@@ -66,11 +66,13 @@ class BulkReader(asyncio.BufferedProtocol):
     ``await next_chunk(timeout)``: the next chunk, None at the end of the data,
     TimeoutError after *timeout* seconds with nothing received, or the error
     the connection was lost with. *rcvbuf*: a socket receive buffer to ask for.
+    *loop*: the running loop, when the caller has it.
     """
 
     LINGER = 0.002
 
-    def __init__(self, size: int, *, rcvbuf: int | None = None) -> None:
+    def __init__(self, size: int, *, rcvbuf: int | None = None,
+                 loop: asyncio.AbstractEventLoop | None = None) -> None:
         if size > 1 << 17:
             prime_allocator(size)
         self._max = max(size, 1 << 12)
@@ -83,7 +85,8 @@ class BulkReader(asyncio.BufferedProtocol):
         self._exc: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._paused = False
-        self._loop = asyncio.get_running_loop()
+        # the caller's loop when it has it at hand (asking for the running loop costs a getpid)
+        self._loop = loop if loop is not None else asyncio.get_running_loop()
         self._linger: asyncio.TimerHandle | None = None
         self._watchdog: asyncio.TimerHandle | None = None
         self._timeout: float | None = None

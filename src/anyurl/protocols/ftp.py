@@ -42,6 +42,7 @@ __all__ = [
     "Plan",
     "Reply",
     "ReplyReader",
+    "absolute_cwd",
     "check_safe",
     "classify",
     "child_url",
@@ -284,6 +285,19 @@ def plan(url: FTPURL, *, anonymous_email: str, cwd_strategy: str = "multicwd",
     return Plan(user=user, password=password, cwds=cwds,
                 type=transfer_type(url, text_suffixes, guess_type), action=action,
                 argument=argument, fallback=action == "RETR" and url.typecode is None)
+
+
+def absolute_cwd(login_dir: str, cwds: tuple[str, ...]) -> str | None:
+    """One CWD argument equal to "CWD *login_dir*" followed by one CWD per segment of
+    *cwds*, where that is sure to mean the same: the server's paths are Unix paths
+    (PWD gave "/...") and every segment is a plain name (not empty, no "/", not "."
+    or "..", no leading "~" a server might expand). Else None: send the sequence."""
+    if not cwds or not login_dir.startswith("/"):
+        return None
+    for seg in cwds:
+        if not seg or "/" in seg or seg in (".", "..") or seg.startswith("~"):
+            return None
+    return login_dir.rstrip("/") + "/" + "/".join(cwds)
 
 
 def upload_names(final: str, token: str) -> list[tuple[str, str | None]]:
