@@ -8,12 +8,13 @@ error class's documented exit code (see ``anyurl --help``).
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
-import logging
 import os
+import stat
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 
 from . import __version__, errors
 from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
@@ -28,13 +29,14 @@ if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs star
     import json
     import signal
     import traceback
-    from pathlib import Path
-    from typing import Any, TextIO
+    from typing import Any, TextIO, TypeVar
 
     from .client import Client
     from .progress import TransferProgress
     from .response import Body, Entry
     from .urls import URL
+
+    _N = TypeVar("_N", int, float)
 else:
     class _OnFirstUse:
         """A module imported when first used: `anyurl --version` and `anyurl parse` need no asyncio."""
@@ -131,34 +133,28 @@ def _epilog() -> str:
 # -- argument parsing --------------------------------------------------------
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
+def _number(kind: Callable[[str], _N], least: _N, *, above: bool = False,
+            what: str = "an integer") -> Callable[[str], _N]:
+    """An argparse type: a *kind* number at least *least* (more than it when *above*); NaN never passes."""
+    bound = (("positive" if least == 0 else f"more than {least}") if above
+             else ("0 or more" if least == 0 else f"at least {least}"))
+
+    def convert(text: str) -> _N:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+        if not (value > least if above else value >= least):
+            raise argparse.ArgumentTypeError(f"must be {bound}: {text!r}")
+        return value
+
+    return convert
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
-    return value
-
-
-def _delay(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
-    return value
+_positive_int = _number(int, 1)
+_count = _number(int, 0)
+_delay = _number(float, 0.0, what="a number of seconds")
+_seconds = _number(float, 0.0, above=True, what="a number of seconds")
 
 
 def _size(text: str) -> int:
@@ -172,16 +168,6 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 1000, 64k, 10M)") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"negative size: {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
     return value
 
 
@@ -566,13 +552,26 @@ async def _with_deadline(seconds: float | None, coro: Awaitable[Any], url: objec
 # -- get ----------------------------------------------------------------------
 
 
-def _unique(name: str, taken: set[str]) -> str:
-    candidate, n = name, 0
-    while candidate in taken:
-        n += 1
-        candidate = f"{name}.{n}"
-    taken.add(candidate)
-    return candidate
+class _Names:
+    """Unique file names in one directory, given out in URL order (``x``, ``x.1``, ``x.2``...)."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+        self.last: dict[str, int] = {}  # the last suffix given per name: no rescan from .1 each time
+
+    def unique(self, name: str) -> str:
+        if name not in self.taken:
+            self.taken.add(name)
+            return name
+        n = self.last.get(name, 0)
+        while True:
+            n += 1
+            candidate = f"{name}.{n}"
+            if candidate not in self.taken:
+                break
+        self.last[name] = n
+        self.taken.add(candidate)
+        return candidate
 
 
 async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
@@ -607,20 +606,123 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
             tp.finish(bar, ok)
 
 
-def _read_url_list(source: str) -> list[str]:
-    """URLs from a file (or '-' for standard input): one a line, blank lines and # comments skipped."""
-    try:
-        if source == "-":
-            text = sys.stdin.read()
-        else:
-            from pathlib import Path
+_LIST_CHUNK = 1 << 16
 
-            text = Path(source).read_text(encoding="utf-8", errors="surrogateescape")
-    except OSError as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise ResourceNotFound(f"URL list {source}: no such file") from exc
-        raise TransferError(f"cannot read the URL list {source}: {exc.strerror or exc}") from exc
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+def _urls_in(raw: bytes) -> list[str]:
+    """The URLs of one line of a URL list (blank lines and # comments skipped)."""
+    out = []
+    for line in raw.decode("utf-8", "surrogateescape").splitlines():  # also \r, as in text mode
+        text = line.strip()
+        if text and not text.startswith("#"):
+            out.append(text)
+    return out
+
+
+class _URLList:
+    """The URLs of ``get -i FILE`` ('-': standard input), read as they are needed.
+
+    A 100,000-line list is never held whole: a file is read 64 KiB at a time;
+    a pipe through the event loop (a slow writer never blocks the downloads
+    already running); a terminal or device at once (a terminal's prompts share stdin).
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.opened = source != "-"
+        self._transport: asyncio.ReadTransport | None = None
+        try:
+            self.fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC) if self.opened else sys.stdin.fileno()
+            mode = os.fstat(self.fd).st_mode
+        except (OSError, ValueError, AttributeError) as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise ResourceNotFound(f"URL list {source}: no such file") from exc
+            raise TransferError(f"cannot read the URL list {source}: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from exc
+        if stat.S_ISDIR(mode):
+            self.close()
+            raise TransferError(f"cannot read the URL list {source}: {os.strerror(errno.EISDIR)}")
+        self.regular = stat.S_ISREG(mode)
+        self.pipe = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+    def close(self) -> None:
+        if self._transport is not None:  # it made the pipe non-blocking: give it back as it was
+            self._transport.close()
+            self._transport = None
+            with contextlib.suppress(OSError):
+                os.set_blocking(self.fd, True)
+        if self.opened and self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def _fail(self, exc: OSError) -> TransferError:
+        return TransferError(f"cannot read the URL list {self.source}: {exc.strerror or exc}")
+
+    def count_urls(self) -> int | None:
+        """How many URLs a regular file holds (one more pass; for the overall progress bar)."""
+        if not self.regular:
+            return None
+        n = 0
+        tail = b""
+        pos = 0
+        try:
+            while chunk := os.pread(self.fd, _LIST_CHUNK, pos):
+                pos += len(chunk)
+                *lines, tail = (tail + chunk).split(b"\n")
+                n += sum(len(_urls_in(line)) for line in lines)
+        except OSError as exc:
+            raise self._fail(exc) from exc
+        return n + len(_urls_in(tail))
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        read: Callable[[], Awaitable[bytes]] | None = None
+        if not self.regular:
+            if self.pipe:  # a terminal or device is read at once (the loop cannot watch every kind)
+                read = await self._pipe_reader()
+            if read is None:
+                for line in self._read_all().split(b"\n"):
+                    for url in _urls_in(line):
+                        yield url
+                return
+        pending: list[bytes] = []  # the start of a line not ended yet
+        while True:
+            try:
+                chunk = os.read(self.fd, _LIST_CHUNK) if read is None else await read()
+            except OSError as exc:
+                raise self._fail(exc) from exc
+            if not chunk:
+                break
+            pending.append(chunk)
+            if b"\n" not in chunk:
+                continue
+            *lines, rest = b"".join(pending).split(b"\n")
+            pending = [rest]
+            for line in lines:
+                for url in _urls_in(line):
+                    yield url
+        for url in _urls_in(b"".join(pending)):
+            yield url
+
+    def _read_all(self) -> bytes:
+        parts = []
+        try:
+            while chunk := os.read(self.fd, _LIST_CHUNK):
+                parts.append(chunk)
+        except OSError as exc:
+            raise self._fail(exc) from exc
+        return b"".join(parts)
+
+    async def _pipe_reader(self) -> Callable[[], Awaitable[bytes]]:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_LIST_CHUNK, loop=loop)
+        pipe = os.fdopen(os.dup(self.fd), "rb", buffering=0)  # the transport closes the copy, not stdin
+        try:
+            transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        except BaseException:
+            pipe.close()
+            raise
+        self._transport = transport
+        return lambda: reader.read(_LIST_CHUNK)
 
 
 def _refuse_listing(url: URL) -> Callable[[Body], None]:
@@ -635,108 +737,161 @@ def _refuse_listing(url: URL) -> Callable[[Body], None]:
     return check
 
 
+async def _url_texts(urls: Sequence[str], listing: _URLList | None) -> AsyncGenerator[str, None]:
+    for text in urls:
+        yield text
+    if listing is not None:
+        async for text in listing:
+            yield text
+
+
 async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl get``: download URLs; returns the first failing URL's exit code."""
-    from pathlib import Path
+    source = getattr(args, "input_file", None)
+    listing = _URLList(source) if source else None  # a missing list fails before any download
+    texts = _url_texts(args.urls, listing)
+    try:
+        return await _get(args, client, rep, texts, listing)
+    finally:
+        await texts.aclose()
+        if listing is not None:
+            listing.close()
 
+
+async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: AsyncGenerator[str, None],
+               listing: _URLList | None) -> int:
     from .download import download, name_for_url
 
-    urls: list[str] = list(args.urls)
-    if getattr(args, "input_file", None):
-        urls += _read_url_list(args.input_file)
-    if not urls:
+    to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
+    # the rest of the URLs is read as the workers need it; -o and stdout take one URL, so
+    # they look for a second (with -d or -O a slow pipe's first URL starts at once)
+    first: list[str] = []
+    wanted = 2 if to_stdout or args.output else 1
+    while len(first) < wanted and (text := await anext(texts, None)) is not None:
+        first.append(text)
+    if not first:
         rep.error("no URL given (as arguments or with -i FILE)")
         return 2
-    to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
-    if to_stdout and len(urls) > 1:
+    several = len(first) > 1 or wanted == 1  # with -d/-O: as many as come
+    if to_stdout and several:
         rep.error("several URLs need -O or -d DIR (or one -o FILE per run)")
         return 2
-    if args.output and args.output != "-" and len(urls) > 1:
+    if args.output and args.output != "-" and several:
         rep.error("-o FILE takes one URL; use -d DIR for several")
         return 2
     if args.resume and to_stdout:
         rep.error("--continue needs a file (-o FILE, -O or -d DIR)")
         return 2
 
-    codes: list[int] = [0] * len(urls)
-    parsed: list[URL | None] = [None] * len(urls)
-    for i, text in enumerate(urls):
-        try:
-            parsed[i] = client.parse(text)
-        except AnyURLError as exc:
-            rep.error(exc)
-            codes[i] = exc.exit_code
+    failure = [-1, 0]  # (index, exit code) of the first failing URL in the order given
 
-    tp = _progress(len(urls), args.quiet)
-    rep.progress = tp
-    if rep.prompter is not None:
-        rep.prompter.progress = tp
-
-    async def fail(i: int, exc: AnyURLError) -> None:
-        codes[i] = exc.exit_code
+    def fail(i: int, exc: AnyURLError) -> None:
+        if failure[0] < 0 or i < failure[0]:
+            failure[:] = [i, exc.exit_code]
         rep.error(exc)
         if args.debug:
             traceback.print_exception(exc, file=sys.stderr)
 
+    tp = _progress(args.quiet, lambda: _expected_count(args, listing) if several else 1)
+    rep.progress = tp
+    if rep.prompter is not None:
+        rep.prompter.progress = tp
+
     with tp if tp is not None else contextlib.nullcontext():
         if to_stdout:
-            u = parsed[0]
-            if u is not None:
-                try:
-                    await _with_deadline(args.max_time, _to_stdout(client, u, args, tp, _label_for(u)), u)
-                except AnyURLError as exc:
-                    await fail(0, exc)
-            return next((c for c in codes if c), 0)
+            try:
+                u = client.parse(first[0])
+                await _with_deadline(args.max_time, _to_stdout(client, u, args, tp, _label_for(u)), u)
+            except AnyURLError as exc:
+                fail(0, exc)
+            return failure[1]
 
-        if args.output:
-            dests: list[Path | None] = [Path(args.output)]
-        else:
-            directory = Path(args.dir or ".")
-            if args.dir:
-                try:
-                    os.makedirs(directory, exist_ok=True)
-                except OSError as exc:
-                    rep.error(f"cannot create directory {directory}: {exc.strerror or exc}")
-                    return TransferError.exit_code
-            taken: set[str] = set()
-            dests = []
-            for u in parsed:
-                if u is None:
-                    dests.append(None)
-                    continue
-                name = name_for_url(u)
-                unique = _unique(name, taken)
-                if unique != name:  # several URLs of one name: each keeps its own file
-                    rep.info(f"{mask_password(str(u))} saved as {directory / unique} "
-                             f"({name} is taken by another URL)")
-                dests.append(directory / unique)
+        directory = args.dir or ""
+        if args.dir:
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError as exc:
+                rep.error(f"cannot create directory {directory}: {exc.strerror or exc}")
+                return TransferError.exit_code
+        names = _Names()
 
-        sem = asyncio.Semaphore(args.parallel)
+        async def jobs() -> AsyncGenerator[tuple[int, URL, str], None]:
+            """(index, URL, destination) in the order given; bad URLs reported as they come."""
+            i = -1
+            for text in first:
+                i += 1
+                job = dest_for(i, text)
+                if job is not None:
+                    yield job
+            async for text in texts:
+                i += 1
+                job = dest_for(i, text)
+                if job is not None:
+                    yield job
+            if tp is not None:
+                tp.set_count(i + 1)
 
-        async def one(i: int) -> None:
-            u, dest = parsed[i], dests[i]
-            if u is None or dest is None:
-                return
-            async with sem:
-                bar = tp.bar(dest.name) if tp is not None else None
+        def dest_for(i: int, text: str) -> tuple[int, URL, str] | None:
+            try:
+                u = client.parse(text)
+            except AnyURLError as exc:
+                fail(i, exc)
+                return None
+            if args.output:
+                return i, u, args.output
+            name = name_for_url(u)
+            unique = names.unique(name)
+            dest = os.path.join(directory, unique)
+            if unique != name:  # several URLs of one name: each keeps its own file
+                rep.info(f"{mask_password(str(u))} saved as {dest} ({name} is taken by another URL)")
+            return i, u, dest
+
+        feed = jobs()
+        turn = asyncio.Lock()  # one worker at a time takes the next URL
+        force = bool(getattr(args, "force", False))
+
+        async def worker() -> None:
+            # N workers pull from one iterator: memory stays flat however long the list
+            while True:
+                async with turn:
+                    job = await anext(feed, None)
+                if job is None:
+                    return
+                i, u, dest = job
+                bar = tp.bar(os.path.basename(dest)) if tp is not None else None
                 ok = False
                 try:
                     await _with_deadline(args.max_time, download(
                         client, u, dest, resume=args.resume, progress=bar, max_size=args.max_size,
-                        on_open=_refuse_listing(u), overwrite=bool(getattr(args, "force", False))), u)
+                        on_open=_refuse_listing(u), overwrite=force), u)
                     ok = True
                 except AnyURLError as exc:
-                    await fail(i, exc)
+                    fail(i, exc)
                 finally:
                     if tp is not None and bar is not None:
                         tp.finish(bar, ok)
 
-        await asyncio.gather(*(one(i) for i in range(len(urls))))
-    return next((c for c in codes if c), 0)
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(args.parallel if several else 1):
+                    group.create_task(worker())
+        except BaseExceptionGroup as eg:  # a bug or an unreadable URL list: the error itself, not a group
+            raise eg.exceptions[0] from None
+        finally:
+            await feed.aclose()
+    return failure[1]
 
 
-def _progress(count: int, quiet: bool) -> TransferProgress | None:
-    """Progress bars on stderr when it is a terminal and not -q."""
+def _expected_count(args: argparse.Namespace, listing: _URLList | None) -> int | None:
+    """How many URLs ``get`` has (None when a pipe is still being read)."""
+    if listing is None:
+        return len(args.urls)
+    more = listing.count_urls()
+    return None if more is None else len(args.urls) + more
+
+
+def _progress(quiet: bool, count: Callable[[], int | None]) -> TransferProgress | None:
+    """Progress bars on stderr when it is a terminal and not -q (*count* is asked only then)."""
     try:
         on_terminal = not quiet and sys.stderr.isatty()
     except (AttributeError, ValueError):
@@ -745,7 +900,7 @@ def _progress(count: int, quiet: bool) -> TransferProgress | None:
         return None
     from .progress import TransferProgress
 
-    return TransferProgress(count=count)
+    return TransferProgress(count=count())
 
 
 def _label_for(u: URL) -> str:
@@ -1102,13 +1257,89 @@ async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
     raise AssertionError(f"unknown command {args.command}")
 
 
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's loop when it is installed (faster for many small transfers), unless ANYURL_LOOP=asyncio.
+
+    Only the command picks a loop: library users keep whatever loop they run.
+    """
+    choice = os.environ.get("ANYURL_LOOP", "").strip().lower()
+    if choice not in ("", "auto", "asyncio", "uvloop"):
+        raise errors.ConfigurationError(f"ANYURL_LOOP must be asyncio, uvloop or auto, not {choice!r}")
+    if choice == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        if choice == "uvloop":
+            raise errors.ConfigurationError(
+                "ANYURL_LOOP=uvloop, but uvloop is not installed (pip install 'anyurl[fast]')") from None
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
 def _log_to_stderr() -> None:
     """-v: anyurl's DEBUG log (connections, commands sent, replies) on stderr, like curl -v."""
+    import logging
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("* %(name)s %(message)s"))
     log = logging.getLogger("anyurl")
     log.addHandler(handler)
     log.setLevel(logging.DEBUG)
+
+
+class _ParseArgs:
+    """What argparse would give for a plain ``anyurl [GLOBAL...] parse [--show-password] URL...``."""
+
+    command = "parse"
+    quiet = False
+
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+        self.show_password = False
+        self.debug = False
+        self.verbose = False
+
+
+def _parse_command_line(raw: list[str]) -> _ParseArgs | None:
+    """``anyurl parse`` without building the argparse tree (it costs more than the parse).
+
+    Only the plain forms are read here; anything else (help, abbreviations,
+    ``--``, a URL starting with "-", a missing value) returns None and goes
+    through argparse, which gives the same result or its own usage error.
+    """
+    if "parse" not in raw:
+        return None
+    args = _ParseArgs()
+    seen_command = False
+    option_after_url = False  # argparse takes one run of URLs: "parse A --debug B" is its usage error
+    i = 0
+    while i < len(raw):
+        tok = raw[i]
+        i += 1
+        if tok.startswith("-") and args.urls:
+            option_after_url = True
+        if tok == "parse" and not seen_command:
+            seen_command = True
+        elif tok == "--debug":
+            args.debug = True
+        elif tok in ("-v", "--verbose"):
+            args.verbose = True
+        elif tok == "--show-password" and seen_command:
+            args.show_password = True
+        elif tok in _GLOBAL_WITH_VALUE:
+            if i >= len(raw) or raw[i].startswith("-"):
+                return None
+            i += 1
+        elif tok.startswith("-"):
+            if tok.partition("=")[0] not in _GLOBAL_WITH_VALUE:
+                return None
+        elif seen_command and not option_after_url:
+            args.urls.append(tok)
+        else:  # a URL or another command before "parse"
+            return None
+    return args if seen_command and args.urls else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1117,11 +1348,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if raw == ["--version"]:  # answered before argparse and the rest are imported
         print(f"anyurl {__version__}")
         return 0
-    parser = build_parser()
-    args = parser.parse_args(_insert_default_command(raw))
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return 2
+    args: Any = _parse_command_line(raw)
+    if args is None:
+        parser = build_parser()
+        args = parser.parse_args(_insert_default_command(raw))
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return 2
     debug = bool(args.debug)
     rep = Reporter(quiet=bool(args.quiet))
     if args.verbose:
@@ -1131,7 +1364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_parse(args, rep)
         if args.command == "extract":
             return cmd_extract(args, rep)
-        return asyncio.run(_run(args, rep))
+        factory = _loop_factory()
+        with asyncio.Runner(loop_factory=factory) as runner:
+            return runner.run(_run(args, rep))
     except KeyboardInterrupt:
         print("anyurl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

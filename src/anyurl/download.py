@@ -147,38 +147,63 @@ def name_for_url(url: URL | str) -> str:
     return safe_name(raw, "index")
 
 
-def _is_special(dest: Path) -> bool:
+def _is_special(dest: str) -> bool:
     """True when *dest* exists and is neither a regular file nor a directory."""
     try:
-        mode = dest.stat().st_mode
+        mode = os.stat(dest).st_mode
     except OSError:
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-async def _download_special(client: Client, u: URL, dest: Path, progress: Progress | None,
+async def _download_special(client: Client, u: URL, dest: str, progress: Progress | None,
                             max_size: int | None, on_open: Callable[[Body], None] | None,
-                            options: dict[str, Any]) -> Path:
+                            options: dict[str, Any]) -> None:
     try:
         fd = os.open(dest, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise TransferError(f"cannot write {dest}: {exc.strerror or exc}", url=u) from exc
     try:
-        await _transfer(client, u, fd, 0, progress, max_size, on_open, options)
+        await _transfer(client, u, fd, 0, progress, max_size, on_open, options, fresh=False)
     except AnyURLError:
         raise
     except Exception as exc:  # OS errors while writing: translated, never leaked
         raise translate_errors(exc, u) from exc
     finally:
         os.close(fd)
-    return dest
 
 
-def _name_max(directory: Path) -> int:
+# The last directory's NAME_MAX: one statfs per directory, not one per file
+# (failures are not kept: the directory may not exist yet).
+_name_max_seen: tuple[str, int] = ("", MAX_NAME_BYTES)
+
+
+def _name_max(directory: str) -> int:
+    global _name_max_seen
+    if _name_max_seen[0] == directory:
+        return _name_max_seen[1]
     try:
-        return int(os.pathconf(directory, "PC_NAME_MAX"))
+        limit = int(os.pathconf(directory, "PC_NAME_MAX"))
     except (OSError, ValueError):  # no such directory yet, or no answer: the usual limit
         return MAX_NAME_BYTES
+    _name_max_seen = (directory, limit)
+    return limit
+
+
+def _part_name(dest: str) -> str:
+    """:func:`part_path` on plain strings (the per-file path of the CLI and mirror)."""
+    head, name = os.path.split(dest)
+    part = f".{name}{PART_SUFFIX}"
+    limit = _name_max(head or ".")
+    if len(os.fsencode(part)) <= limit:
+        return os.path.join(head, part)
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+    tail = f"~{digest}{PART_SUFFIX}"
+    budget = limit - 1 - len(tail)
+    short = os.fsencode(name)[:budget].decode("utf-8", "ignore")  # whole characters only
+    while len(os.fsencode(short)) > budget:  # surrogate-escaped names
+        short = short[:-1]
+    return os.path.join(head, f".{short}{tail}")
 
 
 def part_path(dest: str | os.PathLike[str]) -> Path:
@@ -188,25 +213,10 @@ def part_path(dest: str | os.PathLike[str]) -> Path:
     more), NAME is shortened and a hash of the whole name keeps it unique and
     the same on every call (so ``resume`` finds it again).
     """
-    p = Path(dest)
-    part = f".{p.name}{PART_SUFFIX}"
-    limit = _name_max(p.parent)
-    if len(os.fsencode(part)) <= limit:
-        return p.with_name(part)
-    digest = hashlib.sha256(os.fsencode(p.name)).hexdigest()[:16]
-    tail = f"~{digest}{PART_SUFFIX}"
-    budget = limit - 1 - len(tail)
-    head = os.fsencode(p.name)[:budget].decode("utf-8", "ignore")  # whole characters only
-    while len(os.fsencode(head)) > budget:  # surrogate-escaped names
-        head = head[:-1]
-    return p.with_name(f".{head}{tail}")
+    return Path(_part_name(os.fspath(dest)))
 
 
-def _open_part(part: Path, keep: bool) -> int:
-    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    if not keep:
-        flags |= os.O_TRUNC
-    return os.open(part, flags, 0o666)
+_PART_FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 async def download(
@@ -241,39 +251,44 @@ async def download(
     is true: the download then fails with :class:`WouldOverwrite` and *dest*
     keeps its bytes. The same content is not an error (the file is left alone).
     """
+    # plain os calls on str paths: per small file, pathlib and extra stat calls cost more than the transfer
     u = client.parse(url)
-    dest_path = Path(dest)
-    if _is_special(dest_path):
+    target = os.fspath(dest)
+    result = dest if isinstance(dest, Path) else Path(target)
+    if _is_special(target):
         # /dev/null, a FIFO, a terminal: renaming onto it would replace the device
         # node itself, so stream straight into it (no atomicity to keep there)
-        return await _download_special(client, u, dest_path, progress, max_size, on_open, options)
-    part = part_path(dest_path)
+        await _download_special(client, u, target, progress, max_size, on_open, options)
+        return result
+    part = _part_name(target)
     offset = 0
     if resume:
         with contextlib.suppress(FileNotFoundError):
-            st = part.lstat()
-            offset = st.st_size if part.is_file() and not part.is_symlink() else 0
+            st = os.lstat(part)
+            offset = st.st_size if stat.S_ISREG(st.st_mode) else 0
     fd = -1
     done = False
     try:
         try:
-            fd = _open_part(part, keep=resume)
+            # without resume, O_TRUNC leaves an empty file at offset 0: _transfer need not check
+            fd = os.open(part, _PART_FLAGS if resume else _PART_FLAGS | os.O_TRUNC, 0o666)
         except OSError as exc:
             raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=u) from exc
-        await _transfer(client, u, fd, offset, progress, max_size, on_open, options)
+        await _transfer(client, u, fd, offset, progress, max_size, on_open, options, fresh=not resume)
         os.close(fd)
         fd = -1
         try:
-            _place(part, dest_path, overwrite, u)
+            _place(part, target, overwrite, u)
         except WouldOverwrite:
             with contextlib.suppress(OSError):
-                part.unlink()
+                os.unlink(part)
+            done = True  # nothing left to clean up
             raise
         except OSError as exc:
-            raise TransferError(f"cannot rename {part} to {dest_path}: {exc.strerror or exc}",
+            raise TransferError(f"cannot rename {part} to {target}: {exc.strerror or exc}",
                                 url=u) from exc
         done = True
-        return dest_path
+        return result
     except AnyURLError:
         raise
     except Exception as exc:  # OS errors while writing: translated, never leaked
@@ -284,14 +299,14 @@ async def download(
         if not done:
             # with resume, keep what arrived for the next try (an empty file is not worth keeping)
             with contextlib.suppress(OSError):
-                if not resume or part.stat().st_size == 0:
-                    part.unlink()
+                if not resume or os.stat(part).st_size == 0:
+                    os.unlink(part)
 
 
-def same_content(a: Path, b: Path, block: int = 1 << 20) -> bool:
+def same_content(a: str | os.PathLike[str], b: str | os.PathLike[str], block: int = 1 << 20) -> bool:
     """True when the regular files *a* and *b* hold the same bytes (a symlink *b* never matches)."""
     try:
-        sa, sb = a.lstat(), b.lstat()
+        sa, sb = os.lstat(a), os.lstat(b)
     except OSError:
         return False
     if not (stat.S_ISREG(sa.st_mode) and stat.S_ISREG(sb.st_mode)) or sa.st_size != sb.st_size:
@@ -305,7 +320,7 @@ def same_content(a: Path, b: Path, block: int = 1 << 20) -> bool:
                 return True
 
 
-def _place(part: Path, dest: Path, overwrite: bool, u: URL) -> None:
+def _place(part: str, dest: str, overwrite: bool, u: URL) -> None:
     """Move the finished part file to *dest*; without *overwrite*, never over other content."""
     if overwrite:
         os.replace(part, dest)
@@ -319,10 +334,10 @@ def _place(part: Path, dest: Path, overwrite: bool, u: URL) -> None:
             os.replace(part, dest)
             return
     else:
-        part.unlink()
+        os.unlink(part)
         return
     if same_content(part, dest):
-        part.unlink()  # nothing to change: the file already holds these bytes
+        os.unlink(part)  # nothing to change: the file already holds these bytes
         return
     raise WouldOverwrite(f"{dest} exists with different content and was left as it is "
                          "(--force replaces it)", url=u)
@@ -330,7 +345,8 @@ def _place(part: Path, dest: Path, overwrite: bool, u: URL) -> None:
 
 async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Progress | None,
                     max_size: int | None, on_open: Callable[[Body], None] | None,
-                    options: dict[str, Any]) -> None:
+                    options: dict[str, Any], *, fresh: bool) -> None:
+    """Stream the body into *fd*; *fresh*: fd is a just-truncated regular file (size 0, at offset 0)."""
     try:
         cm = client.open(u, offset=offset, **options)
         body = await cm.__aenter__()
@@ -348,8 +364,8 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
         if start > offset:
             raise TransferError(f"server resumed at byte {start}, but only {offset} bytes are here", url=u)
         # whatever the handler did (resumed, or restarted at 0), write from where it starts
-        st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode):
+        st = None if fresh and start == 0 else os.fstat(fd)
+        if st is not None and stat.S_ISREG(st.st_mode):
             os.lseek(fd, start, os.SEEK_SET)
             # only when needed: on ext4 a truncate arms auto_da_alloc, which makes
             # close() flush the whole file (0.4 s per GiB here)

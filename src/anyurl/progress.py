@@ -54,11 +54,11 @@ class _Bar:
 
 class TransferProgress:
     """``with TransferProgress(n) as tp: cb = tp.bar("name")``; one bar per transfer,
-    plus an overall bar when *count* > 1."""
+    plus an overall bar when *count* > 1 (or None: not known yet, see :meth:`set_count`)."""
 
     MAX_VISIBLE = 10  # above this many downloads, only running (and failed) bars stay on screen
 
-    def __init__(self, count: int = 1, *, console: Console | None = None) -> None:
+    def __init__(self, count: int | None = 1, *, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
         self.progress = Progress(
             TextColumn("{task.description}", markup=False),
@@ -71,42 +71,64 @@ class TransferProgress:
         )
         self.count = count
         self.finished = 0
-        self._bars: list[_Bar] = []
+        # running sums instead of a list of every bar: a long URL list keeps no state per finished file
+        self._bars = 0
+        self._sized = 0  # bars whose total is known
+        self._total = 0  # the sum of those totals
         self.overall: TaskID | None = None
-        if count > 1:
+        if count is None or count > 1:
             self.overall = self.progress.add_task(self._overall_label(), total=None)
 
     def _overall_label(self) -> str:
+        if self.count is None:
+            return f"all ({self.finished} files)"
         return f"all ({self.finished}/{self.count} files)"
+
+    def _many(self) -> bool:
+        return self.count is None or self.count > self.MAX_VISIBLE
+
+    def set_count(self, count: int) -> None:
+        """The number of transfers, once known (a URL list read to its end)."""
+        if self.count == count:
+            return
+        self.count = count
+        if self.overall is not None:
+            self.progress.update(self.overall, description=self._overall_label())
+            self._update_overall_total()
 
     def bar(self, label: str) -> _Bar:
         """A new bar; call it as ``bar(done, total)``."""
         task = self.progress.add_task(_label(label), total=None)
-        b = _Bar(self, task, label)
-        self._bars.append(b)
-        return b
+        self._bars += 1
+        return _Bar(self, task, label)
 
     def finish(self, bar: _Bar, ok: bool) -> None:
         """Mark *bar*'s transfer as done (successfully or not)."""
         self.finished += 1
         if ok and bar.total is None:
             self.progress.update(bar.task, total=bar.last, completed=bar.last)
-        if ok and self.count > self.MAX_VISIBLE:
-            # many downloads: finished bars go away, the overall bar tells the story
-            self.progress.update(bar.task, visible=False)
+        if ok and self._many():
+            # many downloads: finished bars go away (and are forgotten), the overall bar tells the story
+            self.progress.remove_task(bar.task)
         if not ok:
             self.progress.update(bar.task, description=_label("failed: " + bar.label))
         if self.overall is not None:
             self.progress.update(self.overall, description=self._overall_label())
 
     def _retotal(self, bar: _Bar, total: int | None) -> None:
+        if bar.total is not None:
+            self._sized -= 1
+            self._total -= bar.total
+        if total is not None:
+            self._sized += 1
+            self._total += total
         bar.total = total
-        if self.overall is None:
-            return
-        totals = [b.total for b in self._bars]
+        self._update_overall_total()
+
+    def _update_overall_total(self) -> None:
         # an overall total only when every size is known (else rich shows a pulsing bar)
-        if len(totals) == self.count and all(t is not None for t in totals):
-            self.progress.update(self.overall, total=sum(t for t in totals if t is not None))
+        if self.overall is not None and self.count is not None and self._sized == self.count:
+            self.progress.update(self.overall, total=self._total)
 
     def _advance(self, n: int) -> None:
         if self.overall is not None and n:

@@ -80,3 +80,71 @@ def test_entry_points_are_read_only_for_schemes_not_built_in() -> None:
                            "except Exception as e:\n    print(type(e).__name__)")
     assert result["stdout"] == "UnsupportedScheme\n"
     assert "importlib.metadata" in result["loaded"]
+
+
+def test_parse_command_builds_no_argparse_tree() -> None:
+    code = ("import sys, anyurl.cli; anyurl.cli.main(['parse', 'http://h/x'])\n"
+            "print('argparse' in sys.modules, 'logging' in sys.modules, file=sys.stderr)")
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["canonical"] == "http://h/x"
+    assert proc.stderr.split() == ["False", "False"]
+
+
+def _best_of(argv: list[str], rounds: int, env: dict[str, str]) -> list[float]:
+    import time
+
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        subprocess.run(argv, capture_output=True, timeout=60, env=env, check=True)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def test_parse_command_starts_within_reach_of_bare_python(tmp_path: Path) -> None:
+    # Interleaved rounds; the best of each (a busy machine only adds time). The goal is 2x
+    # `python -c pass`, out of reach while `import anyurl.urls` alone is 3.2x (its dataclasses);
+    # `parse` measured 3.5x (was 4.7x). The test allows 4x: argparse coming back would pass it.
+    # Bytecode goes to tmp_path: an installed anyurl is compiled once, not at every start.
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent),
+           "PYTHONPYCACHEPREFIX": str(tmp_path)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    parse = [sys.executable, "-c", "import sys; from anyurl.cli import main; sys.exit(main(['parse', 'ftp://h/x']))"]
+    bare = [sys.executable, "-c", "pass"]
+    ours: list[float] = []
+    theirs: list[float] = []
+    _best_of(parse, 1, env)  # warm the file cache (and bytecode, where it is written)
+    for _ in range(7):
+        ours += _best_of(parse, 1, env)
+        theirs += _best_of(bare, 1, env)
+    assert min(ours) < 4 * min(theirs), (sorted(ours), sorted(theirs))
+
+
+@pytest.mark.parametrize(("choice", "uses_uvloop"), [("", True), ("auto", True), ("uvloop", True), ("asyncio", False)])
+def test_cli_runs_on_uvloop_unless_told_not_to(choice: str, uses_uvloop: bool, tmp_path: Path) -> None:
+    pytest.importorskip("uvloop")
+    (tmp_path / "f.txt").write_text("hello\n")
+    code = ("import asyncio, sys, anyurl.cli\n"
+            "seen = []\n"
+            "real = anyurl.cli.cmd_get\n"
+            "async def spy(*a):\n"
+            "    seen.append(type(asyncio.get_running_loop()).__module__)\n"
+            "    return await real(*a)\n"
+            "anyurl.cli.cmd_get = spy\n"
+            f"code = anyurl.cli.main(['get', '-o', {str(tmp_path / 'out')!r}, {(tmp_path / 'f.txt').as_uri()!r}])\n"
+            "print(code, seen[0].split('.')[0])")
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent), "ANYURL_LOOP": choice}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "uvloop" if uses_uvloop else "asyncio"]
+    assert (tmp_path / "out").read_text() == "hello\n"
+
+
+def test_a_wrong_loop_choice_is_a_clear_error(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent), "ANYURL_LOOP": "trio"}
+    proc = subprocess.run([sys.executable, "-m", "anyurl", "get", "file:///etc/hostname"], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert proc.returncode == anyurl.ConfigurationError.exit_code
+    assert proc.stderr == "anyurl: ANYURL_LOOP must be asyncio, uvloop or auto, not 'trio'\n"

@@ -1,0 +1,99 @@
+"""The CLI's argument handling: the merged numeric option parser and the argparse-free `parse` path."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import math
+
+import pytest
+
+from anyurl import cli
+
+
+@pytest.mark.parametrize(("option", "text", "value"), [
+    ("--parallel", "1", 1), ("--parallel", "64", 64),
+    ("--retry", "0", 0), ("--retry", "5", 5),
+    ("--retry-delay", "0", 0.0), ("--retry-delay", "0.25", 0.25),
+    ("--timeout", "0.5", 0.5), ("--timeout", "inf", math.inf),
+])
+def test_numeric_options_in_bounds(option: str, text: str, value: float) -> None:
+    args = cli.build_parser().parse_args(["get", option, text, "file:///x"])
+    assert getattr(args, option.lstrip("-").replace("-", "_")) == value
+
+
+@pytest.mark.parametrize(("option", "text", "message"), [
+    ("--parallel", "0", "must be at least 1: '0'"),
+    ("--parallel", "2.5", "not an integer: '2.5'"),
+    ("--retry", "-1", "must be 0 or more: '-1'"),
+    ("--retry-delay", "-0.1", "must be 0 or more: '-0.1'"),
+    ("--retry-delay", "nan", "must be 0 or more: 'nan'"),
+    ("--timeout", "0", "must be positive: '0'"),
+    ("--timeout", "nan", "must be positive: 'nan'"),     # NaN passed `value <= 0` before
+    ("--timeout", "soon", "not a number of seconds: 'soon'"),
+    ("--connect-timeout", "-3", "must be positive: '-3'"),
+])
+def test_numeric_options_out_of_bounds(option: str, text: str, message: str) -> None:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as info:
+        cli.build_parser().parse_args(["get", option, text, "file:///x"])
+    assert info.value.code == 2
+    assert f"argument {option}" in err.getvalue() and message in err.getvalue()
+
+
+def test_mirror_numeric_options() -> None:
+    args = cli.build_parser().parse_args(["mirror", "--max-depth", "0", "--delay", "1.5", "ftp://h/", "d"])
+    assert (args.max_depth, args.delay) == (0, 1.5)
+
+
+# Command lines the parse fast path must read exactly as argparse does, or hand to argparse.
+ARGVS = [
+    ["parse", "ftp://h/x"],
+    ["parse", "ftp://h/x", "http://a/b"],
+    ["parse", "--show-password", "ftp://u:p@h/x"],
+    ["parse", "ftp://u:p@h/x", "--show-password"],
+    ["--debug", "parse", "http://h/"],
+    ["-v", "parse", "--debug", "http://h/"],
+    ["--email", "me@x", "parse", "http://h/"],
+    ["--email=me@x", "parse", "--user-agent", "ua", "http://h/"],
+    ["--news-server", "parse", "parse", "http://h/"],      # "parse" as the option's value
+    ["parse", "parse"],                                    # "parse" as a URL
+    ["parse", "a", "--debug", "b"],                        # argparse: unrecognized b
+    ["parse", "--show", "x"],                              # an abbreviation
+    ["parse", "--", "-x"],
+    ["parse", "-x"],
+    ["parse"],
+    ["--show-password", "parse", "x"],
+    ["get", "parse"],
+    ["parse", "x", "-h"],
+    ["--email", "-v", "parse", "x"],
+    ["parse", "--verbose", "x", "y"],
+]
+
+
+@pytest.mark.parametrize("argv", ARGVS, ids=" ".join)
+def test_parse_fast_path_reads_what_argparse_reads(argv: list[str]) -> None:
+    fast = cli._parse_command_line(argv)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            full: argparse.Namespace | None = cli.build_parser().parse_args(argv)
+    except SystemExit:
+        full = None
+    if fast is None:
+        return  # argparse decides (and gives its own usage error when the line is wrong)
+    assert full is not None and full.command == "parse"
+    assert (fast.urls, fast.show_password, fast.debug, fast.verbose) == (
+        full.urls, full.show_password, full.debug, full.verbose)
+
+
+def test_parse_fast_path_is_taken_for_the_plain_forms() -> None:
+    for argv in (["parse", "x"], ["--debug", "parse", "--show-password", "x", "y"], ["--email", "e", "parse", "x"]):
+        assert cli._parse_command_line(argv) is not None
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(["parse", "ftp://joe:pw@h/a/b;type=i", "gopher://g/1/"]) == 0
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert (first["type"], first["password"], first["cwd"], first["typecode"]) == ("FTPURL", "****", ["a"], "i")
+    assert second["type"] == "GopherURL"
