@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
-from .protocols.html import MAX_PAGE_BYTES, PageLinks, is_html
 from .protocols.proxy import select_proxy
 from .registry import handler_class
-from .response import Body, Entry, Response, Stat, translate_errors
+from .response import Body, Entry, Response, Stat, is_html, translate_errors
 from .settings import Limits, Policy, Request, Retry, Timeouts
 from .urls import URL, parse
 
@@ -432,6 +431,8 @@ def body_entries(body: Body, limits: Limits | None = None) -> AsyncIterator[Entr
 
 
 async def _page_entries(body: Body, limits: Limits) -> AsyncIterator[Entry]:
+    from .protocols.html import MAX_PAGE_BYTES, PageLinks  # html.parser only for pages
+
     links = PageLinks(_page_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
                       max_entries=limits.max_entries)
     async for chunk in body:
@@ -444,6 +445,8 @@ async def _page_entries(body: Body, limits: Limits) -> AsyncIterator[Entry]:
 def _links_of_content(body: Body, content: bytes, limits: Limits) -> tuple[list[Entry], dict[str, Any]]:
     """``fetch`` of an HTML page: its links as entries; a page past the limits keeps those
     found before it and says why in ``meta["html_links_error"]`` (the bytes are what counts)."""
+    from .protocols.html import PageLinks
+
     links = PageLinks(_page_url(body), charset=body.charset, max_bytes=None, max_entries=limits.max_entries)
     entries: list[Entry] = []
     meta = dict(body.meta)

@@ -13,7 +13,17 @@ from typing import Any
 
 from .errors import AnyURLError, ConnectError, FetchTimeout, NotSupported, ProtocolError, TransferError
 
-__all__ = ["ENTRY_KINDS", "ENTRY_RELS", "Body", "Entry", "Response", "Stat", "entry_line", "guess_content_type", "translate_errors"]
+__all__ = ["ENTRY_KINDS", "ENTRY_RELS", "HTML_TYPES", "Body", "Entry", "Response", "Stat", "entry_line", "guess_content_type",
+           "is_html", "translate_errors"]
+
+
+# media types whose links ``fetch``/``Client.ls`` read as entries (anyurl.protocols.html)
+HTML_TYPES: frozenset[str] = frozenset({"text/html", "application/xhtml+xml"})
+
+
+def is_html(content_type: str | None) -> bool:
+    """True for an HTML media type (parameters such as ``; charset=`` ignored)."""
+    return bool(content_type) and str(content_type).split(";", 1)[0].strip().lower() in HTML_TYPES
 
 
 def guess_content_type(name: str, default: str = "application/octet-stream") -> str:

@@ -48,13 +48,12 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import AnyURLError, ProtocolError, TransferError
-from ..response import Entry
+from ..response import HTML_TYPES, Entry, is_html
 from ..urls import FTPURL, HTTPURL, URL, FileURL, _join_text, parse
 
 __all__ = ["FOLLOWABLE_SCHEMES", "HTML_TYPES", "MAX_PAGE_BYTES", "MAX_PENDING", "PageLinks", "clean_href", "is_html",
            "page_links"]
 
-HTML_TYPES: frozenset[str] = frozenset({"text/html", "application/xhtml+xml"})
 # Schemes a link may lead to (file: only from a file: page).
 FOLLOWABLE_SCHEMES: frozenset[str] = frozenset({
     "http", "https", "ftp", "ftps", "gopher", "news", "nntp", "nntps", "wais", "prospero"})
@@ -86,11 +85,6 @@ _SPACES = re.compile(r"\s+")
 _LINK_ATTR = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
 # tags that end an autoindex row (its date and size come before them)
 _ROW_END = frozenset({"tr", "table", "pre", "hr", "li", "ul", "br", "body", "html", "div", "p"})
-
-
-def is_html(content_type: str | None) -> bool:
-    """True for an HTML media type (parameters such as ``; charset=`` ignored)."""
-    return bool(content_type) and str(content_type).split(";", 1)[0].strip().lower() in HTML_TYPES
 
 
 def clean_href(href: str, http: bool) -> str:
