@@ -493,6 +493,17 @@ class _GuardedBody:
     async def _close(self) -> None:
         await self.current.aclose()
 
+    async def _next(self, it: AsyncIterator[T], what: str) -> T | None:
+        """The next entry or chunk of *it* (None at its end), waiting no later than the deadline."""
+        try:
+            async with asyncio.timeout_at(self.req.deadline):
+                return await anext(it, None)
+        except TimeoutError as exc:
+            if isinstance(exc, AnyURLError):
+                raise
+            raise FetchTimeout(f"{what} took longer than the total timeout {self.req.timeouts.total} s",
+                               url=self.req.url) from exc
+
     async def _entries(self) -> AsyncIterator[Entry]:
         """A listing's entries, each wait bounded by the deadline; reopened on a retried
         error only while no entry was handed out (a listing cannot resume)."""
@@ -501,16 +512,9 @@ class _GuardedBody:
             it = aiter(self.current.aiter_entries())
             try:
                 while True:
-                    try:
-                        async with asyncio.timeout_at(req.deadline):
-                            entry = await anext(it)
-                    except StopAsyncIteration:
+                    entry = await self._next(it, "listing")
+                    if entry is None:
                         return
-                    except TimeoutError as exc:
-                        if isinstance(exc, AnyURLError):
-                            raise
-                        raise FetchTimeout(f"listing took longer than the total timeout "
-                                           f"{req.timeouts.total} s", url=req.url) from exc
                     handed += 1
                     yield entry
             except AnyURLError as exc:
@@ -527,16 +531,9 @@ class _GuardedBody:
             it = aiter(self.current)
             try:
                 while True:
-                    try:
-                        async with asyncio.timeout_at(req.deadline):
-                            chunk = await anext(it)
-                    except StopAsyncIteration:
+                    chunk = await self._next(it, "transfer")
+                    if chunk is None:
                         return
-                    except TimeoutError as exc:
-                        if isinstance(exc, AnyURLError):
-                            raise
-                        raise FetchTimeout(f"transfer took longer than the total timeout "
-                                           f"{req.timeouts.total} s", url=req.url) from exc
                     handed += len(chunk)
                     yield chunk
             except AnyURLError as exc:
