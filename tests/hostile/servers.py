@@ -38,6 +38,13 @@ class _Server:
         self.host = "127.0.0.1"
         self.port = 0
 
+    def _tcp_listener(self) -> socket.socket:
+        """A loopback listener on a free port (self.port), its accept() bounded so loops see stop."""
+        listener = socket.create_server((self.host, 0))
+        listener.settimeout(0.2)
+        self.port = listener.getsockname()[1]
+        return listener
+
     def _spawn(self, target: object, *args: object) -> None:
         t = threading.Thread(target=target, args=args, daemon=True)  # type: ignore[arg-type]
         t.start()
@@ -61,9 +68,7 @@ class TelnetNegotiationFlood(_Server):
 
     def __init__(self, max_seconds: float = 60.0) -> None:
         super().__init__(max_seconds)
-        self.listener = socket.create_server((self.host, 0))
-        self.listener.settimeout(0.2)
-        self.port = self.listener.getsockname()[1]
+        self.listener = self._tcp_listener()
         self.bytes_sent = 0
         self.bytes_received = 0
         # one round: WILL and DO for every option, plus a terminal-type request
@@ -118,9 +123,7 @@ class TelnetDeaf(_Server):
 
     def __init__(self, max_seconds: float = 60.0) -> None:
         super().__init__(max_seconds)
-        self.listener = socket.create_server((self.host, 0))
-        self.listener.settimeout(0.2)
-        self.port = self.listener.getsockname()[1]
+        self.listener = self._tcp_listener()
 
     def __enter__(self) -> Self:
         self._spawn(self._accept)
