@@ -2,6 +2,7 @@
 
     python -m bench.raw_gopher URL FILE     (FILE "-": standard output)
     python -m bench.raw_gopher --loop asyncio URL FILE
+    python -m bench.raw_gopher --connect-first URL FILE   (connect before importing asyncio)
 
 No anyurl: parse ``gopher://host:port/T/selector`` by hand, connect, send the
 selector, and write every received block to FILE from inside the protocol's
@@ -29,10 +30,22 @@ def _target(url: str) -> tuple[str, int, bytes]:
 
 def main(argv: list[str]) -> int:
     loop_name = "uvloop"
+    early = None
     if argv[:1] == ["--loop"]:
         loop_name, argv = argv[1], argv[2:]
+    if argv[:1] == ["--connect-first"]:
+        argv = argv[1:]
+        if len(argv) == 2:
+            # connect and send before importing asyncio: the server's start-up overlaps ours
+            import socket
+
+            host, port, request = _target(argv[0])
+            early = socket.create_connection((host, port))
+            early.sendall(request)
+            early.setblocking(False)
     if len(argv) != 2:
-        print("usage: python -m bench.raw_gopher [--loop asyncio|uvloop] URL FILE", file=sys.stderr)
+        print("usage: python -m bench.raw_gopher [--loop asyncio|uvloop] [--connect-first] URL FILE",
+              file=sys.stderr)
         return 2
     url, dest = argv
     import asyncio
@@ -66,9 +79,12 @@ def main(argv: list[str]) -> int:
                 done.set_result(None)
 
     async def fetch() -> None:
-        host, port, request = _target(url)
-        transport, _ = await loop.create_connection(Sink, host, port)
-        transport.write(request)
+        if early is not None:
+            await loop.create_connection(Sink, sock=early)
+        else:
+            host, port, request = _target(url)
+            transport, _ = await loop.create_connection(Sink, host, port)
+            transport.write(request)
         await done
 
     loop.run_until_complete(fetch())
