@@ -15,7 +15,10 @@
 curl sends the selector of ``gopher://h:p/9/big.bin`` as ``/big.bin`` (it drops
 the "/" and the type character), exactly as anyurl does. Ratios > 1 mean
 faster than curl. ``python -m bench.bench_gopher fetch URL FILE`` is the
-anyurl API (no CLI) used as a third case for the big item.
+anyurl API (no CLI) used as a third case for the big item; bench/raw_gopher.py
+(asyncio + uvloop, no anyurl, one reused buffer written from the protocol
+callback) is the fourth: the ceiling for any asyncio-based Python process, whose
+interpreter start and ``import asyncio`` alone cost about half of curl's whole run.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from pathlib import Path
 from bench.harness import Case, anyurl_cmd, check_size, compare, python_cmd
 
 CONCURRENCY = 32
+# The anchor: no anyurl, the fastest asyncio process we know for one item (bench/raw_gopher.py).
+RAW = "raw asyncio+uvloop (ceiling)"
 
 
 def _big_file(root: Path, size: int) -> Path:
@@ -67,11 +72,13 @@ def run(launcher: object, quick: bool) -> None:
         Case("anyurl get -o FILE", anyurl_cmd("get", "-q", "-o", str(out), url), rm_out, check_out),
         Case("anyurl API (script)", python_cmd("-m", "bench.bench_gopher", "fetch", url, str(out)),
              rm_out, check_out),
+        Case(RAW, python_cmd("-m", "bench.raw_gopher", url, str(out)), rm_out, check_out),
     ], "curl -o FILE", unit_work=(mib, "MiB"))
     compare(f"gopher: one {mib} MiB binary item to /dev/null (gophernicus)", [
         Case("curl > /dev/null", [curl, "-s", url]),
         Case("anyurl get > /dev/null", anyurl_cmd("get", "-q", url)),
         Case("anyurl API (script)", python_cmd("-m", "bench.bench_gopher", "fetch", url, os.devnull)),
+        Case(RAW, python_cmd("-m", "bench.raw_gopher", url, "-")),
     ], "curl > /dev/null", unit_work=(mib, "MiB"))
 
     urls = [f"{base}/0/many/t{i:04d}.txt" for i in range(n_small)]

@@ -225,7 +225,7 @@ class GopherHandler(Handler):
         meta: dict[str, Any] = {
             "gopher_plus": True, "gophertype": gtype, "selector": url.selector,
             "attributes": attrs,
-            "views": [v.__dict__ for v in facts.views],
+            "views": [v._asdict() for v in facts.views],
         }
         if facts.size_text is not None:
             meta["size_text"] = facts.size_text
@@ -298,7 +298,7 @@ class GopherHandler(Handler):
                 # and keep the named ones.
                 await conn.close()
                 whole = "!" if plan.kind == "attributes" else "$"
-                retry = replace(plan, request=gp.plan_request(
+                retry = plan._replace(request=gp.plan_request(
                     replace(url, search=url.search or "", gopher_plus=whole)).request)
                 conn = await self._connect(url, retry.request, on_send, conn.req)
                 meta["attributes_fallback"] = True
@@ -531,9 +531,9 @@ class GopherHandler(Handler):
             attrs = items[0] if items else {}
             meta["attributes"] = attrs
             if "VIEWS" in attrs:
-                meta["views"] = [v.__dict__ for v in gp.parse_views(attrs["VIEWS"])]
+                meta["views"] = [v._asdict() for v in gp.parse_views(attrs["VIEWS"])]
             if "ASK" in attrs:
-                meta["form"] = [f.__dict__ for f in gp.parse_ask(attrs["ASK"])]
+                meta["form"] = [f._asdict() for f in gp.parse_ask(attrs["ASK"])]
             entries = None
         else:
             meta["attributes"] = items
@@ -587,7 +587,7 @@ class GopherHandler(Handler):
         form_plan = gp.plan_request(target)
         result_body = await self._request(target, form_plan, on_send)
         result_body.meta["form_url"] = str(target)
-        result_body.meta["form"] = [f.__dict__ for f in fields]
+        result_body.meta["form"] = [f._asdict() for f in fields]
         return result_body
 
 

@@ -23,9 +23,9 @@ What a gopher handler needs, as pure functions and small state machines:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from ..errors import ProtocolError, ResourceNotFound, TemporaryFailure, TransferError, UnsafeURL
@@ -107,9 +107,12 @@ def service_port_refusal(port: int) -> str | None:
 
 _NAMES = {"\t": "TAB", "\r": "CR", "\n": "LF", "\0": "NUL"}
 
+# Patterns are kept as text: re compiles each on first use (and caches it), so
+# importing this module for a plain download compiles none it does not use.
+
 # The gopher+_string of a filled-out ASK form (RFC 1738 section 3.4.9): "+",
 # TAB, "1", CRLF, "+-1", CRLF, one line per answer, ".", CRLF.
-_FORM = re.compile(r"\+\t1\r\n\+-1\r\n(?:[^\r\n\t\0]*\r\n)*\.\r\n\Z")
+_FORM = r"\+\t1\r\n\+-1\r\n(?:[^\r\n\t\0]*\r\n)*\.\r\n\Z"
 
 
 def _refuse(url: object, what: str, value: str | None, chars: str) -> None:
@@ -121,8 +124,7 @@ def _refuse(url: object, what: str, value: str | None, chars: str) -> None:
                         "it (it would inject extra request lines)", url=url)
 
 
-@dataclass(frozen=True)
-class RequestPlan:
+class RequestPlan(NamedTuple):
     """What to send for a URL and how to read the reply.
 
     ``kind`` is "plain" (RFC 1436), "search", "data" (Gopher+ "+" or
@@ -153,7 +155,7 @@ def plan_request(url: GopherURL) -> RequestPlan:
         if url.search is None:
             return RequestPlan("plain", to_wire(url.selector) + b"\r\n")
         return RequestPlan("search", to_wire(url.selector + "\t" + url.search) + b"\r\n")
-    if _FORM.match(gplus):
+    if re.match(_FORM, gplus):
         return RequestPlan("form", _with_plus(url, gplus))
     _refuse(url, "Gopher+ string", gplus, "\t\r\n\0")
     if gplus == "?":
@@ -241,8 +243,7 @@ def is_text_type(gophertype: str) -> bool:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MenuItem:
+class MenuItem(NamedTuple):
     """One menu line: type, display string, selector, host, port and the Gopher+ flag."""
 
     gophertype: str
@@ -255,8 +256,7 @@ class MenuItem:
     defaulted: bool = False  # host/port were missing and taken from the menu's server
 
 
-@dataclass(frozen=True)
-class BrokenLine:
+class BrokenLine(NamedTuple):
     """A menu line that could not be understood (reported, never fatal)."""
 
     number: int
@@ -427,14 +427,14 @@ def menu_entry(item: MenuItem, menu: GopherURL | None = None) -> Entry:
                  meta=meta)
 
 
-_ERROR_LINE = re.compile(rb"3[^\t\r\n]*(\t[^\t\r\n]*){2,}\t?[^\t\r\n]*\r?\n?\Z")
+_ERROR_LINE = rb"3[^\t\r\n]*(\t[^\t\r\n]*){2,}\t?[^\t\r\n]*\r?\n?\Z"
 # Replies some servers send instead of a type-3 item (gophernicus).
-_KNOWN_ERROR_TEXT = re.compile(rb"Error: (File or directory not found!|Access denied!)[^\r\n]*")
+_KNOWN_ERROR_TEXT = rb"Error: (File or directory not found!|Access denied!)[^\r\n]*"
 
 
 def is_error_line(line: bytes) -> bool:
     """True for a type-3 error item line (RFC 1436), sent in place of a resource."""
-    return bool(_ERROR_LINE.match(line))
+    return bool(re.match(_ERROR_LINE, line))
 
 
 def error_text(line: bytes) -> tuple[str, bool] | None:
@@ -446,7 +446,7 @@ def error_text(line: bytes) -> tuple[str, bool] | None:
     """
     if is_error_line(line):
         return _decode_line(line[1:]).split("\t")[0].strip(), False
-    m = _KNOWN_ERROR_TEXT.match(line)
+    m = re.match(_KNOWN_ERROR_TEXT, line)
     if m:
         return _decode_line(m.group(0)).strip(), True
     return None
@@ -587,8 +587,7 @@ class TextUnstuffer:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PlusHeader:
+class PlusHeader(NamedTuple):
     """A Gopher+ reply header: ``+<n>``, ``+-1`` (ends with "."), ``+-2`` (ends at close);
     ``error`` is True for ``-<n>`` (``--1``, ``--2``...)."""
 
@@ -596,19 +595,18 @@ class PlusHeader:
     error: bool = False
 
 
-_PLUS_HEADER = re.compile(rb"([+-])(-1|-2|\d{1,18})\r?\n\Z")
+_PLUS_HEADER = rb"([+-])(-1|-2|\d{1,18})\r?\n\Z"
 
 
 def parse_plus_header(line: bytes) -> PlusHeader | None:
     """The header of a Gopher+ reply, or None if *line* is not one (a Gopher0 server)."""
-    m = _PLUS_HEADER.match(line)
+    m = re.match(_PLUS_HEADER, line)
     if not m:
         return None
     return PlusHeader(int(m.group(2)), m.group(1) == b"-")
 
 
-@dataclass(frozen=True)
-class PlusError:
+class PlusError(NamedTuple):
     """A Gopher+ error reply: code 1 item not available, 2 try again later, 3 item moved."""
 
     code: int | None
@@ -686,8 +684,7 @@ def render_attributes(items: list[dict[str, str]]) -> bytes:
     return "".join(ln + "\r\n" for ln in out).encode("utf-8", "surrogateescape")
 
 
-@dataclass(frozen=True)
-class View:
+class View(NamedTuple):
     """One +VIEWS line: ``<mime> [<language>]: <size>``."""
 
     mime: str
@@ -713,8 +710,7 @@ def parse_views(block: str) -> list[View]:
     return views
 
 
-@dataclass
-class FormField:
+class FormField(NamedTuple):
     """One item of a Gopher+ +ASK form.
 
     ``kind`` is the ASK keyword in lower case: "ask" (a line of text),
@@ -726,7 +722,7 @@ class FormField:
     kind: str
     prompt: str
     default: str | None = None
-    choices: list[str] = field(default_factory=list)
+    choices: list[str] = []  # never mutated; parse_ask gives each field its own list
 
     @property
     def answerable(self) -> bool:
@@ -748,14 +744,14 @@ def parse_ask(block: str) -> list[FormField]:
         kind = head.strip().lower()
         if not sep or kind not in _ASK_KINDS:
             # An unknown keyword: show it as a note rather than dropping it.
-            fields.append(FormField("note", line.strip()))
+            fields.append(FormField("note", line.strip(), None, []))
             continue
         parts = rest.lstrip(" ").split("\t")
         prompt, values = parts[0], parts[1:]
         if kind in ("choose", "choosef"):
             fields.append(FormField(kind, prompt, values[0] if values else None, values))
         else:
-            fields.append(FormField(kind, prompt, values[0] if values else None))
+            fields.append(FormField(kind, prompt, values[0] if values else None, []))
     return fields
 
 
@@ -805,7 +801,7 @@ def stat_request(url: GopherURL) -> RequestPlan:
     return plan_request(replace(url, search=url.search or "", gopher_plus="!"))
 
 
-_SIZE = re.compile(r"<?\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)[bB]?\s*>?")
+_SIZE = r"<?\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)[bB]?\s*>?"
 _UNITS = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 
 
@@ -813,7 +809,7 @@ def parse_plus_size(text: str) -> tuple[int, bool] | None:
     """A +VIEWS size (``<12k>``, ``<1.5M>``, ``<300>``) -> (bytes, approximate); None if
     unreadable. Sizes in k/M/G are rounded by the server (pygopherd floors to whole
     kilobytes), so they are approximate; ``<0k>`` (under 1024 bytes) gives None."""
-    m = _SIZE.fullmatch(text.strip())
+    m = re.fullmatch(_SIZE, text.strip())
     if not m:
         return None
     unit = m.group(2).lower()
@@ -823,13 +819,13 @@ def parse_plus_size(text: str) -> tuple[int, bool] | None:
     return size, bool(unit)
 
 
-_MOD_DATE = re.compile(r"Mod-Date:[^<\n]*<(\d{14})>")
+_MOD_DATE = r"Mod-Date:[^<\n]*<(\d{14})>"
 
 
 def parse_mod_date(admin: str) -> datetime | None:
     """The ``<YYYYMMDDhhmmss>`` of a +ADMIN ``Mod-Date:`` line. Gopher+ gives no zone;
     it is taken as UTC."""
-    m = _MOD_DATE.search(admin)
+    m = re.search(_MOD_DATE, admin)
     if not m:
         return None
     try:
@@ -838,8 +834,7 @@ def parse_mod_date(admin: str) -> datetime | None:
         return None
 
 
-@dataclass(frozen=True)
-class PlusFacts:
+class PlusFacts(NamedTuple):
     """What an item's Gopher+ attributes say, for ``stat``."""
 
     gophertype: str | None  # from +INFO
