@@ -227,3 +227,39 @@ async def test_partial_presents_are_continued(ztest: Endpoint) -> None:
     assert [e.title for e in res.entries] == [f"This is dummy SUTRS record number {i}" for i in range(1, 5)]
     presents = [line for line in log_lines(ztest, mark) if "Present" in line]
     assert [p.split()[-1] for p in presents] == ["1+4", "2+3", "3+2", "4+1"], presents
+
+
+async def test_opac_record_in_indefinite_length_arrives_as_raw_ber(ztest: Endpoint) -> None:
+    # yaz-ztest sends OPAC records as an indefinite-length single-ASN1-type; asn1tools refused
+    # that (a ProtocolError), our BER codec reads it and hands over the record's own encoding.
+    res = await anyurl.fetch(ztest.url("wais", "/Default/1.2.840.10003.5.102/z1%3A1%3Acomputer"))
+    assert res.meta["syntax"] == "OPAC"
+    assert res.content[:2] == b"\x30\x80" and res.content.endswith(b"\x00\x00")  # OPACRecord, indefinite
+    assert b"nam  22" in res.content  # the bibliographic (USMARC) record inside
+
+
+@pytest.mark.parametrize(("reply", "problem"), [
+    (b"\xb5\x12\x83\x02\x07\x80\x84\x02\x07\x80\x85\x01\x01\x86\x01\x01\x8c\x02\xff\xff",
+     r"BOOLEAN \[12\] at offset 16 has 2 contents octets"),
+    (b"\xb5\x06\xa3\x03\x04\x05ab", "runs past the end of the element enclosing it"),
+    (b"\xb5\x04\xa3\x03\x04\x05", "claims 3 bytes but only 2 remain"),
+    (b"\xb5\x80" * 80 + b"\x00\x00" * 80, "nesting deeper than 64"),
+    (b"\xb5\x04\x9f\x80\x01\x00", "padding octet"),
+    (b"\xbf\x81\x00\x00", r"unexpected APDU \[128\]"),
+])
+async def test_malformed_init_response_is_a_protocol_error(reply: bytes, problem: str) -> None:
+    # whole APDUs the BER codec must refuse: the error names the URL and the problem, nothing else escapes
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(200)
+        writer.write(reply)
+        await writer.drain()
+        await reader.read(100)
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    url = f"wais://127.0.0.1:{port}/Default?x"
+    async with server:
+        with pytest.raises(ProtocolError, match=problem) as info:
+            await anyurl.fetch(url)
+    assert str(info.value).startswith(url)

@@ -1,9 +1,10 @@
 """Z39.50-1995 (ANSI/NISO Z39.50, version 3) APDUs for the wais: scheme (pure, no I/O).
 
-The BER encoding is done by asn1tools, compiled from the subset of the
-Z39-50-APDU-1995 ASN.1 module below (written for this project from the
-standard: only the APDUs a retrieving client needs, with ``...`` so that
-members this subset does not name are skipped when decoding).
+The APDUs are encoded and decoded by hand over the small BER codec in
+:mod:`.ber`, following the subset of the Z39-50-APDU-1995 ASN.1 module kept
+below as ``_ASN1`` (written for this project from the standard: only what a
+retrieving client needs). Decoding skips members this subset does not name,
+as the ``...`` extension markers say.
 
 What the client uses: InitializeRequest/Response, SearchRequest with a
 Type-1 (RPN) query of one term with Bib-1 attributes, SearchResponse,
@@ -17,11 +18,11 @@ reading it.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-import asn1tools
+from . import ber
+from .ber import CONTEXT, UNIVERSAL, Element
 
 __all__ = [
     "BIB1_DIAGNOSTICS",
@@ -75,6 +76,7 @@ BIB1_DIAGNOSTICS: dict[int, str] = {
     239: "Record syntax not supported",
 }
 
+# The subset, for reference: the encoders and decoders below follow it tag for tag.
 _ASN1 = r"""
 Z39-50-APDU-SUBSET DEFINITIONS ::= BEGIN
 
@@ -269,33 +271,8 @@ GeneralText ::= GeneralString
 END
 """
 
-_codec: Any = None
-
-
-def _compiled() -> Any:
-    # Compiled once, on first use, from the pre-parsed module (see _z3950_parsed.py).
-    global _codec
-    if _codec is None:
-        from ._z3950_parsed import PARSED
-
-        # compile_dict modifies its argument: keep the module's copy pristine.
-        _codec = asn1tools.compile_dict(copy.deepcopy(PARSED), "ber")
-    return _codec
-
-
-def regenerate_parsed() -> None:
-    """Rewrite _z3950_parsed.py after editing the ASN.1 text (a development helper)."""
-    import pprint
-    from pathlib import Path
-
-    body = pprint.pformat(asn1tools.parse_string(_ASN1), width=110, sort_dicts=True)
-    target = Path(__file__).with_name("_z3950_parsed.py")
-    head = target.read_text().split("PARSED: dict[str, Any] = ", 1)[0]
-    target.write_text(f"{head}PARSED: dict[str, Any] = {body}\n")
-
-
-class Z3950Error(ValueError):
-    """Bytes that are not a valid APDU of this subset (the driver maps it to ProtocolError)."""
+class Z3950Error(ber.BERError):
+    """Bytes that are not a valid APDU of this subset, or a value no APDU can carry."""
 
 
 @dataclass(frozen=True)
@@ -386,28 +363,44 @@ def _bit_set(bits: tuple[bytes, int], index: int) -> bool:
     return bool(data[index // 8] & (0x80 >> (index % 8)))
 
 
-def _encode(choice: str, value: dict[str, Any]) -> bytes:
+def _ctx(number: int, content: bytes, constructed: bool = False) -> bytes:
+    return ber.tlv(CONTEXT, number, content, constructed)
+
+
+def _int(number: int, value: int) -> bytes:
+    return _ctx(number, ber.integer_content(value))
+
+
+def _string(number: int, text: str) -> bytes:
+    # InternationalString is a GeneralString: Latin-1 octets, as this client has always sent
     try:
-        return bytes(_compiled().encode("PDU", (choice, value)))
-    except Exception as exc:  # asn1tools raises its own errors for bad values
-        raise Z3950Error(f"cannot encode {choice}: {exc}") from exc
+        return _ctx(number, text.encode("latin-1"))
+    except UnicodeEncodeError as exc:
+        raise Z3950Error(f"cannot encode {text!r}: a GeneralString carries Latin-1 characters only") from exc
+
+
+def _oid(number: int | None, dotted: str) -> bytes:
+    try:
+        content = ber.oid_content(dotted)
+    except ValueError as exc:
+        raise Z3950Error(str(exc)) from exc
+    return ber.tlv(UNIVERSAL, 6, content) if number is None else _ctx(number, content)
 
 
 def encode_init(*, message_size: int, record_size: int, name: str = "anyurl",
                 version: str = "0.1", reference_id: bytes | None = None) -> bytes:
     """An InitializeRequest offering protocol versions 1-3 and search + present."""
-    value: dict[str, Any] = {
-        "protocolVersion": (b"\xe0", 3),  # versions 1, 2 and 3
-        "options": _bits(_OPTION_NAMES, _WANTED_OPTIONS),
-        "preferredMessageSize": message_size,
-        "exceptionalRecordSize": record_size,
-        "implementationId": "anyurl",
-        "implementationName": name,
-        "implementationVersion": version,
-    }
-    if reference_id is not None:
-        value["referenceId"] = reference_id
-    return _encode("initRequest", value)
+    body = [
+        _ctx(2, bytes(reference_id)) if reference_id is not None else b"",
+        _ctx(3, ber.bit_string_content(b"\xe0", 3)),  # versions 1, 2 and 3
+        _ctx(4, ber.bit_string_content(*_bits(_OPTION_NAMES, _WANTED_OPTIONS))),
+        _int(5, message_size),
+        _int(6, record_size),
+        _string(110, "anyurl"),
+        _string(111, name),
+        _string(112, version),
+    ]
+    return _ctx(20, b"".join(body), True)
 
 
 def encode_search(term: str, database: str, *, result_set: str = "default",
@@ -418,29 +411,30 @@ def encode_search(term: str, database: str, *, result_set: str = "default",
     No records are piggy-backed (small set bound 0): the client asks for them
     with Present, so it controls the record syntax and how many arrive.
     """
-    attributes: list[dict[str, Any]] = []
-    if use_attribute is not None:
-        attributes.append({"attributeType": 1, "attributeValue": ("numeric", use_attribute)})
-    term_value: tuple[str, Any]
+    attributes = b""
+    if use_attribute is not None:  # AttributeElement: type 1 (Use), a numeric value
+        attributes = ber.tlv(UNIVERSAL, 16, _int(120, 1) + _int(121, use_attribute), True)
     if numeric_term:
-        term_value = ("numeric", int(term))
+        try:
+            value = int(term)
+        except ValueError as exc:
+            raise Z3950Error(f"not a numeric term: {term!r}") from exc
+        term_element = _int(215, value)
     else:
-        term_value = ("general", term.encode("utf-8"))
-    value: dict[str, Any] = {
-        "smallSetUpperBound": 0,
-        "largeSetLowerBound": 1,
-        "mediumSetPresentNumber": 0,
-        "replaceIndicator": True,
-        "resultSetName": result_set,
-        "databaseNames": [database],
-        "query": ("type-1", {
-            "attributeSet": OID_BIB1,
-            "rpn": ("op", ("attrTerm", {"attributes": attributes, "term": term_value})),
-        }),
-    }
-    if record_syntax is not None:
-        value["preferredRecordSyntax"] = _syntax_oid(record_syntax)
-    return _encode("searchRequest", value)
+        term_element = _ctx(45, term.encode("utf-8"))
+    apt = _ctx(102, _ctx(44, attributes, True) + term_element, True)  # AttributesPlusTerm
+    rpn_query = _oid(None, OID_BIB1) + _ctx(0, apt, True)  # RPNStructure: op [0]
+    body = [
+        _int(13, 0),  # smallSetUpperBound
+        _int(14, 1),  # largeSetLowerBound
+        _int(15, 0),  # mediumSetPresentNumber
+        _ctx(16, ber.boolean_content(True)),  # replaceIndicator
+        _string(17, result_set),
+        _ctx(18, _string(105, database), True),  # databaseNames
+        _oid(104, _syntax_oid(record_syntax)) if record_syntax is not None else b"",
+        _ctx(21, _ctx(1, rpn_query, True), True),  # query: type-1
+    ]
+    return _ctx(22, b"".join(body), True)
 
 
 def _syntax_oid(syntax: str) -> str:
@@ -453,21 +447,19 @@ def _syntax_oid(syntax: str) -> str:
 def encode_present(start: int, count: int, *, result_set: str = "default",
                    record_syntax: str | None = None, element_set: str | None = "F") -> bytes:
     """A PresentRequest for *count* records from position *start* (1-based)."""
-    value: dict[str, Any] = {
-        "resultSetId": result_set,
-        "resultSetStartPoint": start,
-        "numberOfRecordsRequested": count,
-    }
-    if element_set:
-        value["recordComposition"] = ("simple", ("genericElementSetName", element_set))
-    if record_syntax is not None:
-        value["preferredRecordSyntax"] = _syntax_oid(record_syntax)
-    return _encode("presentRequest", value)
+    body = [
+        _string(31, result_set),
+        _int(30, start),
+        _int(29, count),
+        _ctx(19, _string(0, element_set), True) if element_set else b"",  # simple: generic name
+        _oid(104, _syntax_oid(record_syntax)) if record_syntax is not None else b"",
+    ]
+    return _ctx(24, b"".join(body), True)
 
 
 def encode_close(reason: int = 0) -> bytes:
     """A Close APDU (reason 0: finished)."""
-    return _encode("close", {"closeReason": reason})
+    return _ctx(48, _int(211, reason), True)
 
 
 def apdu_length(buffer: bytes | bytearray, limit: int | None = None) -> int | None:
@@ -480,191 +472,203 @@ def apdu_length(buffer: bytes | bytearray, limit: int | None = None) -> int | No
     or when the APDU is longer than *limit* bytes.
     """
     try:
-        end = _tlv_end(buffer, 0, 0)
-    except _NeedMore:
-        if limit is not None and len(buffer) > limit:
-            raise Z3950Error(f"APDU longer than the {limit}-byte limit") from None
-        return None
-    if limit is not None and end > limit:
-        raise Z3950Error(f"APDU of {end} bytes is longer than the {limit}-byte limit")
-    return end
+        return ber.element_length(buffer, limit)
+    except Z3950Error:
+        raise
+    except ber.BERError as exc:
+        raise Z3950Error(f"bad APDU header: {exc.message}") from None
 
 
-class _NeedMore(Exception):
-    pass
+def _fields(element: Element, what: str) -> dict[int, Element]:
+    # A SEQUENCE's context-tagged members by tag number; other members are skipped
+    if not element.constructed:
+        raise Z3950Error(f"{what} is not constructed")
+    found: dict[int, Element] = {}
+    for child in element.children:
+        if child.cls == CONTEXT:
+            if child.number in found:
+                raise Z3950Error(f"{what} repeats member {child.tag}")
+            found[child.number] = child
+    return found
 
 
-def _tlv_end(buf: bytes | bytearray, pos: int, depth: int) -> int:
-    # Returns the offset just past the element starting at *pos*.
-    if depth > 64:
-        raise Z3950Error("BER nesting deeper than 64 levels")
-    if pos >= len(buf):
-        raise _NeedMore
-    constructed = bool(buf[pos] & 0x20)
-    tag_high = buf[pos] & 0x1F == 0x1F
-    pos += 1
-    if tag_high:
-        for count in range(6):
-            if pos >= len(buf):
-                raise _NeedMore
-            octet = buf[pos]
-            pos += 1
-            if not octet & 0x80:
-                break
-            if count == 5:
-                raise Z3950Error("tag number too long")
-    if pos >= len(buf):
-        raise _NeedMore
-    first = buf[pos]
-    pos += 1
-    if first < 0x80:
-        return pos + first
-    n = first & 0x7F
-    if n == 0:
-        if not constructed:
-            raise Z3950Error("indefinite length on a primitive element")
-        while True:  # elements until the end-of-contents octets 00 00
-            if pos + 2 > len(buf):
-                raise _NeedMore
-            if buf[pos] == 0 and buf[pos + 1] == 0:
-                return pos + 2
-            pos = _tlv_end(buf, pos, depth + 1)
-    if n > 8:
-        raise Z3950Error(f"length of {n} octets is absurd")
-    if pos + n > len(buf):
-        raise _NeedMore
-    return pos + n + int.from_bytes(buf[pos:pos + n], "big")
-
-
-def _octets(value: Any) -> bytes:
-    """The octets of a decoded string: asn1tools returns a GeneralString as
-    text decoded from Latin-1, which gives the octets back one for one."""
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value)
-    text = str(value) if value is not None else ""
+def _need(fields: dict[int, Element], number: int, what: str) -> Element:
     try:
-        return text.encode("latin-1")
-    except UnicodeEncodeError:  # not from a GeneralString: already real text
-        return text.encode("utf-8", "surrogateescape")
+        return fields[number]
+    except KeyError:
+        raise Z3950Error(f"{what} lacks its mandatory member [{number}]") from None
 
 
-def _text(value: Any) -> str:
+def _only_child(element: Element, what: str) -> Element:
+    # an explicit tag or a CHOICE wrapper holds exactly one element
+    if not element.constructed or len(element.children) != 1:
+        raise Z3950Error(f"{what} {element.tag} does not hold exactly one element")
+    return element.children[0]
+
+
+def _text(raw: bytes) -> str:
     # Targets send UTF-8 today (Zebra, YAZ); older ones Latin-1, kept as it came.
-    raw = _octets(value)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
 
 
-def _diag(value: Any) -> Diagnostic:
-    # DiagRec is a CHOICE; DefaultDiagFormat is the bare dict.
-    if isinstance(value, tuple):
-        kind, inner = value
-        if kind != "defaultFormat":
-            return Diagnostic(0, "externally defined diagnostic")
-        value = inner
-    addinfo = value.get("addinfo")
-    text = _text(addinfo[1]) if isinstance(addinfo, tuple) else ""
-    return Diagnostic(int(value.get("condition", 0)), text, str(value.get("diagnosticSetId", "")))
+def _opt_text(fields: dict[int, Element], number: int) -> str | None:
+    element = fields.get(number)
+    return None if element is None else _text(element.octets())
 
 
-def _record(npr: dict[str, Any]) -> Record:
-    name = npr.get("name")
-    database = _text(name) if name is not None else None
-    kind, inner = npr["record"]
-    if kind == "surrogateDiagnostic":
+def _diag(element: Element) -> Diagnostic:
+    # DiagRec: DefaultDiagFormat (a SEQUENCE) or an External
+    if element.is_(UNIVERSAL, 8):
+        return Diagnostic(0, "externally defined diagnostic")
+    if not element.is_(UNIVERSAL, 16) or not element.constructed:
+        raise Z3950Error(f"a diagnostic is neither DefaultDiagFormat nor External but {element.tag}")
+    diagset = ""
+    condition: int | None = None
+    addinfo = ""
+    for child in element.children:
+        if child.is_(UNIVERSAL, 6) and not diagset:
+            diagset = child.oid()
+        elif child.is_(UNIVERSAL, 2) and condition is None:
+            condition = child.integer()
+        elif child.is_(UNIVERSAL, 26) or child.is_(UNIVERSAL, 27):  # v2 VisibleString, v3 GeneralString
+            addinfo = _text(child.octets())
+    if condition is None:
+        raise Z3950Error("DefaultDiagFormat lacks its condition")
+    return Diagnostic(condition, addinfo, diagset)
+
+
+def _record(npr: Element) -> Record:
+    if not npr.is_(UNIVERSAL, 16):
+        raise Z3950Error(f"NamePlusRecord expected, found {npr.tag}")
+    fields = _fields(npr, "NamePlusRecord")
+    database = _opt_text(fields, 0)
+    choice = _only_child(_need(fields, 1, "NamePlusRecord"), "NamePlusRecord.record")
+    if choice.cls != CONTEXT or choice.number not in (1, 2):
+        if choice.cls == CONTEXT and choice.number in (3, 4, 5):
+            raise Z3950Error("segmented (fragmented) records are not supported")
+        raise Z3950Error(f"unknown kind of record {choice.tag}")
+    inner = _only_child(choice, "NamePlusRecord.record")
+    if choice.number == 2:
         return Record("diagnostic", b"", database, _diag(inner))
-    if kind != "retrievalRecord":
-        raise Z3950Error("segmented (fragmented) records are not supported")
-    oid = str(inner.get("direct-reference", ""))
+    if not inner.is_(UNIVERSAL, 8) or not inner.constructed:
+        raise Z3950Error(f"retrievalRecord is {inner.tag}, not an EXTERNAL")
+    oid = ""
+    encoding: Element | None = None
+    for child in inner.children:
+        if child.is_(UNIVERSAL, 6) and not oid:
+            oid = child.oid()
+        elif child.is_(UNIVERSAL, 2):
+            child.integer()  # indirect-reference: checked, unused
+        elif child.cls == CONTEXT and child.number in (0, 1, 2) and encoding is None:
+            encoding = child
+    if encoding is None:
+        raise Z3950Error("an EXTERNAL record has no encoding")
     syntax = _SYNTAX_NAMES.get(oid, oid)
-    enc_kind, payload = inner["encoding"]
-    if enc_kind == "octet-aligned":
-        data = bytes(payload)
-    elif enc_kind == "single-ASN1-type":
-        data = _single_asn1(bytes(payload))
-    else:
-        data = bytes(payload[0])
+    if encoding.number == 0:  # single-ASN1-type [0] ANY
+        payload = _only_child(encoding, "single-ASN1-type")
+        # SUTRS travels as a GeneralString: its octets as received; any other type undecoded
+        data = payload.content if payload.raw[:1] == b"\x1b" else payload.raw
+    elif encoding.number == 1:  # octet-aligned
+        data = encoding.octets()
+    else:  # arbitrary: the BIT STRING's octets
+        data = encoding.bit_string()[0]
     return Record(syntax, data, database)
 
 
-def _single_asn1(payload: bytes) -> bytes:
-    # SUTRS travels as a GeneralString; other syntaxes as their own ASN.1 type,
-    # which is returned undecoded (BER bytes).
-    if payload[:1] == b"\x1b":
-        try:
-            return _octets(_compiled().decode("GeneralText", payload))  # as received, never re-encoded
-        except Exception:
-            pass
-    return payload
+def _records(fields: dict[int, Element]) -> tuple[tuple[Record, ...], tuple[Diagnostic, ...]]:
+    # Records CHOICE: responseRecords [28], nonSurrogateDiagnostic [130], multipleNonSurDiagnostics [205]
+    if 28 in fields:
+        return tuple(_record(r) for r in _sequence_of(fields[28], "responseRecords")), ()
+    if 130 in fields:
+        element = fields[130]
+        if not element.constructed:
+            raise Z3950Error("nonSurrogateDiagnostic is not constructed")
+        # [130] IMPLICIT DefaultDiagFormat: the SEQUENCE's members under another tag
+        return (), (_diag(_retagged_sequence(element)),)
+    if 205 in fields:
+        return (), tuple(_diag(d) for d in _sequence_of(fields[205], "multipleNonSurDiagnostics"))
+    return (), ()
 
 
-def _records(value: Any) -> tuple[tuple[Record, ...], tuple[Diagnostic, ...]]:
-    if value is None:
-        return (), ()
-    kind, inner = value
-    if kind == "responseRecords":
-        return tuple(_record(r) for r in inner), ()
-    if kind == "nonSurrogateDiagnostic":
-        return (), (_diag(inner),)
-    return (), tuple(_diag(d) for d in inner)
+def _sequence_of(element: Element, what: str) -> list[Element]:
+    if not element.constructed:
+        raise Z3950Error(f"{what} is not constructed")
+    return element.children
 
 
-def decode_apdu(data: bytes) -> InitResult | SearchResult | PresentResult | Diagnostic | tuple[str, Any]:
+def _retagged_sequence(element: Element) -> Element:
+    # Present an implicitly tagged SEQUENCE as the universal one _diag reads.
+    seq = Element(b"", UNIVERSAL, True, 16, element.start, element.cstart)
+    seq.children = element.children
+    seq.end = element.end
+    return seq
+
+
+_APDU_NAMES = {20: "initRequest", 21: "initResponse", 22: "searchRequest", 23: "searchResponse",
+               24: "presentRequest", 25: "presentResponse", 48: "close"}
+
+
+def decode_apdu(data: bytes, *, max_length: int | None = None
+                ) -> InitResult | SearchResult | PresentResult | tuple[str, Any]:
     """Decode one whole APDU.
 
     Returns InitResult, SearchResult, PresentResult; a Close becomes
-    ``("close", (reason, text))``; any other APDU ``(name, decoded value)``.
+    ``("close", (reason, text))``; a request APDU ``(name, ber.Element)``.
+    *max_length* caps the length of every element. Raises Z3950Error on any
+    malformed, truncated or unexpected APDU.
     """
     try:
-        kind, value = _compiled().decode("PDU", data)
-    except Exception as exc:
-        raise Z3950Error(f"undecodable APDU ({len(data)} bytes): {exc}") from exc
-    if kind not in _KNOWN_APDUS:
-        raise Z3950Error(f"unexpected APDU {kind!r}")
-    try:
-        return _interpret(kind, value)
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise Z3950Error(f"malformed {kind}: {exc}") from exc
+        top = ber.decode(data, max_length=max_length)
+        kind = _APDU_NAMES.get(top.number) if top.cls == CONTEXT and top.constructed else None
+        if kind is None:
+            raise Z3950Error(f"unexpected APDU {top.tag} ({len(data)} bytes)")
+        fields = _fields(top, kind)
+        return _interpret(kind, top, fields)
+    except Z3950Error:
+        raise
+    except ber.BERError as exc:
+        raise Z3950Error(f"undecodable APDU ({len(data)} bytes): {exc.message}") from None
 
 
-_KNOWN_APDUS = {"initRequest", "initResponse", "searchRequest", "searchResponse", "presentRequest",
-                "presentResponse", "close"}
-
-
-def _interpret(kind: str, value: Any) -> InitResult | SearchResult | PresentResult | tuple[str, Any]:
+def _interpret(kind: str, top: Element, f: dict[int, Element]
+               ) -> InitResult | SearchResult | PresentResult | tuple[str, Any]:
     if kind == "initResponse":
-        versions = value["protocolVersion"]
+        versions = _need(f, 3, kind).bit_string()
         version = max((i + 1 for i in range(versions[1]) if _bit_set(versions, i)), default=0)
-        opts = frozenset(n for i, n in enumerate(_OPTION_NAMES) if _bit_set(value["options"], i))
+        option_bits = _need(f, 4, kind).bit_string()
+        opts = frozenset(n for i, n in enumerate(_OPTION_NAMES) if _bit_set(option_bits, i))
+        accepted = _need(f, 12, kind).boolean()
         diag = None
-        uif = value.get("userInformationField")
-        if uif is not None and not value["result"]:
+        if 11 in f and not accepted:
             diag = Diagnostic(0, "target refused the Init")
         return InitResult(
-            accepted=bool(value["result"]), version=version, options=opts,
-            implementation_id=_opt_text(value.get("implementationId")),
-            implementation_name=_opt_text(value.get("implementationName")),
-            implementation_version=_opt_text(value.get("implementationVersion")),
-            preferred_message_size=int(value["preferredMessageSize"]),
-            exceptional_record_size=int(value["exceptionalRecordSize"]),
+            accepted=accepted, version=version, options=opts,
+            implementation_id=_opt_text(f, 110),
+            implementation_name=_opt_text(f, 111),
+            implementation_version=_opt_text(f, 112),
+            preferred_message_size=_need(f, 5, kind).integer(),
+            exceptional_record_size=_need(f, 6, kind).integer(),
             diagnostic=diag,
         )
     if kind == "searchResponse":
-        records, diags = _records(value.get("records"))
-        return SearchResult(int(value["resultCount"]), bool(value["searchStatus"]), diags, records)
+        count = _need(f, 23, kind).integer()
+        _need(f, 24, kind).integer()
+        _need(f, 25, kind).integer()
+        status = _need(f, 22, kind).boolean()
+        records, diags = _records(f)
+        return SearchResult(count, status, diags, records)
     if kind == "presentResponse":
-        records, diags = _records(value.get("records"))
-        return PresentResult(records, int(value["nextResultSetPosition"]), int(value["presentStatus"]),
-                             diags)
+        _need(f, 24, kind).integer()
+        next_position = _need(f, 25, kind).integer()
+        status_code = _need(f, 27, kind).integer()
+        records, diags = _records(f)
+        return PresentResult(records, next_position, status_code, diags)
     if kind == "close":
-        return ("close", (int(value["closeReason"]), _opt_text(value.get("diagnosticInformation")) or ""))
-    return (kind, value)
-
-
-def _opt_text(value: Any) -> str | None:
-    return None if value is None else _text(value)
+        return ("close", (_need(f, 211, kind).integer(), _opt_text(f, 3) or ""))
+    return (kind, top)
 
 
 def render_marc(data: bytes) -> str:
