@@ -73,6 +73,15 @@ def safe_name(name: str, fallback: str = "index") -> str:
     starts with "." (no "..", no hidden files), is never empty and fits in 255
     bytes. An unusable name gives *fallback* (itself made safe, else "index").
     """
+    if (name.isascii() and name.isprintable() and "/" not in name and "\\" not in name
+            and name[:1] not in (".", " ", "") and name[-1:] != " " and len(name) <= MAX_NAME_BYTES
+            and not name.endswith(PART_SUFFIX)):
+        return name  # the usual name: nothing to clean (the loop below costs ~1 us a character)
+    return _clean_name(name, fallback)
+
+
+def _clean_name(name: str, fallback: str) -> str:
+    """:func:`safe_name` character by character (what its fast path must agree with)."""
     chars = []
     for ch in name:
         if ch in "/\\" or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
@@ -125,7 +134,12 @@ def name_for_url(url: URL | str) -> str:
 
         url = parse(url)
     raw = ""
-    if hasattr(url, "cwd") and hasattr(url, "name"):  # ftp
+    if url.scheme in ("http", "https"):  # the common case first (each hasattr below that fails costs)
+        path = str(getattr(url, "path", "") or "")
+        raw = "" if path.endswith("/") else _last_segment(path)
+        if "%" in raw:
+            raw = urllib.parse.unquote(raw, errors="surrogateescape")
+    elif hasattr(url, "cwd") and hasattr(url, "name"):  # ftp
         raw = getattr(url, "name", "") or ""
     elif hasattr(url, "selector"):  # gopher: the selector is opaque, its tail is a fair guess
         raw = _last_segment(str(getattr(url, "selector", "") or ""))

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import anyurl.download as anyurl_download
 from anyurl import Client, ProtocolError, ResourceNotFound, TransferError, TruncatedTransfer
@@ -435,3 +437,9 @@ async def test_unnamed_file_falls_back_to_a_copy_when_proc_links_fail(
         await download(client, "dltest:x", tmp_path / "two.bin")
     assert (tmp_path / "out.bin").read_bytes() == CONTENT == (tmp_path / "two.bin").read_bytes()
     assert leftovers(tmp_path) == ["out.bin", "two.bin"]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=300)
+       | st.sampled_from(["a.txt", "x" * 255, "x" * 256, ". a", "a ", " a", "f" + PART_SUFFIX, "a\\b", "é.txt"]))
+def test_safe_name_fast_path_agrees_with_the_character_loop(name: str) -> None:
+    assert safe_name(name) == anyurl_download._clean_name(name, "index")
