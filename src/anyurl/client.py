@@ -202,6 +202,8 @@ class Client:
 
     async def _attempts(self, req: Request, op: Callable[[Request], Awaitable[T]]) -> T:
         """Run *op* under ``req.retry``: retried errors wait their backoff, never past the deadline."""
+        if req.retry.attempts <= 1:  # no retry: one coroutine less per call
+            return await self._call(req.url, op(req))
         attempt = 1
         while True:
             try:

@@ -339,21 +339,30 @@ async def _download(client: Client, u: URL, target: str, resume: bool, progress:
 # failure to link that way (no /proc); file systems without O_TMPFILE fail the open.
 _TMPFILE_FLAGS = getattr(os, "O_TMPFILE", 0) | os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
 _use_tmpfile = bool(getattr(os, "O_TMPFILE", 0)) and os.path.isdir("/proc/self/fd")
-_proc_fds: tuple[int, int] = (-1, -1)  # (pid, descriptor of that process's /proc/self/fd)
+_proc_fd = -1  # this process's /proc/self/fd, opened on first use
+
+
+def _forget_proc_fd() -> None:
+    global _proc_fd
+    # a forked child holds its parent's directory (other descriptors): open its own
+    if _proc_fd >= 0:
+        with contextlib.suppress(OSError):
+            os.close(_proc_fd)
+    _proc_fd = -1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_proc_fd)
 
 
 def _link_fd(fd: int, dest: str) -> None:
     """Hard-link the open file *fd* as *dest* (linkat with AT_SYMLINK_FOLLOW on /proc/self/fd/N:
     a plain link() of that path would link the magic symlink itself, EXDEV)."""
-    global _proc_fds
-    pid = os.getpid()
-    if _proc_fds[0] != pid:  # first use, or a forked child holding its parent's directory
-        if _proc_fds[1] >= 0:
-            with contextlib.suppress(OSError):
-                os.close(_proc_fds[1])
+    global _proc_fd
+    if _proc_fd < 0:
         flags = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
-        _proc_fds = (pid, os.open("/proc/self/fd", flags))
-    os.link(str(fd), dest, src_dir_fd=_proc_fds[1], follow_symlinks=True)
+        _proc_fd = os.open("/proc/self/fd", flags)
+    os.link(str(fd), dest, src_dir_fd=_proc_fd, follow_symlinks=True)
 
 
 def _anonymous(target: str) -> int:
@@ -502,8 +511,8 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
                     options: dict[str, Any], *, fresh: bool) -> None:
     """Stream the body into *fd*; *fresh*: fd is a just-truncated regular file (size 0, at offset 0)."""
     try:
-        cm = client.open(u, offset=offset, **options)
-        body = await cm.__aenter__()
+        # Client.open without its context manager (the same request, opened and closed here)
+        body = await client._open(client.request(u, offset=offset, **options))
     except _NO_RESTART:
         raise
     except AnyURLError:
@@ -511,8 +520,7 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
             raise
         # this handler (or server) cannot resume: start over
         offset = 0
-        cm = client.open(u, **options)
-        body = await cm.__aenter__()
+        body = await client._open(client.request(u, **options))
     try:
         start = body.offset if isinstance(body.offset, int) else 0
         if start > offset:
@@ -547,6 +555,6 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
         if total is not None and done < total:
             raise TruncatedTransfer(f"got {done - start} of {total - start} bytes", url=u)
     except BaseException as exc:
-        await cm.__aexit__(type(exc), exc, exc.__traceback__)
+        await body.aclose()
         raise
-    await cm.__aexit__(None, None, None)
+    await body.aclose()
