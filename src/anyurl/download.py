@@ -554,7 +554,7 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
                 progress(done, total)
         if total is not None and done < total:
             raise TruncatedTransfer(f"got {done - start} of {total - start} bytes", url=u)
-    except BaseException as exc:
+    except BaseException:
         await body.aclose()
         raise
     await body.aclose()

@@ -332,9 +332,16 @@ class LeanResponse:
         try:
             chunk = await self.conn.next_chunk(self._timeout)
         except TimeoutError:
+            self._uncount()
             raise FetchTimeout(f"timed out while reading the body (no data for {self._timeout:.3g} s)",
                                url=self.reader.url) from None
-        return b"" if chunk is None else chunk
+        except BaseException:
+            self._uncount()  # a body that failed is no stream any more, released or not
+            raise
+        if chunk is None:
+            self._uncount()
+            return b""
+        return chunk
 
     def _uncount(self) -> None:
         global _streams
