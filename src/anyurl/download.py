@@ -3,7 +3,10 @@
 ``await download(client, url, dest)`` streams the resource into
 ``.<name>.anyurl-part`` next to *dest* and renames it into place with
 :func:`os.replace` only once every byte arrived, so a failed or interrupted
-download never leaves a partial file under the final name. With
+download never leaves a partial file under the final name. (On Linux, a
+download without ``resume`` writes an unnamed ``O_TMPFILE`` file in *dest*'s
+directory instead and links it into place at the end: the same guarantee,
+fewer directory updates, nothing to clean up after a failure.) With
 ``resume=True`` a failed download keeps its part file, and the next
 ``resume=True`` call continues from the part file's size
 (``client.open(url, offset=size)``); when the server cannot resume, the
@@ -70,6 +73,15 @@ def safe_name(name: str, fallback: str = "index") -> str:
     starts with "." (no "..", no hidden files), is never empty and fits in 255
     bytes. An unusable name gives *fallback* (itself made safe, else "index").
     """
+    if (name.isascii() and name.isprintable() and "/" not in name and "\\" not in name
+            and name[:1] not in (".", " ", "") and name[-1:] != " " and len(name) <= MAX_NAME_BYTES
+            and not name.endswith(PART_SUFFIX)):
+        return name  # the usual name: nothing to clean (the loop below costs ~1 us a character)
+    return _clean_name(name, fallback)
+
+
+def _clean_name(name: str, fallback: str) -> str:
+    """:func:`safe_name` character by character (what its fast path must agree with)."""
     chars = []
     for ch in name:
         if ch in "/\\" or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
@@ -122,7 +134,12 @@ def name_for_url(url: URL | str) -> str:
 
         url = parse(url)
     raw = ""
-    if hasattr(url, "cwd") and hasattr(url, "name"):  # ftp
+    if url.scheme in ("http", "https"):  # the common case first (each hasattr below that fails costs)
+        path = str(getattr(url, "path", "") or "")
+        raw = "" if path.endswith("/") else _last_segment(path)
+        if "%" in raw:
+            raw = urllib.parse.unquote(raw, errors="surrogateescape")
+    elif hasattr(url, "cwd") and hasattr(url, "name"):  # ftp
         raw = getattr(url, "name", "") or ""
     elif hasattr(url, "selector"):  # gopher: the selector is opaque, its tail is a fair guess
         raw = _last_segment(str(getattr(url, "selector", "") or ""))
@@ -234,8 +251,9 @@ async def download(
     """Stream *url* into the file *dest* atomically and return its path.
 
     The data goes to :func:`part_path` (*dest*'s directory, so the final
-    :func:`os.replace` is atomic); it is renamed to *dest* only when the whole
-    body arrived. A short body (fewer bytes than the size announced) raises
+    :func:`os.replace` is atomic), or without *resume* on Linux to an unnamed
+    file there; it is renamed (linked) to *dest* only when the whole body
+    arrived. A short body (fewer bytes than the size announced) raises
     :class:`TruncatedTransfer`. On any failure the part file is removed, unless
     *resume* is true: then it is kept, and a later ``resume=True`` call asks
     the handler for the rest (``offset`` = the part file's size). If the
@@ -255,11 +273,24 @@ async def download(
     u = client.parse(url)
     target = os.fspath(dest)
     result = dest if isinstance(dest, Path) else Path(target)
+    await _download(client, u, target, resume, progress, max_size, on_open, overwrite, options)
+    return result
+
+
+async def _download(client: Client, u: URL, target: str, resume: bool, progress: Progress | None,
+                    max_size: int | None, on_open: Callable[[Body], None] | None, overwrite: bool,
+                    options: dict[str, Any]) -> None:
+    """:func:`download` on a parsed URL and a str path (what the CLI's workers call)."""
     if _is_special(target):
         # /dev/null, a FIFO, a terminal: renaming onto it would replace the device
         # node itself, so stream straight into it (no atomicity to keep there)
         await _download_special(client, u, target, progress, max_size, on_open, options)
-        return result
+        return
+    if not resume:
+        fd = _anonymous(target)
+        if fd >= 0:
+            await _download_anonymous(client, u, fd, target, progress, max_size, on_open, overwrite, options)
+            return
     part = _part_name(target)
     offset = 0
     if resume:
@@ -288,7 +319,6 @@ async def download(
             raise TransferError(f"cannot rename {part} to {target}: {exc.strerror or exc}",
                                 url=u) from exc
         done = True
-        return result
     except AnyURLError:
         raise
     except Exception as exc:  # OS errors while writing: translated, never leaked
@@ -301,6 +331,139 @@ async def download(
             with contextlib.suppress(OSError):
                 if not resume or os.stat(part).st_size == 0:
                     os.unlink(part)
+
+
+# Linux: a file without a name (O_TMPFILE) until the download is whole, then linked into
+# place through /proc/self/fd: one directory entry per file instead of three (part file
+# created, linked, unlinked), and a failure leaves nothing to remove. Off after the first
+# failure to link that way (no /proc); file systems without O_TMPFILE fail the open.
+_TMPFILE_FLAGS = getattr(os, "O_TMPFILE", 0) | os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
+_use_tmpfile = bool(getattr(os, "O_TMPFILE", 0)) and os.path.isdir("/proc/self/fd")
+_proc_fd = -1  # this process's /proc/self/fd, opened on first use
+
+
+def _forget_proc_fd() -> None:
+    global _proc_fd
+    # a forked child holds its parent's directory (other descriptors): open its own
+    if _proc_fd >= 0:
+        with contextlib.suppress(OSError):
+            os.close(_proc_fd)
+    _proc_fd = -1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_proc_fd)
+
+
+def _link_fd(fd: int, dest: str) -> None:
+    """Hard-link the open file *fd* as *dest* (linkat with AT_SYMLINK_FOLLOW on /proc/self/fd/N:
+    a plain link() of that path would link the magic symlink itself, EXDEV)."""
+    global _proc_fd
+    if _proc_fd < 0:
+        flags = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+        _proc_fd = os.open("/proc/self/fd", flags)
+    os.link(str(fd), dest, src_dir_fd=_proc_fd, follow_symlinks=True)
+
+
+def _anonymous(target: str) -> int:
+    """An unnamed file in *target*'s directory, or -1 (then the part file is used)."""
+    if not _use_tmpfile:
+        return -1
+    try:
+        return os.open(os.path.dirname(target) or ".", _TMPFILE_FLAGS, 0o666)
+    except OSError:  # no O_TMPFILE here, no such directory...: the part file path says why
+        return -1
+
+
+async def _download_anonymous(client: Client, u: URL, fd: int, target: str, progress: Progress | None,
+                              max_size: int | None, on_open: Callable[[Body], None] | None,
+                              overwrite: bool, options: dict[str, Any]) -> None:
+    try:
+        await _transfer(client, u, fd, 0, progress, max_size, on_open, options, fresh=True)
+        _place_fd(fd, target, overwrite, u)
+        with contextlib.suppress(OSError):  # a part file of an earlier resumable try is stale now
+            os.unlink(_part_name(target))
+    except AnyURLError:
+        raise
+    except Exception as exc:  # OS errors while writing: translated, never leaked
+        raise translate_errors(exc, u) from exc
+    finally:
+        os.close(fd)  # an unnamed file that was never linked goes away with it
+
+
+def _place_fd(fd: int, dest: str, overwrite: bool, u: URL) -> None:
+    """Give the finished unnamed file *fd* the name *dest* (see :func:`_place`)."""
+    global _use_tmpfile
+    try:
+        if not overwrite:
+            try:
+                _link_fd(fd, dest)  # atomic: fails when dest exists, even if it appeared just now
+                return
+            except FileExistsError:
+                pass
+            if _same_as_fd(fd, dest):
+                return  # nothing to change: the file already holds these bytes
+            raise WouldOverwrite(f"{dest} exists with different content and was left as it is "
+                                 "(--force replaces it)", url=u)
+        part = _part_name(dest)  # a name of our own, then renamed over dest
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(part)  # a stale part file of an earlier run
+        _link_fd(fd, part)
+    except WouldOverwrite:
+        raise
+    except OSError as exc:
+        if isinstance(exc, FileExistsError) or not os.path.isdir(os.path.dirname(dest) or "."):
+            raise TransferError(f"cannot create {dest}: {exc.strerror or exc}", url=u) from exc
+        # linking through /proc failed (not mounted, other rules): copy into a part file once,
+        # and use part files from now on
+        _use_tmpfile = False
+        part = _part_name(dest)
+        out = os.open(part, _PART_FLAGS | os.O_TRUNC, 0o666)
+        try:
+            _copy_fd(fd, out)
+        finally:
+            os.close(out)
+        try:
+            _place(part, dest, overwrite, u)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(part)
+            raise
+        return
+    try:
+        os.replace(part, dest)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+        raise TransferError(f"cannot rename {part} to {dest}: {exc.strerror or exc}", url=u) from exc
+
+
+def _copy_fd(src: int, dst: int, block: int = 1 << 20) -> None:
+    offset = 0
+    while data := os.pread(src, block, offset):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(dst, view):]
+        offset += len(data)
+
+
+def _same_as_fd(fd: int, dest: str, block: int = 1 << 20) -> bool:
+    """True when the regular file *dest* (not a symlink) holds the same bytes as *fd*."""
+    try:
+        sd = os.lstat(dest)
+    except OSError:
+        return False
+    if not stat.S_ISREG(sd.st_mode) or sd.st_size != os.fstat(fd).st_size:
+        return False
+    offset = 0
+    with open(dest, "rb") as f:
+        while True:
+            x, y = os.pread(fd, block, offset), f.read(block)
+            if x != y:
+                return False
+            if not x:
+                return True
+            offset += len(x)
 
 
 def same_content(a: str | os.PathLike[str], b: str | os.PathLike[str], block: int = 1 << 20) -> bool:
@@ -348,8 +511,8 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
                     options: dict[str, Any], *, fresh: bool) -> None:
     """Stream the body into *fd*; *fresh*: fd is a just-truncated regular file (size 0, at offset 0)."""
     try:
-        cm = client.open(u, offset=offset, **options)
-        body = await cm.__aenter__()
+        # Client.open without its context manager (the same request, opened and closed here)
+        body = await client._open(client.request(u, offset=offset, **options))
     except _NO_RESTART:
         raise
     except AnyURLError:
@@ -357,8 +520,7 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
             raise
         # this handler (or server) cannot resume: start over
         offset = 0
-        cm = client.open(u, **options)
-        body = await cm.__aenter__()
+        body = await client._open(client.request(u, **options))
     try:
         start = body.offset if isinstance(body.offset, int) else 0
         if start > offset:
@@ -392,7 +554,7 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
                 progress(done, total)
         if total is not None and done < total:
             raise TruncatedTransfer(f"got {done - start} of {total - start} bytes", url=u)
-    except BaseException as exc:
-        await cm.__aexit__(type(exc), exc, exc.__traceback__)
+    except BaseException:
+        await body.aclose()
         raise
-    await cm.__aexit__(None, None, None)
+    await body.aclose()

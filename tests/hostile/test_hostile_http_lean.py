@@ -124,3 +124,25 @@ async def test_aiohttp_path_gives_the_same_errors() -> None:
     async with FaultServer({"/long": long}) as srv, Client(http=HTTPOptions(lean=False)) as c:
         with pytest.raises(OverlongTransfer, match="more than the response announced"):
             await c.fetch(srv.url("/long"))
+
+
+async def test_failed_bodies_leave_the_stream_count_as_it_was() -> None:
+    # the count shares the receive-size budget out among running streams: a failed body
+    # that stayed counted would shrink every later stream's reads in this process
+    from anyurl.handlers import http1
+
+    before = http1._streams
+    cut = response("200 OK", {"Content-Length": "100"}, b"x" * 40)
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 1000
+    async with FaultServer({"/cut": cut}) as srv, Client() as c:
+        with pytest.raises(TruncatedTransfer):
+            async with c.open(srv.url("/cut")) as body:
+                async for _ in body:
+                    assert http1._streams == before + 1
+    assert http1._streams == before
+    async with StreamServer(head, stall=20) as srv, Client(timeouts=Timeouts(read=0.3)) as c:
+        with pytest.raises(FetchTimeout):
+            async with c.open(srv.url()) as body:
+                async for _ in body:
+                    pass
+    assert http1._streams == before

@@ -7,6 +7,7 @@ transfer and an interrupted one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -308,11 +309,24 @@ def test_continue_without_partial_downloads_everything(nginx: Endpoint, tmp_path
     assert dest.read_bytes() == (www(nginx) / "dir/sub/deep.txt").read_bytes()
 
 
+def _unnamed_size(pid: int, directory: Path) -> int | None:
+    """The size of the unnamed (O_TMPFILE) file process *pid* writes in *directory*, if any."""
+    fds = Path(f"/proc/{pid}/fd")
+    try:
+        for fd in fds.iterdir():
+            with contextlib.suppress(OSError):
+                if os.readlink(fd).startswith(f"{directory}/#"):
+                    return os.stat(fd).st_size
+    except OSError:
+        pass
+    return None
+
+
 def _interrupt_while_stalled(args: list[str], part: Path,
                              sig: int = signal.SIGINT) -> subprocess.CompletedProcess[bytes]:
     proc = subprocess.Popen([ANYURL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
     deadline = time.monotonic() + 20
-    while not (part.exists() and part.stat().st_size == 2000):
+    while not (part.exists() and part.stat().st_size == 2000) and _unnamed_size(proc.pid, part.parent) != 2000:
         assert time.monotonic() < deadline, "the download never started"
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.02)

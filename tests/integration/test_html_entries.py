@@ -282,3 +282,27 @@ async def test_ls_of_a_thousand_entry_autoindex(nginx: Endpoint) -> None:
     assert {(e.kind, e.size) for e in files} == {("file", 4096)}
     assert all(e.modified is not None for e in files)
     print(f"ls of a 1000-entry nginx autoindex: {took:.3f} s")
+
+
+async def test_fetch_parses_a_page_only_when_its_links_are_asked_for(
+        site: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    import anyurl.client as client_mod
+
+    calls: list[str] = []
+    real = client_mod._links_of_content
+
+    def counting(page_url: str, *args: object) -> object:
+        calls.append(page_url)
+        return real(page_url, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(client_mod, "_links_of_content", counting)
+    base, root = site
+    async with Client() as client:
+        first = await client.fetch(f"{base}/links/links.html")
+        second = await client.fetch(f"{base}/links/links.html")
+    assert first.content == (root / "links" / "links.html").read_bytes()
+    assert first.meta["status"] == 200 and calls == []  # bytes and headers: no parse
+    assert first.meta["html_links"] == "page" and len(calls) == 1
+    assert first.entries and len(calls) == 1  # parsed once
+    assert "html_links" in second.meta and len(calls) == 2
+    assert second.entries == first.entries and dict(second.meta) == dict(first.meta)

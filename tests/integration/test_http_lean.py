@@ -165,3 +165,34 @@ async def test_head_requests_keep_the_connection_too(nginx: Endpoint, log: Acces
     lines = await log.lines(4)
     assert [x["request"].split(" ")[0] for x in lines] == ["HEAD", "HEAD", "HEAD", "GET"]
     assert len({x["conn"] for x in lines}) == 1
+
+
+def test_uvloop_reads_grow_past_its_own_250_kb_buffer(nginx: Endpoint) -> None:
+    # uvloop reads at most 256,000 bytes per data_received; the lean path reads into its own
+    # buffer there (get_buffer), which grows for a fast stream: pieces larger than that prove it
+    uvloop = pytest.importorskip("uvloop")
+    from anyurl.handlers import http1
+    from anyurl.handlers.http1 import H1BufferedConnection
+
+    path = Path(nginx.info["www"]) / "lean-32m.bin"
+    path.write_bytes(os.urandom(MIB) * 32)
+    path.chmod(0o644)
+    seen: list[int] = []
+    kinds: set[str] = set()
+
+    async def main() -> None:
+        async with Client() as client, client.open(f"http://{nginx.host}:{nginx.port}/lean-32m.bin") as body:
+            async for chunk in body:
+                seen.append(len(chunk))
+            h1 = client.handler(client.parse(f"http://{nginx.host}/")).__dict__["_h1"]
+            for h in h1.pool._hosts.values():
+                kinds.update(type(i.conn).__name__ for i in h.idle)
+
+    try:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(main())
+    finally:
+        path.unlink()
+    assert sum(seen) == 32 * MIB
+    assert kinds == {H1BufferedConnection.__name__}
+    assert max(seen) > 256_000, f"largest piece {max(seen)} bytes ({http1._streams} streams counted)"

@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+import anyurl.download as anyurl_download
 from anyurl import Client, ProtocolError, ResourceNotFound, TransferError, TruncatedTransfer
-from anyurl.download import PART_SUFFIX, download, name_for_url, part_path, safe_name
+from anyurl.download import PART_SUFFIX, WouldOverwrite, download, name_for_url, part_path, safe_name
 from anyurl.handlers.base import Handler, Request
 from anyurl.registry import register
 from anyurl.response import Body
@@ -277,7 +280,7 @@ async def test_cancel_removes_part(tmp_path: Path) -> None:
         task = asyncio.create_task(download(client, "dltest:x", tmp_path / "out.bin",
                                             progress=lambda d, t: started.set() if d else None))
         await asyncio.wait_for(started.wait(), 10)
-        assert part_path(tmp_path / "out.bin").exists()
+        assert not (tmp_path / "out.bin").exists()  # nothing under the final name mid-transfer
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -372,3 +375,71 @@ def test_mirror_local_name_fits_255_bytes() -> None:
     from anyurl.mirror import local_name
 
     assert len(local_name("é" * 300 + ".txt").encode()) <= 255
+
+
+# -- the unnamed file (O_TMPFILE) ---------------------------------------------------
+
+needs_tmpfile = pytest.mark.skipif(not anyurl_download._use_tmpfile, reason="no O_TMPFILE or /proc here")
+
+
+@needs_tmpfile
+async def test_unnamed_file_leaves_no_directory_entry_mid_transfer(tmp_path: Path) -> None:
+    gate = asyncio.Event()
+    FakeHandler.gate = gate
+    started = asyncio.Event()
+    async with Client() as client:
+        task = asyncio.create_task(download(client, "dltest:x", tmp_path / "out.bin",
+                                            progress=lambda d, t: started.set() if d else None))
+        await asyncio.wait_for(started.wait(), 10)
+        assert leftovers(tmp_path) == []  # no part file: the bytes so far have no name
+        gate.set()
+        await asyncio.wait_for(task, 10)
+    assert (tmp_path / "out.bin").read_bytes() == CONTENT
+    assert leftovers(tmp_path) == ["out.bin"]
+    assert (tmp_path / "out.bin").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@needs_tmpfile
+async def test_unnamed_file_overwrite_replaces_and_clears_a_stale_part(tmp_path: Path) -> None:
+    dest = tmp_path / "out.bin"
+    dest.write_bytes(b"old")
+    part_path(dest).write_bytes(b"stale part of an earlier run")
+    async with Client() as client:
+        with pytest.raises(WouldOverwrite):
+            await download(client, "dltest:x", dest)
+        assert dest.read_bytes() == b"old"
+        await download(client, "dltest:x", dest, overwrite=True)
+    assert dest.read_bytes() == CONTENT
+    assert leftovers(tmp_path) == ["out.bin"]
+
+
+@needs_tmpfile
+async def test_unnamed_file_falls_back_to_a_copy_when_proc_links_fail(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_link = os.link
+
+    def link(src: str, dst: str, **kw: object) -> None:
+        if kw.get("src_dir_fd") is not None:  # through /proc/self/fd
+            raise PermissionError(1, "Operation not permitted")
+        real_link(src, dst, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "link", link)
+    monkeypatch.setattr(anyurl_download, "_use_tmpfile", True)
+    async with Client() as client:
+        await download(client, "dltest:x", tmp_path / "out.bin")
+        assert anyurl_download._use_tmpfile is False  # part files from now on
+        await download(client, "dltest:x", tmp_path / "two.bin")
+    assert (tmp_path / "out.bin").read_bytes() == CONTENT == (tmp_path / "two.bin").read_bytes()
+    assert leftovers(tmp_path) == ["out.bin", "two.bin"]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=300)
+       | st.sampled_from(["a.txt", "x" * 255, "x" * 256, ". a", "a ", " a", "f" + PART_SUFFIX, "a\\b", "é.txt"]))
+def test_safe_name_fast_path_agrees_with_the_character_loop(name: str) -> None:
+    assert safe_name(name) == anyurl_download._clean_name(name, "index")

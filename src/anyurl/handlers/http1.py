@@ -41,8 +41,13 @@ _streams = 0  # bodies being read now, in this process
 _Key = tuple[str, str, int]
 
 
-class H1Connection(asyncio.Protocol):
-    """One HTTP/1.1 connection (a :class:`~anyurl.handlers.pool.Connection`)."""
+class H1Connection(asyncio.BaseProtocol):
+    """One HTTP/1.1 connection (a :class:`~anyurl.handlers.pool.Connection`).
+
+    On asyncio's own loop the transport's ``max_size`` sets the receive size;
+    elsewhere (uvloop) :func:`connection_class` picks :class:`H1BufferedConnection`,
+    which reads into a buffer of that size (uvloop's own reads are 250 KB).
+    """
 
     def __init__(self, key: _Key, chunk_size: int) -> None:
         self.key = key
@@ -70,6 +75,8 @@ class H1Connection(asyncio.Protocol):
         self._sizable = isinstance(getattr(transport, "max_size", None), int)
         if self._sizable:
             transport.max_size = self._size  # type: ignore[attr-defined]
+        elif isinstance(self, H1BufferedConnection):
+            self._sizable = True  # the buffer's size is the receive size
 
     def data_received(self, data: bytes) -> None:
         r = self.reader
@@ -149,7 +156,8 @@ class H1Connection(asyncio.Protocol):
             size = cap
         if size != self._size:
             self._size = size
-            self.transport.max_size = size  # type: ignore[union-attr]
+            if not isinstance(self, H1BufferedConnection):
+                self.transport.max_size = size  # type: ignore[union-attr]
 
     def _wake(self) -> None:
         w = self._waiter
@@ -255,6 +263,34 @@ class H1Connection(asyncio.Protocol):
             self.transport.abort()
 
 
+class H1BufferedConnection(H1Connection, asyncio.BufferedProtocol):
+    """An :class:`H1Connection` whose transport reads into its buffer (``get_buffer``)
+    instead of handing over bytes: how the receive size is set on uvloop, whose
+    transports have no ``max_size``. Each receive is copied out once, as uvloop
+    copies its own buffer for ``data_received``. (uvloop reads into a buffer only for
+    a protocol that is no ``asyncio.Protocol``: hence H1Connection's BaseProtocol.)"""
+
+    _view: memoryview | None = None
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        view = self._view
+        if view is None or len(view) != self._size:
+            view = self._view = memoryview(bytearray(self._size))
+        return view
+
+    def buffer_updated(self, nbytes: int) -> None:
+        assert self._view is not None
+        self.data_received(self._view[:nbytes].tobytes())
+
+
+def connection_class(loop: asyncio.AbstractEventLoop, tls: bool) -> type[H1Connection]:
+    """The protocol class for a connection on *loop*: the buffered one where the loop's
+    transport has no ``max_size`` (uvloop) and reads go straight to the socket (no TLS)."""
+    if tls or isinstance(loop, asyncio.BaseEventLoop):
+        return H1Connection
+    return H1BufferedConnection
+
+
 def _content_type(value: str | None) -> tuple[str, str | None]:
     """(type, charset) of a Content-Type value; application/octet-stream when absent."""
     if value is None:
@@ -296,9 +332,16 @@ class LeanResponse:
         try:
             chunk = await self.conn.next_chunk(self._timeout)
         except TimeoutError:
+            self._uncount()
             raise FetchTimeout(f"timed out while reading the body (no data for {self._timeout:.3g} s)",
                                url=self.reader.url) from None
-        return b"" if chunk is None else chunk
+        except BaseException:
+            self._uncount()  # a body that failed is no stream any more, released or not
+            raise
+        if chunk is None:
+            self._uncount()
+            return b""
+        return chunk
 
     def _uncount(self) -> None:
         global _streams
@@ -357,10 +400,11 @@ class H1Client:
 
         async def connect() -> H1Connection:
             ctx = self._context() if scheme == "https" else None
+            cls = connection_class(loop, ctx is not None)
             try:
                 async with asyncio.timeout(req.connect_timeout):
                     _, conn = await loop.create_connection(
-                        lambda: H1Connection(key, chunk_size), host, port, ssl=ctx,
+                        lambda: cls(key, chunk_size), host, port, ssl=ctx,
                         server_hostname=host if ctx is not None else None)
             except TimeoutError as exc:
                 raise FetchTimeout(f"timed out while connecting to {host}:{port}", url=url) from exc
