@@ -14,6 +14,14 @@ import sys
 import time
 
 from . import __version__, errors
+from ._quick import (
+    _GLOBAL_WITH_VALUE,
+    EXIT_INTERRUPTED,
+    EXIT_PIPE,
+    _json_text,
+    _parse_command_line,
+    url_components,
+)
 from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
@@ -50,15 +58,11 @@ else:
 
 __all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PIPE", "EXIT_TERMINATED", "build_parser", "exit_code_table", "main"]
 
-EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 EXIT_TERMINATED = 143  # SIGTERM, as a shell reports it
-EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPIPE
 EXIT_INTERNAL = 70  # a bug in anyurl (EX_SOFTWARE); --debug shows the traceback
 EXIT_NOT_DIRECTORY = 1  # `ls` on a URL that is not directory-like
 
 COMMANDS = ("get", "ls", "stat", "mirror", "parse", "extract", "put", "send", "open")
-# global options that take a value (so the default-command detection can skip it)
-_GLOBAL_WITH_VALUE = {"--email", "--news-server", "--user-agent"}
 _GLOBAL_FLAGS = {"--debug", "-v", "--verbose"}
 
 
@@ -1111,67 +1115,6 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
 # -- parse / extract ---------------------------------------------------------------
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple | list):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
-def url_components(url: URL, *, show_password: bool = False) -> dict[str, Any]:
-    """Every field of *url*, plus ``type`` and ``canonical`` (password masked)."""
-    out: dict[str, Any] = {"type": type(url).__name__}
-    for name in url._field_names:  # not dataclasses.fields(): importing dataclasses costs ~9 ms
-        value = getattr(url, name)
-        if name == "password" and value is not None and not show_password:
-            value = "****"
-        out[name] = _jsonable(value)
-    canonical = str(url)
-    out["canonical"] = canonical if show_password else mask_password(canonical)
-    return out
-
-
-def _json_text(value: Any, indent: int | None) -> str:
-    """``json.dumps(value, ensure_ascii=False, indent=indent)`` for what ``parse`` prints.
-
-    Written here because importing json costs ~2.5 ms, a tenth of `anyurl parse`.
-    Strings are quoted by json's own C function; a value of any other kind than
-    str, int, bool, None, list or dict (str keys) goes to json itself.
-    """
-    try:
-        from _json import encode_basestring as quote
-    except ImportError:  # not CPython
-        return json.dumps(value, ensure_ascii=False, indent=indent)
-
-    def text(v: Any, level: int) -> str:
-        if isinstance(v, str):
-            return str(quote(v))
-        if v is None or isinstance(v, bool):
-            return {None: "null", True: "true", False: "false"}[v]
-        if type(v) is int:
-            return int.__repr__(v)
-        if type(v) is list:
-            items, ends = [text(x, level + 1) for x in v], "[]"
-        elif type(v) is dict and all(type(k) is str for k in v):
-            items, ends = [f"{quote(k)}: {text(x, level + 1)}" for k, x in v.items()], "{}"
-        else:
-            raise TypeError(type(v).__name__)
-        if not items:
-            return ends
-        if indent is None:
-            return ends[0] + ", ".join(items) + ends[1]
-        pad = "\n" + " " * (indent * (level + 1))
-        return ends[0] + pad + ("," + pad).join(items) + "\n" + " " * (indent * level) + ends[1]
-
-    try:
-        return text(value, 0)
-    except TypeError:
-        return json.dumps(value, ensure_ascii=False, indent=indent)
-
-
 def cmd_parse(args: argparse.Namespace, rep: Reporter) -> int:
     """``anyurl parse``: components as JSON."""
     from .urls import parse
@@ -1355,59 +1298,6 @@ def _log_to_stderr() -> None:
     log = logging.getLogger("anyurl")
     log.addHandler(handler)
     log.setLevel(logging.DEBUG)
-
-
-class _ParseArgs:
-    """What argparse would give for a plain ``anyurl [GLOBAL...] parse [--show-password] URL...``."""
-
-    command = "parse"
-    quiet = False
-
-    def __init__(self) -> None:
-        self.urls: list[str] = []
-        self.show_password = False
-        self.debug = False
-        self.verbose = False
-
-
-def _parse_command_line(raw: list[str]) -> _ParseArgs | None:
-    """``anyurl parse`` without building the argparse tree (it costs more than the parse).
-
-    Only the plain forms are read here; anything else (help, abbreviations,
-    ``--``, a URL starting with "-", a missing value) returns None and goes
-    through argparse, which gives the same result or its own usage error.
-    """
-    if "parse" not in raw:
-        return None
-    args = _ParseArgs()
-    seen_command = False
-    option_after_url = False  # argparse takes one run of URLs: "parse A --debug B" is its usage error
-    i = 0
-    while i < len(raw):
-        tok = raw[i]
-        i += 1
-        if tok.startswith("-") and args.urls:
-            option_after_url = True
-        if tok == "parse" and not seen_command:
-            seen_command = True
-        elif tok == "--debug":
-            args.debug = True
-        elif tok in ("-v", "--verbose"):
-            args.verbose = True
-        elif tok == "--show-password" and seen_command:
-            args.show_password = True
-        elif tok in _GLOBAL_WITH_VALUE:
-            if i >= len(raw) or raw[i].startswith("-"):
-                return None
-            i += 1
-        elif tok.startswith("-"):
-            if tok.partition("=")[0] not in _GLOBAL_WITH_VALUE:
-                return None
-        elif seen_command and not option_after_url:
-            args.urls.append(tok)
-        else:  # a URL or another command before "parse"
-            return None
-    return args if seen_command and args.urls else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

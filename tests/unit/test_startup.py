@@ -207,3 +207,24 @@ def test_ls_of_a_directory_imports_nothing_it_does_not_use(tmp_path: Path) -> No
     code, loaded, bare = _modules_after(["ls", tmp_path.as_uri() + "/"])
     assert code == 0
     assert sorted((loaded - bare) & {*_NOT_FOR_GET, "email", "httptools", "mimetypes"}) == []
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["parse", "http://h/x", "news:a@b"]])
+def test_the_entry_point_answers_quick_commands_without_the_cli_module(argv: list[str]) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
+    code = f"import sys; from anyurl.__main__ import main; c = main({argv!r}); print(c, 'anyurl.cli' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "0 False"
+    with_cli = subprocess.run([sys.executable, "-c", f"from anyurl.cli import main; main({argv!r})"],
+                              capture_output=True, text=True, timeout=60, env=env)
+    assert proc.stdout.splitlines()[:-1] == with_cli.stdout.splitlines()   # the same output
+
+
+def test_the_entry_point_hands_errors_to_the_cli() -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
+    proc = subprocess.run([sys.executable, "-m", "anyurl", "parse", "http://h/", "http://h/a b"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == anyurl.URLSyntaxError.exit_code
+    assert json.loads(proc.stdout)["canonical"] == "http://h/"
+    assert proc.stderr.startswith("anyurl: http://h/a b: ") and proc.stderr.count("\n") == 1
