@@ -10,8 +10,6 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-import importlib
-
 from .errors import (
     AccessDenied,
     AnyURLError,
@@ -54,6 +52,8 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib  # here: `anyurl --version` needs no importlib (nor the warnings it loads)
+
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

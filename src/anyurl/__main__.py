@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .cli import run
+from ._quick import main
 
 if __name__ == "__main__":
-    sys.exit(run())
+    sys.exit(main())

@@ -7,28 +7,34 @@ error class's documented exit code (see ``anyurl --help``).
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import importlib
 import os
 import stat
 import sys
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 
 from . import __version__, errors
+from ._quick import (
+    _GLOBAL_WITH_VALUE,
+    EXIT_INTERRUPTED,
+    EXIT_PIPE,
+    _json_text,
+    _parse_command_line,
+    url_components,
+)
 from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs startup time)
     import argparse
     import asyncio
-    import dataclasses
+    import contextlib
     import getpass
     import inspect
     import json
     import signal
     import traceback
+    from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
     from typing import Any, TextIO, TypeVar
 
     from .client import Client
@@ -45,22 +51,18 @@ else:
             self._name = name
 
         def __getattr__(self, attr: str) -> Any:
-            return getattr(importlib.import_module(self._name), attr)
+            return getattr(__import__(self._name), attr)  # top-level modules only
 
-    argparse, asyncio, dataclasses, getpass, inspect, json, signal, traceback = map(_OnFirstUse, (
-        "argparse", "asyncio", "dataclasses", "getpass", "inspect", "json", "signal", "traceback"))
+    argparse, asyncio, contextlib, getpass, inspect, json, signal, traceback = map(_OnFirstUse, (
+        "argparse", "asyncio", "contextlib", "getpass", "inspect", "json", "signal", "traceback"))
 
 __all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_PIPE", "EXIT_TERMINATED", "build_parser", "exit_code_table", "main"]
 
-EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 EXIT_TERMINATED = 143  # SIGTERM, as a shell reports it
-EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPIPE
 EXIT_INTERNAL = 70  # a bug in anyurl (EX_SOFTWARE); --debug shows the traceback
 EXIT_NOT_DIRECTORY = 1  # `ls` on a URL that is not directory-like
 
 COMMANDS = ("get", "ls", "stat", "mirror", "parse", "extract", "put", "send", "open")
-# global options that take a value (so the default-command detection can skip it)
-_GLOBAL_WITH_VALUE = {"--email", "--news-server", "--user-agent"}
 _GLOBAL_FLAGS = {"--debug", "-v", "--verbose"}
 
 
@@ -209,22 +211,46 @@ def _network_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
 
 
+def _columns() -> int:
+    """``shutil.get_terminal_size().columns`` without shutil (it loads zlib, bz2, lzma, fnmatch)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``anyurl`` command."""
+    # Given a width, argparse's formatters (made at every add_argument) do not import shutil.
+    def raw(prog: str) -> argparse.HelpFormatter:
+        return argparse.RawDescriptionHelpFormatter(prog, width=_columns() - 2)
+
+    def plain(prog: str) -> argparse.HelpFormatter:
+        return argparse.HelpFormatter(prog, width=_columns() - 2)
+
     p = argparse.ArgumentParser(
         prog="anyurl",
         description="Retrieve a resource from any RFC 1738 URL: "
                     "ftp, http, gopher, mailto, news, nntp, telnet, wais, file, prospero.",
         epilog=_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=raw,
     )
     p.add_argument("--version", action="version", version=f"anyurl {__version__}")
     _global_options(p, sub=False)
     # what _network_options and get's --parallel give; here for the commands without them
     p.set_defaults(timeout=None, connect_timeout=None, max_time=None, quiet=False, parallel=0)
     sp = p.add_subparsers(dest="command", metavar="COMMAND")
+    import functools
 
-    get = sp.add_parser("get", help="download URLs", description="Download one or more URLs. "
+    add_parser = functools.partial(sp.add_parser, formatter_class=plain)
+
+    get = add_parser("get", help="download URLs", description="Download one or more URLs. "
                         "One URL without -o/-O/-d goes to standard output.")
     get.add_argument("urls", nargs="*", metavar="URL")
     get.add_argument("-i", "--input-file", metavar="FILE",
@@ -246,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     _network_options(get)
     _global_options(get, sub=True)
 
-    mir = sp.add_parser("mirror", help="copy a directory tree into DIR",
+    mir = add_parser("mirror", help="copy a directory tree into DIR",
                         description="Copy every file below URL (FTP or file: directory, gopher menu, "
                                     "news group...) into DIR, keeping the tree. Names are decoded once "
                                     "and kept inside DIR; files are byte-exact; an existing file with "
@@ -275,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     _network_options(mir)
     _global_options(mir, sub=True)
 
-    ls = sp.add_parser("ls", help="list a directory-like resource",
+    ls = add_parser("ls", help="list a directory-like resource",
                        description="List the entries of a directory-like resource "
                                    "(FTP directory, gopher menu, news group, file: directory).")
     ls.add_argument("url", metavar="URL")
@@ -285,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     _network_options(ls)
     _global_options(ls, sub=True)
 
-    st = sp.add_parser("stat", help="show a resource's size, date and type",
+    st = add_parser("stat", help="show a resource's size, date and type",
                        description="Show size, modification time, type and scheme facts of a "
                                    "resource without transferring its body (HTTP HEAD, FTP "
                                    "SIZE/MDTM, file stat, Gopher+ attributes, NNTP STAT/HEAD).")
@@ -294,26 +320,26 @@ def build_parser() -> argparse.ArgumentParser:
     _network_options(st)
     _global_options(st, sub=True)
 
-    parse = sp.add_parser("parse", help="show a URL's components as JSON",
+    parse = add_parser("parse", help="show a URL's components as JSON",
                           description="Parse URLs and print their components as JSON "
                                       "(one object per URL, one per line when several).")
     parse.add_argument("urls", nargs="+", metavar="URL")
     parse.add_argument("--show-password", action="store_true", help="do not mask the password")
     _global_options(parse, sub=True)
 
-    ext = sp.add_parser("extract", help="print the URLs found in text",
+    ext = add_parser("extract", help="print the URLs found in text",
                         description="Print the URLs found in a text (a file, or standard input), "
                                     "one per line.")
     ext.add_argument("file", nargs="?", default="-", metavar="FILE", help="default: standard input")
     _global_options(ext, sub=True)
 
-    put = sp.add_parser("put", help="upload a file", description="Upload FILE to URL (FTP STOR).")
+    put = add_parser("put", help="upload a file", description="Upload FILE to URL (FTP STOR).")
     put.add_argument("file", metavar="FILE")
     put.add_argument("url", metavar="URL")
     _network_options(put)
     _global_options(put, sub=True)
 
-    send = sp.add_parser("send", help="send a mail message",
+    send = add_parser("send", help="send a mail message",
                          description="Send standard input as a message to a mailto: URL.")
     send.add_argument("url", metavar="MAILTO_URL")
     send.add_argument("-s", "--subject", help="subject (default: the URL's subject= header, if any)")
@@ -323,7 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     _network_options(send)
     _global_options(send, sub=True)
 
-    opn = sp.add_parser("open", help="interactive session (telnet)",
+    opn = add_parser("open", help="interactive session (telnet)",
                         description="Open an interactive session for a telnet: URL "
                                     "(other URLs are fetched to standard output).")
     opn.add_argument("url", metavar="URL")
@@ -354,6 +380,21 @@ def _insert_default_command(argv: list[str]) -> list[str]:
 # -- terminal callbacks ------------------------------------------------------
 
 
+class _Paused:
+    """The progress bars stopped while a prompt is on the terminal (not contextlib: start-up cost)."""
+
+    def __init__(self, prompter: Prompter) -> None:
+        self.prompter = prompter
+
+    def __enter__(self) -> None:
+        if self.prompter.progress is not None:
+            self.prompter.progress.pause()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.prompter.progress is not None:
+            self.prompter.progress.resume()
+
+
 class Prompter:
     """Terminal prompts for passwords and Gopher+ forms (only when stdin is a terminal)."""
 
@@ -372,15 +413,8 @@ class Prompter:
         except (AttributeError, ValueError):
             return False
 
-    @contextlib.contextmanager
-    def _paused(self) -> Any:
-        if self.progress is not None:
-            self.progress.pause()
-        try:
-            yield
-        finally:
-            if self.progress is not None:
-                self.progress.resume()
+    def _paused(self) -> _Paused:
+        return _Paused(self)
 
     async def password(self, user: str, host: str) -> str | None:
         """Client ``password_callback``: ask once per (user, host), without echo."""
@@ -1081,29 +1115,6 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
 # -- parse / extract ---------------------------------------------------------------
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple | list):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
-def url_components(url: URL, *, show_password: bool = False) -> dict[str, Any]:
-    """Every dataclass field of *url*, plus ``type`` and ``canonical`` (password masked)."""
-    out: dict[str, Any] = {"type": type(url).__name__}
-    for f in dataclasses.fields(url):
-        value = getattr(url, f.name)
-        if f.name == "password" and value is not None and not show_password:
-            value = "****"
-        out[f.name] = _jsonable(value)
-    canonical = str(url)
-    out["canonical"] = canonical if show_password else mask_password(canonical)
-    return out
-
-
 def cmd_parse(args: argparse.Namespace, rep: Reporter) -> int:
     """``anyurl parse``: components as JSON."""
     from .urls import parse
@@ -1118,7 +1129,7 @@ def cmd_parse(args: argparse.Namespace, rep: Reporter) -> int:
             code = code or exc.exit_code
             continue
         data = url_components(u, show_password=args.show_password)
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None if several else 2) + "\n")
+        sys.stdout.write(_json_text(data, None if several else 2) + "\n")
     return code
 
 
@@ -1289,59 +1300,6 @@ def _log_to_stderr() -> None:
     log.setLevel(logging.DEBUG)
 
 
-class _ParseArgs:
-    """What argparse would give for a plain ``anyurl [GLOBAL...] parse [--show-password] URL...``."""
-
-    command = "parse"
-    quiet = False
-
-    def __init__(self) -> None:
-        self.urls: list[str] = []
-        self.show_password = False
-        self.debug = False
-        self.verbose = False
-
-
-def _parse_command_line(raw: list[str]) -> _ParseArgs | None:
-    """``anyurl parse`` without building the argparse tree (it costs more than the parse).
-
-    Only the plain forms are read here; anything else (help, abbreviations,
-    ``--``, a URL starting with "-", a missing value) returns None and goes
-    through argparse, which gives the same result or its own usage error.
-    """
-    if "parse" not in raw:
-        return None
-    args = _ParseArgs()
-    seen_command = False
-    option_after_url = False  # argparse takes one run of URLs: "parse A --debug B" is its usage error
-    i = 0
-    while i < len(raw):
-        tok = raw[i]
-        i += 1
-        if tok.startswith("-") and args.urls:
-            option_after_url = True
-        if tok == "parse" and not seen_command:
-            seen_command = True
-        elif tok == "--debug":
-            args.debug = True
-        elif tok in ("-v", "--verbose"):
-            args.verbose = True
-        elif tok == "--show-password" and seen_command:
-            args.show_password = True
-        elif tok in _GLOBAL_WITH_VALUE:
-            if i >= len(raw) or raw[i].startswith("-"):
-                return None
-            i += 1
-        elif tok.startswith("-"):
-            if tok.partition("=")[0] not in _GLOBAL_WITH_VALUE:
-                return None
-        elif seen_command and not option_after_url:
-            args.urls.append(tok)
-        else:  # a URL or another command before "parse"
-            return None
-    return args if seen_command and args.urls else None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``anyurl`` command; returns the exit code."""
     raw = list(sys.argv[1:] if argv is None else argv)
@@ -1393,7 +1351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-def run() -> int:
+def run(argv: Sequence[str] | None = None) -> int:
     """The ``anyurl`` program (its console script and ``python -m anyurl``): :func:`main`, then
     exit without the interpreter's last garbage collections walking every loaded module.
 
@@ -1402,7 +1360,7 @@ def run() -> int:
     collections have nothing to walk (with asyncio and uvloop loaded they cost 10-15 ms, more
     than some whole downloads). Exit handlers and the flush of sys.stdout/stderr still run.
     """
-    code = main()
+    code = main(argv)
     import gc
 
     gc.freeze()

@@ -6,7 +6,6 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-import netrc
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -128,6 +127,8 @@ class Client:
             if cred and (user is None or cred[0] == user):
                 return cred
         if self.use_netrc:
+            import netrc  # here: it (and shlex) load only when a login is looked up
+
             try:
                 auth = netrc.netrc().authenticators(host)
             except (FileNotFoundError, netrc.NetrcParseError, OSError):

@@ -33,8 +33,6 @@ optional ``reply`` (the server's code and text) and the CLI ``exit_code``.
 
 from __future__ import annotations
 
-import re
-
 __all__ = [
     "AccessDenied",
     "AnyURLError",
@@ -56,13 +54,25 @@ __all__ = [
     "mask_password",
 ]
 
-# user:password@ in an authority; the password part is replaced.
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://[^/@:]*):([^/@]*)@")
+_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
 
 
 def mask_password(url: str) -> str:
-    """Return *url* with the password of its authority replaced by ``****``."""
-    return _USERINFO.sub(r"\1:****@", url, count=1)
+    """Return *url* with the password of its authority replaced by ``****``.
+
+    The authority is ``scheme://user:password@``, the user without ``/@:``,
+    the password without ``/@``. String methods, not ``re``: `anyurl
+    --version` and the error path need no regex engine (~7 ms of start-up).
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep or not scheme or not scheme[0].isascii() or not scheme[0].isalpha() \
+            or not _SCHEME_CHARS.issuperset(scheme):
+        return url
+    at = rest.find("@")
+    colon = rest.find(":", 0, at)
+    if at < 0 or colon < 0 or "/" in rest[:at]:
+        return url
+    return f"{scheme}://{rest[:colon]}:****{rest[at:]}"
 
 
 class AnyURLError(Exception):

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import mimetypes
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import AnyURLError, ConnectError, FetchTimeout, NotSupported, ProtocolError, TransferError
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = ["ENTRY_KINDS", "ENTRY_RELS", "HTML_TYPES", "Body", "Entry", "Response", "Stat", "entry_line", "guess_content_type",
            "is_html", "translate_errors"]
@@ -28,6 +29,8 @@ def is_html(content_type: str | None) -> bool:
 
 def guess_content_type(name: str, default: str = "application/octet-stream") -> str:
     """Guess a MIME type from a file name's suffix."""
+    import mimetypes  # here: it loads urllib.parse and ipaddress, which http and ls need not
+
     ctype, _ = mimetypes.guess_type(name, strict=False)
     return ctype or default
 

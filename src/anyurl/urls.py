@@ -49,9 +49,14 @@ import codecs
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from operator import attrgetter
 
 from .errors import URLSyntaxError
+
+TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
+if TYPE_CHECKING:
+    from dataclasses import Field
+    from typing import Any, ClassVar
 
 __all__ = [
     "DEFAULT_PORTS",
@@ -328,11 +333,88 @@ def _ip_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-@dataclass(frozen=True, repr=False)
+def _frozen(message: str) -> AttributeError:
+    import dataclasses  # only on this error: importing it (with inspect) costs ~9 ms of start-up
+
+    return dataclasses.FrozenInstanceError(message)
+
+
+class _DataclassFields:
+    """``__dataclass_fields__`` of a URL class, made on first use.
+
+    The URL values were frozen dataclasses; they are plain classes now, as
+    ``dataclasses`` and making 13 dataclasses cost ~18 ms of start-up. With
+    this, ``dataclasses.fields()``, ``replace()``, ``asdict()`` and
+    ``is_dataclass()`` still work on them: the fields (names, types,
+    defaults, ``compare``) are those of the class's ``__init__``.
+    """
+
+    def __get__(self, instance: object, owner: type[URL]) -> dict[str, Field[Any]]:
+        made: dict[str, Field[Any]] | None = owner.__dict__.get("_dataclass_fields")
+        if made is None:
+            import dataclasses
+
+            names = owner._field_names
+            defaults = owner.__init__.__defaults__ or ()
+            required = len(names) - len(defaults)
+            types: dict[str, str] = {}
+            for klass in reversed(owner.__mro__):
+                types.update(klass.__dict__.get("__annotations__", {}))
+            spec = [(name, types.get(name, "object"), dataclasses.field(
+                compare=name not in owner._not_compared,
+                **({} if i < required else {"default": defaults[i - required]})))
+                for i, name in enumerate(names)]
+            shadow = dataclasses.make_dataclass(owner.__name__, spec, frozen=True)
+            made = {f.name: f for f in dataclasses.fields(shadow)}
+            owner._dataclass_fields = made
+        return made
+
+
 class URL:
-    """Base of every URL value. ``scheme`` is lower case."""
+    """Base of every URL value. ``scheme`` is lower case.
+
+    Values are immutable (assignment raises ``dataclasses.FrozenInstanceError``,
+    an ``AttributeError``), compare and hash by their fields (same class
+    only), pickle and copy. The fields are the parameters of ``__init__``.
+    """
 
     scheme: str
+
+    if TYPE_CHECKING:
+        __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+    else:
+        __dataclass_fields__ = _DataclassFields()
+    _field_names: ClassVar[tuple[str, ...]]
+    _not_compared: ClassVar[tuple[str, ...]] = ()
+    __match_args__: ClassVar[tuple[str, ...]]
+    _key: ClassVar[attrgetter[object]]  # the compared fields (not a descriptor: no self bound)
+    _dataclass_fields: ClassVar[dict[str, Field[Any]]]
+
+    def __init__(self, scheme: str) -> None:
+        self.__dict__["scheme"] = scheme
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        _value_class(cls)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._key(self) == self._key(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key(self))
+
+    if not TYPE_CHECKING:  # hidden from mypy, which would then allow assigning any attribute
+        def __setattr__(self, name: str, value: object) -> None:
+            raise _frozen(f"cannot assign to field {name!r}")
+
+        def __delattr__(self, name: str) -> None:
+            raise _frozen(f"cannot delete field {name!r}")
+
+    def __replace__(self, **changes: Any) -> URL:
+        """``copy.replace(url, field=value)`` (Python 3.13): a new value with *changes*."""
+        return type(self)(**{**{n: getattr(self, n) for n in self._field_names}, **changes})
 
     def masked(self) -> str:
         """The canonical text with any password replaced by ``****``."""
@@ -340,13 +422,11 @@ class URL:
 
     def __repr__(self) -> str:
         parts = []
-        for f in fields(self):
-            if not f.repr:
-                continue
-            value = getattr(self, f.name)
-            if f.name == "password" and value is not None:
+        for name in self._field_names:
+            value = getattr(self, name)
+            if name == "password" and value is not None:
                 value = "****"
-            parts.append(f"{f.name}={value!r}")
+            parts.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def join(self, ref: str) -> URL:
@@ -355,17 +435,29 @@ class URL:
                              url=self.masked(), rule="hierarchical")
 
 
-@dataclass(frozen=True, repr=False)
+def _value_class(cls: type[URL]) -> None:
+    code = cls.__init__.__code__
+    names = code.co_varnames[1:code.co_argcount]
+    cls._field_names = names
+    cls.__match_args__ = names  # type: ignore[misc]  # as a dataclass has (mypy guards it for its own)
+    cls._key = attrgetter(*(n for n in names if n not in cls._not_compared))
+
+
+_value_class(URL)
+
+
 class GenericURL(URL):
     """``scheme:schemepart`` for a scheme RFC 1738 does not define; ``schemepart`` is kept as written."""
 
-    schemepart: str = ""
+    schemepart: str
+
+    def __init__(self, scheme: str, schemepart: str = "") -> None:
+        self.__dict__.update(scheme=scheme, schemepart=schemepart)
 
     def __str__(self) -> str:
         return f"{self.scheme}:{percent_encode(self.schemepart, _GENERIC.safe + '%#' + _LENIENT_SAFE)}"
 
 
-@dataclass(frozen=True, repr=False)
 class ServerURL(URL):
     """A URL of the common Internet scheme syntax (section 3.1).
 
@@ -376,10 +468,14 @@ class ServerURL(URL):
     ``password`` are decoded; ``None`` means absent, ``""`` present but empty.
     """
 
-    host: str = ""
-    port: int = 0
-    user: str | None = None
-    password: str | None = None
+    host: str
+    port: int
+    user: str | None
+    password: str | None
+
+    def __init__(self, scheme: str, host: str = "", port: int = 0, user: str | None = None,
+                 password: str | None = None) -> None:
+        self.__dict__.update(scheme=scheme, host=host, port=port, user=user, password=password)
 
     _user_rule = _USER
 
@@ -465,7 +561,6 @@ class _Hierarchical:
         return parse(_join_text(str(self), ref))
 
 
-@dataclass(frozen=True, repr=False)
 class FTPURL(_Hierarchical, ServerURL):
     """``ftp://user:password@host:port/cwd1/.../cwdN/name;type=X`` (section 3.2).
 
@@ -473,9 +568,15 @@ class FTPURL(_Hierarchical, ServerURL):
     decoded last segment, ``typecode`` ``"a"``, ``"i"``, ``"d"`` or ``None``.
     """
 
-    cwd: tuple[str, ...] = ()
-    name: str = ""
-    typecode: str | None = None
+    cwd: tuple[str, ...]
+    name: str
+    typecode: str | None
+
+    def __init__(self, scheme: str, host: str = "", port: int = 0, user: str | None = None,
+                 password: str | None = None, cwd: tuple[str, ...] = (), name: str = "",
+                 typecode: str | None = None) -> None:
+        self.__dict__.update(scheme=scheme, host=host, port=port, user=user, password=password,
+                             cwd=cwd, name=name, typecode=typecode)
 
     def _path(self) -> str:
         safe = _FPATH.safe
@@ -485,7 +586,6 @@ class FTPURL(_Hierarchical, ServerURL):
         return "/" + path
 
 
-@dataclass(frozen=True, repr=False)
 class HTTPURL(_Hierarchical, ServerURL):
     """``http://host:port/path?search`` (section 3.3), also https.
 
@@ -496,9 +596,17 @@ class HTTPURL(_Hierarchical, ServerURL):
     no part in equality or in ``str()``.
     """
 
-    path: str = ""
-    search: str | None = None
-    fragment: str | None = field(default=None, compare=False)
+    path: str
+    search: str | None
+    fragment: str | None
+
+    _not_compared = ("fragment",)
+
+    def __init__(self, scheme: str, host: str = "", port: int = 0, user: str | None = None,
+                 password: str | None = None, path: str = "", search: str | None = None,
+                 fragment: str | None = None) -> None:
+        self.__dict__.update(scheme=scheme, host=host, port=port, user=user, password=password,
+                             path=path, search=search, fragment=fragment)
 
     _user_rule = _HTTP_USER
 
@@ -512,7 +620,6 @@ class HTTPURL(_Hierarchical, ServerURL):
 _LENIENT_SAFE = "~{}|^[]`"
 
 
-@dataclass(frozen=True, repr=False)
 class GopherURL(ServerURL):
     """``gopher://host:port/<gophertype><selector>%09<search>%09<gopher+_string>`` (section 3.4).
 
@@ -521,10 +628,16 @@ class GopherURL(ServerURL):
     contain a TAB (it is the separator); CR/LF are kept for the handler to refuse.
     """
 
-    gophertype: str = "1"
-    selector: str = ""
-    search: str | None = None
-    gopher_plus: str | None = None
+    gophertype: str
+    selector: str
+    search: str | None
+    gopher_plus: str | None
+
+    def __init__(self, scheme: str, host: str = "", port: int = 0, user: str | None = None,
+                 password: str | None = None, gophertype: str = "1", selector: str = "",
+                 search: str | None = None, gopher_plus: str | None = None) -> None:
+        self.__dict__.update(scheme=scheme, host=host, port=port, user=user, password=password,
+                             gophertype=gophertype, selector=selector, search=search, gopher_plus=gopher_plus)
 
     def _path(self) -> str:
         if self.gophertype == "1" and not self.selector and self.search is None and self.gopher_plus is None:
@@ -538,7 +651,6 @@ class GopherURL(ServerURL):
         return text
 
 
-@dataclass(frozen=True, repr=False)
 class MailtoURL(URL):
     """``mailto:<addr>`` (section 3.5) with RFC 6068 ``?name=value&...`` headers, all decoded.
 
@@ -546,8 +658,11 @@ class MailtoURL(URL):
     comma-separated addresses); see :attr:`addresses`.
     """
 
-    address: str = ""
-    headers: tuple[tuple[str, str], ...] = ()
+    address: str
+    headers: tuple[tuple[str, str], ...]
+
+    def __init__(self, scheme: str, address: str = "", headers: tuple[tuple[str, str], ...] = ()) -> None:
+        self.__dict__.update(scheme=scheme, address=address, headers=headers)
 
     @property
     def addresses(self) -> tuple[str, ...]:
@@ -568,7 +683,6 @@ class MailtoURL(URL):
         return text
 
 
-@dataclass(frozen=True, repr=False)
 class NewsURL(URL):
     """``news:<group>``, ``news:<message-id>`` or ``news:*`` (section 3.6).
 
@@ -576,8 +690,11 @@ class NewsURL(URL):
     ``group`` and ``message_id`` is set (``news:*`` has group ``"*"``).
     """
 
-    group: str | None = None
-    message_id: str | None = None
+    group: str | None
+    message_id: str | None
+
+    def __init__(self, scheme: str, group: str | None = None, message_id: str | None = None) -> None:
+        self.__dict__.update(scheme=scheme, group=group, message_id=message_id)
 
     def __str__(self) -> str:
         if self.message_id is not None:
@@ -587,18 +704,21 @@ class NewsURL(URL):
         return f"news:{self.group}"
 
 
-@dataclass(frozen=True, repr=False)
 class NNTPURL(ServerURL):
     """``nntp://host:port/group/article`` (section 3.7), also nntps; ``article`` is an int or None."""
 
-    group: str = ""
-    article: int | None = None
+    group: str
+    article: int | None
+
+    def __init__(self, scheme: str, host: str = "", port: int = 0, user: str | None = None,
+                 password: str | None = None, group: str = "", article: int | None = None) -> None:
+        self.__dict__.update(scheme=scheme, host=host, port=port, user=user, password=password,
+                             group=group, article=article)
 
     def _path(self) -> str:
         return f"/{self.group}" + (f"/{self.article}" if self.article is not None else "")
 
 
-@dataclass(frozen=True, repr=False)
 class TelnetURL(ServerURL):
     """``telnet://user:password@host:port/`` (section 3.8)."""
 
@@ -606,7 +726,6 @@ class TelnetURL(ServerURL):
         return "/"
 
 
-@dataclass(frozen=True, repr=False)
 class WAISURL(ServerURL):
     """``wais://host:port/database[?search | /wtype/wpath]`` (section 3.9), all decoded.
 
@@ -614,10 +733,16 @@ class WAISURL(ServerURL):
     is written in the document form.
     """
 
-    database: str = ""
-    search: str | None = None
-    wtype: str | None = None
-    wpath: str | None = None
+    database: str
+    search: str | None
+    wtype: str | None
+    wpath: str | None
+
+    def __init__(self, scheme: str, host: str = "", port: int = 0, user: str | None = None,
+                 password: str | None = None, database: str = "", search: str | None = None,
+                 wtype: str | None = None, wpath: str | None = None) -> None:
+        self.__dict__.update(scheme=scheme, host=host, port=port, user=user, password=password,
+                             database=database, search=search, wtype=wtype, wpath=wpath)
 
     def _path(self) -> str:
         safe = _UCHAR.safe
@@ -629,7 +754,6 @@ class WAISURL(ServerURL):
         return text
 
 
-@dataclass(frozen=True, repr=False)
 class FileURL(_Hierarchical, URL):
     """``file://host/path`` (section 3.10).
 
@@ -637,19 +761,26 @@ class FileURL(_Hierarchical, URL):
     and has no leading "/" (``file:///etc/motd`` has path ``"etc/motd"``).
     """
 
-    host: str = ""
-    path: str = ""
+    host: str
+    path: str
+
+    def __init__(self, scheme: str, host: str = "", path: str = "") -> None:
+        self.__dict__.update(scheme=scheme, host=host, path=path)
 
     def __str__(self) -> str:
         return f"file://{_ip_host(self.host)}/{percent_encode(self.path, _FPATH.safe + '/')}"
 
 
-@dataclass(frozen=True, repr=False)
 class ProsperoURL(ServerURL):
     """``prospero://host:port/hsoname;field=value...`` (section 3.11), all decoded."""
 
-    hsoname: str = ""
-    fields: tuple[tuple[str, str], ...] = field(default=())
+    hsoname: str
+    fields: tuple[tuple[str, str], ...]
+
+    def __init__(self, scheme: str, host: str = "", port: int = 0, user: str | None = None,
+                 password: str | None = None, hsoname: str = "", fields: tuple[tuple[str, str], ...] = ()) -> None:
+        self.__dict__.update(scheme=scheme, host=host, port=port, user=user, password=password,
+                             hsoname=hsoname, fields=fields)
 
     def _path(self) -> str:
         safe = _FIELD.safe
@@ -1065,7 +1196,7 @@ _PARSERS: dict[str, Callable[[str, int, str, bool], URL]] = {
 # makes the same value (tests/unit/test_urls.py checks both against the
 # corpus and random text). Anything else (strict mode, non-ASCII, IPv6
 # literals, every error, rare forms) goes to the parsers above, which name
-# the position and the rule. Values are made without the dataclass __init__
+# the position and the rule. Values are made without calling __init__
 # (one object.__setattr__ per field cost ~1 us of the ~6.5 us per URL).
 
 _new = object.__new__

@@ -161,7 +161,7 @@ def shared_dir() -> Iterator[Path]:
 
 _AS_NOBODY = """
 import asyncio, os, sys, anyurl
-import concurrent.futures.thread, anyurl.client, anyurl.handlers.file  # stdlib lives under /root: import it first
+import concurrent.futures.thread, mimetypes, anyurl.client, anyurl.handlers.file  # stdlib lives under /root: import it first
 # imported as root (the interpreter lives under /root, 0700); now become nobody for real
 os.setgroups([])
 os.setgid(65534)

@@ -54,7 +54,7 @@ def test_exit_code_of_a_failure_is_kept(tmp_path: Path) -> None:
 
 
 def test_run_returns_main_code_and_freezes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "main", lambda: 7)
+    monkeypatch.setattr(cli, "main", lambda argv=None: 7)
     before = gc.get_freeze_count()
     try:
         assert cli.run() == 7

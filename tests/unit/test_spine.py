@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import anyurl
 from anyurl import errors, registry
@@ -21,6 +23,19 @@ def test_mask_password_hides_only_the_password() -> None:
     assert errors.mask_password("ftp://joe:s3cret@h.example/x") == "ftp://joe:****@h.example/x"
     assert errors.mask_password("ftp://joe@h.example/x") == "ftp://joe@h.example/x"
     assert errors.mask_password("http://h.example/a:b@c") == "http://h.example/a:b@c"
+
+
+_OLD_USERINFO = r"^([A-Za-z][A-Za-z0-9+.\-]*://[^/@:]*):([^/@]*)@"   # what mask_password did with re
+
+
+@given(st.text(alphabet="aZ9+.-:/@?#x\u00e9 ", max_size=24))
+def test_mask_password_without_re_masks_as_the_regex_did(text: str) -> None:
+    import re
+
+    assert errors.mask_password(text) == re.sub(_OLD_USERINFO, r"\1:****@", text, count=1)
+    for url in ("ftp://a:b@h/", "x-y+z.1://u:p:q@h", "ftp://:@h", "ftp://u:p/@h", "1ftp://u:p@h", "\u00e9://u:p@h",
+                "ftp://u@h:1/x:y@z", "ftp:/u:p@h", "http://h?u:p@x"):
+        assert errors.mask_password(url) == re.sub(_OLD_USERINFO, r"\1:****@", url, count=1), url
 
 
 @pytest.mark.parametrize(
