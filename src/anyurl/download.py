@@ -19,7 +19,6 @@ listings (which a hostile server controls) into plain local file names.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 import unicodedata
@@ -214,6 +213,8 @@ def _part_name(dest: str) -> str:
     limit = _name_max(head or ".")
     if len(os.fsencode(part)) <= limit:
         return os.path.join(head, part)
+    import hashlib  # only for names too long for the part suffix
+
     digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
     tail = f"~{digest}{PART_SUFFIX}"
     budget = limit - 1 - len(tail)

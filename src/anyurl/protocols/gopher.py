@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, urlsplit
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 from ..errors import ProtocolError, ResourceNotFound, TemporaryFailure, TransferError, UnsafeURL
 from ..response import Entry, guess_content_type
@@ -828,6 +830,8 @@ def parse_mod_date(admin: str) -> datetime | None:
     m = re.search(_MOD_DATE, admin)
     if not m:
         return None
+    from datetime import UTC, datetime  # only Gopher+ +ADMIN needs it: not on every gopher run
+
     try:
         return datetime.strptime(m.group(1), "%Y%m%d%H%M%S").replace(tzinfo=UTC)
     except ValueError:
