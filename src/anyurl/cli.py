@@ -1069,6 +1069,10 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
         rep.error(f"{mask_password(str(u))}: not a directory-like resource or HTML page "
                   "(use `anyurl get` to read it)")
         return EXIT_NOT_DIRECTORY
+    if not entries:
+        # an empty directory, menu or group, or a page without links: a listing all the same
+        # (exit 0), but say so rather than print a bare header
+        rep.info(f"{mask_password(str(u))}: (no entries)")
     if args.json:
         json.dump([e.as_dict() for e in entries], sys.stdout, ensure_ascii=False, indent=1, default=str)
         sys.stdout.write("\n")
@@ -1076,6 +1080,8 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
     if args.json_lines:
         for e in entries:
             sys.stdout.write(json.dumps(e.as_dict(), ensure_ascii=False, default=str) + "\n")
+        return 0
+    if not entries:
         return 0
     headers = ["kind", "size", "modified", "name", "url"]
     with_title = any(e.title and e.title != e.name for e in entries)

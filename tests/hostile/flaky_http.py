@@ -7,47 +7,34 @@ check retries. Runs in a thread on a loopback port; every request is logged.
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from tests.hostile.base import ThreadServer
 
-class FlakyHTTP:
+
+class FlakyHTTP(ThreadServer):
     def __init__(self, body: bytes, failures: int, retry_after: str | None = "0") -> None:
+        super().__init__()
         self.body = body
         self.failures = failures
         self.retry_after = retry_after
         self.log: list[str] = []
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._tcp_listener()
 
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(5)
-                data = b""
-                while b"\r\n\r\n" not in data and len(data) < 65536:
-                    more = conn.recv(4096)
-                    if not more:
-                        break
-                    data += more
-                line = data.split(b"\r\n", 1)[0].decode("latin-1")
-                self.log.append(line)
-                if len(self.log) <= self.failures:
-                    extra = f"Retry-After: {self.retry_after}\r\n" if self.retry_after is not None else ""
-                    conn.sendall(f"HTTP/1.1 503 Busy\r\n{extra}Content-Length: 0\r\n"
-                                 "Connection: close\r\n\r\n".encode())
-                else:
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
-                                 + f"Content-Length: {len(self.body)}\r\nConnection: close\r\n\r\n".encode()
-                                 + self.body)
+    def answer(self, conn: socket.socket) -> None:
+        with conn:
+            data = self.read_until(conn, b"\r\n\r\n", 65536)
+            line = data.split(b"\r\n", 1)[0].decode("latin-1")
+            self.log.append(line)
+            if len(self.log) <= self.failures:
+                extra = f"Retry-After: {self.retry_after}\r\n" if self.retry_after is not None else ""
+                conn.sendall(f"HTTP/1.1 503 Busy\r\n{extra}Content-Length: 0\r\n"
+                             "Connection: close\r\n\r\n".encode())
+            else:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                             + f"Content-Length: {len(self.body)}\r\nConnection: close\r\n\r\n".encode()
+                             + self.body)
 
     @property
     def url(self) -> str:
@@ -56,11 +43,5 @@ class FlakyHTTP:
 
 @contextmanager
 def flaky_http(body: bytes, failures: int, retry_after: str | None = "0") -> Iterator[FlakyHTTP]:
-    srv = FlakyHTTP(body, failures, retry_after)
-    srv._thread.start()
-    try:
+    with FlakyHTTP(body, failures, retry_after) as srv:
         yield srv
-    finally:
-        srv._stop.set()
-        srv._thread.join(5)
-        srv.sock.close()

@@ -10,10 +10,9 @@ peak RSS is measured alone.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import pytest
+from tests.hostile.base import AsyncServer
 from tests.hostile.listing_child import read_listing
 
 ITEMS = 1_000_000
@@ -28,31 +27,27 @@ def menu_line(i: int) -> bytes:
     return b"0Item %07d\t/item/%07d.txt\tgopher.example\t70\r\n" % (i, i)
 
 
-@asynccontextmanager
-async def huge_menu_server(items: int) -> AsyncIterator[int]:
+class HugeMenuServer(AsyncServer):
     """Serve a menu of *items* lines (then "."), written in batches as the client reads."""
 
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await reader.readline()
-            for start in range(0, items, 2000):
-                writer.write(b"".join(menu_line(i) for i in range(start, min(items, start + 2000))))
-                await writer.drain()
-            writer.write(b".\r\n")
-            await writer.drain()
-        except (ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
+    deadline = MAX_SECONDS
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    async with server:
-        yield server.sockets[0].getsockname()[1]
+    def __init__(self, items: int) -> None:
+        super().__init__()
+        self.items = items
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readline()
+        for start in range(0, self.items, 2000):
+            writer.write(b"".join(menu_line(i) for i in range(start, min(self.items, start + 2000))))
+            await writer.drain()
+        writer.write(b".\r\n")
+        await writer.drain()
 
 
 async def test_million_item_menu_streams_entries_in_bounded_memory() -> None:
-    async with huge_menu_server(ITEMS) as port:
-        res, took = await read_listing(f"gopher://127.0.0.1:{port}/1/huge", "entries", MAX_SECONDS)
+    async with HugeMenuServer(ITEMS) as srv:
+        res, took = await read_listing(f"gopher://127.0.0.1:{srv.port}/1/huge", "entries", MAX_SECONDS)
     assert res["count"] == ITEMS
     last = res["last"]
     assert (last["name"], last["title"], last["url"], last["kind"]) == (
@@ -65,8 +60,8 @@ async def test_million_item_menu_streams_entries_in_bounded_memory() -> None:
 
 async def test_million_item_menu_rendered_as_bytes_in_bounded_memory() -> None:
     # `anyurl get gopher://.../1/huge` streams the menu's text rendering the same way
-    async with huge_menu_server(ITEMS) as port:
-        res, took = await read_listing(f"gopher://127.0.0.1:{port}/1/huge", "bytes", MAX_SECONDS)
+    async with HugeMenuServer(ITEMS) as srv:
+        res, took = await read_listing(f"gopher://127.0.0.1:{srv.port}/1/huge", "bytes", MAX_SECONDS)
     assert res["count"] == ITEMS
     assert res["last"].startswith("file") and res["last"].endswith(
         f"{ITEMS - 1:07d}.txt  gopher://gopher.example/0/item/{ITEMS - 1:07d}.txt  Item {ITEMS - 1:07d}")

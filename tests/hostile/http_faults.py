@@ -4,15 +4,15 @@
 port; ``reply`` is the raw response (status line, headers, body) and the
 connection closes after it. ``srv.requests`` holds each request's head as text
 (request line and headers), in order, so a test can check what was sent.
-Every read has a deadline and a size limit.
+Every read has a deadline and a size limit (see :class:`tests.hostile.base.AsyncServer`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Mapping
-from types import TracebackType
+
+from tests.hostile.base import AsyncServer
 
 Reply = bytes | Callable[[str], bytes]
 
@@ -23,14 +23,13 @@ def response(status: str, headers: Mapping[str, str], body: bytes = b"") -> byte
     return head.encode("latin-1") + body
 
 
-class FaultServer:
+class FaultServer(AsyncServer):
     """Serves scripted replies by path; 404 for anything else."""
 
     def __init__(self, replies: Mapping[str, Reply]) -> None:
+        super().__init__()
         self.replies = dict(replies)
         self.requests: list[str] = []
-        self.port = 0
-        self._server: asyncio.Server | None = None
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -40,34 +39,16 @@ class FaultServer:
         lines = self.requests[index].split("\r\n")[1:]
         return {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines if line)}
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            async with asyncio.timeout(10):
-                head = await reader.readuntil(b"\r\n\r\n")
-            text = head.decode("latin-1").rstrip("\r\n")
-            self.requests.append(text)
-            path = text.split(" ")[1] if text.count(" ") >= 2 else "/"
-            reply = self.replies.get(path)
-            if callable(reply):
-                reply = reply(text)
-            if reply is None:
-                reply = response("404 Not Found", {"Content-Length": "0", "Connection": "close"})
-            writer.write(reply)
-            await writer.drain()
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
-
-    async def __aenter__(self) -> FaultServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, limit=64 * 1024)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        async with asyncio.timeout(10):
+            head = await reader.readuntil(b"\r\n\r\n")
+        text = head.decode("latin-1").rstrip("\r\n")
+        self.requests.append(text)
+        path = text.split(" ")[1] if text.count(" ") >= 2 else "/"
+        reply = self.replies.get(path)
+        if callable(reply):
+            reply = reply(text)
+        if reply is None:
+            reply = response("404 Not Found", {"Content-Length": "0", "Connection": "close"})
+        writer.write(reply)
+        await writer.drain()

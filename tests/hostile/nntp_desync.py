@@ -10,7 +10,8 @@ instead of in the same write. Every connection and command is recorded.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+
+from tests.hostile.base import AsyncServer
 
 FORGED = b"FORGED BODY: this article was never requested\r\n"
 
@@ -22,59 +23,41 @@ def article(number: int, body: bytes) -> bytes:
     return f"220 {number} {mid} article\r\n".encode() + head + body + b".\r\n"
 
 
-@dataclass
-class DesyncServer:
-    delay: float | None = None  # None: the forged reply in the same write as article 1
-    connections: int = 0
-    commands: list[str] = field(default_factory=list)
-    server: asyncio.Server | None = None
-    port: int = 0
+class DesyncServer(AsyncServer):
+    def __init__(self, delay: float | None = None) -> None:
+        super().__init__()
+        self.delay = delay  # None: the forged reply in the same write as article 1
+        self.commands: list[str] = []
 
-    async def start(self) -> DesyncServer:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self.server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self) -> None:
-        if self.server is not None:
-            self.server.close()
-            await self.server.wait_closed()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            writer.write(b"200 desync test server ready\r\n")
-            while True:
-                async with asyncio.timeout(10):
-                    line = await reader.readline()
-                if not line:
-                    return
-                cmd = line.decode().strip()
-                self.commands.append(cmd)
-                verb = cmd.split(" ", 1)[0].upper()
-                if verb == "CAPABILITIES":
-                    writer.write(b"101 caps\r\nVERSION 2\r\nREADER\r\nOVER\r\n.\r\n")
-                elif verb == "GROUP":
-                    writer.write(b"211 2 1 2 desync.test\r\n")
-                elif verb == "ARTICLE":
-                    number = int(cmd.split()[1])
-                    writer.write(article(number, f"real body of article {number}\r\n".encode()))
-                    if number == 1:
-                        forged = article(2, FORGED)
-                        if self.delay is None:
-                            writer.write(forged)
-                        else:
-                            await writer.drain()
-                            await asyncio.sleep(self.delay)
-                            writer.write(forged)
-                elif verb == "QUIT":
-                    writer.write(b"205 bye\r\n")
-                    await writer.drain()
-                    return
-                else:
-                    writer.write(b"500 unknown command\r\n")
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"200 desync test server ready\r\n")
+        while True:
+            async with asyncio.timeout(10):
+                line = await reader.readline()
+            if not line:
+                return
+            cmd = line.decode().strip()
+            self.commands.append(cmd)
+            verb = cmd.split(" ", 1)[0].upper()
+            if verb == "CAPABILITIES":
+                writer.write(b"101 caps\r\nVERSION 2\r\nREADER\r\nOVER\r\n.\r\n")
+            elif verb == "GROUP":
+                writer.write(b"211 2 1 2 desync.test\r\n")
+            elif verb == "ARTICLE":
+                number = int(cmd.split()[1])
+                writer.write(article(number, f"real body of article {number}\r\n".encode()))
+                if number == 1:
+                    forged = article(2, FORGED)
+                    if self.delay is None:
+                        writer.write(forged)
+                    else:
+                        await writer.drain()
+                        await asyncio.sleep(self.delay)
+                        writer.write(forged)
+            elif verb == "QUIT":
+                writer.write(b"205 bye\r\n")
                 await writer.drain()
-        except (OSError, TimeoutError):
-            pass
-        finally:
-            writer.close()
+                return
+            else:
+                writer.write(b"500 unknown command\r\n")
+            await writer.drain()

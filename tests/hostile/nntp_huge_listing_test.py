@@ -11,10 +11,9 @@ child process (listing_child.py) so its peak RSS is measured alone.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import pytest
+from tests.hostile.base import AsyncServer
 from tests.hostile.listing_child import read_listing
 
 LINES = 1_000_000
@@ -42,51 +41,46 @@ async def _stream(writer: asyncio.StreamWriter, make: object, count: int) -> Non
     writer.write(b".\r\n")
 
 
-@asynccontextmanager
-async def hostile_news_server() -> AsyncIterator[tuple[int, list[bytes]]]:
-    """(port, commands received). OVER ignores the range and sends every article 1..LINES;
-    LIST ACTIVE sends LINES groups."""
-    received: list[bytes] = []
+class HostileNewsServer(AsyncServer):
+    """OVER ignores the range and sends every article 1..LINES; LIST ACTIVE sends LINES
+    groups. ``received``: the commands, in order."""
 
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            writer.write(b"200 hostile news server ready\r\n")
-            while line := await reader.readline():
-                received.append(line.rstrip(b"\r\n"))
-                words = line.split()
-                cmd = words[0].upper() if words else b""
-                if cmd == b"CAPABILITIES":
-                    writer.write(b"101 caps\r\nVERSION 2\r\nREADER\r\nOVER\r\nLIST ACTIVE NEWSGROUPS\r\n.\r\n")
-                elif cmd == b"GROUP":
-                    writer.write(b"211 %d 1 %d %s\r\n" % (LINES, LINES, words[1]))
-                elif cmd == b"OVER":
-                    writer.write(b"224 overview follows\r\n")
-                    await _stream(writer, over_line, LINES)
-                elif cmd == b"LIST" and words[1:2] == [b"NEWSGROUPS"]:
-                    writer.write(b"215 descriptions\r\nhuge.group0000001 The first group\r\n.\r\n")
-                elif cmd == b"LIST":
-                    writer.write(b"215 active\r\n")
-                    await _stream(writer, active_line, LINES)
-                elif cmd == b"QUIT":
-                    writer.write(b"205 bye\r\n")
-                    return
-                else:
-                    writer.write(b"500 what?\r\n")
-                await writer.drain()
-        except (ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
+    deadline = MAX_SECONDS
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    async with server:
-        yield server.sockets[0].getsockname()[1], received
+    def __init__(self) -> None:
+        super().__init__()
+        self.received: list[bytes] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"200 hostile news server ready\r\n")
+        while line := await reader.readline():
+            self.received.append(line.rstrip(b"\r\n"))
+            words = line.split()
+            cmd = words[0].upper() if words else b""
+            if cmd == b"CAPABILITIES":
+                writer.write(b"101 caps\r\nVERSION 2\r\nREADER\r\nOVER\r\nLIST ACTIVE NEWSGROUPS\r\n.\r\n")
+            elif cmd == b"GROUP":
+                writer.write(b"211 %d 1 %d %s\r\n" % (LINES, LINES, words[1]))
+            elif cmd == b"OVER":
+                writer.write(b"224 overview follows\r\n")
+                await _stream(writer, over_line, LINES)
+            elif cmd == b"LIST" and words[1:2] == [b"NEWSGROUPS"]:
+                writer.write(b"215 descriptions\r\nhuge.group0000001 The first group\r\n.\r\n")
+            elif cmd == b"LIST":
+                writer.write(b"215 active\r\n")
+                await _stream(writer, active_line, LINES)
+            elif cmd == b"QUIT":
+                writer.write(b"205 bye\r\n")
+                return
+            else:
+                writer.write(b"500 what?\r\n")
+            await writer.drain()
 
 
 async def test_million_over_lines_keep_only_the_newest_listing_limit() -> None:
-    async with hostile_news_server() as (port, received):
-        res, took = await read_listing(f"nntp://127.0.0.1:{port}/huge.group", "fetch", MAX_SECONDS)
-    assert [c for c in received if c != b"QUIT"][-1] == b"OVER %d-%d" % (LINES - LIMIT + 1, LINES)
+    async with HostileNewsServer() as srv:
+        res, took = await read_listing(f"nntp://127.0.0.1:{srv.port}/huge.group", "fetch", MAX_SECONDS)
+    assert [c for c in srv.received if c != b"QUIT"][-1] == b"OVER %d-%d" % (LINES - LIMIT + 1, LINES)
     assert res["maxrss_mb"] < MAX_RSS_MB, res
     assert took < MAX_SECONDS
     assert res["count"] == LIMIT
@@ -98,9 +92,9 @@ async def test_million_over_lines_keep_only_the_newest_listing_limit() -> None:
 
 
 async def test_million_group_list_streams_in_bounded_memory() -> None:
-    async with hostile_news_server() as (port, received):
-        res, took = await read_listing(f"nntp://127.0.0.1:{port}/", "entries", MAX_SECONDS)
-    assert [c for c in received if c != b"QUIT"][-2:] == [b"LIST NEWSGROUPS", b"LIST ACTIVE"]
+    async with HostileNewsServer() as srv:
+        res, took = await read_listing(f"nntp://127.0.0.1:{srv.port}/", "entries", MAX_SECONDS)
+    assert [c for c in srv.received if c != b"QUIT"][-2:] == [b"LIST NEWSGROUPS", b"LIST ACTIVE"]
     assert res["count"] == LINES
     assert res["first"]["name"] == "huge.group0000001"
     assert res["first"]["title"] == "The first group"

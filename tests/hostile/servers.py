@@ -2,7 +2,8 @@
 
 Each runs in threads of the test process on a free loopback port, is used as a
 context manager, and stops (closing its sockets, joining its threads) on exit.
-Every loop is bounded by ``stop`` and by ``max_seconds``.
+Every loop is bounded by ``stop`` and by ``max_seconds`` (see
+:class:`tests.hostile.base.ThreadServer`).
 
 - :class:`TelnetNegotiationFlood`: answers a connection with an endless stream of
   ``IAC WILL x`` / ``IAC DO x`` and ``SB TTYPE SEND`` and no data.
@@ -16,10 +17,9 @@ Every loop is bounded by ``stop`` and by ``max_seconds``.
 from __future__ import annotations
 
 import socket
-import threading
 import time
-from types import TracebackType
-from typing import Self
+
+from tests.hostile.base import ThreadServer
 
 from anyurl.protocols.prospero import ARDPError, Header, decode_packet, encode_packet
 
@@ -27,48 +27,12 @@ IAC, SB, SE, WILL, DO = 255, 250, 240, 251, 253
 TTYPE = 24
 
 
-class _Server:
-    """Threads with a shared stop flag and a time cap."""
-
-    def __init__(self, max_seconds: float = 60.0) -> None:
-        self.stop = threading.Event()
-        self.max_seconds = max_seconds
-        self.started = time.monotonic()
-        self._threads: list[threading.Thread] = []
-        self.host = "127.0.0.1"
-        self.port = 0
-
-    def _tcp_listener(self) -> socket.socket:
-        """A loopback listener on a free port (self.port), its accept() bounded so loops see stop."""
-        listener = socket.create_server((self.host, 0))
-        listener.settimeout(0.2)
-        self.port = listener.getsockname()[1]
-        return listener
-
-    def _spawn(self, target: object, *args: object) -> None:
-        t = threading.Thread(target=target, args=args, daemon=True)  # type: ignore[arg-type]
-        t.start()
-        self._threads.append(t)
-
-    def running(self) -> bool:
-        return not self.stop.is_set() and time.monotonic() - self.started < self.max_seconds
-
-    def close(self) -> None:
-        self.stop.set()
-
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-        for t in self._threads:
-            t.join(5)
-
-
-class TelnetNegotiationFlood(_Server):
+class TelnetNegotiationFlood(ThreadServer):
     """A Telnet "server" that negotiates and never sends a byte of data."""
 
     def __init__(self, max_seconds: float = 60.0) -> None:
         super().__init__(max_seconds)
-        self.listener = self._tcp_listener()
+        self._tcp_listener()
         self.bytes_sent = 0
         self.bytes_received = 0
         # one round: WILL and DO for every option, plus a terminal-type request
@@ -78,20 +42,10 @@ class TelnetNegotiationFlood(_Server):
         burst += bytes((IAC, SB, TTYPE, 1, IAC, SE))
         self.burst = bytes(burst) * 16
 
-    def __enter__(self) -> Self:
-        self._spawn(self._accept)
-        return self
-
-    def _accept(self) -> None:
-        with self.listener:
-            while self.running():
-                try:
-                    conn, _ = self.listener.accept()
-                except TimeoutError:
-                    continue
-                conn.settimeout(0.2)
-                self._spawn(self._drain, conn)
-                self._spawn(self._flood, conn)
+    def answer(self, conn: socket.socket) -> None:
+        conn.settimeout(0.2)
+        self._spawn(self._drain, conn)
+        self._spawn(self._flood, conn)
 
     def _drain(self, conn: socket.socket) -> None:
         # read what the client answers, so it is never held up writing
@@ -118,33 +72,20 @@ class TelnetNegotiationFlood(_Server):
                 self.bytes_sent += len(self.burst)
 
 
-class TelnetDeaf(_Server):
+class TelnetDeaf(ThreadServer):
     """Sends a login prompt and then never reads, so the client's writes pile up."""
 
     def __init__(self, max_seconds: float = 60.0) -> None:
         super().__init__(max_seconds)
-        self.listener = self._tcp_listener()
+        self._tcp_listener()
 
-    def __enter__(self) -> Self:
-        self._spawn(self._accept)
-        return self
-
-    def _accept(self) -> None:
-        conns = []
-        with self.listener:
-            while self.running():
-                try:
-                    conn, _ = self.listener.accept()
-                except TimeoutError:
-                    continue
-                conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fill up soon
-                conn.sendall(b"login: ")
-                conns.append(conn)
-        for conn in conns:
-            conn.close()
+    def answer(self, conn: socket.socket) -> None:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fill up soon
+        conn.sendall(b"login: ")
+        self.held.append(conn)
 
 
-class _UDPServer(_Server):
+class _UDPServer(ThreadServer):
     def __init__(self, max_seconds: float = 60.0) -> None:
         super().__init__(max_seconds)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -153,11 +94,7 @@ class _UDPServer(_Server):
         self.port = self.sock.getsockname()[1]
         self.requests = 0
 
-    def __enter__(self) -> Self:
-        self._spawn(self._serve)
-        return self
-
-    def _serve(self) -> None:
+    def _run(self) -> None:
         with self.sock:
             while self.running():
                 try:

@@ -40,9 +40,9 @@ async def test_endless_head_is_cut_off(first: bytes, then: bytes, match: str,
     async with StreamServer(first, then=then, repeat=(64 * MIB) // len(then)) as srv, Client() as c:
         t0 = time.monotonic()
         with pytest.raises(ProtocolError, match=match) as info:
-            await c.fetch(srv.url())
+            await c.fetch(srv.url)
         assert time.monotonic() - t0 < 10
-    assert srv.url() in str(info.value)
+    assert srv.url in str(info.value)
     assert srv.sent < 16 * MIB  # stopped reading long before the server ran dry
     assert lean_used(caplog)
 
@@ -53,7 +53,7 @@ async def test_chunk_framing_that_never_ends_is_cut_off(start: bytes, caplog: py
     head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + start
     async with StreamServer(head, then=b"a" * 4096, repeat=(64 * MIB) // 4096) as srv, Client() as c:
         with pytest.raises(ProtocolError, match="chunked framing"):
-            await c.fetch(srv.url())
+            await c.fetch(srv.url)
     assert srv.sent < 16 * MIB
     assert lean_used(caplog)
 
@@ -73,7 +73,7 @@ async def test_stall_mid_body_hits_the_read_timeout(caplog: pytest.LogCaptureFix
         got = 0
         t0 = time.monotonic()
         with pytest.raises(FetchTimeout, match="timed out"):
-            async with c.open(srv.url()) as body:
+            async with c.open(srv.url) as body:
                 async for chunk in body:
                     got += len(chunk)
         took = time.monotonic() - t0
@@ -87,7 +87,7 @@ async def test_stall_mid_body_hits_the_total_deadline(caplog: pytest.LogCaptureF
     async with StreamServer(head, stall=20) as srv, Client(timeouts=Timeouts(read=30, total=1)) as c:
         t0 = time.monotonic()
         with pytest.raises(FetchTimeout):
-            await c.fetch(srv.url())
+            await c.fetch(srv.url)
         assert time.monotonic() - t0 < 5
     assert lean_used(caplog)
 
@@ -119,7 +119,7 @@ async def test_aiohttp_path_gives_the_same_errors() -> None:
     async with StreamServer(head, stall=20) as srv, \
             Client(timeouts=Timeouts(read=0.5), http=HTTPOptions(lean=False)) as c:
         with pytest.raises(FetchTimeout):
-            await c.fetch(srv.url())
+            await c.fetch(srv.url)
     long = response("200 OK", {"Content-Length": "10", "Connection": "close"}, b"0123456789ABCDEFGHIJ")
     async with FaultServer({"/long": long}) as srv, Client(http=HTTPOptions(lean=False)) as c:
         with pytest.raises(OverlongTransfer, match="more than the response announced"):

@@ -13,8 +13,7 @@ import anyurl
 
 @pytest.mark.parametrize("delay", [None, 0.05], ids=["same-write", "while-idle"])
 async def test_unrequested_reply_is_not_read_as_the_next_article(delay: float | None) -> None:
-    server = await DesyncServer(delay=delay).start()
-    try:
+    async with DesyncServer(delay=delay) as server:
         async with anyurl.Client() as client:
             first = await client.fetch(f"nntp://127.0.0.1:{server.port}/desync.test/1")
             assert b"real body of article 1" in first.content
@@ -26,5 +25,3 @@ async def test_unrequested_reply_is_not_read_as_the_next_article(delay: float | 
         # The tainted connection was dropped: article 2 was asked for on a new one.
         assert server.connections == 2
         assert server.commands.count("ARTICLE 2") == 1
-    finally:
-        await server.stop()

@@ -114,6 +114,20 @@ async def test_nginx_autoindex_entries(site: tuple[str, Path]) -> None:
     assert [(e.name, e.size, e.rel) for e in deep] == [("idx", None, "parent"), ("deep.bin", 6, None)]
 
 
+def test_the_top_autoindex_parent_is_named_slash(site: tuple[str, Path], nginx: Endpoint) -> None:
+    base, _ = site  # one level under nginx's root: its "../" is the server's root
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    proc = subprocess.run([ANYURL, "ls", "--json", f"{base}/"], capture_output=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    up, *rest = json.loads(proc.stdout)
+    root = f"http://{nginx.host}:{nginx.port}/"
+    assert (up["name"], up["url"], up["rel"], up["kind"], up["title"]) == ("/", root, "parent", "directory", "../")
+    assert {e["name"] for e in rest} == {"idx", "pub", "links"}
+    proc = subprocess.run([ANYURL, "ls", f"{base}/"], capture_output=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().splitlines()[1].split() == ["directory", "/", "../", root]  # name, title, url
+
+
 @pytest.mark.parametrize("fmt", ["apache-table", "apache-pre"])
 async def test_apache_autoindex_formats_served_by_nginx(site: tuple[str, Path], fmt: str) -> None:
     base, _ = site

@@ -48,7 +48,7 @@ def by_name(entries: list[Entry]) -> dict[str, Entry]:
 def test_nginx_autoindex_rows() -> None:
     entries, parser = page_links(NGINX, "http://h:8080/d/")
     assert parser.autoindex is True
-    assert [e.name for e in entries] == ["h", "sub dir", "a%b#c.txt", "été.bin",
+    assert [e.name for e in entries] == ["/", "sub dir", "a%b#c.txt", "été.bin",
                                          "a-name-longer-than-fifty-characters-is-cut-by-nginx-in-the-text.txt",
                                          "big.iso"]
     up, sub, pct, uni, long, big = entries
@@ -95,7 +95,7 @@ def test_ordinary_page_links_base_and_schemes() -> None:
         ("up.html", "http://127.0.0.1:8080/links/up.html", None, "up one"),
         ("sub", base + "sub/", None, "a sub dir"),
         ("base", base, None, "the base itself"),
-        ("127.0.0.1", "http://127.0.0.1:8080/", "parent", "home"),
+        ("/", "http://127.0.0.1:8080/", "parent", "home"),
         ("base", base, None, "top of the base"),  # "#top" is the base URL's fragment
         ("base", base + "?q=1", None, "query"),
         ("same-scheme.html", base + "same-scheme.html", None, "same scheme"),
@@ -125,6 +125,20 @@ def test_self_and_parent_links_without_base() -> None:
         ("http://h/", "parent"),
         ("http://h/a/b/p.html", "self"),
     ]
+
+
+@pytest.mark.parametrize("page", ["http://h:8080/d/", "ftp://h/d/", "file:///d/"])
+def test_a_link_to_the_root_of_the_pages_server_is_named_slash(page: str) -> None:
+    # an autoindex's "../" at the top, a "home" link: not named after the host, which reads
+    # as a host entry; a link to another server's root still is
+    root = page.split("/", 3)
+    root_url = "/".join(root[:3]) + "/"
+    html = b'<title>Index of /d/</title><a href="../">../</a><a href="/">home</a><a href="http://other:81/">o</a>'
+    entries, _ = page_links(html, page)
+    assert [(e.name, e.rel) for e in entries] == [("/", "parent"), ("other", None)]
+    assert entries[0].url == root_url and entries[0].kind == "directory"
+    on_root, _ = page_links(b'<a href="/">me</a><a href="../">up</a>', root_url)
+    assert [(e.name, e.rel) for e in on_root] == [("/", "self")]
 
 
 def test_file_links_only_from_file_pages() -> None:

@@ -9,10 +9,14 @@ Each request (each redirect hop) goes one of two ways, chosen per hop:
   connection turns out stale), httptools to parse, no aiohttp import; the TLS
   context is built on the first https request only.
 * **aiohttp**, one ``aiohttp.ClientSession`` per handler (so per Client),
-  created on first use, with ``limit_per_host = client.limits.per_host``: a
-  request through a proxy (CONNECT tunnels, proxy credentials, ftp through
-  an HTTP proxy), a host name that is not ASCII (aiohttp applies IDNA), and
-  every request when ``HTTPOptions(lean=False)``.
+  created on first use: a request through a proxy (CONNECT tunnels, proxy
+  credentials, ftp through an HTTP proxy), a host name that is not ASCII
+  (aiohttp applies IDNA), and every request when ``HTTPOptions(lean=False)``.
+  Each aiohttp connection holds one of the lean pool's per-host slots (of
+  the origin host:port) from before it opens until it closes, so a Client
+  mixing both paths still opens at most ``Limits.per_host`` connections to
+  a host. An idle aiohttp connection gives its slot up to a request that
+  waits for one (it is closed), as an idle lean connection does.
 
 Everything else is this module's, the same for both: redirects, Basic
 credentials and the answer to a Basic challenge, ranges, decoding, status
@@ -54,6 +58,7 @@ import ssl
 import sys
 import zlib
 from collections.abc import AsyncIterator, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -83,6 +88,7 @@ if TYPE_CHECKING:
 
     from ..client import Client
     from .http1 import H1Client
+    from .pool import Pool
 
 _log = logging.getLogger("anyurl.http")
 
@@ -321,8 +327,10 @@ class _Response(Protocol):
 class _AioResponse:
     """An aiohttp response seen through :class:`_Response`."""
 
-    def __init__(self, resp: aiohttp.ClientResponse) -> None:
+    def __init__(self, resp: aiohttp.ClientResponse, pool: Pool[Any], address: tuple[str, int]) -> None:
         self.resp = resp
+        self._pool = pool
+        self._address = address
         self.status = resp.status
         self.reason = resp.reason or ""
         self.headers: Mapping[str, str] = resp.headers
@@ -338,9 +346,62 @@ class _AioResponse:
 
     async def release(self) -> None:
         self.resp.release()
+        # its connection may now sit idle, holding a slot a waiting request could use
+        self._pool.nudge(*self._address)
 
     async def close(self) -> None:
         self.resp.close()
+
+
+# the request an aiohttp connection is opened for (its limits and pool timeout)
+_opening_for: ContextVar[Request | None] = ContextVar("anyurl_http_opening_for", default=None)
+
+
+def _slot_connector(pool: Pool[Any], **kwargs: Any) -> aiohttp.TCPConnector:
+    # (aiohttp has no public hook for this: TCPConnector._create_connection and ._conns are
+    # used, both there since aiohttp 3.0)
+    """An aiohttp connector whose every connection holds a slot of *pool* (the lean path's)
+    for the origin host:port, from before it is opened until it is closed."""
+    import aiohttp
+    from aiohttp.client_proto import ResponseHandler
+    from aiohttp.client_reqrep import ClientRequest
+    from aiohttp.tracing import Trace
+
+    class SlotConnector(aiohttp.TCPConnector):
+        async def _create_connection(self, req: ClientRequest, traces: list[Trace],
+                                     timeout: aiohttp.ClientTimeout,  # noqa: ASYNC109 - aiohttp's signature
+                                     ) -> ResponseHandler:
+            ours = _opening_for.get()
+            if ours is None:  # not one of anyurl's requests
+                return await super()._create_connection(req, traces, timeout)
+            port = req.port or (443 if req.is_ssl() else 80)
+            lease = await pool.lend_slot(ours, req.url.raw_host or req.host, port)
+            try:
+                proto = await super()._create_connection(req, traces, timeout)
+            except BaseException:
+                lease.release_slot()
+                raise
+            lost = proto.connection_lost
+
+            def connection_lost(exc: BaseException | None) -> None:
+                try:
+                    lost(exc)
+                finally:
+                    lease.release_slot()  # the connection is gone: so is its slot
+
+            setattr(proto, "connection_lost", connection_lost)  # noqa: B010 - on this one instance
+            if proto.transport is None:  # lost already, before the hook
+                lease.release_slot()
+            return proto
+
+        def close_idle(self, address: tuple[str, int]) -> None:
+            """Close the idle connections to *address* (a request waits for their slots)."""
+            for key, conns in self._conns.items():
+                if (key.host, key.port) == address:
+                    for proto, _ in conns:
+                        proto.close()  # aiohttp drops closed ones when it looks for an idle one
+
+    return SlotConnector(**kwargs)
 
 
 class HTTPHandler(Handler):
@@ -369,10 +430,12 @@ class HTTPHandler(Handler):
             c = self.client
             prime_allocator(c.limits.chunk_size)
             bufsize = self.http_options.read_bufsize or max(1 << 16, min(c.limits.chunk_size, 1 << 20))
-            connector = aiohttp.TCPConnector(  # the same Limits as every other scheme's pool
-                limit=0, limit_per_host=c.limits.per_host, keepalive_timeout=c.limits.max_idle,
+            pool = self._lean().pool  # one per-host count for both paths
+            connector = _slot_connector(
+                pool, limit=0, limit_per_host=c.limits.per_host, keepalive_timeout=c.limits.max_idle,
                 ssl=self.http_options.ssl_context or self.http_options.verify,
             )
+            pool.make_room = getattr(connector, "close_idle")  # noqa: B009 - SlotConnector's own
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 timeout=aiohttp.ClientTimeout(total=None, connect=c.timeouts.connect,
@@ -535,11 +598,20 @@ class HTTPHandler(Handler):
             _allow_ftp_through_proxy(session)
         _log.debug("%s:%s > %s %s%s", target.host, target.port, method, target.request_target,
                    f" (through proxy {_masked(proxy)})" if proxy else "")
-        resp = await session.request(method, target.yurl(), headers=headers, allow_redirects=False,
-                                     proxy=proxy, proxy_auth=proxy_auth, timeout=self._timeouts(req),
-                                     auto_decompress=False)
+        token = _opening_for.set(req)
+        try:
+            resp = await session.request(method, target.yurl(), headers=headers, allow_redirects=False,
+                                         proxy=proxy, proxy_auth=proxy_auth, timeout=self._timeouts(req),
+                                         auto_decompress=False)
+        except Exception as exc:
+            if isinstance(exc.__cause__, AnyURLError):  # PoolTimeout, wrapped by aiohttp
+                raise exc.__cause__ from None
+            raise
+        finally:
+            _opening_for.reset(token)
         _log.debug("%s:%s < %s %s", target.host, target.port, resp.status, resp.reason or "")
-        return _AioResponse(resp)
+        assert self._h1 is not None
+        return _AioResponse(resp, self._h1.pool, (resp.url.raw_host or target.host, target.port))
 
     def _redirect(self, url: HTTPURL | FTPURL, current: _Target, location: str) -> _Target | URL:
         """Check a Location against the policy: the next target, or an anyurl URL for another handler."""

@@ -106,6 +106,14 @@ class Lease(Generic[C]):
             self.pool._lent.pop(id(self._conn), None)
         await self.pool._release(self._host, self.address, self._conn, reusable, keep)
 
+    def release_slot(self) -> None:
+        """Give back a slot-only lease (:meth:`Pool.lend_slot`) at once: from a callback
+        that sees a connection the pool does not hold (aiohttp's) close."""
+        assert self._conn is None, "release_slot is for slot-only leases"
+        if not self.released:
+            self.released = True
+            self.pool._give_back(self._host)
+
 
 class Pool(Generic[C]):
     """Slots and idle connections per host:port for one scheme's handler.
@@ -121,6 +129,9 @@ class Pool(Generic[C]):
         self._hosts: dict[tuple[str, int], _Host[C]] = {}
         self._lent: dict[int, Lease[C]] = {}  # id(conn) -> its lease, for release(conn)
         self.closed = False
+        #: called with host:port before a request waits for a slot there: closes idle
+        #: connections that hold slots the pool cannot close itself (the aiohttp path's)
+        self.make_room: Callable[[tuple[str, int]], None] | None = None
 
     # -- slots -----------------------------------------------------------------
 
@@ -176,6 +187,8 @@ class Pool(Generic[C]):
         try:
             async with asyncio.timeout(timeout):
                 while True:
+                    if self.make_room is not None:
+                        self.make_room(address)
                     fut = loop.create_future()
                     h.waiters.append(fut)
                     try:
@@ -196,6 +209,13 @@ class Pool(Generic[C]):
         except BaseException:
             await self._close_all(discard, address)
             raise
+
+    def nudge(self, host: str, port: int) -> None:
+        """Let the requests waiting for host:port look again (a connection outside the pool
+        went idle: ``make_room`` may close it now)."""
+        h = self._hosts.get((host, port))
+        if h is not None and h.waiters:
+            h.wake()
 
     @staticmethod
     def _give_back(h: _Host[C]) -> None:

@@ -25,7 +25,8 @@ What becomes an entry:
   ``rel="parent"``; the same URL linked twice in a row is one entry.
 
 Entry fields: ``name`` the last path segment of the URL, decoded (a
-directory's name without its "/"); ``title`` the link text; ``kind`` "page"
+directory's name without its "/"; "/" for the root of the page's own server,
+the host for another server's root); ``title`` the link text; ``kind`` "page"
 (unknown until fetched) for an ordinary page. A page whose ``<title>`` is
 "Index of /..." or "Directory listing for /..." is an *autoindex* (nginx,
 Apache, lighttpd, python -m http.server): its links are "directory" (href
@@ -423,8 +424,12 @@ class PageLinks:
         else:
             kind = "page"
         self.entries += 1
-        self._out.append(Entry(name=_name(u), url=url, kind=kind, size=size, modified=modified,
-                               meta=meta, title=text or None, rel=self._rel(u)))
+        rel = self._rel(u)
+        # the root of the page's own server (a top autoindex's "../", a "home" link) has no
+        # last segment: "/", not the host's name, which would read as an entry for a host
+        name = _last_name(u) or ("/" if rel is not None and _place(u) is not None else _name(u))
+        self._out.append(Entry(name=name, url=url, kind=kind, size=size, modified=modified,
+                               meta=meta, title=text or None, rel=rel))
 
     def _resolve(self, ref: str) -> URL:
         if isinstance(self.base, (HTTPURL, FTPURL, FileURL)):  # URL.join, minus str(base) per link
