@@ -142,7 +142,7 @@ async def test_failed_bodies_leave_the_stream_count_as_it_was() -> None:
     assert http1._streams == before
     async with StreamServer(head, stall=20) as srv, Client(timeouts=Timeouts(read=0.3)) as c:
         with pytest.raises(FetchTimeout):
-            async with c.open(srv.url()) as body:
+            async with c.open(srv.url) as body:
                 async for _ in body:
                     pass
     assert http1._streams == before
