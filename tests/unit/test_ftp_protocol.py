@@ -347,16 +347,39 @@ def test_mlsd_symlink_keeps_its_target_and_odd_types_are_files() -> None:
     assert ftp.parse_nlst_line("a.txt") == ftp.ListItem("a.txt", known=False)
 
 
-@pytest.mark.parametrize(("directory", "target", "want"), [
-    (("pub",), "real dir", "ftp://h/pub/real%20dir"),
-    (("pub", "a"), "../b/c.txt", "ftp://h/pub/b/c.txt"),
-    (("pub",), "/other/x", "ftp://h/other/x"),
-    (("pub",), "./same", "ftp://h/pub/same"),
-    (("pub",), "..", "ftp://h/"),
-    (("pub",), "../../escape", None),
+@pytest.mark.parametrize(("directory", "target", "login", "want"), [
+    (("pub",), "real dir", "/", "ftp://h/pub/real%20dir"),
+    (("pub", "a"), "../b/c.txt", "/home/u", "ftp://h/pub/b/c.txt"),
+    (("pub",), "./same", "/", "ftp://h/pub/same"),
+    (("pub",), "..", "/", "ftp://h/"),
+    (("pub",), "../../escape", "/", None),
+    # absolute targets are server paths: relative to the login directory only when below it
+    (("pub",), "/other/x", "/", "ftp://h/other/x"),
+    (("pub",), "/home/u/a/b", "/home/u", "ftp://h/a/b"),
+    (("pub",), "/home/u/", "/home/u/", "ftp://h/"),
+    # else RFC 1738 3.2.2's absolute form: a first CWD of "/x" is the URL segment %2Fx
+    (("pub",), "/etc/motd", "/home/u", "ftp://h/%2Fetc/motd"),
+    (("pub",), "/etc/x/y", "/home/u", "ftp://h/%2Fetc/x/y"),
+    (("pub",), "/motd", "/home/u", "ftp://h/%2Fmotd"),
+    (("pub",), "/home/user2/f", "/home/u", "ftp://h/%2Fhome/user2/f"),
+    (("pub",), "/../etc/./motd", "/home/u", "ftp://h/%2Fetc/motd"),
+    (("pub",), "/other/x", None, "ftp://h/%2Fother/x"),  # PWD unparsable: the absolute form
+    (("pub",), "/other/x", "SYS$DISK:[HOME]", "ftp://h/%2Fother/x"),  # not a Unix path
+    # a directory reached through an absolute CWD: relative targets stay server paths
+    (("/etc", "a"), "b", None, "ftp://h/%2Fetc/a/b"),
+    (("/etc",), "../x", "/home/u", "ftp://h/%2Fx"),
 ])
-def test_symlink_key_resolves_the_target(directory: tuple[str, ...], target: str, want: str | None) -> None:
-    assert ftp.symlink_key(u("ftp://h/"), directory, target) == want
+def test_symlink_key_resolves_the_target(directory: tuple[str, ...], target: str, login: str | None,
+                                         want: str | None) -> None:
+    assert ftp.symlink_key(u("ftp://h/"), directory, target, login) == want
+
+
+def test_symlink_key_absolute_form_plans_the_rfc_commands() -> None:
+    # ftp://h/%2Fetc/x/y is "CWD /etc", "CWD x", "RETR y" (RFC 1738 3.2.2's %2Fetc/motd example)
+    key = ftp.symlink_key(u("ftp://h/"), ("pub",), "/etc/x/y", "/home/u")
+    assert key is not None
+    p = ftp.plan(u(key), anonymous_email="a@b")
+    assert (p.cwds, p.action, p.argument) == (("/etc", "x"), "RETR", "y")
 
 
 def test_nlst_and_split_lines() -> None:

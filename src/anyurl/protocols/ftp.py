@@ -622,21 +622,48 @@ def child_url(url: FTPURL, directory: tuple[str, ...], item: ListItem) -> str:
     return str(child)
 
 
-def symlink_key(url: FTPURL, directory: tuple[str, ...], target: str) -> str | None:
+def symlink_key(url: FTPURL, directory: tuple[str, ...], target: str, login_dir: str | None = None) -> str | None:
     """The URL of what a symlink in *directory* points at (its ``Entry.key``), or None when
-    the target leads above the top. A relative target is resolved against *directory*; an
-    absolute one from the top of the URL tree (the login directory, "/" for anonymous FTP).
+    a relative target leads above the top. A relative target is resolved against
+    *directory*. An absolute one is a path on the server, not in the URL tree (whose top is
+    the login directory, section 3.2.2): under *login_dir* (PWD's Unix path) it becomes the
+    relative URL, else the RFC's absolute form, a first CWD with "/" (``ftp://h/%2Fx/y``).
     The URL has no trailing "/": the listing does not say whether the target is a directory."""
-    segs: list[str] = [] if target.startswith("/") else list(directory)
-    for part in target.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not segs:
-                return None
-            segs.pop()
+    absolute = target.startswith("/")
+    if not absolute and directory and directory[0].startswith("/"):
+        absolute = True  # listed through an absolute first CWD: the directory is a server path
+        target = "/".join(directory) + "/" + target
+    if absolute:
+        parts: list[str] = []
+        for part in target.split("/"):
+            if part == "..":
+                if parts:
+                    parts.pop()  # "/.." is "/"
+            elif part not in ("", "."):
+                parts.append(part)
+        home = login_dir.split("/")[1:] if login_dir and login_dir.startswith("/") else None
+        if home is not None and home[-1:] == [""]:
+            home.pop()  # "/" or a trailing "/"
+        if home is not None and parts[:len(home)] == home:
+            segs = parts[len(home):]
+        elif not parts:
+            return str(dataclasses.replace(url, password=None, cwd=(), name="/", typecode=None))
+        elif len(parts) == 1:
+            return str(dataclasses.replace(url, password=None, cwd=(), name="/" + parts[0], typecode=None))
         else:
-            segs.append(part)
+            return str(dataclasses.replace(url, password=None, cwd=("/" + parts[0], *parts[1:-1]),
+                                           name=parts[-1], typecode=None))
+    else:
+        segs = list(directory)
+        for part in target.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not segs:
+                    return None
+                segs.pop()
+            else:
+                segs.append(part)
     if not segs:
         return str(dataclasses.replace(url, password=None, cwd=(), name="", typecode=None))
     return str(dataclasses.replace(url, password=None, cwd=tuple(segs[:-1]), name=segs[-1], typecode=None))
