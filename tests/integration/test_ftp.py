@@ -206,7 +206,7 @@ async def test_double_slash_sends_empty_cwd(srv: Server) -> None:
             r = await c.fetch(srv.url("//etc/motd"))
             assert r.content == seed.MOTD
     if srv.kind in ("vsftpd", "proftpd"):
-        assert srv.commands() == [*srv.login, "CWD"]  # both log "CWD " without its space
+        assert srv.commands() == [*srv.login, "CWD", "QUIT"]  # both log "CWD " without its space
     else:  # aioftp's log strips the trailing space
         empty = "CWD" if srv.kind == "aioftp" else "CWD "
         assert srv.commands() == [*srv.login, empty, "CWD etc", "TYPE I", "SIZE motd", "EPSV",
@@ -231,7 +231,7 @@ async def test_missing_file_is_resource_not_found(srv: Server) -> None:
         with pytest.raises(ResourceNotFound) as info:
             await c.fetch(srv.url("/pub/nope.txt;type=a"))
     assert info.value.reply is not None and info.value.reply.startswith("550")
-    assert srv.commands()[-1] == "RETR nope.txt"
+    assert srv.commands()[-2:] == ["RETR nope.txt", "QUIT"]  # in step after the 550: kept, then QUIT
 
 
 async def test_listing_entries(srv: Server) -> None:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import logging
 import os
-import secrets
 import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
@@ -136,6 +136,28 @@ class _SocketReader:
 
 
 _AnyReader = BulkReader | _SocketReader
+
+# A data socket made non-blocking by socket() itself where the OS can (no extra ioctl per file).
+_SOCK_NONBLOCK: int = getattr(socket, "SOCK_NONBLOCK", 0)
+_NONBLOCKING_STREAM = socket.SOCK_STREAM | _SOCK_NONBLOCK
+
+
+def _content_type(name: str) -> str:
+    """guess_content_type(name), looked up once per suffix pair (what mimetypes looks at:
+    the type's suffix and one compression suffix) instead of once per file."""
+    if ":" in name:  # mimetypes reads "scheme:" prefixes ("data:"): ask it directly
+        return guess_content_type(name)
+    # a suffix counts only after a stem that is not all dots (as posixpath.splitext)
+    last = name.rfind(".")
+    if last <= 0 or not name[:last].lstrip("."):
+        return _suffix_type("")
+    before = name.rfind(".", 0, last)
+    return _suffix_type(name[before if before > 0 and name[:before].lstrip(".") else last:])
+
+
+@functools.lru_cache(maxsize=512)
+def _suffix_type(suffixes: str) -> str:
+    return guess_content_type("x" + suffixes)
 
 
 class _Writer(asyncio.Protocol):
@@ -329,9 +351,11 @@ class _Control:
 
     def refuse(self, reply: Reply, what: str, url: URL | None = None) -> AnyURLError:
         """The error for *reply*, which ended its command's reply sequence: the connection
-        stays in step (reusable), unless the server said it is closing (421)."""
+        stays in step and is kept after a permanent refusal (5xx: a missing file...). A
+        transient one (4xx: closing, busy) or a lost login (530) drops it, so that a
+        retry starts on a fresh session."""
         err = proto.error_for(reply, what, url or self.url)
-        if reply.code != 421:
+        if reply.kind == 5 and reply.code not in (530, 532):
             self.refused = err
         return err
 
@@ -550,9 +574,10 @@ class _DataChannel:
         over by a transport in :meth:`connect` once the transfer command's 1xx came
         (by then the server has accepted it, or the transport waits for it)."""
         conn = self.conn
-        sock = socket.socket(conn.family, socket.SOCK_STREAM)
+        sock = socket.socket(conn.family, _NONBLOCKING_STREAM)
         self.sock = sock
-        sock.setblocking(False)
+        if not _NONBLOCKING_STREAM & _SOCK_NONBLOCK:
+            sock.setblocking(False)
         err = sock.connect_ex((conn.peer, self.port))
         if err not in (0, errno.EINPROGRESS, errno.EAGAIN):
             raise OSError(err, os.strerror(err))
@@ -1007,7 +1032,7 @@ class FTPHandler(Handler):
                 assert reader is not None
                 await self._release(conn, await self._abort_transfer(conn, reader, req), opts)
         body_size = size if length is None else (length if size is None else min(size, length))
-        return Body(url, chunks, content_type=guess_content_type(url.name), size=body_size, offset=offset,
+        return Body(url, chunks, content_type=_content_type(url.name), size=body_size, offset=offset,
                     meta={"ftp_type": plan.type, "ftp_reply": reply.text}, on_close=on_close,
                     resumable=plan.type == "I"), True  # REST offsets count bytes only under TYPE I
 
@@ -1276,6 +1301,8 @@ class FTPHandler(Handler):
         if not opts.atomic_upload:
             await self._stor(conn, req, url, final, data, path, opts)
             return "direct"
+        import secrets  # uploads only: not at start-up
+
         token = secrets.token_hex(4)
         for method, temp in proto.upload_names(final, token):
             if temp is None:
