@@ -475,3 +475,34 @@ def test_reply_reader_only_raises_protocol_error(lines: list[bytes]) -> None:
 def test_absolute_cwd_only_where_it_means_the_sequence(login: str, cwds: tuple[str, ...],
                                                         expected: str | None) -> None:
     assert ftp.absolute_cwd(login, cwds) == expected
+
+
+@pytest.mark.parametrize(("raw", "want"), [
+    (b"229 Entering Extended Passive Mode (|||40001|)\r\n", (229, ("Entering Extended Passive Mode (|||40001|)",))),
+    (b"226 \r\n", (226, ("",))),
+    (b"150 Opening BINARY mode data connection for f (4096 bytes).\n",
+     (150, ("Opening BINARY mode data connection for f (4096 bytes).",))),
+    ("\u0661\u0665\u0660 Arabic-Indic digits\r\n".encode(), (150, ("Arabic-Indic digits",))),  # the regex path
+])
+def test_one_line_replies_parse_as_the_regex_does(raw: bytes, want: tuple[int, tuple[str, ...]]) -> None:
+    reply = ftp.ReplyReader().feed(raw)
+    assert reply is not None and (reply.code, reply.lines) == want
+    assert reply.text == f"{want[0]} {want[1][0]}"
+
+
+@pytest.mark.parametrize("raw", [b"220\r\n", b"22x ready\r\n", b"\xc2\xb2\xc2\xb2\xc2\xb2 x\r\n"])
+def test_malformed_one_line_replies_still_fail(raw: bytes) -> None:
+    with pytest.raises(ProtocolError):
+        ftp.ReplyReader().feed(raw)
+
+
+def test_content_type_per_suffix_matches_mimetypes() -> None:
+    # the handler looks the type up once per suffix pair; it must agree with a lookup per name
+    import itertools
+
+    from anyurl.handlers.ftp import _content_type
+    from anyurl.response import guess_content_type
+
+    parts = ["", "a", ".", ".gz", ".tar", ".txt", "..", ".Z", ".svgz", ".tgz", ".PNG", "data:"]
+    names = ["".join(p) for p in itertools.product(parts, repeat=4)]
+    assert [n for n in names if _content_type(n) != guess_content_type(n)] == []
