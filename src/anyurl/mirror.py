@@ -26,7 +26,7 @@ import stat
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .download import PART_SUFFIX, WouldOverwrite, _fit, download, name_for_url, part_path, same_content
 from .errors import AnyURLError, TransferError, TruncatedTransfer
 from .response import translate_errors
-from .urls import FTPURL, URL
+from .urls import URL
 from .walk import Found, walk
 
 if TYPE_CHECKING:
@@ -56,6 +56,8 @@ def local_name(name: str) -> str:
     """
     if name in _RESERVED:
         return _RESERVED[name]
+    if name.isprintable() and "/" not in name:  # no control character (Cc is never printable)
+        return _fit(name + "_" if name.endswith(PART_SUFFIX) else name, 255)
     out = []
     for ch in name:
         if ch == "/" or unicodedata.category(ch) == "Cc":
@@ -170,7 +172,7 @@ def _part_for(path: Path) -> Path:
     return part_path(path)
 
 
-def _place(part: Path, dest: Path, overwrite: bool, url: URL) -> bool:
+def _place(part: Path, dest: Path, overwrite: bool, url: URL | str) -> bool:
     """Move the finished *part* to *dest*: True when written, False when *dest* already
     held these bytes (left alone). Without *overwrite*, never over other content."""
     if overwrite:
@@ -252,9 +254,12 @@ class _Mirror:
                 self.progress(self.result)
 
     async def _file(self, found: Found, path: Path) -> None:
-        u: URL = self.client.parse(found.url)
-        if isinstance(u, FTPURL) and u.typecode is None:
-            u = replace(u, typecode="i")  # byte-exact whatever the name's suffix
+        u: URL | str = found.url
+        if found.url.startswith(("ftp://", "ftps://")):
+            if ";type=" not in found.url.rpartition("/")[2]:
+                u = found.url + ";type=i"  # byte-exact whatever the name's suffix (parsed once, by open)
+        else:
+            u = self.client.parse(found.url)
         entry = found.entry
         size = entry.size if entry is not None else None
         modified = entry.modified if entry is not None else None
@@ -287,7 +292,7 @@ class _Mirror:
         self.result.files += 1
         self.result.bytes += written
 
-    async def _fetch(self, u: URL, path: Path, overwrite: bool, modified: datetime | None) -> int | None:
+    async def _fetch(self, u: URL | str, path: Path, overwrite: bool, modified: datetime | None) -> int | None:
         """Stream *u* into a part file next to *path*, give it the remote date, and
         place it (see :func:`_place`): the bytes written, or None when *path* held
         them already. A failed transfer leaves nothing behind. Plain ``os`` calls:

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import shutil
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -205,7 +206,7 @@ async def test_double_slash_sends_empty_cwd(srv: Server) -> None:
             r = await c.fetch(srv.url("//etc/motd"))
             assert r.content == seed.MOTD
     if srv.kind in ("vsftpd", "proftpd"):
-        assert srv.commands() == [*srv.login, "CWD"]  # both log "CWD " without its space
+        assert srv.commands() == [*srv.login, "CWD", "QUIT"]  # both log "CWD " without its space
     else:  # aioftp's log strips the trailing space
         empty = "CWD" if srv.kind == "aioftp" else "CWD "
         assert srv.commands() == [*srv.login, empty, "CWD etc", "TYPE I", "SIZE motd", "EPSV",
@@ -230,7 +231,7 @@ async def test_missing_file_is_resource_not_found(srv: Server) -> None:
         with pytest.raises(ResourceNotFound) as info:
             await c.fetch(srv.url("/pub/nope.txt;type=a"))
     assert info.value.reply is not None and info.value.reply.startswith("550")
-    assert srv.commands()[-1] == "RETR nope.txt"
+    assert srv.commands()[-2:] == ["RETR nope.txt", "QUIT"]  # in step after the 550: kept, then QUIT
 
 
 async def test_listing_entries(srv: Server) -> None:
@@ -459,10 +460,63 @@ async def test_pipelined_retr_is_byte_exact_on_every_server(srv: Server) -> None
             assert body.size == (None if srv.kind in NO_SIZE else len(seed.blob()))
             assert await body.read() == seed.blob()
     cmds = srv.commands()
-    assert cmds.count("USER anonymous") == 2  # one connection until the error, which drops it
+    assert cmds.count(srv.login[0]) == 1  # one connection: the 550 left it in step, so it was kept
     retrs = [c for c in cmds if c.startswith("RETR")]
     assert retrs == [f"RETR {n}" for n in names] + ["RETR no-such-file.bin", "RETR blob.bin"]
-    assert cmds.count("EPSV") == len(retrs) and cmds.count("TYPE I") == 2
+    assert cmds.count("EPSV") == len(retrs) and cmds.count("TYPE I") == 1
+
+
+@pytest.mark.parametrize("pipeline", [True, False])
+async def test_refused_retr_keeps_the_connection(srv: Server, pipeline: bool) -> None:
+    # A 550 on RETR (or on a CWD) completes its reply sequence: the connection is in step,
+    # so the next fetch on the same Client reuses it (one login in the server's log).
+    async with client(limits=Limits(per_host=1), ftp=FTPOptions(pipeline=pipeline)) as c:
+        assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO  # EPSV seen: pipelined next
+        with pytest.raises(ResourceNotFound) as info:
+            await c.fetch(srv.url("/pub/no-such-file.bin;type=i"))
+        assert "no-such-file.bin" in str(info.value)
+        assert (await c.fetch(srv.url("/pub/crlf.txt"))).content == seed.CRLF_TEXT
+        with pytest.raises(ResourceNotFound):
+            await c.fetch(srv.url("/no-such-dir/hello.txt"))
+        with pytest.raises(ResourceNotFound):
+            await c.stat(srv.url("/pub/no-such-file.bin"))
+        assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
+    cmds = srv.commands()
+    assert cmds.count(srv.login[0]) == 1, cmds
+    assert [c for c in cmds if c.startswith("RETR")] == [
+        "RETR hello.txt", "RETR no-such-file.bin", "RETR crlf.txt", "RETR hello.txt"]
+    assert "CWD no-such-dir" in cmds and cmds[-1] == "QUIT"
+
+
+async def test_absolute_symlink_targets_resolve_on_the_server(vs: Server) -> None:
+    # The local user's login directory is not "/" (PWD gives the real path): an absolute
+    # link target is a server path. Below the login directory it becomes the plain URL; elsewhere
+    # the RFC 1738 3.2.2 form "%2Fdir/.../name" (CWD /dir first). Both keys fetch the target's bytes.
+    local, anon = Path(vs.ep.info["local_root"]), Path(vs.ep.info["anon_root"])
+    links = local / f"links-{os.getpid()}"
+    links.mkdir()
+    try:
+        (links / "in-home").symlink_to(local / "private.txt")
+        (links / "outside").symlink_to(anon / "pub" / "hello.txt")
+        user = "urltest:urltest-pw@"
+        async with client(limits=Limits(per_host=1)) as c:
+            r = await c.fetch(vs.url(f"/{links.name}/", user))
+            assert r.entries is not None
+            by_name = {e.name: e for e in r.entries}
+            assert by_name["in-home"].kind == by_name["outside"].kind == "symlink"
+            assert by_name["in-home"].key == vs.url("/private.txt", "urltest@")
+            outside = "/%2F" + "/".join(_quoted(p) for p in (anon / "pub").parts[1:]) + "/hello.txt"
+            assert by_name["outside"].key == vs.url(outside, "urltest@")
+            vs.start()
+            got = await c.fetch(vs.url(outside, user))
+            assert got.content == seed.HELLO
+            assert (await c.fetch(vs.url("/private.txt", user))).content == seed.PRIVATE
+        cmds = vs.commands()
+        first, *rest = (anon / "pub").parts[1:]
+        walk = [f"CWD /{first}", *(f"CWD {p}" for p in rest)]  # each segment its CWD, the first absolute
+        assert cmds[cmds.index(walk[0]):][:len(walk)] == walk and "RETR hello.txt" in cmds
+    finally:
+        shutil.rmtree(links, ignore_errors=True)
 
 
 @pytest.mark.parametrize("pipeline", [True, False])

@@ -347,16 +347,39 @@ def test_mlsd_symlink_keeps_its_target_and_odd_types_are_files() -> None:
     assert ftp.parse_nlst_line("a.txt") == ftp.ListItem("a.txt", known=False)
 
 
-@pytest.mark.parametrize(("directory", "target", "want"), [
-    (("pub",), "real dir", "ftp://h/pub/real%20dir"),
-    (("pub", "a"), "../b/c.txt", "ftp://h/pub/b/c.txt"),
-    (("pub",), "/other/x", "ftp://h/other/x"),
-    (("pub",), "./same", "ftp://h/pub/same"),
-    (("pub",), "..", "ftp://h/"),
-    (("pub",), "../../escape", None),
+@pytest.mark.parametrize(("directory", "target", "login", "want"), [
+    (("pub",), "real dir", "/", "ftp://h/pub/real%20dir"),
+    (("pub", "a"), "../b/c.txt", "/home/u", "ftp://h/pub/b/c.txt"),
+    (("pub",), "./same", "/", "ftp://h/pub/same"),
+    (("pub",), "..", "/", "ftp://h/"),
+    (("pub",), "../../escape", "/", None),
+    # absolute targets are server paths: relative to the login directory only when below it
+    (("pub",), "/other/x", "/", "ftp://h/other/x"),
+    (("pub",), "/home/u/a/b", "/home/u", "ftp://h/a/b"),
+    (("pub",), "/home/u/", "/home/u/", "ftp://h/"),
+    # else RFC 1738 3.2.2's absolute form: a first CWD of "/x" is the URL segment %2Fx
+    (("pub",), "/etc/motd", "/home/u", "ftp://h/%2Fetc/motd"),
+    (("pub",), "/etc/x/y", "/home/u", "ftp://h/%2Fetc/x/y"),
+    (("pub",), "/motd", "/home/u", "ftp://h/%2Fmotd"),
+    (("pub",), "/home/user2/f", "/home/u", "ftp://h/%2Fhome/user2/f"),
+    (("pub",), "/../etc/./motd", "/home/u", "ftp://h/%2Fetc/motd"),
+    (("pub",), "/other/x", None, "ftp://h/%2Fother/x"),  # PWD unparsable: the absolute form
+    (("pub",), "/other/x", "SYS$DISK:[HOME]", "ftp://h/%2Fother/x"),  # not a Unix path
+    # a directory reached through an absolute CWD: relative targets stay server paths
+    (("/etc", "a"), "b", None, "ftp://h/%2Fetc/a/b"),
+    (("/etc",), "../x", "/home/u", "ftp://h/%2Fx"),
 ])
-def test_symlink_key_resolves_the_target(directory: tuple[str, ...], target: str, want: str | None) -> None:
-    assert ftp.symlink_key(u("ftp://h/"), directory, target) == want
+def test_symlink_key_resolves_the_target(directory: tuple[str, ...], target: str, login: str | None,
+                                         want: str | None) -> None:
+    assert ftp.symlink_key(u("ftp://h/"), directory, target, login) == want
+
+
+def test_symlink_key_absolute_form_plans_the_rfc_commands() -> None:
+    # ftp://h/%2Fetc/x/y is "CWD /etc", "CWD x", "RETR y" (RFC 1738 3.2.2's %2Fetc/motd example)
+    key = ftp.symlink_key(u("ftp://h/"), ("pub",), "/etc/x/y", "/home/u")
+    assert key is not None
+    p = ftp.plan(u(key), anonymous_email="a@b")
+    assert (p.cwds, p.action, p.argument) == (("/etc", "x"), "RETR", "y")
 
 
 def test_nlst_and_split_lines() -> None:
@@ -452,3 +475,34 @@ def test_reply_reader_only_raises_protocol_error(lines: list[bytes]) -> None:
 def test_absolute_cwd_only_where_it_means_the_sequence(login: str, cwds: tuple[str, ...],
                                                         expected: str | None) -> None:
     assert ftp.absolute_cwd(login, cwds) == expected
+
+
+@pytest.mark.parametrize(("raw", "want"), [
+    (b"229 Entering Extended Passive Mode (|||40001|)\r\n", (229, ("Entering Extended Passive Mode (|||40001|)",))),
+    (b"226 \r\n", (226, ("",))),
+    (b"150 Opening BINARY mode data connection for f (4096 bytes).\n",
+     (150, ("Opening BINARY mode data connection for f (4096 bytes).",))),
+    ("\u0661\u0665\u0660 Arabic-Indic digits\r\n".encode(), (150, ("Arabic-Indic digits",))),  # the regex path
+])
+def test_one_line_replies_parse_as_the_regex_does(raw: bytes, want: tuple[int, tuple[str, ...]]) -> None:
+    reply = ftp.ReplyReader().feed(raw)
+    assert reply is not None and (reply.code, reply.lines) == want
+    assert reply.text == f"{want[0]} {want[1][0]}"
+
+
+@pytest.mark.parametrize("raw", [b"220\r\n", b"22x ready\r\n", b"\xc2\xb2\xc2\xb2\xc2\xb2 x\r\n"])
+def test_malformed_one_line_replies_still_fail(raw: bytes) -> None:
+    with pytest.raises(ProtocolError):
+        ftp.ReplyReader().feed(raw)
+
+
+def test_content_type_per_suffix_matches_mimetypes() -> None:
+    # the handler looks the type up once per suffix pair; it must agree with a lookup per name
+    import itertools
+
+    from anyurl.handlers.ftp import _content_type
+    from anyurl.response import guess_content_type
+
+    parts = ["", "a", ".", ".gz", ".tar", ".txt", "..", ".Z", ".svgz", ".tgz", ".PNG", "data:"]
+    names = ["".join(p) for p in itertools.product(parts, repeat=4)]
+    assert [n for n in names if _content_type(n) != guess_content_type(n)] == []

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import logging
 import os
-import secrets
 import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
@@ -137,6 +137,28 @@ class _SocketReader:
 
 _AnyReader = BulkReader | _SocketReader
 
+# A data socket made non-blocking by socket() itself where the OS can (no extra ioctl per file).
+_SOCK_NONBLOCK: int = getattr(socket, "SOCK_NONBLOCK", 0)
+_NONBLOCKING_STREAM = socket.SOCK_STREAM | _SOCK_NONBLOCK
+
+
+def _content_type(name: str) -> str:
+    """guess_content_type(name), looked up once per suffix pair (what mimetypes looks at:
+    the type's suffix and one compression suffix) instead of once per file."""
+    if ":" in name:  # mimetypes reads "scheme:" prefixes ("data:"): ask it directly
+        return guess_content_type(name)
+    # a suffix counts only after a stem that is not all dots (as posixpath.splitext)
+    last = name.rfind(".")
+    if last <= 0 or not name[:last].lstrip("."):
+        return _suffix_type("")
+    before = name.rfind(".", 0, last)
+    return _suffix_type(name[before if before > 0 and name[:before].lstrip(".") else last:])
+
+
+@functools.lru_cache(maxsize=512)
+def _suffix_type(suffixes: str) -> str:
+    return guess_content_type("x" + suffixes)
+
 
 class _Writer(asyncio.Protocol):
     """A data connection we write to (STOR), with flow control."""
@@ -213,6 +235,9 @@ class _Control:
         self._replies = proto.ReplyReader(req.limits.max_line, req.limits.max_reply_lines)
         self.log = handler.pool.log
         self.broken = False
+        # the error of a refusing reply that completed its command: after it the connection
+        # is still in step and may be reused (a 550 on RETR, CWD...)
+        self.refused: AnyURLError | None = None
         self._due: float | None = None  # when the line being waited for is late
         self._watchdog: asyncio.TimerHandle | None = None
         self._watchdog_at = 0.0
@@ -321,8 +346,22 @@ class _Control:
         """Send a command; its error from the tree unless the reply's first digit is in *ok*."""
         reply = await self.cmd(verb, arg)
         if reply.kind not in ok:
-            raise proto.error_for(reply, _show(verb, arg), self.url)
+            raise self.refuse(reply, _show(verb, arg))
         return reply
+
+    def refuse(self, reply: Reply, what: str, url: URL | None = None) -> AnyURLError:
+        """The error for *reply*, which ended its command's reply sequence: the connection
+        stays in step and is kept after a permanent refusal (5xx: a missing file...). A
+        transient one (4xx: closing, busy) or a lost login (530) drops it, so that a
+        retry starts on a fresh session."""
+        err = proto.error_for(reply, what, url or self.url)
+        if reply.kind == 5 and reply.code not in (530, 532):
+            self.refused = err
+        return err
+
+    def in_step_after(self, exc: BaseException) -> bool:
+        """True when *exc* came from a refusal that left the connection in step."""
+        return exc is self.refused and not self.broken
 
     # -- state ---------------------------------------------------------------
 
@@ -535,9 +574,10 @@ class _DataChannel:
         over by a transport in :meth:`connect` once the transfer command's 1xx came
         (by then the server has accepted it, or the transport waits for it)."""
         conn = self.conn
-        sock = socket.socket(conn.family, socket.SOCK_STREAM)
+        sock = socket.socket(conn.family, _NONBLOCKING_STREAM)
         self.sock = sock
-        sock.setblocking(False)
+        if not _NONBLOCKING_STREAM & _SOCK_NONBLOCK:
+            sock.setblocking(False)
         err = sock.connect_ex((conn.peer, self.port))
         if err not in (0, errno.EINPROGRESS, errno.EAGAIN):
             raise OSError(err, os.strerror(err))
@@ -557,7 +597,7 @@ class _DataChannel:
                 conn.epsv_seen = True
                 return port
             if reply.kind == 4 and reply.code != 425:
-                raise proto.error_for(reply, "EPSV", conn.url)
+                raise conn.refuse(reply, "EPSV")
             conn.epsv_ok = False  # e.g. 500/502: not supported, use PASV from now on
         reply = await conn.expect("PASV")
         return proto.parse_pasv(reply)  # the address is ignored on purpose
@@ -728,6 +768,7 @@ class FTPHandler(Handler):
 
     async def _release(self, conn: _Control, reusable: bool, opts: FTPOptions) -> None:
         assert conn.lease is not None
+        conn.refused = None  # holds a traceback: not kept past the request
         await conn.lease.release(reusable, keep=opts.reuse)
 
     async def _login(self, url: FTPURL, plan: Plan, opts: FTPOptions, key: _PoolKey, mode: str,
@@ -831,13 +872,14 @@ class FTPHandler(Handler):
             return conn.lease
 
         async def step(lease: Lease[_Control]) -> Stat:
-            ok = False
+            conn = lease.conn
             try:
-                result = await self._stat_on(lease.conn, furl, plan, opts)
-                ok = True
-                return result
-            finally:
-                await self._release(lease.conn, ok, opts)
+                result = await self._stat_on(conn, furl, plan, opts)
+            except BaseException as exc:
+                await self._release(conn, conn.in_step_after(exc), opts)
+                raise
+            await self._release(conn, True, opts)
+            return result
 
         # as in open(): a reused connection the server dropped while idle gets one fresh try
         return await self.pool.run(acquire, step)
@@ -852,7 +894,7 @@ class FTPHandler(Handler):
                 reply = await conn.cmd("MLST", name or None)
                 item = proto.parse_mlst(reply)
                 if item is None and reply.kind == 5 and reply.code not in (500, 501, 502, 504):
-                    raise proto.error_for(reply, _show("MLST", name or None), url)
+                    raise conn.refuse(reply, _show("MLST", name or None), url)
             if item is None and name:
                 conn.cwd_path = None
                 await conn.expect("CWD", name)
@@ -865,7 +907,7 @@ class FTPHandler(Handler):
             if item is not None:
                 return self._stat_result(url, item.kind, item)
             if reply.kind == 5 and reply.code not in (500, 501, 502, 504):
-                raise proto.error_for(reply, f"MLST {name}", url)
+                raise conn.refuse(reply, f"MLST {name}", url)
         # SIZE counts bytes of the binary representation (RFC 3659 4); some servers refuse it under A.
         await conn.set_type("I")
         size_reply = await conn.cmd("SIZE", name)
@@ -873,14 +915,14 @@ class FTPHandler(Handler):
         if size is None and size_reply.code not in (500, 502, 504):
             if await self._is_directory(conn, url, name):
                 return Stat(str(url), kind="directory", meta={"ftp_reply": size_reply.text})
-            raise proto.error_for(size_reply, f"SIZE {name}", url)
+            raise conn.refuse(size_reply, f"SIZE {name}", url)
         mdtm_reply = await conn.cmd("MDTM", name)
         modified = proto.parse_mdtm(mdtm_reply)
         if size is None and modified is None:
             if await self._is_directory(conn, url, name):
                 return Stat(str(url), kind="directory")
             if mdtm_reply.code not in (500, 502, 504):
-                raise proto.error_for(mdtm_reply, f"MDTM {name}", url)
+                raise conn.refuse(mdtm_reply, f"MDTM {name}", url)
             raise NotSupported(f"the server has neither MLST, SIZE nor MDTM ({mdtm_reply.text})", url=url)
         return Stat(str(url), kind="file", size=size, modified=modified,
                     content_type=guess_content_type(url.name), meta={"ftp_reply": size_reply.text})
@@ -915,9 +957,9 @@ class FTPHandler(Handler):
                     handed_over = True
                     return body
             body = apply_length(body, req.length)  # a listing: already in memory
-        except BaseException:
-            if not handed_over:
-                await self._release(conn, False, opts)
+        except BaseException as exc:
+            if not handed_over:  # a refusal (550...) leaves the connection in step: keep it
+                await self._release(conn, conn.in_step_after(exc), opts)
             raise
         await self._release(conn, True, opts)
         return body
@@ -963,7 +1005,7 @@ class FTPHandler(Handler):
                 if reply.code == 550 and plan.fallback:
                     self._close_data(chan, reader)
                     return await self._fallback_listing(conn, req, url, plan, opts, reply), False
-                raise proto.error_for(reply, f"RETR {plan.argument}", url)
+                raise conn.refuse(reply, f"RETR {plan.argument}", url)
             size150 = proto.parse_150_size(reply)
             announced = total if total is not None else size150
             if announced is not None and announced <= _SMALL and chan.direct():
@@ -990,7 +1032,7 @@ class FTPHandler(Handler):
                 assert reader is not None
                 await self._release(conn, await self._abort_transfer(conn, reader, req), opts)
         body_size = size if length is None else (length if size is None else min(size, length))
-        return Body(url, chunks, content_type=guess_content_type(url.name), size=body_size, offset=offset,
+        return Body(url, chunks, content_type=_content_type(url.name), size=body_size, offset=offset,
                     meta={"ftp_type": plan.type, "ftp_reply": reply.text}, on_close=on_close,
                     resumable=plan.type == "I"), True  # REST offsets count bytes only under TYPE I
 
@@ -1105,7 +1147,7 @@ class FTPHandler(Handler):
         conn.cwd_path = None
         reply = await conn.cmd("CWD", url.name)
         if reply.code != 250:
-            raise proto.error_for(retr_reply, f"RETR {plan.argument}", url)
+            raise conn.refuse(retr_reply, f"RETR {plan.argument}", url)
         return await self._listing(conn, req, url, None, (*url.cwd, url.name), opts)
 
     async def _read_listing(self, conn: _Control, req: Request, url: FTPURL, verb: str, arg: str | None,
@@ -1193,8 +1235,8 @@ class FTPHandler(Handler):
         if items is None:
             assert reply is not None
             failed = not_found or reply
-            raise proto.error_for(failed, "listing", url)
-        return self._listing_body(url, directory, items, "ftp_listing")
+            raise conn.refuse(failed, "listing", url)
+        return self._listing_body(url, directory, items, "ftp_listing", conn.login_dir)
 
     async def _nlst(self, conn: _Control, req: Request, url: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
         """typecode d: NLST with the name (section 3.2.2)."""
@@ -1202,15 +1244,15 @@ class FTPHandler(Handler):
         arg = plan.argument or None
         reply, listing = await self._read_listing(conn, req, url, "NLST", arg, opts, proto.parse_nlst_line)
         if reply.kind != 1:
-            raise proto.error_for(reply, _show("NLST", arg), url)
+            raise conn.refuse(reply, _show("NLST", arg), url)
         directory = url.cwd
         if url.name and not (listing.lines == 1 and listing.first == url.name):
             directory = (*url.cwd, url.name)
-        return self._listing_body(url, directory, listing.items, "nlst")
+        return self._listing_body(url, directory, listing.items, "nlst", conn.login_dir)
 
     def _listing_body(self, url: FTPURL, directory: tuple[str, ...], items: list[proto.ListItem],
-                      source: str) -> Body:
-        entries = [_entry(url, directory, i) for i in items]
+                      source: str, login_dir: str | None) -> Body:
+        entries = [_entry(url, directory, i, login_dir) for i in items]
         data = render_entries(entries)
         return Body.from_bytes(url, data, content_type="text/plain", entries=entries, charset="utf-8",
                                meta={"listing": source})
@@ -1239,14 +1281,14 @@ class FTPHandler(Handler):
         else:
             raise ConfigurationError("upload source must be bytes or a file path", url=url)
         conn = await self._acquire(furl, plan, opts)
-        ok = False
         try:
             await conn.change_dirs(plan.cwds)
             await conn.set_type("I")
             method = await self._store(conn, req, furl, plan.argument, data, path, opts)
-            ok = True
-        finally:
-            await self._release(conn, ok, opts)
+        except BaseException as exc:
+            await self._release(conn, conn.in_step_after(exc), opts)
+            raise
+        await self._release(conn, True, opts)
         if method == "direct" and opts.atomic_upload:
             log.warning("%s: stored directly (not atomic): the server refused the temporary names or "
                         "renaming", mask_password(str(furl)))
@@ -1259,6 +1301,8 @@ class FTPHandler(Handler):
         if not opts.atomic_upload:
             await self._stor(conn, req, url, final, data, path, opts)
             return "direct"
+        import secrets  # uploads only: not at start-up
+
         token = secrets.token_hex(4)
         for method, temp in proto.upload_names(final, token):
             if temp is None:
@@ -1277,7 +1321,7 @@ class FTPHandler(Handler):
                 return method
             await conn.cmd("DELE", temp)
             if reply.code not in (500, 502, 504):
-                raise proto.error_for(reply, f"RNFR {temp}", url)
+                raise conn.refuse(reply, f"RNFR {temp}", url)
             break  # no rename on this server: store under the final name
         await self._stor(conn, req, url, final, data, path, opts)
         return "direct"
@@ -1289,7 +1333,7 @@ class FTPHandler(Handler):
         try:
             reply = await conn.cmd("STOR", name)
             if reply.kind != 1:
-                raise proto.error_for(reply, f"STOR {name}", url)
+                raise conn.refuse(reply, f"STOR {name}", url)
             writer = await chan.connect()
             timeout = req.read_timeout
             try:
@@ -1311,20 +1355,21 @@ class FTPHandler(Handler):
                 raise TruncatedTransfer(f"data connection failed during STOR: {exc}", url=url) from exc
             final = await conn.reply()
             if final.kind != 2:
-                raise proto.error_for(final, f"STOR {name}", url)
+                raise conn.refuse(final, f"STOR {name}", url)
         finally:
             chan.close()
             if writer is not None:
                 writer.close()
 
 
-def _entry(url: FTPURL, directory: tuple[str, ...], item: proto.ListItem) -> Entry:
-    """The Entry of one listed name: a symlink keeps its target (meta) and is keyed by it."""
+def _entry(url: FTPURL, directory: tuple[str, ...], item: proto.ListItem, login_dir: str | None = "/") -> Entry:
+    """The Entry of one listed name: a symlink keeps its target (meta) and is keyed by it
+    (an absolute target resolved on the server's paths, see :func:`proto.symlink_key`)."""
     meta: dict[str, Any] = {}
     key = None
     if item.target:
         meta["target"] = item.target
-        key = proto.symlink_key(url, directory, item.target)
+        key = proto.symlink_key(url, directory, item.target, login_dir)
     if not item.known:
         meta["kind_known"] = False  # NLST, or a type the listing does not call a file
     return Entry(name=item.name, url=proto.child_url(url, directory, item), kind=item.kind, size=item.size,

@@ -86,7 +86,7 @@ _CONTROLS = {"\r": "CR", "\n": "LF", "\0": "NUL"}
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reply:
     """One control reply: the 3-digit ``code`` and its text ``lines`` (without the code)."""
 
@@ -96,7 +96,10 @@ class Reply:
     @property
     def text(self) -> str:
         """The reply as the server wrote it, lines joined by spaces ("550 No such file")."""
-        return f"{self.code} " + " ".join(s for s in self.lines if s)
+        lines = self.lines
+        if len(lines) == 1:  # most replies: no join
+            return f"{self.code} {lines[0]}" if lines[0] else f"{self.code} "
+        return f"{self.code} " + " ".join(s for s in lines if s)
 
     @property
     def first(self) -> str:
@@ -132,6 +135,8 @@ class ReplyReader:
         if len(raw) > self.max_line:
             raise ProtocolError(f"FTP reply line longer than {self.max_line} bytes")
         line = raw.rstrip(b"\r\n").decode("utf-8", "surrogateescape")
+        if self._code is None and line[3:4] == " " and line[:3].isdigit() and line[:3].isascii():
+            return Reply(int(line[:3]), (line[4:],))  # the common one-line reply, without the regex
         m = _REPLY_START.match(line)
         if self._code is None:
             if m is None:
@@ -191,7 +196,7 @@ def error_for(reply: Reply, what: str, url: object = None) -> TransferError:
 
 def format_command(verb: str, arg: str | None = None) -> bytes:
     """The wire form of one command. The argument must already be checked by :func:`check_safe`."""
-    if arg is not None and any(c in arg for c in _CONTROLS):
+    if _has_control(arg):
         raise UnsafeURL(f"{verb} argument contains control characters; refusing to send it")
     line = verb if arg is None else f"{verb} {arg}"
     return line.encode("utf-8", "surrogateescape") + b"\r\n"
@@ -202,14 +207,22 @@ def format_command(verb: str, arg: str | None = None) -> bytes:
 # ---------------------------------------------------------------------------
 
 
+def _has_control(value: str | None) -> bool:
+    return value is not None and ("\r" in value or "\n" in value or "\0" in value)
+
+
 def check_safe(url: FTPURL) -> None:
     """UnsafeURL if any decoded part that becomes a command argument holds CR, LF or NUL."""
+    if not any(_has_control(v) for v in (url.user, url.password, url.name, *url.cwd)):
+        if url.typecode is None or url.typecode in ("a", "i", "d"):
+            return  # the common case: nothing to report, no labels built
     parts: list[tuple[str, str | None]] = [("user name", url.user), ("password", url.password)]
     parts += [(f"directory segment {i + 1}", seg) for i, seg in enumerate(url.cwd)]
     parts.append(("file name", url.name))
     for what, value in parts:
-        if value is None:
+        if not _has_control(value):
             continue
+        assert value is not None
         bad = sorted({_CONTROLS[c] for c in value if c in _CONTROLS})
         if bad:
             raise UnsafeURL(f"the {what} contains {', '.join(bad)} after decoding; refusing to send it",
@@ -329,7 +342,7 @@ _SIZE150 = re.compile(r"\((\d+) bytes\)")
 
 def parse_epsv(reply: Reply) -> int:
     """The port of a 229 reply "(|||port|)" (RFC 2428)."""
-    m = _EPSV.search(reply.text)
+    m = _EPSV.search(reply.lines[0] if len(reply.lines) == 1 else reply.text)
     if m is None or not 0 < int(m.group(2)) < 65536:
         raise ProtocolError(f"cannot parse EPSV reply: {reply.text}", reply=reply.text)
     return int(m.group(2))
@@ -395,7 +408,7 @@ def parse_mlst(reply: Reply) -> ListItem | None:
 
 def parse_150_size(reply: Reply) -> int | None:
     """The "(N bytes)" many servers put in the 150 reply to RETR, else None."""
-    m = _SIZE150.search(reply.text)
+    m = _SIZE150.search(reply.lines[0] if len(reply.lines) == 1 else reply.text)
     return int(m.group(1)) if m else None
 
 
@@ -478,18 +491,25 @@ def parse_mlsd(lines: list[str]) -> list[ListItem]:
 _MONTHS = {m: i for i, m in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
 
-_UNIX = re.compile(
-    r"(?P<type>[-dlbcpsD])[rwxsStTl-]{9}[.+@]?\s+"
-    r"(?:\d+\s+)?"  # link count
-    r"\S+\s+(?:\S+\s+)?"  # owner, group (some servers omit the group)
-    r"(?P<size>\d+)\s+"
-    r"(?P<mon>[A-Za-z]{3})\s+(?P<day>\d{1,2})\s+(?:(?P<hh>\d{1,2}):(?P<mm>\d\d)|(?P<year>\d{4}))"
-    r" (?P<name>.+)\Z"
-)
-_WINDOWS = re.compile(
-    r"(?P<mo>\d\d)-(?P<d>\d\d)-(?P<y>\d{2,4})\s+(?P<h>\d\d):(?P<mi>\d\d)(?P<ap>[AaPp][Mm])?\s+"
-    r"(?:(?P<dir><DIR>)|(?P<size>\d+))\s+(?P<name>.+)\Z"
-)
+# LIST patterns: compiled on first use (a program that only retrieves files never parses a listing)
+@functools.cache
+def _unix_re() -> re.Pattern[str]:
+    return re.compile(
+        r"(?P<type>[-dlbcpsD])[rwxsStTl-]{9}[.+@]?\s+"
+        r"(?:\d+\s+)?"  # link count
+        r"\S+\s+(?:\S+\s+)?"  # owner, group (some servers omit the group)
+        r"(?P<size>\d+)\s+"
+        r"(?P<mon>[A-Za-z]{3})\s+(?P<day>\d{1,2})\s+(?:(?P<hh>\d{1,2}):(?P<mm>\d\d)|(?P<year>\d{4}))"
+        r" (?P<name>.+)\Z"
+    )
+
+
+@functools.cache
+def _windows_re() -> re.Pattern[str]:
+    return re.compile(
+        r"(?P<mo>\d\d)-(?P<d>\d\d)-(?P<y>\d{2,4})\s+(?P<h>\d\d):(?P<mi>\d\d)(?P<ap>[AaPp][Mm])?\s+"
+        r"(?:(?P<dir><DIR>)|(?P<size>\d+))\s+(?P<name>.+)\Z"
+    )
 
 
 def _unix_time(m: re.Match[str], now: datetime) -> datetime | None:
@@ -519,7 +539,7 @@ def parse_list_line(line: str, now: datetime | None = None) -> ListItem | None:
     """One LIST line in Unix ("-rw-r--r-- 1 u g 12 Jan 01 12:00 name") or
     Windows/IIS ("01-31-24  09:15PM  <DIR>  name") format; None if neither."""
     now = now or datetime.now(UTC)
-    m = _UNIX.match(line)
+    m = _unix_re().match(line)
     if m:
         name, target = m.group("name"), None
         t = m.group("type")
@@ -530,7 +550,7 @@ def parse_list_line(line: str, now: datetime | None = None) -> ListItem | None:
             return None
         return ListItem(name=name, kind=kind, size=int(m.group("size")) if kind == "file" else None,
                         modified=_unix_time(m, now), target=target, known=t in "-dDl")
-    m = _WINDOWS.match(line)
+    m = _windows_re().match(line)
     if m:
         year = int(m.group("y"))
         if year < 100:
@@ -622,21 +642,48 @@ def child_url(url: FTPURL, directory: tuple[str, ...], item: ListItem) -> str:
     return str(child)
 
 
-def symlink_key(url: FTPURL, directory: tuple[str, ...], target: str) -> str | None:
+def symlink_key(url: FTPURL, directory: tuple[str, ...], target: str, login_dir: str | None = None) -> str | None:
     """The URL of what a symlink in *directory* points at (its ``Entry.key``), or None when
-    the target leads above the top. A relative target is resolved against *directory*; an
-    absolute one from the top of the URL tree (the login directory, "/" for anonymous FTP).
+    a relative target leads above the top. A relative target is resolved against
+    *directory*. An absolute one is a path on the server, not in the URL tree (whose top is
+    the login directory, section 3.2.2): under *login_dir* (PWD's Unix path) it becomes the
+    relative URL, else the RFC's absolute form, a first CWD with "/" (``ftp://h/%2Fx/y``).
     The URL has no trailing "/": the listing does not say whether the target is a directory."""
-    segs: list[str] = [] if target.startswith("/") else list(directory)
-    for part in target.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not segs:
-                return None
-            segs.pop()
+    absolute = target.startswith("/")
+    if not absolute and directory and directory[0].startswith("/"):
+        absolute = True  # listed through an absolute first CWD: the directory is a server path
+        target = "/".join(directory) + "/" + target
+    if absolute:
+        parts: list[str] = []
+        for part in target.split("/"):
+            if part == "..":
+                if parts:
+                    parts.pop()  # "/.." is "/"
+            elif part not in ("", "."):
+                parts.append(part)
+        home = login_dir.split("/")[1:] if login_dir and login_dir.startswith("/") else None
+        if home is not None and home[-1:] == [""]:
+            home.pop()  # "/" or a trailing "/"
+        if home is not None and parts[:len(home)] == home:
+            segs = parts[len(home):]
+        elif not parts:
+            return str(dataclasses.replace(url, password=None, cwd=(), name="/", typecode=None))
+        elif len(parts) == 1:
+            return str(dataclasses.replace(url, password=None, cwd=(), name="/" + parts[0], typecode=None))
         else:
-            segs.append(part)
+            return str(dataclasses.replace(url, password=None, cwd=("/" + parts[0], *parts[1:-1]),
+                                           name=parts[-1], typecode=None))
+    else:
+        segs = list(directory)
+        for part in target.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not segs:
+                    return None
+                segs.pop()
+            else:
+                segs.append(part)
     if not segs:
         return str(dataclasses.replace(url, password=None, cwd=(), name="", typecode=None))
     return str(dataclasses.replace(url, password=None, cwd=tuple(segs[:-1]), name=segs[-1], typecode=None))
