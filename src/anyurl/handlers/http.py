@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
+import functools
 import logging
 import re
 import ssl
@@ -112,6 +113,7 @@ _COMPRESSED_TYPES = frozenset({
 _WIRE_SAFE = frozenset(
     b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/?%[]"
 )
+_WIRE_UNSAFE = re.compile(r"[^a-zA-Z0-9\-._~!$&'()*+,;=:@/?%\[\]]")
 
 
 @dataclass(frozen=True)
@@ -146,9 +148,9 @@ def _wire(text: str) -> str:
 
     Existing %XX escapes are kept as written, so the server sees the URL's own encoding.
     """
-    raw = text.encode("utf-8", "surrogateescape")
-    if all(b in _WIRE_SAFE for b in raw):
+    if _WIRE_UNSAFE.search(text) is None:  # the usual case: nothing to escape
         return text
+    raw = text.encode("utf-8", "surrogateescape")
     return "".join(chr(b) if b in _WIRE_SAFE else f"%{b:02X}" for b in raw)
 
 
@@ -725,7 +727,7 @@ class HTTPHandler(Handler):
         coding = resp.headers.get("Content-Encoding", "").strip().lower()
         decoder: _Decoder | None = None
         if coding not in ("", "identity"):
-            asked = {t.split(";")[0].strip().lower() for t in _header(sent, "Accept-Encoding").split(",")}
+            asked = _codings(_header(sent, "Accept-Encoding"))
             if (opts.decompress and coding in asked and coding in _DECODABLE
                     and not _stored_encoding(coding, resp.content_type, reply.target.decoded_path)):
                 decoder = _Decoder(coding, url, self.client.limits.chunk_size)
@@ -898,6 +900,12 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
+@functools.lru_cache(maxsize=64)
+def _codings(accept_encoding: str) -> frozenset[str]:
+    """The codings an Accept-Encoding value names (the same few values every request)."""
+    return frozenset(t.split(";")[0].strip().lower() for t in accept_encoding.split(","))
+
+
 def _stored_encoding(coding: str, content_type: str, path: str) -> bool:
     """True when Content-Encoding describes the stored file, not a compression for the transfer.
 
@@ -905,8 +913,7 @@ def _stored_encoding(coding: str, content_type: str, path: str) -> bool:
     browsers save such files as they are. A name ending in the coding's suffix, or a type
     that is itself compressed, says the server stores those bytes.
     """
-    name = path.rsplit("/", 1)[-1].lower()
-    if any(name.endswith(suffix) for suffix in _CODING_SUFFIXES.get(coding, ())):
+    if path.rsplit("/", 1)[-1].lower().endswith(_CODING_SUFFIXES.get(coding, ())):
         return True
     return content_type.lower() in _COMPRESSED_TYPES
 
