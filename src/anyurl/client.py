@@ -28,6 +28,9 @@ log = logging.getLogger("anyurl")
 
 # Client(<name>=...) scheme options: the class each must be (checked by name here,
 # so that building a Client imports no handler; handlers check the class itself).
+# every variable protocols.proxy.select_proxy may read (HTTP_PROXY never is: "httpoxy")
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
+                    "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
 _SCHEME_OPTIONS = {"ftp": "FTPOptions", "http": "HTTPOptions", "gopher": "GopherOptions",
                    "news": "NewsOptions", "wais": "WAISOptions", "prospero": "ProsperoOptions",
                    "smtp": "SMTPSettings"}
@@ -106,6 +109,9 @@ class Client:
             self.scheme_options[name] = value
         self._handlers: dict[type[Handler], Handler] = {}
         self._closed = False
+        self._proxy_settings: tuple[str | None, str | None, bool] | None = None
+        self._proxy_env: dict[str, str] | None = None
+        self._proxy_answers: dict[tuple[str, str, int | None], str | None] = {}
 
     # -- configuration helpers handlers use ---------------------------------
 
@@ -142,14 +148,31 @@ class Client:
 
         ``Client(proxy=...)`` for every proxied scheme (http, https, ftp; "" for none),
         else with ``trust_env`` the ``<scheme>_proxy`` variables; ``no_proxy`` (the
-        Client's, else the environment's) lists the hosts reached directly.
+        Client's, else the environment's) lists the hosts reached directly. The
+        environment is read once, at the first call (the Client's first request).
         See :mod:`anyurl.protocols.proxy`.
         """
+        settings = (self.proxy, self.no_proxy, self.trust_env)
+        if settings != self._proxy_settings:
+            # the environment is read once (at the first request), the answer kept per host
+            self._proxy_settings = settings
+            self._proxy_env = {name: value for name in _PROXY_VARIABLES
+                               if (value := os.environ.get(name)) is not None} if self.trust_env else None
+            self._proxy_answers = {}
+        key = (scheme, host, port)
         try:
-            return select_proxy(scheme, host, port, proxy=self.proxy, no_proxy=self.no_proxy,
-                                env=os.environ if self.trust_env else None)
+            return self._proxy_answers[key]
+        except KeyError:
+            pass
+        try:
+            answer = select_proxy(scheme, host, port, proxy=self.proxy, no_proxy=self.no_proxy,
+                                  env=self._proxy_env)
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from None
+        if len(self._proxy_answers) >= 4096:  # bounded: a crawl meets many hosts
+            self._proxy_answers.clear()
+        self._proxy_answers[key] = answer
+        return answer
 
     async def ask_password(self, user: str, host: str) -> str | None:
         """Ask the password callback, then look in credentials/~/.netrc."""

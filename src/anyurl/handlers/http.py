@@ -52,6 +52,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
+import functools
 import logging
 import re
 import ssl
@@ -118,6 +119,7 @@ _COMPRESSED_TYPES = frozenset({
 _WIRE_SAFE = frozenset(
     b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/?%[]"
 )
+_WIRE_UNSAFE = re.compile(r"[^a-zA-Z0-9\-._~!$&'()*+,;=:@/?%\[\]]")
 
 
 @dataclass(frozen=True)
@@ -152,9 +154,9 @@ def _wire(text: str) -> str:
 
     Existing %XX escapes are kept as written, so the server sees the URL's own encoding.
     """
-    raw = text.encode("utf-8", "surrogateescape")
-    if all(b in _WIRE_SAFE for b in raw):
+    if _WIRE_UNSAFE.search(text) is None:  # the usual case: nothing to escape
         return text
+    raw = text.encode("utf-8", "surrogateescape")
     return "".join(chr(b) if b in _WIRE_SAFE else f"%{b:02X}" for b in raw)
 
 
@@ -241,6 +243,10 @@ def _widen_reads(resp: aiohttp.ClientResponse, chunk_size: int) -> None:
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
+# what sends a URL down the careful path in HTTPHandler._target: CR, LF, NUL, literal or
+# %-encoded (%00, %0A, %0D); a "?" in the path; a host other than a lower-case name or IPv4 address
+_UNSAFE_TEXT = re.compile(r"[\r\n\0]|%0[0aAdD]")
+_PLAIN_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,6 +420,8 @@ class HTTPHandler(Handler):
         self.http_options = client.options_for("http", HTTPOptions)
         self._session: aiohttp.ClientSession | None = None
         self._h1: H1Client | None = None
+        # (User-Agent, headers, their lean-path list) of a request with no headers of its own
+        self._plain: tuple[str, dict[str, str], list[tuple[str, str]]] | None = None
 
     def _lean(self) -> H1Client:
         if self._h1 is None:
@@ -471,6 +479,9 @@ class HTTPHandler(Handler):
             # the proxy gets the ftp URL without its userinfo (sent as Basic credentials instead)
             text = f"ftp://{url.hostport}{_wire(url._path())}"
         else:
+            fast = self._fast_target(url)
+            if fast is not None:
+                return fast
             for what, value in (("host", url.host), ("user", url.user), ("password", url.password),
                                 ("path", _decoded(url.path)), ("search", _decoded(url.search))):
                 refuse_controls(url, what, value)
@@ -488,8 +499,33 @@ class HTTPHandler(Handler):
             raise UnsafeURL(f"not a usable {url.scheme} URL: no host", url=url)
         return target
 
+    @staticmethod
+    def _fast_target(url: HTTPURL) -> _Target | None:
+        """The target of a plain http(s) URL built from its parsed fields (no re-splitting),
+        or None when anything needs the careful path: a CR/LF/NUL (also %-encoded) in the
+        path, search or userinfo, or a host that is not a plain name or IPv4 address."""
+        path = url.path
+        search = url.search
+        host = url.host
+        if (_UNSAFE_TEXT.search(path) or "?" in path or (search is not None and _UNSAFE_TEXT.search(search))
+                or not _PLAIN_HOST.fullmatch(host)
+                or (url.user is not None and _UNSAFE_TEXT.search(url.user))
+                or (url.password is not None and _UNSAFE_TEXT.search(url.password))):
+            return None
+        scheme = url.scheme
+        port = url.port
+        return _Target(scheme, host, None if port == _DEFAULT_PORTS.get(scheme) else port,
+                       "/" + _wire(path), None if search is None else _wire(search))
+
     def _headers(self, url: HTTPURL | FTPURL, opts: HTTPOptions, rng: tuple[int, int | None] | None,
                  extra: Mapping[str, str] | None) -> dict[str, str]:
+        plain = rng is None and not extra and not opts.headers
+        if plain:
+            # the same headers for every plain request: built and checked once (never mutated)
+            ua = self.client.user_agent
+            cached = self._plain
+            if cached is not None and cached[0] == ua:
+                return cached[1]
         headers = {"User-Agent": self.client.user_agent, **opts.headers}
         if rng is not None:
             first, last = rng
@@ -503,6 +539,8 @@ class HTTPHandler(Handler):
             headers.update(extra)
         for k, v in headers.items():
             refuse_controls(url, f"header {k}", k + v)
+        if plain:
+            self._plain = (self.client.user_agent, headers, _wire_headers(headers))
         return headers
 
     def _proxy(self, url: object, target: _Target) -> tuple[str | None, aiohttp.BasicAuth | None]:
@@ -557,9 +595,11 @@ class HTTPHandler(Handler):
             resp: _Response
             try:
                 if lean and proxy is None and target.host.isascii():
+                    plain = self._plain
+                    wire = plain[2] if plain is not None and plain[1] is headers_now else _wire_headers(headers_now)
                     resp = await self._lean().request(
                         req, method, target.scheme, target.host, target.port, target.request_target,
-                        target.hostport, _wire_headers(headers_now), url)
+                        target.hostport, wire, url)
                 else:
                     resp = await self._aio_request(req, method, target, headers_now, proxy, proxy_auth)
             except Exception as exc:
@@ -668,7 +708,7 @@ class HTTPHandler(Handler):
         return apply_length(await self._body(url, reply, opts, req.offset, rng, headers), req.length)
 
     def _request_options(self, req: Request) -> HTTPOptions:
-        if isinstance(req.url, FTPURL):  # the FTP options mean nothing to an HTTP proxy
+        if req.options is None or isinstance(req.url, FTPURL):  # the FTP options mean nothing to an HTTP proxy
             return self.http_options
         return self.options(req, HTTPOptions)
 
@@ -759,7 +799,7 @@ class HTTPHandler(Handler):
         coding = resp.headers.get("Content-Encoding", "").strip().lower()
         decoder: _Decoder | None = None
         if coding not in ("", "identity"):
-            asked = {t.split(";")[0].strip().lower() for t in _header(sent, "Accept-Encoding").split(",")}
+            asked = _codings(_header(sent, "Accept-Encoding"))
             if (opts.decompress and coding in asked and coding in _DECODABLE
                     and not _stored_encoding(coding, resp.content_type, reply.target.decoded_path)):
                 decoder = _Decoder(coding, url, self.client.limits.chunk_size)
@@ -932,6 +972,12 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
+@functools.lru_cache(maxsize=64)
+def _codings(accept_encoding: str) -> frozenset[str]:
+    """The codings an Accept-Encoding value names (the same few values every request)."""
+    return frozenset(t.split(";")[0].strip().lower() for t in accept_encoding.split(","))
+
+
 def _stored_encoding(coding: str, content_type: str, path: str) -> bool:
     """True when Content-Encoding describes the stored file, not a compression for the transfer.
 
@@ -939,8 +985,7 @@ def _stored_encoding(coding: str, content_type: str, path: str) -> bool:
     browsers save such files as they are. A name ending in the coding's suffix, or a type
     that is itself compressed, says the server stores those bytes.
     """
-    name = path.rsplit("/", 1)[-1].lower()
-    if any(name.endswith(suffix) for suffix in _CODING_SUFFIXES.get(coding, ())):
+    if path.rsplit("/", 1)[-1].lower().endswith(_CODING_SUFFIXES.get(coding, ())):
         return True
     return content_type.lower() in _COMPRESSED_TYPES
 

@@ -25,7 +25,7 @@ import ssl
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout
-from ..protocols.http1 import Headers, ResponseReader, request_head
+from ..protocols.http1 import Headers, ResponseReader, header_block, request_head
 from .pool import Lease, Pool
 
 if TYPE_CHECKING:
@@ -375,6 +375,9 @@ class H1Client:
         self.pool: Pool[H1Connection] = Pool("http")
         self._ssl_source = ssl_context  # an SSLContext, True (verify) or False; built on first https
         self._ssl: ssl.SSLContext | None = None
+        # the last header list sent and its checked lines (the handler reuses one list)
+        self._block_of: list[tuple[str, str]] | None = None
+        self._block: tuple[str | None, str] = (None, "")
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -392,7 +395,10 @@ class H1Client:
     async def request(self, req: Request, method: str, scheme: str, host: str, port: int, target: str,
                       hostport: str, headers: list[tuple[str, str]], url: object) -> LeanResponse:
         """Send one request and wait for its head; the body is read from the result."""
-        head = request_head(method, target, hostport, headers, url)
+        if headers is not self._block_of:
+            self._block = header_block(headers, url)
+            self._block_of = headers
+        head = request_head(method, target, hostport, headers, url, self._block)
         key: _Key = (scheme, host, port)
         chunk_size = req.limits.chunk_size
         max_head = max(2 * req.limits.max_line, 1 << 16)

@@ -34,7 +34,7 @@ import httptools
 
 from ..errors import OverlongTransfer, ProtocolError, TruncatedTransfer, UnsafeURL
 
-__all__ = ["Headers", "ResponseReader", "request_head"]
+__all__ = ["Headers", "ResponseReader", "header_block", "request_head"]
 
 #: header fields one response may have (interim responses' not counted)
 MAX_HEADERS = 256
@@ -49,17 +49,11 @@ def _refuse(what: str, value: str, url: object) -> None:
         raise UnsafeURL(f"{what} contains {names}; refusing to send it", url=url)
 
 
-def request_head(method: str, target: str, host: str, headers: Iterable[tuple[str, str]],
-                 url: object = None) -> bytes:
-    """The bytes of an HTTP/1.1 request head without a body.
-
-    *target* is the request target as it goes on the wire (already escaped),
-    *host* the ``Host`` value (``host[:port]``). A caller's own ``Host`` header
-    replaces the default one. ``UnsafeURL`` if CR, LF or NUL appears anywhere.
-    """
-    _refuse("request target", target, url)
-    if not target or " " in target:
-        raise UnsafeURL(f"invalid request target {target!r}", url=url)
+def header_block(headers: Iterable[tuple[str, str]], url: object = None) -> tuple[str | None, str]:
+    """The checked header lines of a request (the caller's own ``Host`` apart: returned first,
+    None when absent), to reuse for requests with the same headers. ``UnsafeURL`` if CR, LF
+    or NUL appears, or a name is not one."""
+    host: str | None = None
     fields: list[str] = []
     for name, value in headers:
         _refuse(f"header {name}", name + value, url)
@@ -69,8 +63,26 @@ def request_head(method: str, target: str, host: str, headers: Iterable[tuple[st
             host = value
             continue
         fields.append(f"{name}: {value}\r\n")
+    return host, "".join(fields)
+
+
+def request_head(method: str, target: str, host: str, headers: Iterable[tuple[str, str]],
+                 url: object = None, block: tuple[str | None, str] | None = None) -> bytes:
+    """The bytes of an HTTP/1.1 request head without a body.
+
+    *target* is the request target as it goes on the wire (already escaped),
+    *host* the ``Host`` value (``host[:port]``). A caller's own ``Host`` header
+    replaces the default one. ``UnsafeURL`` if CR, LF or NUL appears anywhere.
+    *block*: :func:`header_block` of *headers*, when the caller kept it.
+    """
+    _refuse("request target", target, url)
+    if not target or " " in target:
+        raise UnsafeURL(f"invalid request target {target!r}", url=url)
+    own_host, fields = header_block(headers, url) if block is None else block
+    if own_host is not None:
+        host = own_host
     _refuse("host", host, url)
-    return f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n{''.join(fields)}\r\n".encode(
+    return f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n{fields}\r\n".encode(
         "utf-8", "surrogateescape")
 
 
