@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 from .download import PART_SUFFIX, WouldOverwrite, _fit, download, name_for_url, part_path, same_content
 from .errors import AnyURLError, TransferError, TruncatedTransfer
 from .response import translate_errors
-from .urls import URL
-from .walk import Found, walk
+from .urls import FTPURL, URL, parse
+from .walk import Found, _child_key, _child_prefix, walk
 
 if TYPE_CHECKING:
     from .client import Client
@@ -213,6 +213,33 @@ class _Mirror:
         self.dirs: dict[tuple[str, ...], Path] = {}
         self.taken: dict[Path, str] = {}
         self.rels: dict[tuple[str, ...], str] = {(): ""}
+        # FTP: per listed directory URL, its parsed value and serialized prefix (see ftp_file)
+        self.ftp_dirs: dict[str, tuple[FTPURL, str] | None] = {}
+
+    def ftp_file(self, found: Found) -> URL | None:
+        """The ``;type=i`` URL of an FTP file whose text is exactly the serializer's for its
+        name in its directory, built from the directory's URL (parsed once per directory)
+        instead of parsing the file's URL; None otherwise (the caller parses)."""
+        entry, parent = found.entry, found.parent
+        if entry is None or parent is None:
+            return None
+        if parent in self.ftp_dirs:
+            known = self.ftp_dirs[parent]
+        else:
+            try:
+                listed = parse(parent)
+            except AnyURLError:
+                listed = None
+            prefix = _child_prefix(listed) if listed is not None else None
+            known = None
+            if prefix is not None and isinstance(listed, FTPURL):
+                cwd = (*listed.cwd, listed.name) if listed.name else listed.cwd
+                known = (FTPURL(listed.scheme, listed.host, listed.port, listed.user, None, cwd), prefix)
+            self.ftp_dirs[parent] = known
+        if known is None or _child_key(found.url, entry.name, known[1]) != found.url:
+            return None  # not the plain child of its directory (or a directory URL)
+        d = known[0]
+        return FTPURL(d.scheme, d.host, d.port, d.user, None, d.cwd, entry.name, "i")
 
     def place(self, found: Found) -> Path | None:
         """The local path of *found* (its parent directory is already placed)."""
@@ -256,7 +283,9 @@ class _Mirror:
     async def _file(self, found: Found, path: Path) -> None:
         u: URL | str = found.url
         if found.url.startswith(("ftp://", "ftps://")):
-            if ";type=" not in found.url.rpartition("/")[2]:
+            if (ftp := self.ftp_file(found)) is not None:
+                u = ftp  # nothing to parse
+            elif ";type=" not in found.url.rpartition("/")[2]:
                 u = found.url + ";type=i"  # byte-exact whatever the name's suffix (parsed once, by open)
         else:
             u = self.client.parse(found.url)

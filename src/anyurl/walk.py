@@ -48,7 +48,7 @@ from .client import body_entries
 from .errors import AnyURLError, TransferError
 from .handlers.file import file_url_for
 from .response import Entry, translate_errors
-from .urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
+from .urls import _FPATH, FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 
 if TYPE_CHECKING:
     from .client import Client
@@ -143,11 +143,12 @@ def _where(u: URL) -> tuple[str, str, int, str] | None:
     return (_family(u.scheme), _host_of(u), getattr(u, "port", 0), path.strip("/"))
 
 
-def _is_ancestor(candidate: URL, here: URL, of: Iterable[str]) -> bool:
-    """*candidate* is a directory listed above (or is) *here*, or its path is a prefix of
-    *here*'s (a ".." parent link or a link back to the top)."""
-    key = _canonical(candidate)
-    if any(key == a for a in of):
+def _is_ancestor(candidate: URL, here: URL, of: Iterable[str], key: str | None = None) -> bool:
+    """*candidate* (canonical *key*) is a directory listed above (or is) *here*, or its path
+    is a prefix of *here*'s (a ".." parent link or a link back to the top)."""
+    if key is None:
+        key = _canonical(candidate)
+    if key in of:
         return True
     c, h = _where(candidate), _where(here)
     if c is None or h is None or c[:3] != h[:3]:
@@ -175,6 +176,28 @@ def _worth_probing(entry: Entry, u: URL) -> bool:
     if isinstance(u, GopherURL):  # the URL says what it is: only a menu lists
         return entry.kind == "page" and u.gophertype in ("1", "")
     return entry.kind == "page"
+
+
+def _child_prefix(listed: URL) -> str | None:
+    """FTP: the serialized URL of the listed directory, ending in "/". An entry whose URL is
+    this plus its encoded name is a direct child (see _child_key)."""
+    if not isinstance(listed, FTPURL) or listed.typecode not in (None, "d"):
+        return None
+    cwd = (*listed.cwd, listed.name) if listed.name else listed.cwd
+    return str(FTPURL(listed.scheme, listed.host, listed.port, listed.user, None, cwd, "", None))
+
+
+def _child_key(url: str, name: str, prefix: str) -> str | None:
+    """The canonical key of *url* when it is exactly what the serializer writes for *name*
+    in the directory *prefix* (as FTP listings do), else None (parse it). Such a URL has the
+    listed directory's origin and one more segment, so it is in scope like the directory,
+    and no ancestor of it by path: nothing to parse, nothing decoded."""
+    if not name or "/" in name or name in (".", ".."):
+        return None
+    key = prefix + percent_encode(name, _FPATH.safe)
+    if url == key or url == key + "/":  # a file, or a directory (the serializer's trailing "/")
+        return key
+    return None
 
 
 def _as_directory(u: URL) -> URL:
@@ -306,51 +329,64 @@ class _Walker:
         here = _canonical(target)
         ancestors = (*job.ancestors, here)
         prints = (*job.prints, fp)
+        prefix = _child_prefix(target)
         for entry in entries:
-            await self.consider(entry, job, target, ancestors, prints)
+            await self.consider(entry, job, target, ancestors, prints, prefix)
 
     async def consider(self, entry: Entry, job: _Job, listed: URL, ancestors: tuple[str, ...],
-                       prints: tuple[int, ...]) -> None:
-        if entry.url is None or entry.kind in _SKIP_KINDS or entry.rel is not None:
+                       prints: tuple[int, ...], prefix: str | None = None) -> None:
+        url = entry.url
+        if url is None or entry.kind in _SKIP_KINDS or entry.rel is not None:
             return  # nothing to fetch, or a link back up (rel "parent") or to this listing ("self")
-        try:
-            u = parse(entry.url)
-        except AnyURLError:
-            return
-        if not self.in_scope(listed, u) or _is_ancestor(u, listed, ancestors):
+        key = None
+        if prefix is not None and entry.kind != "symlink" and entry.key == url:
+            key = _child_key(url, entry.name, prefix)  # an FTP child: no parse, no serialize
+        u: URL | None = None
+        if key is None:
+            try:
+                u = parse(url)
+            except AnyURLError:
+                return
+            if not self.in_scope(listed, u):
+                return
+            key = self.key_of(entry, u)
+            same = entry.kind == "symlink" or not entry.key or entry.key == url  # key is _canonical(u)
+            if _is_ancestor(u, listed, ancestors, key if same else None):
+                return
+        elif key in ancestors:
             return
         if self.max_depth is not None and job.depth + 1 > self.max_depth:
             return
         if self.follow is not None and not self.follow(entry):
             return
-        key = self.key_of(entry, u)
         if key in self.seen:
             return
         alias = self.link_target(entry, listed)
         if alias is not None and (alias in self.dir_keys or alias in ancestors):
             self.seen.add(key)
-            await self.emit(Found(entry.url, entry, job.depth + 1, (*job.path, entry.name), True,
+            await self.emit(Found(url, entry, job.depth + 1, (*job.path, entry.name), True,
                                   job.url, same_as=alias))
             return
         if len(self.seen) >= self.max_items:
             raise TransferError(f"walk stopped: more than {self.max_items} resources (max_items)",
                                 url=self.start)
         self.seen.add(key)
-        if u.scheme in ("http", "https") and not await self.allowed(u):
+        if u is not None and u.scheme in ("http", "https") and not await self.allowed(u):
             log.info("robots.txt disallows %s", u)
             return
         depth = job.depth + 1
         path = (*job.path, entry.name)
         walkable = entry.kind in _DIRECTORY_KINDS
-        probe = not walkable and _worth_probing(entry, u)
+        # an FTP child (u None) is probed only when listed as a "page"
+        probe = not walkable and (entry.kind == "page" if u is None else _worth_probing(entry, u))
         if (walkable or probe) and (self.max_depth is None or depth < self.max_depth):
             if walkable:
                 self.dir_keys.add(key)
-            self.enqueue(_Job(depth, next(self.seq), entry.url, entry, path, job.url, probe,
+            self.enqueue(_Job(depth, next(self.seq), url, entry, path, job.url, probe,
                               job.via_link or entry.kind in _PROBE_KINDS, ancestors, prints, alias))
             return
         # a file, or a directory at max_depth: yielded, not opened
-        await self.emit(Found(entry.url, entry, depth, path, walkable, job.url))
+        await self.emit(Found(url, entry, depth, path, walkable, job.url))
 
     async def emit(self, found: Found) -> None:
         await self.out.put(found)
