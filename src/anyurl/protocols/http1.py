@@ -178,17 +178,7 @@ class ResponseReader:
         if self._count > MAX_HEADERS:
             self._error = ProtocolError(f"response has more than {MAX_HEADERS} header fields", url=self.url)
             raise _Stop
-        # Headers.add inlined: this runs for every field of every response
-        h = self.headers
-        n = name.decode("latin-1")
-        v = value.decode("latin-1").strip()
-        key = n.lower()
-        have = h._lower.get(key)
-        if have is None:
-            h._lower[key] = n
-            dict.__setitem__(h, n, v)
-        else:
-            dict.__setitem__(h, have, f"{dict.__getitem__(h, have)}, {v}")
+        self.headers.add(name.decode("latin-1"), value.decode("latin-1").strip())
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
