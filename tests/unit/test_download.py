@@ -11,7 +11,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given
@@ -272,14 +272,20 @@ async def test_max_size(tmp_path: Path) -> None:
     assert leftovers(tmp_path) == ["c"]
 
 
-async def test_cancel_removes_part(tmp_path: Path) -> None:
+async def _download_held_after_first_chunk(client: Client, dest: Path) -> tuple[asyncio.Task[Any], asyncio.Event]:
+    """A download to *dest* that has written its first chunk and waits for the returned gate."""
     gate = asyncio.Event()
     FakeHandler.gate = gate
     started = asyncio.Event()
+    task = asyncio.create_task(download(client, "dltest:x", dest,
+                                        progress=lambda d, t: started.set() if d else None))
+    await asyncio.wait_for(started.wait(), 10)
+    return task, gate
+
+
+async def test_cancel_removes_part(tmp_path: Path) -> None:
     async with Client() as client:
-        task = asyncio.create_task(download(client, "dltest:x", tmp_path / "out.bin",
-                                            progress=lambda d, t: started.set() if d else None))
-        await asyncio.wait_for(started.wait(), 10)
+        task, _ = await _download_held_after_first_chunk(client, tmp_path / "out.bin")
         assert not (tmp_path / "out.bin").exists()  # nothing under the final name mid-transfer
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -384,13 +390,8 @@ needs_tmpfile = pytest.mark.skipif(not anyurl_download._use_tmpfile, reason="no 
 
 @needs_tmpfile
 async def test_unnamed_file_leaves_no_directory_entry_mid_transfer(tmp_path: Path) -> None:
-    gate = asyncio.Event()
-    FakeHandler.gate = gate
-    started = asyncio.Event()
     async with Client() as client:
-        task = asyncio.create_task(download(client, "dltest:x", tmp_path / "out.bin",
-                                            progress=lambda d, t: started.set() if d else None))
-        await asyncio.wait_for(started.wait(), 10)
+        task, gate = await _download_held_after_first_chunk(client, tmp_path / "out.bin")
         assert leftovers(tmp_path) == []  # no part file: the bytes so far have no name
         gate.set()
         await asyncio.wait_for(task, 10)
