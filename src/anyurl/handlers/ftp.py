@@ -1267,7 +1267,8 @@ class FTPHandler(Handler):
 
     def _listing_body(self, url: FTPURL, directory: tuple[str, ...], items: list[proto.ListItem],
                       source: str, login_dir: str | None) -> Body:
-        entries = [_entry(url, directory, i, login_dir) for i in items]
+        child = proto.child_urls(url, directory)  # the directory's URL text built once
+        entries = [_entry(child, url, directory, i, login_dir) for i in items]
         data = render_entries(entries)
         return Body.from_bytes(url, data, content_type="text/plain", entries=entries, charset="utf-8",
                                meta={"listing": source})
@@ -1407,8 +1408,10 @@ class FTPHandler(Handler):
             pass
 
 
-def _entry(url: FTPURL, directory: tuple[str, ...], item: proto.ListItem, login_dir: str | None = "/") -> Entry:
-    """The Entry of one listed name: a symlink keeps its target (meta) and is keyed by it
+def _entry(child: Callable[[proto.ListItem], str], url: FTPURL, directory: tuple[str, ...], item: proto.ListItem,
+           login_dir: str | None = "/") -> Entry:
+    """The Entry of one listed name (*child*: its URL, from :func:`proto.child_urls`):
+    a symlink keeps its target (meta) and is keyed by it
     (an absolute target resolved on the server's paths, see :func:`proto.symlink_key`)."""
     meta: dict[str, Any] = {}
     key = None
@@ -1417,5 +1420,5 @@ def _entry(url: FTPURL, directory: tuple[str, ...], item: proto.ListItem, login_
         key = proto.symlink_key(url, directory, item.target, login_dir)
     if not item.known:
         meta["kind_known"] = False  # NLST, or a type the listing does not call a file
-    return Entry(name=item.name, url=proto.child_url(url, directory, item), kind=item.kind, size=item.size,
+    return Entry(name=item.name, url=child(item), kind=item.kind, size=item.size,
                  modified=item.modified, key=key, meta=meta)
