@@ -12,6 +12,9 @@ Scenarios:
   overlong       SIZE says 1000, RETR sends 300,000 bytes and 226.
   temporary      the first login's RETR gets "450 busy", later ones the file;
                  each new connection after the second is greeted with 421.
+  disk-full      STOR keeps the first 64 KiB, resets the data connection and answers
+                 "452 Insufficient storage space"; DELE answers 250, RETR sends the file.
+  quota          the same with "552 Exceeded storage allocation".
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import sys
 
 LINE = b"-rw-r--r--    1 0        0            4096 Nov 22 10:17 file-%09d.bin\r\n"
 PAYLOAD = b"0123456789" * 100  # 1000 bytes: what SIZE announces
+KEEP = 1 << 16  # disk-full, quota: the bytes of an upload stored before the disk "fills"
+FULL = {"disk-full": "452 Insufficient storage space", "quota": "552 Exceeded storage allocation"}
 
 
 class Session:
@@ -87,8 +92,13 @@ class Session:
             dw.close()
             self.log(f"DATA sent {len(PAYLOAD) * 300}")
             await self.reply("226 Transfer complete")
-        elif verb == "RETR" and scenario == "temporary":
-            if self.number == 1:
+        elif verb == "STOR" and scenario in FULL:
+            await self.reply("150 send it")
+            await self.store_until_full(FULL[scenario])
+        elif verb == "DELE" and scenario in FULL:
+            await self.reply("250 deleted")
+        elif verb == "RETR" and scenario in ("temporary", *FULL):
+            if scenario == "temporary" and self.number == 1:
                 await self.reply("450 Resource busy, try again")
                 return
             await self.reply("150 here it comes")
@@ -128,6 +138,20 @@ class Session:
     async def data_conn(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         assert self.data is not None
         return await asyncio.wait_for(self.data, 10)
+
+    async def store_until_full(self, refusal: str) -> None:
+        """Read the upload until KEEP bytes are "on disk", then reset the data connection and refuse."""
+        dr, dw = await self.data_conn()
+        got = 0
+        try:
+            async with asyncio.timeout(10):
+                while got < KEEP and (chunk := await dr.read(KEEP - got)):
+                    got += len(chunk)
+        except TimeoutError:
+            pass
+        self.log(f"DATA stored {got}")
+        dw.transport.abort()  # reset: whatever the client still sends is refused
+        await self.reply(refusal)
 
     async def endless_list(self) -> None:
         _, dw = await self.data_conn()
@@ -170,7 +194,7 @@ class Hostile:
 
 async def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary"])
+    ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary", *FULL])
     ap.add_argument("--log", required=True)
     args = ap.parse_args()
     hostile = Hostile(args.scenario, args.log)

@@ -138,3 +138,27 @@ def test_cli_exit_code_for_a_body_longer_than_size(hostile: Hostile, tmp_path: P
     assert proc.returncode == 19, proc.stderr
     assert "more bytes than announced" in proc.stderr
     assert list(dest.iterdir()) == []  # neither the file nor a part file is left
+
+
+@pytest.mark.parametrize("size", [100, 8 << 20], ids=["all-sent", "reset-mid-upload"])
+@pytest.mark.parametrize(("hostile", "error", "code"), [
+    ("disk-full", TemporaryFailure, "452"), ("quota", ProtocolError, "552")], indirect=["hostile"])
+async def test_upload_refused_after_its_data_keeps_the_connection(
+        hostile: Hostile, error: type[Exception], code: str, size: int) -> None:
+    # The server stored part of the upload, reset the data connection and refused (disk full,
+    # quota): its reply completes STOR, so the temporary file is deleted and the same login
+    # serves the next request. 100 bytes: every byte was sent before the refusal; 8 MiB: the
+    # reset stops the writes and the refusal is read after it.
+    async with client() as c:
+        with pytest.raises(error, match=f"STOR .*{code} ") as info:
+            await c.upload(hostile.url("/up/f.bin"), b"x" * size)
+        assert info.value.reply is not None and info.value.reply.startswith(code)  # type: ignore[attr-defined]
+        assert info.value.url == hostile.url("/up/f.bin")  # type: ignore[attr-defined]
+        assert (await c.fetch(hostile.url("/pub/f.bin"))).content == b"0123456789" * 100
+    cmds = hostile.lines("CMD")
+    temp = cmds[6].removeprefix("STOR ")
+    assert temp.startswith(".f.bin.") and temp.endswith(".part"), cmds
+    assert cmds == ["USER anonymous", "PASS <password>", "PWD", "CWD up", "TYPE I", "EPSV", f"STOR {temp}",
+                    f"DELE {temp}",  # the partial temporary file is removed
+                    "CWD /pub", "SIZE f.bin", "EPSV", "RETR f.bin", "QUIT"]  # one login for both
+    assert hostile.lines("DATA") == [f"stored {min(size, 1 << 16)}"]

@@ -682,6 +682,36 @@ async def test_upload_atomic(srv: Server, tmp_path: Path, caplog: pytest.LogCapt
                     f"{srv.url('/upload/bytes.txt', 'urltest:****@')}: stored by {method}"]
 
 
+async def test_upload_failing_mid_transfer_keeps_the_login(servers: Launcher, tmp_path: Path) -> None:
+    # pyftpdlib under RLIMIT_FSIZE: its write past the limit fails (EFBIG, as a full disk or a
+    # quota would) and it answers 426 once the data connection is closed (its text says
+    # "None" where the errno's name belongs: pyftpdlib 2.2 wraps the OSError and loses it).
+    # That reply completes STOR: the partial temporary file is deleted and the same login
+    # fetches next (one USER in the server's log).
+    ep = servers.get("pyftpdlib_full")
+    full = Server(ep, "pyftpdlib")
+    full.start()
+    local = Path(ep.info["local_root"])
+    src = tmp_path / "big.bin"
+    src.write_bytes(os.urandom(4 * ep.info["file_limit"]))
+    async with client(limits=Limits(per_host=1)) as c:
+        with pytest.raises(TemporaryFailure, match="426") as info:
+            await c.upload(full.url("/upload/big.bin", "urltest:urltest-pw@"), src)
+        reply = info.value.reply
+        assert reply is not None and reply.startswith("426 ") and reply.endswith("transfer aborted."), reply
+        got = await c.fetch(full.url("/private.txt", "urltest:urltest-pw@"))
+        assert got.content == seed.PRIVATE
+        await c.upload(full.url("/upload/small.bin", "urltest:urltest-pw@"), b"fits\n")
+    assert sorted(p.name for p in (local / "upload").iterdir()) == ["small.bin"]  # no .part left
+    assert (local / "upload" / "small.bin").read_bytes() == b"fits\n"
+    cmds = full.commands()
+    temp = cmds[6].removeprefix("STOR ")
+    assert temp.startswith(".big.bin.") and temp.endswith(".part"), cmds
+    assert cmds[:11] == ["USER urltest", "PASS <password>", "PWD", "CWD upload", "TYPE I", "EPSV",
+                         f"STOR {temp}", f"DELE {temp}", "CWD /", "SIZE private.txt", "EPSV"]
+    assert cmds.count("USER urltest") == 1 and cmds[-1] == "QUIT", cmds
+
+
 async def test_anonymous_upload_refused(srv: Server) -> None:
     async with client() as c:
         with pytest.raises((AccessDenied, ResourceNotFound, TemporaryFailure, Exception)) as info:

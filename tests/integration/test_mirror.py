@@ -15,6 +15,7 @@ from fixtures.servers import pyftpdlib_server, vsftpd
 
 from anyurl.client import Client, Limits
 from anyurl.mirror import mirror
+from anyurl.urls import FileURL, parse
 
 FTP_SERVERS = ["vsftpd", "pyftpdlib_server"]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
@@ -206,3 +207,24 @@ def test_cli_get_input_file(servers: Launcher, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     for n in names:
         assert (tmp_path / "d" / n).read_bytes() == want[n]
+
+
+@pytest.mark.parametrize("resume", [False, True])
+async def test_mirror_local_name_collision_is_renamed(tmp_path: Path, resume: bool) -> None:
+    # "x\x01.txt" becomes the local name "x%01.txt", which a real "x%01.txt" holds already:
+    # the second one found is renamed "x%01~2.txt", reported with its Path, and written whole
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "x\x01.txt").write_bytes(b"control")
+    (src / "sub" / "x%01.txt").write_bytes(b"percent")
+    (src / "sub" / "keep.bin").write_bytes(b"k" * 5000)
+    out = tmp_path / "out"
+    async with Client() as client:
+        res = await mirror(client, src.as_uri() + "/", out, resume=resume, exclude=["*.bin"])
+    assert res.ok and res.files == 2 and res.excluded == 1, res.errors
+    assert [(type(p), p.parent, p.name) for _, p in res.renamed] == [(type(out), out / "sub", "x%01~2.txt")]
+    got = {p.name: p.read_bytes() for p in (out / "sub").iterdir()}
+    assert sorted(got) == ["x%01.txt", "x%01~2.txt"] and sorted(got.values()) == [b"control", b"percent"]
+    renamed = parse(res.renamed[0][0])
+    assert isinstance(renamed, FileURL)
+    assert got["x%01~2.txt"] == Path("/" + renamed.path).read_bytes()  # noqa: ASYNC240 - the URL reported is the renamed one

@@ -171,6 +171,33 @@ def _decode_or_protocol_error(data: bytes) -> None:
 FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def _length_or_error(scanner: ber.Scanner, data: bytes) -> object:
+    try:
+        return scanner.length(data)
+    except ber.BERError as exc:
+        return exc.message
+
+
+@FUZZ
+@given(st.sampled_from(APDUS + [b"\xbf\x30\x80" + a + b"\x00\x00" for a in APDUS]), st.data())
+def test_fuzz_scanner_resumed_equals_a_scan_from_the_start(apdu: bytes, draw: st.DataObject) -> None:
+    # A Scanner fed a growing buffer answers at every step what a fresh scan of that buffer
+    # answers (the length, None, or the same error), mutated or not, under any limit.
+    data = bytearray(apdu)
+    for _ in range(draw.draw(st.integers(0, 3))):
+        pos = draw.draw(st.integers(0, len(data) - 1))
+        data[pos] = draw.draw(st.sampled_from([0x00, 0x80, 0x7F, 0xFF, 0x1F, 0x84, 0x30, 0xBF, data[pos] ^ 1]))
+    limit = draw.draw(st.sampled_from([None, 64, 300, 1 << 20]))
+    scanner = ber.Scanner(limit)
+    cut = 0
+    while cut < len(data):
+        cut = min(len(data), cut + draw.draw(st.integers(1, 64)))
+        got = _length_or_error(scanner, bytes(data[:cut]))
+        assert got == _length_or_error(ber.Scanner(limit), bytes(data[:cut])), cut
+        if got is not None:
+            break
+
+
 @FUZZ
 @given(st.binary(max_size=300))
 @example(b"\xbf\x30\x80" * 40)

@@ -81,7 +81,8 @@ def test_ftp_listing_entries() -> None:
     items = [i for i in (ftp.parse_list_line(x) for x in FTP_LINES) if i is not None]
     items += [i for i in (ftp.parse_mlsd_line(x) for x in MLSD_LINES) if i is not None]
     items += ftp.parse_nlst(["a", "b/c"])
-    entries = check([ftp_handler._entry(url, ("pub",), i) for i in items])  # type: ignore[arg-type]
+    child = ftp.child_urls(url, ("pub",))  # type: ignore[arg-type]
+    entries = check([ftp_handler._entry(child, url, ("pub",), i) for i in items])  # type: ignore[arg-type]
     by_name = {e.name: e for e in entries}
     assert by_name["link"].key == "ftp://h/pub/hello.txt" and by_name["link"].kind == "symlink"
     assert by_name["l"].key == "ftp://h/pub/d" and by_name["l"].meta["target"] == "/pub/d"

@@ -441,6 +441,35 @@ def test_child_url_round_trips_any_name(name: str, directory: list[str], kind: s
         assert (back.cwd, back.name, back.typecode) == (tuple(directory), name, None)
 
 
+# names as listings give them: any text, and undecodable bytes as lone surrogates (surrogateescape)
+_awkward = st.text(st.one_of(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\0"),
+                             st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF),
+                             st.sampled_from("%/;? #:@&=+~")), max_size=24)
+
+
+@pytest.mark.parametrize("base", ["ftp://h/", "ftp://u:secret@h:2121/pub/x;type=d", "ftp://a%40b@[::1]/"])
+@pytest.mark.parametrize("directory", [(), ("pub",), ("/etc", "with space", "100%", "a;b", "caf\u00e9", "x\udcff")])
+def test_child_urls_equal_child_url(base: str, directory: tuple[str, ...]) -> None:
+    # child_urls serializes the directory once per listing: its text must be child_url's
+    url = u(base)
+    names = ["plain.txt", "with space.txt", "semi;colon.txt", "100%.txt", "a/b", "?q#f", "caf\u00e9",
+             "x\udc80y", "", "..", ".", "%2F", "~u"]
+    child = ftp.child_urls(url, directory)
+    for name in names:
+        for kind in ("file", "directory", "symlink"):
+            item = ftp.ListItem(name, kind)
+            assert child(item) == ftp.child_url(url, directory, item), (name, kind)
+
+
+@given(_awkward, st.lists(_awkward, max_size=4), st.sampled_from(["file", "directory", "symlink"]),
+       st.sampled_from([None, "", "us er", "a@b:c"]))
+def test_child_urls_equal_child_url_on_any_name(name: str, directory: list[str], kind: str,
+                                                user: str | None) -> None:
+    base = FTPURL(scheme="ftp", host="h", port=2121, user=user, password="pw", cwd=("x",), name="y", typecode="i")
+    item = ftp.ListItem(name, kind)
+    assert ftp.child_urls(base, tuple(directory))(item) == ftp.child_url(base, tuple(directory), item)
+
+
 @given(st.text(max_size=200))
 def test_list_and_mlsd_parsers_never_crash(line: str) -> None:
     item = ftp.parse_list_line(line, NOW)

@@ -191,6 +191,64 @@ def test_indefinite_lengths_decode_like_definite_ones() -> None:
     assert b.records[0].database == "db"
 
 
+def _large_indefinite_present_response(records: int) -> bytes:
+    # the indefinite-length layout of test_indefinite_lengths_decode_like_definite_ones, many records
+    record = b"\x30\x80" + _ctx(0, b"db") + b"\xa1\x80\xa1\x80\x28\x80" \
+        + ber.tlv(UNIVERSAL, 6, ber.oid_content("1.2.840.10003.5.101")) \
+        + b"\xa0\x80" + ber.tlv(UNIVERSAL, 27, b"record text " * 4) + b"\x00\x00" * 5
+    return b"\xb9\x80" + _ctx(24, bytes([records >> 8, records & 255])) + _ctx(25, b"\x02") \
+        + _ctx(27, b"\x00") + b"\xbc\x80" + record * records + b"\x00\x00" * 2
+
+
+def test_indefinite_reply_fed_byte_by_byte_is_scanned_in_linear_work() -> None:
+    # The session asks where the APDU ends after every read; the scan resumes where it stopped,
+    # so a reply arriving one byte at a time costs O(n) steps (headers and end-of-contents
+    # checks), not one scan from the start per read (O(n^2): ~n^2/20 steps for this layout).
+    for records in (250, 1000):
+        data = _large_indefinite_present_response(records)
+        scanner = z3950.APDUScanner(len(data))
+        buffer = bytearray()
+        found = []
+        for i in range(len(data)):
+            buffer.append(data[i])
+            n = scanner.length(buffer)
+            if n is not None:
+                found.append(i + 1)
+        assert found and found[0] == len(data)  # known exactly when its last byte arrived
+        assert scanner.length(buffer) == len(data)
+        # one step per call that waits for a byte, plus about one per element header or end
+        headers = data.count(b"\x00\x00") + 2 * records  # generous: EOCs, plus the definite leaves
+        assert scanner.scanner.steps <= len(data) + 2 * headers, (records, scanner.scanner.steps)
+        result = z3950.decode_apdu(bytes(buffer))
+        assert isinstance(result, z3950.PresentResult) and len(result.records) == records
+        assert result.records[-1].data == b"record text " * 4
+
+
+def test_apdu_scanner_stays_bounded_on_an_endless_indefinite_reply() -> None:
+    # an indefinite-length APDU that never ends is refused once the buffer passes the limit
+    scanner = z3950.APDUScanner(4096)
+    buffer = bytearray(b"\xbc\x80")
+    with pytest.raises(z3950.Z3950Error, match="longer than the 4096-byte limit"):
+        for _ in range(10_000):
+            buffer += b"\x30\x80\x04\x01x\x00\x00"
+            assert scanner.length(buffer) is None
+    assert len(buffer) <= 4096 + 8
+
+
+def test_apdu_scanner_reset_for_the_next_apdu() -> None:
+    # two APDUs in one read: after the first is taken, reset() and the second is found
+    first = _large_indefinite_present_response(3)
+    second = z3950.encode_close()
+    buffer = bytearray(first + second[:2])
+    scanner = z3950.APDUScanner(1 << 20)
+    assert scanner.length(buffer) == len(first)
+    del buffer[:len(first)]
+    scanner.reset()
+    assert scanner.length(buffer) is None or scanner.length(buffer) == len(second)
+    buffer += second[2:]
+    assert scanner.length(buffer) == len(second)
+
+
 def test_segmented_record_is_refused() -> None:
     fragment = _seq(_ctx(1, _ctx(3, b"\x04\x01x", True), True))
     with pytest.raises(z3950.Z3950Error, match="segmented"):

@@ -199,6 +199,11 @@ class _Writer(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
+    def abort(self) -> None:
+        """Drop what is still buffered: the server stopped reading."""
+        if self.transport is not None:
+            self.transport.abort()
+
 
 # ---------------------------------------------------------------------------
 # The control connection
@@ -356,6 +361,16 @@ class _Control:
         retry starts on a fresh session."""
         err = proto.error_for(reply, what, url or self.url)
         if reply.kind == 5 and reply.code not in (530, 532):
+            self.refused = err
+        return err
+
+    def ended(self, reply: Reply, what: str, url: URL | None = None) -> AnyURLError:
+        """The error for *reply*, the last of a transfer's sequence, sent once the data
+        connection closed (426, 451, 452, 552 after STOR: a full disk, a quota): the
+        transfer failed, not the session, so the connection is kept, after a 4xx too,
+        unless the server is closing it (421) or the login is gone (530, 532)."""
+        err = proto.error_for(reply, what, url or self.url)
+        if reply.kind in (4, 5) and reply.code not in (421, 530, 532):
             self.refused = err
         return err
 
@@ -1252,7 +1267,8 @@ class FTPHandler(Handler):
 
     def _listing_body(self, url: FTPURL, directory: tuple[str, ...], items: list[proto.ListItem],
                       source: str, login_dir: str | None) -> Body:
-        entries = [_entry(url, directory, i, login_dir) for i in items]
+        child = proto.child_urls(url, directory)  # the directory's URL text built once
+        entries = [_entry(child, url, directory, i, login_dir) for i in items]
         data = render_entries(entries)
         return Body.from_bytes(url, data, content_type="text/plain", entries=entries, charset="utf-8",
                                meta={"listing": source})
@@ -1308,7 +1324,7 @@ class FTPHandler(Handler):
             if temp is None:
                 break
             try:
-                await self._stor(conn, req, url, temp, data, path, opts)
+                await self._stor(conn, req, url, temp, data, path, opts, discard=True)
             except (ProtocolError, AccessDenied, ResourceNotFound) as exc:
                 # Pure-FTPd answers 553 to dot names for anonymous users, ProFTPD's PathDenyFilter
                 # 550: try the next pattern, and in the end the name itself.
@@ -1327,7 +1343,9 @@ class FTPHandler(Handler):
         return "direct"
 
     async def _stor(self, conn: _Control, req: Request, url: FTPURL, name: str, data: bytes | None,
-                    path: str | None, opts: FTPOptions) -> None:
+                    path: str | None, opts: FTPOptions, *, discard: bool = False) -> None:
+        """STOR *name*; with *discard* (a temporary name), a transfer that failed with the
+        connection in step is followed by DELE of what the server kept of it."""
         chan = await _DataChannel.prepare(conn, opts, _Writer)
         writer: _Writer | None = None
         try:
@@ -1336,6 +1354,7 @@ class FTPHandler(Handler):
                 raise conn.refuse(reply, f"STOR {name}", url)
             writer = await chan.connect()
             timeout = req.read_timeout
+            lost: OSError | None = None
             try:
                 if data is not None:
                     await writer.write(data, timeout)
@@ -1352,18 +1371,47 @@ class FTPHandler(Handler):
             except TimeoutError as exc:
                 raise FetchTimeout("timed out sending data", url=url) from exc
             except OSError as exc:
-                raise TruncatedTransfer(f"data connection failed during STOR: {exc}", url=url) from exc
-            final = await conn.reply()
+                # The server may have ended the transfer itself (disk full, quota): its reply
+                # (426, 452, 552...) then completes STOR and the control connection is in step.
+                lost = exc
+                writer.abort()
+            try:
+                final = await conn.reply()
+            except (ConnectError, FetchTimeout) as exc:
+                if lost is None:
+                    raise
+                raise TruncatedTransfer(f"data connection failed during STOR: {lost}; "
+                                        f"no reply after it: {exc.message}", url=url) from lost
+            if final.kind == 2 and lost is not None:
+                conn.refused = err = TruncatedTransfer(  # the reply came: in step
+                    f"data connection failed during STOR {name}: {lost} (the server said {final.text})",
+                    url=url, reply=final.text)
+                raise err
             if final.kind != 2:
-                raise conn.refuse(final, f"STOR {name}", url)
+                raise conn.ended(final, f"STOR {name}", url)
+        except BaseException as exc:
+            if writer is not None and discard and conn.in_step_after(exc):
+                await self._discard(conn, name)
+            raise
         finally:
             chan.close()
             if writer is not None:
                 writer.close()
 
+    @staticmethod
+    async def _discard(conn: _Control, name: str) -> None:
+        """DELE the part a failed STOR left under a temporary name (best effort: the STOR's
+        error is the one reported; a DELE that fails to complete drops the connection)."""
+        try:
+            await conn.cmd("DELE", name)
+        except AnyURLError:
+            pass
 
-def _entry(url: FTPURL, directory: tuple[str, ...], item: proto.ListItem, login_dir: str | None = "/") -> Entry:
-    """The Entry of one listed name: a symlink keeps its target (meta) and is keyed by it
+
+def _entry(child: Callable[[proto.ListItem], str], url: FTPURL, directory: tuple[str, ...], item: proto.ListItem,
+           login_dir: str | None = "/") -> Entry:
+    """The Entry of one listed name (*child*: its URL, from :func:`proto.child_urls`):
+    a symlink keeps its target (meta) and is keyed by it
     (an absolute target resolved on the server's paths, see :func:`proto.symlink_key`)."""
     meta: dict[str, Any] = {}
     key = None
@@ -1372,5 +1420,5 @@ def _entry(url: FTPURL, directory: tuple[str, ...], item: proto.ListItem, login_
         key = proto.symlink_key(url, directory, item.target, login_dir)
     if not item.known:
         meta["kind_known"] = False  # NLST, or a type the listing does not call a file
-    return Entry(name=item.name, url=proto.child_url(url, directory, item), kind=item.kind, size=item.size,
+    return Entry(name=item.name, url=child(item), kind=item.kind, size=item.size,
                  modified=item.modified, key=key, meta=meta)

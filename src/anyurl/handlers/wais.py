@@ -115,6 +115,7 @@ class _Session:
         self.read_timeout = read_timeout
         self.max_apdu = max_apdu
         self.buffer = bytearray()
+        self.scanner = z3950.APDUScanner(max_apdu)  # where the APDU at the buffer's start ends
         self.slot: Lease[Any] | None = None  # the per-host slot, released at close
 
     async def call(self, apdu: bytes) -> Any:
@@ -129,7 +130,7 @@ class _Session:
         try:
             async with asyncio.timeout(self.read_timeout):
                 while True:
-                    n = z3950.apdu_length(self.buffer, self.max_apdu)
+                    n = self.scanner.length(self.buffer)
                     if n is not None and len(self.buffer) >= n:
                         break
                     chunk = await self.reader.read(65536)
@@ -148,6 +149,7 @@ class _Session:
             raise ConnectError(f"connection lost: {exc}", url=self.url) from exc
         data = bytes(self.buffer[:n])
         del self.buffer[:n]
+        self.scanner.reset()  # the next APDU starts at the buffer's start
         try:
             result = z3950.decode_apdu(data)
         except z3950.Z3950Error as exc:

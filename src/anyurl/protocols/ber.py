@@ -12,7 +12,9 @@ every length is checked against the bytes that remain and an optional cap,
 nesting has a depth limit, tag numbers a maximum, and anything malformed
 or truncated raises :class:`BERError` (a :class:`ProtocolError`) naming the
 problem and its offset. :func:`element_length` tells a reader how many bytes
-the element at the start of a buffer needs before it has them all.
+the element at the start of a buffer needs before it has them all; a
+:class:`Scanner` does the same for a buffer that grows, resuming each time
+where it stopped (linear work however the bytes arrive).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "UNIVERSAL",
     "BERError",
     "Element",
+    "Scanner",
     "bit_string_content",
     "boolean_content",
     "decode",
@@ -149,7 +152,7 @@ class Element:
     @property
     def tag(self) -> str:
         """The tag as ASN.1 writes it: ``[21]``, ``[UNIVERSAL 16]``."""
-        return f"[{_CLASS_NAMES[self.cls]}{self.number}]"
+        return _tag_text(self.cls, self.number)
 
     def is_(self, cls: int, number: int) -> bool:
         """True if this element has tag ``[cls number]``."""
@@ -240,29 +243,151 @@ def element_length(buffer: bytes | bytearray, limit: int | None = None, *,
 
     A definite length is read from the header alone; an indefinite one needs
     the nested elements scanned up to the end-of-contents octets. BERError if
-    the header is malformed or the element is longer than *limit* bytes.
+    the header is malformed or the element is longer than *limit* bytes. For a
+    buffer that grows as bytes arrive, a :class:`Scanner` resumes instead.
     """
-    parser = _Parser(buffer, limit, max_depth, max_tag, scan_only=True)
-    try:
-        end = parser.element(0, 0).end
-    except _NeedMore:
-        if limit is not None and len(buffer) > limit:
-            raise BERError(f"element longer than the {limit}-byte limit") from None
-        return None
-    if limit is not None and end > limit:
-        raise BERError(f"element of {end} bytes is longer than the {limit}-byte limit")
-    return end
+    return Scanner(limit, max_depth=max_depth, max_tag=max_tag).length(buffer)
+
+
+def _tag_text(cls: int, number: int) -> str:
+    return f"[{_CLASS_NAMES[cls]}{number}]"
+
+
+def _header(data: bytes | bytearray, pos: int, stop: int, max_tag: int) -> tuple[int, bool, int, int, int | None]:
+    """The identifier and length octets at *pos*: (class, constructed, tag number, offset of
+    the contents, length or None when indefinite). _NeedMore if they run past *stop*."""
+    start = pos
+    if pos >= stop:
+        raise _NeedMore
+    first = data[pos]
+    pos += 1
+    number = first & 0x1F
+    if number == 0x1F:  # high tag number: base-128 octets, the last without bit 8
+        number = 0
+        while True:
+            if pos >= stop:
+                raise _NeedMore
+            octet = data[pos]
+            pos += 1
+            if number == 0 and octet == 0x80:
+                raise BERError(f"tag number at offset {start} starts with a padding octet")
+            number = (number << 7) | (octet & 0x7F)
+            if number > max_tag:
+                raise BERError(f"tag number at offset {start} exceeds the limit of {max_tag}")
+            if not octet & 0x80:
+                break
+    cls = first & 0xC0
+    constructed = bool(first & _CONSTRUCTED)
+    if cls == UNIVERSAL and number == 0:
+        raise BERError(f"unexpected end-of-contents octets at offset {start}")
+    if pos >= stop:
+        raise _NeedMore
+    lead = data[pos]
+    pos += 1
+    if lead == 0x80:  # indefinite: elements up to the end-of-contents octets 00 00 (X.690 8.1.3.6)
+        if not constructed:
+            raise BERError(f"indefinite length on primitive {_tag_text(cls, number)} at offset {start}")
+        return cls, constructed, number, pos, None
+    if lead & 0x80:
+        count = lead & 0x7F
+        if count == 0x7F:
+            raise BERError(f"reserved length octet 0xFF at offset {pos - 1}")
+        if count > 8:
+            raise BERError(f"length of {count} octets at offset {pos - 1} is absurd")
+        if pos + count > stop:
+            raise _NeedMore
+        return cls, constructed, number, pos + count, int.from_bytes(data[pos:pos + count], "big")
+    return cls, constructed, number, pos, lead
+
+
+class Scanner:
+    """Where the element at the start of a growing buffer ends, found without a tree.
+
+    :meth:`length` may be called again each time bytes were appended to the buffer
+    (the bytes already seen must not change); the scan resumes where the last call
+    stopped, so an indefinite-length element costs work linear in its size however
+    its bytes arrive. Only the headers along indefinite-length elements are read:
+    a definite length is skipped over. :meth:`reset` starts over for the next element.
+    ``steps`` counts the headers and end-of-contents positions examined.
+    """
+
+    def __init__(self, limit: int | None = None, *, max_depth: int = MAX_DEPTH, max_tag: int = MAX_TAG) -> None:
+        self.limit = limit
+        self.max_depth = max_depth
+        self.max_tag = max_tag
+        self.steps = 0
+        self.reset()
+
+    def reset(self) -> None:
+        self._pos = 0  # where the scan goes on: a header, or the end-of-contents check
+        self._open: list[tuple[int, int, int]] = []  # (start, class, number) of each open indefinite element
+        self._end: int | None = None
+
+    def length(self, buffer: bytes | bytearray) -> int | None:
+        """Total bytes of the element, or None if more are needed to tell (BERError as
+        :func:`element_length`)."""
+        if self._end is not None:
+            return self._end
+        limit = self.limit
+        try:
+            end = self._scan(buffer)
+        except _NeedMore:
+            if limit is not None and len(buffer) > limit:
+                raise BERError(f"element longer than the {limit}-byte limit") from None
+            return None
+        if limit is not None and end > limit:
+            raise BERError(f"element of {end} bytes is longer than the {limit}-byte limit")
+        self._end = end
+        return end
+
+    def _scan(self, data: bytes | bytearray) -> int:
+        stop = len(data)
+        limit = self.limit
+        opened = self._open
+        pos = self._pos
+        while True:
+            self._pos = pos  # a _NeedMore from here on resumes at pos
+            if opened:
+                if pos + 2 > stop:
+                    raise _NeedMore
+                self.steps += 1
+                if data[pos] == 0 and data[pos + 1] == 0:
+                    opened.pop()
+                    pos += 2
+                    if not opened:
+                        return pos
+                    self._check_span(pos)  # the element closed is a child of the one enclosing it
+                    continue
+            depth = len(opened)
+            if depth > self.max_depth:
+                raise BERError(f"BER nesting deeper than {self.max_depth} levels at offset {pos}")
+            self.steps += 1
+            cls, _constructed, number, cstart, length = _header(data, pos, stop, self.max_tag)
+            if length is None:
+                opened.append((pos, cls, number))
+                pos = cstart
+                continue
+            if limit is not None and length > limit:
+                raise BERError(f"{_tag_text(cls, number)} at offset {pos} claims {length} bytes, over the "
+                               f"{limit}-byte limit")
+            pos = cstart + length
+            if not opened:
+                return pos
+            self._check_span(pos)
+
+    def _check_span(self, pos: int) -> None:
+        start, cls, number = self._open[-1]
+        if self.limit is not None and pos - start > self.limit:
+            raise BERError(f"{_tag_text(cls, number)} at offset {start} is longer than the "
+                           f"{self.limit}-byte limit")
 
 
 class _Parser:
-    def __init__(self, data: bytes | bytearray, max_length: int | None, max_depth: int, max_tag: int,
-                 scan_only: bool = False) -> None:
+    def __init__(self, data: bytes, max_length: int | None, max_depth: int, max_tag: int) -> None:
         self.data = data
         self.max_length = max_length
         self.max_depth = max_depth
         self.max_tag = max_tag
-        self.scan_only = scan_only  # element_length: the buffer may be incomplete; keep no tree
-        self.tree_data = data if isinstance(data, bytes) and not scan_only else b""
 
     def _short(self, stop: int, start: int) -> Exception:
         # Past the buffer: more bytes may come. Past an enclosing element: malformed.
@@ -277,37 +402,12 @@ class _Parser:
         if depth > self.max_depth:
             raise BERError(f"BER nesting deeper than {self.max_depth} levels at offset {pos}")
         start = pos
-        if pos >= stop:
-            raise self._short(stop, start)
-        first = data[pos]
-        pos += 1
-        number = first & 0x1F
-        if number == 0x1F:  # high tag number: base-128 octets, the last without bit 8
-            number = 0
-            while True:
-                if pos >= stop:
-                    raise self._short(stop, start)
-                octet = data[pos]
-                pos += 1
-                if number == 0 and octet == 0x80:
-                    raise BERError(f"tag number at offset {start} starts with a padding octet")
-                number = (number << 7) | (octet & 0x7F)
-                if number > self.max_tag:
-                    raise BERError(f"tag number at offset {start} exceeds the limit of {self.max_tag}")
-                if not octet & 0x80:
-                    break
-        cls = first & 0xC0
-        constructed = bool(first & _CONSTRUCTED)
-        if cls == UNIVERSAL and number == 0:
-            raise BERError(f"unexpected end-of-contents octets at offset {start}")
-        if pos >= stop:
-            raise self._short(stop, start)
-        lead = data[pos]
-        pos += 1
-        element = Element(self.tree_data, cls, constructed, number, start, pos)
-        if lead == 0x80:  # indefinite: elements up to the end-of-contents octets 00 00 (X.690 8.1.3.6)
-            if not constructed:
-                raise BERError(f"indefinite length on primitive {element.tag} at offset {start}")
+        try:
+            cls, constructed, number, pos, length = _header(data, pos, stop, self.max_tag)
+        except _NeedMore:
+            raise self._short(stop, start) from None
+        element = Element(data, cls, constructed, number, start, pos)
+        if length is None:
             while True:
                 if pos + 2 > stop:
                     raise self._short(stop, start)
@@ -315,33 +415,15 @@ class _Parser:
                     element.end = pos + 2
                     return element
                 child = self.element(pos, depth + 1, stop)
-                if not self.scan_only:
-                    element.children.append(child)
+                element.children.append(child)
                 pos = child.end
                 if self.max_length is not None and pos - start > self.max_length:
                     raise BERError(f"{element.tag} at offset {start} is longer than the "
                                    f"{self.max_length}-byte limit")
-        if lead & 0x80:
-            count = lead & 0x7F
-            if count == 0x7F:
-                raise BERError(f"reserved length octet 0xFF at offset {pos - 1}")
-            if count > 8:
-                raise BERError(f"length of {count} octets at offset {pos - 1} is absurd")
-            if pos + count > stop:
-                raise self._short(stop, start)
-            length = int.from_bytes(data[pos:pos + count], "big")
-            pos += count
-        else:
-            length = lead
         if self.max_length is not None and length > self.max_length:
             raise BERError(f"{element.tag} at offset {start} claims {length} bytes, over the "
                            f"{self.max_length}-byte limit")
-        element.cstart = pos
         element.end = pos + length
-        if self.scan_only:
-            if element.end > stop and stop < len(data):
-                raise self._short(stop, start)
-            return element
         if element.end > stop:
             if stop < len(data):
                 raise self._short(stop, start)

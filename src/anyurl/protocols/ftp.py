@@ -8,7 +8,7 @@ What lives here:
   CWD per decoded segment (or another :data:`CWD_STRATEGIES`), the TYPE,
   and RETR/NLST/listing of the name.
 * Parsers for EPSV/PASV/PWD/150 replies, MLSD facts, LIST lines (Unix and
-  Windows/IIS) and NLST names, and :func:`child_url` for listing entries.
+  Windows/IIS) and NLST names, and :func:`child_url` / :func:`child_urls` for listing entries.
 * :class:`CRLFDecoder` - TYPE A's CRLF to "\\n" conversion across chunk borders.
 
 The asyncio driver is :mod:`anyurl.handlers.ftp`.
@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -30,7 +31,7 @@ from ..errors import (
     TransferError,
     UnsafeURL,
 )
-from ..urls import FTPURL
+from ..urls import _FPATH, FTPURL, percent_encode
 
 __all__ = [
     "CWD_STRATEGIES",
@@ -46,6 +47,7 @@ __all__ = [
     "check_safe",
     "classify",
     "child_url",
+    "child_urls",
     "error_for",
     "format_command",
     "login_credentials",
@@ -640,6 +642,23 @@ def child_url(url: FTPURL, directory: tuple[str, ...], item: ListItem) -> str:
     else:
         child = dataclasses.replace(url, password=None, cwd=directory, name=item.name, typecode=None)
     return str(child)
+
+
+def child_urls(url: FTPURL, directory: tuple[str, ...]) -> Callable[[ListItem], str]:
+    """:func:`child_url` for the entries of one listing: the directory's part of the
+    URL (scheme, login, host, encoded segments) is serialized once, and each entry
+    adds only its encoded name, and "/" for a directory. The text is exactly
+    child_url's (the serializer ends the directory's path with "/" and joins the
+    name's encoding after it); a test compares the two on awkward names."""
+    prefix = str(dataclasses.replace(url, password=None, cwd=directory, name="", typecode=None))
+    safe = _FPATH.safe
+
+    def child(item: ListItem) -> str:
+        if item.kind == "directory":
+            return prefix + percent_encode(item.name, safe) + "/"
+        return prefix + percent_encode(item.name, safe)
+
+    return child
 
 
 def symlink_key(url: FTPURL, directory: tuple[str, ...], target: str, login_dir: str | None = None) -> str | None:

@@ -29,6 +29,7 @@ __all__ = [
     "OID_BIB1",
     "OID_DIAG_BIB1",
     "RECORD_SYNTAXES",
+    "APDUScanner",
     "Diagnostic",
     "InitResult",
     "PresentResult",
@@ -469,14 +470,30 @@ def apdu_length(buffer: bytes | bytearray, limit: int | None = None) -> int | No
     Definite lengths are read from the header alone; an indefinite length
     (which YAZ uses for some responses) needs the nested elements scanned up
     to their end-of-contents octets. Raises Z3950Error on a malformed header
-    or when the APDU is longer than *limit* bytes.
+    or when the APDU is longer than *limit* bytes. A reader whose buffer grows
+    uses an :class:`APDUScanner` instead (no rescan from the start).
     """
-    try:
-        return ber.element_length(buffer, limit)
-    except Z3950Error:
-        raise
-    except ber.BERError as exc:
-        raise Z3950Error(f"bad APDU header: {exc.message}") from None
+    return APDUScanner(limit).length(buffer)
+
+
+class APDUScanner:
+    """:func:`apdu_length` for a buffer that grows as bytes arrive: each call resumes
+    where the last one stopped (:class:`ber.Scanner`), so a large indefinite-length
+    reply read in many pieces is scanned once, not once per piece. Call :meth:`reset`
+    when the APDU was taken from the front of the buffer."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.scanner = ber.Scanner(limit)
+
+    def length(self, buffer: bytes | bytearray) -> int | None:
+        """As :func:`apdu_length`; *buffer* must extend the one of the previous call."""
+        try:
+            return self.scanner.length(buffer)
+        except ber.BERError as exc:
+            raise Z3950Error(f"bad APDU header: {exc.message}") from None
+
+    def reset(self) -> None:
+        self.scanner.reset()
 
 
 def _fields(element: Element, what: str) -> dict[int, Element]:
