@@ -208,11 +208,12 @@ def _name_max(directory: str) -> int:
 
 def _part_name(dest: str) -> str:
     """:func:`part_path` on plain strings (the per-file path of the CLI and mirror)."""
-    head, name = os.path.split(dest)
+    head, sep, name = dest.rpartition("/")  # os.path.split's parts, without its frames
     part = f".{name}{PART_SUFFIX}"
-    limit = _name_max(head or ".")
-    if len(os.fsencode(part)) <= limit:
-        return os.path.join(head, part)
+    limit = _name_max(head or sep or ".")
+    if (len(part) if part.isascii() else len(os.fsencode(part))) <= limit:
+        return f"{head}{sep}{part}"
+    head, name = os.path.split(dest)
     import hashlib  # only for names too long for the part suffix
 
     digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]

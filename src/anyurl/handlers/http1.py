@@ -402,9 +402,9 @@ class H1Client:
         key: _Key = (scheme, host, port)
         chunk_size = req.limits.chunk_size
         max_head = max(2 * req.limits.max_line, 1 << 16)
-        loop = asyncio.get_running_loop()
 
         async def connect() -> H1Connection:
+            loop = asyncio.get_running_loop()  # here, not per request: it costs a getpid()
             ctx = self._context() if scheme == "https" else None
             cls = connection_class(loop, ctx is not None)
             try:
