@@ -896,8 +896,8 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 ok = False
                 try:
                     # download() without its Path result (a cost per small file)
-                    await _with_deadline(args.max_time, _download(
-                        client, u, dest, args.resume, bar, args.max_size, _refuse_listing(u), force, {}), u)
+                    run = _download(client, u, dest, args.resume, bar, args.max_size, _refuse_listing(u), force, {})
+                    await (run if args.max_time is None else _with_deadline(args.max_time, run, u))
                     ok = True
                 except AnyURLError as exc:
                     fail(i, exc)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import ssl
 from typing import TYPE_CHECKING, Any, cast
 
@@ -424,18 +425,22 @@ class H1Client:
             return await self.pool.acquire(req, host, port, key, connect, fresh=fresh)
 
         timeout = req.read_timeout
+        log = self.pool.log
+        debug = log.isEnabledFor(logging.DEBUG)  # once, not per message
 
         async def step(lease: Lease[H1Connection]) -> LeanResponse:
             conn = lease.conn
             reader = ResponseReader(method, url, max_head=max_head, max_framing=max(req.limits.max_line, 1 << 12))
-            self.pool.log.debug("%s:%s > %s %s", host, port, method, target)
+            if debug:
+                log.debug("%s:%s > %s %s", host, port, method, target)
             conn.send(reader, head)
             try:
                 await conn.head(timeout)
             except TimeoutError:
                 raise FetchTimeout(f"timed out while waiting for the response to {method} {target} "
                                    f"from {host}:{port}", url=url) from None
-            self.pool.log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
+            if debug:
+                log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
             return LeanResponse(conn, lease, reader, timeout)
 
         return await self.pool.run(acquire, step)
