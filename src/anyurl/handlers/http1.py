@@ -295,10 +295,25 @@ def connection_class(loop: asyncio.AbstractEventLoop, tls: bool) -> type[H1Conne
     return H1BufferedConnection
 
 
+_types_seen: dict[str, tuple[str, str | None]] = {}  # a server sends the same few values
+
+
 def _content_type(value: str | None) -> tuple[str, str | None]:
     """(type, charset) of a Content-Type value; application/octet-stream when absent."""
     if value is None:
         return "application/octet-stream", None
+    seen = _types_seen.get(value)
+    if seen is not None:
+        return seen
+    seen = _parse_content_type(value)
+    if len(value) <= 128:  # bounded: 256 short values (a hostile server may send a new one each time)
+        if len(_types_seen) >= 256:
+            _types_seen.clear()
+        _types_seen[value] = seen
+    return seen
+
+
+def _parse_content_type(value: str) -> tuple[str, str | None]:
     main, _, params = value.partition(";")
     charset = None
     for p in params.split(";"):
