@@ -794,7 +794,7 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
 
 async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: AsyncGenerator[str, None],
                listing: _URLList | None) -> int:
-    from .download import _download, name_for_url
+    from .download import download, name_for_url
 
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     # the rest of the URLs is read as the workers need it; -o and stdout take one URL, so
@@ -895,8 +895,8 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 bar = tp.bar(os.path.basename(dest)) if tp is not None else None
                 ok = False
                 try:
-                    # download() without its Path result (a cost per small file)
-                    run = _download(client, u, dest, args.resume, bar, args.max_size, _refuse_listing(u), force, {})
+                    run = download(client, u, dest, resume=args.resume, progress=bar, max_size=args.max_size,
+                                   on_open=_refuse_listing(u), overwrite=force)
                     await (run if args.max_time is None else _with_deadline(args.max_time, run, u))
                     ok = True
                 except AnyURLError as exc:
