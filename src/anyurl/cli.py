@@ -895,9 +895,9 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 bar = tp.bar(os.path.basename(dest)) if tp is not None else None
                 ok = False
                 try:
-                    await _with_deadline(args.max_time, download(
-                        client, u, dest, resume=args.resume, progress=bar, max_size=args.max_size,
-                        on_open=_refuse_listing(u), overwrite=force), u)
+                    run = download(client, u, dest, resume=args.resume, progress=bar, max_size=args.max_size,
+                                   on_open=_refuse_listing(u), overwrite=force)
+                    await (run if args.max_time is None else _with_deadline(args.max_time, run, u))
                     ok = True
                 except AnyURLError as exc:
                     fail(i, exc)

@@ -253,9 +253,15 @@ class Client:
     async def _open(self, req: Request) -> Body:
         """Open ``req`` with retries; the body resumes or retries mid-stream where allowed."""
         handler = self.handler(req.url)
-        body = await self._attempts(req, handler.open)
         if req.retry.attempts <= 1 and req.deadline is None:
-            return body
+            # the plain case, inline (_attempts and _call are two coroutines per request)
+            try:
+                return await handler.open(req)
+            except AnyURLError:
+                raise
+            except Exception as exc:
+                raise translate_errors(exc, req.url) from exc
+        body = await self._attempts(req, handler.open)
         return _GuardedBody(self, handler, req, body).outer
 
     @asynccontextmanager

@@ -304,18 +304,7 @@ class Body:
         return cls(url, one(), **kwargs)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self._chunks:
-                self.bytes_read += len(chunk)
-                yield chunk
-        except AnyURLError:
-            raise
-        except Exception as exc:  # the boundary: nothing foreign escapes
-            raise translate_errors(exc, self.url) from exc
-        self._exhausted = True
+        return _Chunks(self)
 
     async def read(self, max_size: int | None = None) -> bytes:
         """Read the rest of the body into memory (bounded by *max_size* when given).
@@ -360,6 +349,41 @@ class Body:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+class _Chunks:
+    """An iteration over a :class:`Body`'s chunks: counts them, and translates foreign
+    errors (the boundary: nothing foreign escapes). A class, not an async generator:
+    per small body, a generator's setup and finalizer bookkeeping cost more than this."""
+
+    __slots__ = ("_body", "_it", "_over")
+
+    def __init__(self, body: Body) -> None:
+        self._body = body
+        self._it = body._chunks
+        self._over = False
+
+    def __aiter__(self) -> _Chunks:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._over:
+            raise StopAsyncIteration
+        body = self._body
+        try:
+            chunk = await self._it.__anext__()
+        except StopAsyncIteration:
+            self._over = True
+            body._exhausted = True
+            raise
+        except AnyURLError:
+            self._over = True
+            raise
+        except Exception as exc:
+            self._over = True
+            raise translate_errors(exc, body.url) from exc
+        body.bytes_read += len(chunk)
+        return chunk
 
 
 async def _nothing() -> AsyncIterator[bytes]:

@@ -94,6 +94,22 @@ async def test_sequential_requests_share_one_connection(nginx: Endpoint, log: Ac
     assert sum("reusing idle connection" in m for m in messages) == 19
 
 
+
+async def test_a_body_dropped_unread_closes_its_connection_a_whole_one_keeps_it(
+        nginx: Endpoint, log: AccessLog) -> None:
+    base = f"http://{nginx.host}:{nginx.port}"
+    async with Client(http=HTTPOptions(headers={"Accept-Encoding": "identity"})) as c:
+        async with c.open(f"{base}/big.txt") as body:  # 800 kB: more than one piece
+            first = await anext(aiter(body))
+            assert first and not body.complete  # dropped here, unread
+        async with c.open(f"{base}/many/f0001.txt") as body:
+            assert await body.read() == www(nginx, "many/f0001.txt") and body.complete
+        async with c.open(f"{base}/many/f0002.txt") as body:
+            assert await body.read() == www(nginx, "many/f0002.txt")
+    conn = {x["request"].split()[1]: x["conn"] for x in await log.lines(3)}  # (logged in any order)
+    # never reused after unread data; reused after a whole body
+    assert conn["/big.txt"] != conn["/many/f0001.txt"] == conn["/many/f0002.txt"]
+
 async def test_aiohttp_path_on_request_serves_the_same_bytes(nginx: Endpoint, log: AccessLog) -> None:
     url = f"http://{nginx.host}:{nginx.port}/big.txt"
     async with Client() as lean, Client(http=HTTPOptions(lean=False)) as aio:

@@ -166,3 +166,27 @@ def test_many_small_chunks_are_progress_not_framing() -> None:
     r.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
     got = feed_all(r, *(b"1\r\nx\r\n" * 1000 for _ in range(10)), b"0\r\n\r\n")
     assert got == b"x" * 10000 and r.complete
+
+
+def test_interim_heads_leave_no_fields_and_do_not_count() -> None:
+    # each head is decoded when it ends: an interim head's fields neither show nor count
+    fields = "".join(f"X-{i}: v\r\n" for i in range(MAX_HEADERS - 1))
+    r = ResponseReader("GET")
+    body = feed_all(r, f"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n{fields}\r\n".encode(),
+                    f"HTTP/1.1 200 OK\r\n{fields}Content-Length: 2\r\n\r\nok".encode())
+    assert body == b"ok" and r.complete and r.status == 200
+    assert "Link" not in r.headers and len(r.headers) == MAX_HEADERS
+
+
+def test_content_type_answers_are_kept_for_short_values_only() -> None:
+    from anyurl.handlers import http1
+
+    http1._types_seen.clear()
+    assert http1._content_type('Text/HTML; Charset="utf-8"') == ("text/html", "utf-8")
+    assert http1._content_type('Text/HTML; Charset="utf-8"') == ("text/html", "utf-8")  # from the cache
+    long = "text/plain; x=" + "y" * 200
+    assert http1._content_type(long) == ("text/plain", None) and long not in http1._types_seen
+    for i in range(300):  # a server sending a new value every time: the cache stays bounded
+        http1._content_type(f"text/x-{i}")
+    assert len(http1._types_seen) <= 256
+    assert http1._content_type(None) == ("application/octet-stream", None)

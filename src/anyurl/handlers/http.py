@@ -58,7 +58,7 @@ import re
 import ssl
 import sys
 import zlib
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -811,57 +811,9 @@ class HTTPHandler(Handler):
         size = None if decoder is not None or expected is None else max(expected - skip, 0)
         chunk_size = self.client.limits.chunk_size
         resp.widen(chunk_size)
-        state = {"done": False}
-
-        async def chunks() -> AsyncIterator[bytes]:
-            received = 0
-            to_skip = skip
-            try:
-                while True:
-                    data = await resp.read_chunk(chunk_size)
-                    if not data:
-                        break
-                    received += len(data)
-                    if expected is not None and received > expected:
-                        raise OverlongTransfer(f"server sent more than the {expected} bytes it announced "
-                                            f"({_announced(resp)})", url=url)
-                    if decoder is not None:
-                        for piece in decoder.feed(data):
-                            yield piece
-                        continue
-                    if to_skip:
-                        if len(data) <= to_skip:
-                            to_skip -= len(data)
-                            continue
-                        data = data[to_skip:]
-                        to_skip = 0
-                    yield data
-                if expected is not None and received < expected:
-                    raise TruncatedTransfer(
-                        f"connection closed after {received} of {expected} bytes", url=url)
-                if decoder is not None:
-                    decoder.finish(received)
-                if to_skip:
-                    raise TruncatedTransfer(f"resource shorter than offset {offset}", url=url)
-                state["done"] = True
-            except AnyURLError:
-                raise
-            except Exception as exc:
-                raise _translate(exc, url, "reading the body") from exc
-            finally:
-                if state["done"]:
-                    await resp.release()
-                else:
-                    await resp.close()
-
-        async def on_close() -> None:
-            if state["done"]:
-                await resp.release()
-            else:
-                await resp.close()  # unread data: the connection cannot be reused
-
-        return Body(url, chunks(), content_type=resp.content_type or "application/octet-stream",
-                    size=size, meta=meta, offset=offset, on_close=on_close, charset=resp.charset,
+        chunks = _BodyChunks(resp, url, chunk_size, expected, skip, offset, decoder)
+        return Body(url, chunks, content_type=resp.content_type or "application/octet-stream", size=size,
+                    meta=meta, offset=offset, on_close=chunks.finish, charset=resp.charset,
                     resumable=resumable)
 
     async def _check_range(self, url: object, resp: _Response, rng: tuple[int, int | None] | None) -> int:
@@ -893,6 +845,94 @@ class HTTPHandler(Handler):
             raise ProtocolError(f"Content-Length {resp.content_length} disagrees with Content-Range {cr!r}",
                                 url=url, reply=f"206 {resp.reason}")
         return span
+
+
+class _BodyChunks:
+    """A response's body pieces, checked against the length announced and decoded when
+    asked; the response is released (connection kept) after its last piece, closed on an
+    error or when dropped unread (:meth:`aclose`). A class rather than an async generator:
+    per small body, a generator's setup and finalizer bookkeeping cost more than this."""
+
+    __slots__ = ("_resp", "_url", "_size", "_expected", "_skip", "_offset", "_decoder", "_pending",
+                 "_received", "_over", "_done")
+
+    def __init__(self, resp: _Response, url: object, chunk_size: int, expected: int | None, skip: int,
+                 offset: int, decoder: _Decoder | None) -> None:
+        self._resp = resp
+        self._url = url
+        self._size = chunk_size
+        self._expected = expected
+        self._skip = skip
+        self._offset = offset
+        self._decoder = decoder
+        self._pending: Iterator[bytes] | None = None  # decoded pieces of the last chunk
+        self._received = 0
+        self._over = False
+        self._done = False  # every piece arrived and passed the checks
+
+    def __aiter__(self) -> _BodyChunks:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._over:
+            raise StopAsyncIteration
+        try:
+            # (_next's loop, inline: one coroutine less per piece)
+            decoder = self._decoder
+            while True:
+                if self._pending is not None:
+                    piece = next(self._pending, None)
+                    if piece is not None:
+                        return piece
+                    self._pending = None
+                data = await self._resp.read_chunk(self._size)
+                expected = self._expected
+                if not data:
+                    if expected is not None and self._received < expected:
+                        raise TruncatedTransfer(
+                            f"connection closed after {self._received} of {expected} bytes", url=self._url)
+                    if decoder is not None:
+                        decoder.finish(self._received)
+                    if self._skip:
+                        raise TruncatedTransfer(f"resource shorter than offset {self._offset}", url=self._url)
+                    raise StopAsyncIteration
+                self._received += len(data)
+                if expected is not None and self._received > expected:
+                    raise OverlongTransfer(f"server sent more than the {expected} bytes it announced "
+                                           f"({_announced(self._resp)})", url=self._url)
+                if decoder is not None:
+                    self._pending = decoder.feed(data)
+                    continue
+                if self._skip:
+                    if len(data) <= self._skip:
+                        self._skip -= len(data)
+                        continue
+                    data = data[self._skip:]
+                    self._skip = 0
+                return data
+        except StopAsyncIteration:
+            self._over = self._done = True
+            await self._resp.release()  # the whole body arrived: the connection may be reused
+            raise
+        except BaseException as exc:
+            self._over = True
+            await self._resp.close()
+            if isinstance(exc, Exception) and not isinstance(exc, AnyURLError):
+                raise _translate(exc, self._url, "reading the body") from exc
+            raise
+
+    async def aclose(self) -> None:
+        """Stop reading: the response is closed unless it ended already."""
+        if not self._over:
+            self._over = True
+            await self._resp.close()
+
+    async def finish(self) -> None:
+        """The body's ``on_close``: the response released when whole, else closed."""
+        if self._done:
+            await self._resp.release()
+        else:
+            await self._resp.close()  # unread data: the connection cannot be reused
 
 
 @dataclass

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import ssl
 from typing import TYPE_CHECKING, Any, cast
 
@@ -219,6 +220,9 @@ class H1Connection(asyncio.BaseProtocol):
             if self._paused:  # nothing queued: read on
                 self._resume()
             await self._wait(timeout)
+        return self._pop()
+
+    def _pop(self) -> bytes:
         chunk = self._chunks.popleft()
         self._queued -= len(chunk)
         if self._paused and self._queued < 2 * self._size:
@@ -291,10 +295,25 @@ def connection_class(loop: asyncio.AbstractEventLoop, tls: bool) -> type[H1Conne
     return H1BufferedConnection
 
 
+_types_seen: dict[str, tuple[str, str | None]] = {}  # a server sends the same few values
+
+
 def _content_type(value: str | None) -> tuple[str, str | None]:
     """(type, charset) of a Content-Type value; application/octet-stream when absent."""
     if value is None:
         return "application/octet-stream", None
+    seen = _types_seen.get(value)
+    if seen is not None:
+        return seen
+    seen = _parse_content_type(value)
+    if len(value) <= 128:  # bounded: 256 short values (a hostile server may send a new one each time)
+        if len(_types_seen) >= 256:
+            _types_seen.clear()
+        _types_seen[value] = seen
+    return seen
+
+
+def _parse_content_type(value: str) -> tuple[str, str | None]:
     main, _, params = value.partition(";")
     charset = None
     for p in params.split(";"):
@@ -329,8 +348,14 @@ class LeanResponse:
         if not self._counted:
             self._counted = True
             _streams += 1
+        conn = self.conn
+        if conn._chunks:  # next_chunk's answer without a wait: here, one coroutine less
+            return conn._pop()
+        if conn._exc is None and self.reader.complete:
+            self._uncount()
+            return b""
         try:
-            chunk = await self.conn.next_chunk(self._timeout)
+            chunk = await conn.next_chunk(self._timeout)
         except TimeoutError:
             self._uncount()
             raise FetchTimeout(f"timed out while reading the body (no data for {self._timeout:.3g} s)",
@@ -402,9 +427,9 @@ class H1Client:
         key: _Key = (scheme, host, port)
         chunk_size = req.limits.chunk_size
         max_head = max(2 * req.limits.max_line, 1 << 16)
-        loop = asyncio.get_running_loop()
 
         async def connect() -> H1Connection:
+            loop = asyncio.get_running_loop()  # here, not per request: it costs a getpid()
             ctx = self._context() if scheme == "https" else None
             cls = connection_class(loop, ctx is not None)
             try:
@@ -424,18 +449,22 @@ class H1Client:
             return await self.pool.acquire(req, host, port, key, connect, fresh=fresh)
 
         timeout = req.read_timeout
+        log = self.pool.log
+        debug = log.isEnabledFor(logging.DEBUG)  # once, not per message
 
         async def step(lease: Lease[H1Connection]) -> LeanResponse:
             conn = lease.conn
             reader = ResponseReader(method, url, max_head=max_head, max_framing=max(req.limits.max_line, 1 << 12))
-            self.pool.log.debug("%s:%s > %s %s", host, port, method, target)
+            if debug:
+                log.debug("%s:%s > %s %s", host, port, method, target)
             conn.send(reader, head)
             try:
                 await conn.head(timeout)
             except TimeoutError:
                 raise FetchTimeout(f"timed out while waiting for the response to {method} {target} "
                                    f"from {host}:{port}", url=url) from None
-            self.pool.log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
+            if debug:
+                log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
             return LeanResponse(conn, lease, reader, timeout)
 
         return await self.pool.run(acquire, step)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
@@ -177,11 +178,13 @@ class Pool(Generic[C]):
     async def _take(self, req: Request, h: _Host[C], address: tuple[str, int], key: Hashable | None,
                     fresh: bool) -> tuple[C | None, list[C]]:
         """Wait for a slot: (an idle connection of *key* or None, connections to close)."""
-        loop = asyncio.get_running_loop()
+        # idle ages on time.monotonic(): the loop's clock would cost a getpid() per call
+        # (asyncio.get_running_loop checks the pid) for the same time
         discard: list[C] = []
-        got, conn = self._try_take(h, key, fresh, req.limits, loop.time(), discard)
+        got, conn = self._try_take(h, key, fresh, req.limits, time.monotonic(), discard)
         if got:  # the common case: no timer armed, no waiting
             return conn, discard
+        loop = asyncio.get_running_loop()
         limit = req.limits.per_host
         timeout = req.bound(req.timeouts.pool)
         try:
@@ -195,7 +198,7 @@ class Pool(Generic[C]):
                         await fut
                     finally:
                         h.waiters.remove(fut)
-                    got, conn = self._try_take(h, key, fresh, req.limits, loop.time(), discard)
+                    got, conn = self._try_take(h, key, fresh, req.limits, time.monotonic(), discard)
                     if got:
                         return conn, discard
         except TimeoutError:
@@ -239,7 +242,8 @@ class Pool(Generic[C]):
         h = self._host(address)
         conn, discard = await self._take(req, h, address, key, fresh)
         try:
-            await self._close_all(discard, address)
+            if discard:
+                await self._close_all(discard, address)
             if conn is not None:
                 if await conn.reset_for(target):
                     self.log.debug("reusing idle connection to %s:%s", host, port)
@@ -297,7 +301,7 @@ class Pool(Generic[C]):
             return
         keep = keep and reusable and not self.closed and conn.is_reusable()
         if keep:
-            h.idle.append(_Idle(conn, asyncio.get_running_loop().time()))
+            h.idle.append(_Idle(conn, time.monotonic()))
             self.log.debug("keeping connection to %s:%s for reuse", *address)
         self._give_back(h)
         if keep:

@@ -93,17 +93,34 @@ class Headers(dict[str, str]):
     __slots__ = ("_lower",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._lower: dict[str, str] = {}
+        self._lower: dict[str, str] = {}  # (dict.__new__ made the empty dict)
 
     def add(self, name: str, value: str) -> None:
         key = name.lower()
         have = self._lower.get(key)
         if have is None:
             self._lower[key] = name
-            dict.__setitem__(self, name, value)
+            self[name] = value  # dict's own __setitem__ (not overridden): no call through dict.
         else:
-            dict.__setitem__(self, have, f"{dict.__getitem__(self, have)}, {value}")
+            self[have] = f"{dict.__getitem__(self, have)}, {value}"
+
+    @classmethod
+    def from_fields(cls, fields: Iterable[tuple[bytes, bytes]]) -> Headers:
+        """Headers from the (name, value) bytes of a head, decoded as Latin-1 (values stripped):
+        :meth:`add` inline, one loop for the whole head."""
+        h = cls()
+        lower = h._lower
+        for n, v in fields:
+            name = n.decode("latin-1")
+            value = v.decode("latin-1").strip()
+            key = name.lower()
+            have = lower.get(key)
+            if have is None:
+                lower[key] = name
+                h[name] = value
+            else:
+                h[have] = f"{dict.__getitem__(h, have)}, {value}"
+        return h
 
     def __getitem__(self, name: str) -> str:
         try:
@@ -134,7 +151,7 @@ class ResponseReader:
 
     __slots__ = ("method", "url", "max_head", "max_framing", "status", "reason", "headers",
                  "content_length", "head_done", "complete", "keep_alive", "received", "_parser",
-                 "_head_bytes", "_count", "_interim", "_direct", "_left", "_pieces", "_error",
+                 "_head_bytes", "_fields", "_interim", "_direct", "_left", "_pieces", "_error",
                  "_stall", "_chunked", "_after_end")
 
     def __init__(self, method: str, url: object = None, *, max_head: int = 1 << 17,
@@ -153,7 +170,7 @@ class ResponseReader:
         self.received = 0  # body bytes handed out
         self._parser: Any = httptools.HttpResponseParser(self)
         self._head_bytes = 0
-        self._count = 0
+        self._fields: list[tuple[bytes, bytes]] = []  # this head's, as the parser gives them
         self._interim = False
         self._direct = False  # slicing the body here, without the parser
         self._left: int | None = None  # Content-Length bytes still to come (direct)
@@ -174,11 +191,11 @@ class ResponseReader:
         self.reason = reason.decode("latin-1").strip()
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._count += 1
-        if self._count > MAX_HEADERS:
+        fields = self._fields
+        if len(fields) >= MAX_HEADERS:
             self._error = ProtocolError(f"response has more than {MAX_HEADERS} header fields", url=self.url)
             raise _Stop
-        self.headers.add(name.decode("latin-1"), value.decode("latin-1").strip())
+        fields.append((name, value))  # decoded all at once by on_headers_complete
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
@@ -191,7 +208,7 @@ class ResponseReader:
         self.status = status
         self.head_done = True
         self.keep_alive = bool(self._parser.should_keep_alive())
-        h = self.headers
+        self.headers = h = Headers.from_fields(self._fields)
         te = h.get("Transfer-Encoding")
         cl = h.get("Content-Length")
         if cl is not None and te is None:
@@ -225,7 +242,7 @@ class ResponseReader:
     def on_message_complete(self) -> None:
         if self._interim:
             self._interim = False
-            self._count = 0
+            self._fields = []
             self.headers = Headers()
             self.reason = ""
             return
