@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 import logging
 import os
@@ -104,6 +103,8 @@ class Client:
             if value is None:
                 continue
             want = _SCHEME_OPTIONS[name]
+            import dataclasses  # here: only for scheme options (settings and responses need none)
+
             if type(value).__name__ != want or not dataclasses.is_dataclass(value):
                 raise ConfigurationError(f"Client({name}=...) must be a {want}, not {type(value).__name__}")
             self.scheme_options[name] = value
