@@ -219,10 +219,14 @@ class Body:
         on_close: Callable[[], Awaitable[None]] | None = None,
         charset: str | None = None,
         resumable: bool = False,
+        type_from_name: str | None = None,
     ) -> None:
         self.url = url
         self._chunks = chunks
-        self.content_type = content_type
+        # with type_from_name, content_type is guessed from that file name when first asked:
+        # mimetypes reads the system's tables (~3 ms), which a download to a file never needs
+        self._content_type: str | None = None if type_from_name is not None else content_type
+        self._type_from_name = type_from_name
         self.size = size  # total bytes of the body from offset, when known
         self.entries = entries
         self.meta: dict[str, Any] = meta if meta is not None else {}
@@ -239,6 +243,18 @@ class Body:
         self._entry_stream: AsyncIterator[Entry] | None = None
         self._rendered: AsyncIterator[bytes] | None = None
         self._collect = False
+
+    @property
+    def content_type(self) -> str:
+        """The body's media type ("application/octet-stream" when unknown)."""
+        ctype = self._content_type
+        if ctype is None:
+            ctype = self._content_type = guess_content_type(self._type_from_name or "")
+        return ctype
+
+    @content_type.setter
+    def content_type(self, value: str) -> None:
+        self._content_type = value
 
     @classmethod
     def listing(cls, url: object, entries: AsyncIterator[Entry], **kwargs: Any) -> Body:
