@@ -377,6 +377,89 @@ def _insert_default_command(argv: list[str]) -> list[str]:
     return argv
 
 
+# `anyurl get` without argparse: importing it and building the parser tree costs ~6 ms, a
+# fifth of what anyurl adds to a one-file download. Only the plain forms are read here (each
+# option spelled out in full, given once, the URLs in one run); anything else goes to argparse,
+# which gives the same namespace (tests/unit/test_cli_args.py compares them) or its own error.
+_GET_DEFAULTS: dict[str, object] = {
+    "command": "get", "urls": [], "input_file": None, "output": None, "remote_name": False, "dir": None,
+    "parallel": 4, "resume": False, "max_size": None, "force": False, "timeout": None,
+    "connect_timeout": None, "max_time": None, "retry": 0, "retry_delay": None, "proxy": None,
+    "noproxy": None, "quiet": False, "debug": False, "verbose": False, "email": None, "news_server": None,
+    "user_agent": None,
+}
+_GLOBAL_DESTS = {"--debug": "debug", "-v": "verbose", "--verbose": "verbose", "--email": "email",
+                 "--news-server": "news_server", "--user-agent": "user_agent"}
+_GET_FLAGS = {"--debug": "debug", "-v": "verbose", "--verbose": "verbose", "-q": "quiet", "--quiet": "quiet",
+              "-O": "remote_name", "--remote-name": "remote_name", "-c": "resume", "--continue": "resume",
+              "--force": "force"}
+_GET_VALUES: dict[str, tuple[str, Callable[[str], object]]] = {
+    "-o": ("output", str), "--output": ("output", str), "-d": ("dir", str), "--dir": ("dir", str),
+    "--parallel": ("parallel", _positive_int), "--max-size": ("max_size", _size),
+    "--timeout": ("timeout", _seconds), "--connect-timeout": ("connect_timeout", _seconds),
+    "--max-time": ("max_time", _seconds), "--retry": ("retry", _count), "--retry-delay": ("retry_delay", _delay),
+    "--proxy": ("proxy", str), "--noproxy": ("noproxy", str), "--email": ("email", str),
+    "--news-server": ("news_server", str), "--user-agent": ("user_agent", str),
+}
+
+
+def _parse_get_line(argv: list[str]) -> Any:
+    """The namespace argparse gives for a plain ``anyurl [GLOBAL...] get [OPTION...] URL...``, or None.
+
+    *argv* has the default command inserted. None: not such a line (argparse reads it).
+    """
+    import types
+
+    values = dict(_GET_DEFAULTS)
+    urls: list[str] = []
+    seen: set[str] = set()
+    command = False
+    options_after_urls = False
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if not tok.startswith("-") or tok == "-":
+            if not command:
+                if tok != "get":
+                    return None
+                command = True
+            elif options_after_urls:
+                return None  # argparse takes one run of URLs
+            else:
+                urls.append(tok)
+            continue
+        if urls:
+            options_after_urls = True
+        name, eq, value = tok.partition("=")
+        if not command and name not in _GLOBAL_DESTS:
+            return None  # only the global options go before the command
+        if name in _GET_FLAGS and not eq:
+            dest = _GET_FLAGS[name]
+            converted: object = True
+        elif name in _GET_VALUES and (not eq or name.startswith("--")):
+            dest, convert = _GET_VALUES[name]
+            if not eq:
+                if i >= len(argv) or (argv[i].startswith("-") and argv[i] != "-"):
+                    return None
+                value = argv[i]
+                i += 1
+            try:
+                converted = convert(value)
+            except Exception:  # argparse's own message
+                return None
+        else:
+            return None
+        if dest in seen:
+            return None
+        seen.add(dest)
+        values[dest] = converted
+    if not urls or len(seen & {"output", "remote_name", "dir"}) > 1:
+        return None  # argparse: the usage error (or the empty list cmd_get reports)
+    values["urls"] = urls
+    return types.SimpleNamespace(**values)
+
+
 # -- terminal callbacks ------------------------------------------------------
 
 
@@ -1313,6 +1396,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"anyurl {__version__}")
         return 0
     args: Any = _parse_command_line(raw)
+    if args is None:
+        args = _parse_get_line(_insert_default_command(raw))
     if args is None:
         parser = build_parser()
         args = parser.parse_args(_insert_default_command(raw))
