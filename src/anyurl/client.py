@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
-from .protocols.proxy import select_proxy
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, is_html, translate_errors
 from .settings import Limits, Policy, Request, Retry, Timeouts
@@ -165,6 +164,8 @@ class Client:
             return self._proxy_answers[key]
         except KeyError:
             pass
+        from .protocols.proxy import select_proxy  # here: ipaddress, which file and gopher never need
+
         try:
             answer = select_proxy(scheme, host, port, proxy=self.proxy, no_proxy=self.no_proxy,
                                   env=self._proxy_env)
