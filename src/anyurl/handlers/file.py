@@ -25,8 +25,7 @@ import socket
 import stat
 import threading
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from ..errors import (
     AccessDenied,
@@ -39,6 +38,14 @@ from ..errors import (
 from ..response import Body, Entry, Stat, guess_content_type
 from ..urls import URL, FileURL
 from .base import Handler, Request, apply_length, prime_allocator, render_entries
+
+if TYPE_CHECKING:
+    from datetime import UTC, datetime
+else:
+    try:  # the C module itself: the same classes without datetime.py's pure-Python copy (~1 ms of start-up)
+        from _datetime import UTC, datetime
+    except ImportError:  # not CPython
+        from datetime import UTC, datetime
 
 __all__ = ["FileHandler", "file_url_for", "local_path"]
 
