@@ -380,7 +380,7 @@ def _insert_default_command(argv: list[str]) -> list[str]:
 # `anyurl get` without argparse: importing it and building the parser tree costs ~6 ms, a
 # fifth of what anyurl adds to a one-file download. Only the plain forms are read here (each
 # option spelled out in full, given once, the URLs in one run); anything else goes to argparse,
-# which gives the same namespace (tests/unit/test_cli_args.py compares them) or its own error.
+# which gives the same namespace (tests/unit/test_startup.py compares them) or its own error.
 _GET_DEFAULTS: dict[str, object] = {
     "command": "get", "urls": [], "input_file": None, "output": None, "remote_name": False, "dir": None,
     "parallel": 4, "resume": False, "max_size": None, "force": False, "timeout": None,
