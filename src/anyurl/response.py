@@ -204,6 +204,9 @@ class Body:
     already holds the whole list passes ``entries=[...]`` (then
     :meth:`aiter_entries` replays that list). For a streamed listing
     ``entries`` stays ``[]`` until :meth:`read` collects it.
+
+    ``content_type`` may be given as a function of no arguments: it is called
+    when the type is first asked for (a guess from a name loads mimetypes).
     """
 
     def __init__(
@@ -211,7 +214,7 @@ class Body:
         url: object,
         chunks: AsyncIterator[bytes],
         *,
-        content_type: str = "application/octet-stream",
+        content_type: str | Callable[[], str] = "application/octet-stream",
         size: int | None = None,
         entries: list[Entry] | None = None,
         meta: dict[str, Any] | None = None,
@@ -219,14 +222,13 @@ class Body:
         on_close: Callable[[], Awaitable[None]] | None = None,
         charset: str | None = None,
         resumable: bool = False,
-        type_from_name: str | None = None,
     ) -> None:
         self.url = url
         self._chunks = chunks
-        # with type_from_name, content_type is guessed from that file name when first asked:
-        # mimetypes reads the system's tables (~3 ms), which a download to a file never needs
-        self._content_type: str | None = None if type_from_name is not None else content_type
-        self._type_from_name = type_from_name
+        # content_type may be a function, called when the type is first asked for: a guess from
+        # a file name reads the system's mimetypes tables (~3 ms), which a download never needs
+        self._type_guess = content_type if callable(content_type) else None
+        self._content_type: str = "" if callable(content_type) else content_type
         self.size = size  # total bytes of the body from offset, when known
         self.entries = entries
         self.meta: dict[str, Any] = meta if meta is not None else {}
@@ -247,13 +249,15 @@ class Body:
     @property
     def content_type(self) -> str:
         """The body's media type ("application/octet-stream" when unknown)."""
-        ctype = self._content_type
-        if ctype is None:
-            ctype = self._content_type = guess_content_type(self._type_from_name or "")
-        return ctype
+        guess = self._type_guess
+        if guess is not None:
+            self._type_guess = None
+            self._content_type = guess()
+        return self._content_type
 
     @content_type.setter
     def content_type(self, value: str) -> None:
+        self._type_guess = None
         self._content_type = value
 
     @classmethod

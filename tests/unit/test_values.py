@@ -121,3 +121,27 @@ def test_a_subclass_may_make_a_field_a_property() -> None:
     assert r._entries == [Entry("a", None)] and r.entries == r._entries
     assert [f.name for f in dataclasses.fields(r)] == [f.name for f in dataclasses.fields(Response)]
     assert r == Lazy("u", b"", entries=[Entry("a", None)]) and r != Response("u", b"", entries=[Entry("a", None)])
+
+
+def test_a_body_works_out_its_content_type_when_first_asked() -> None:
+    from anyurl import Body
+
+    async def nothing() -> Any:
+        return
+        yield b""
+
+    calls: list[int] = []
+
+    def guess() -> str:
+        calls.append(1)
+        return "image/gif"
+
+    body = Body("gopher://h/9x.gif", nothing(), content_type=guess)
+    assert calls == []
+    assert body.content_type == "image/gif" and body.content_type == "image/gif"
+    assert calls == [1]  # once
+    late = Body("u", nothing(), content_type=guess)
+    late.content_type = "text/plain"  # set before asked: the guess is never made
+    assert late.content_type == "text/plain" and calls == [1]
+    assert Body("u", nothing()).content_type == "application/octet-stream"
+    assert Body("u", nothing(), content_type="text/html").content_type == "text/html"

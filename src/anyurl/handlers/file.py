@@ -314,7 +314,7 @@ class FileHandler(Handler):
         async def on_close() -> None:
             f.close()  # also when the body was never iterated
 
-        body = Body(url, chunks(), type_from_name=path, size=size, meta=meta,
+        body = Body(url, chunks(), content_type=lambda: guess_content_type(path), size=size, meta=meta,
                     offset=offset, on_close=on_close, resumable=True)
         return apply_length(body, req.length)
 
@@ -395,5 +395,5 @@ class FileHandler(Handler):
         async def on_close() -> None:
             close()
 
-        return Body(url, chunks(), type_from_name=path, size=None, meta=meta,
+        return Body(url, chunks(), content_type=lambda: guess_content_type(path), size=None, meta=meta,
                     offset=offset, on_close=on_close)

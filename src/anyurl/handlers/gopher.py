@@ -341,7 +341,8 @@ class GopherHandler(Handler):
             chunks = self._text(conn, meta)
         else:
             chunks = self._raw(conn)
-        return Body(url, chunks, content_type=gp.content_type_for(gtype, url.selector, plan.view),
+        # the type is worked out when asked for: a guess from the selector loads mimetypes' tables
+        return Body(url, chunks, content_type=lambda: gp.content_type_for(gtype, url.selector, plan.view),
                     size=header.length if header.length >= 0 else None, meta=meta,
                     on_close=conn.close)
 
@@ -360,8 +361,9 @@ class GopherHandler(Handler):
         if gtype in gp.MENU_TYPES:
             return await self._menu(url, conn, meta, -1)
         chunks = self._text(conn, meta) if gp.is_text_type(gtype) else self._raw(conn)
-        ctype = gp.content_type_for(gtype, url.selector, plan.view if meta.get("gopher_plus") else None)
-        return Body(url, chunks, content_type=ctype, meta=meta, on_close=conn.close)
+        view = plan.view if meta.get("gopher_plus") else None
+        return Body(url, chunks, content_type=lambda: gp.content_type_for(gtype, url.selector, view), meta=meta,
+                    on_close=conn.close)
 
     # -- reply shapes ------------------------------------------------------------
 
