@@ -377,43 +377,52 @@ def _insert_default_command(argv: list[str]) -> list[str]:
     return argv
 
 
-# `anyurl get` without argparse: importing it and building the parser tree costs ~6 ms, a
-# fifth of what anyurl adds to a one-file download. Only the plain forms are read here (each
-# option spelled out in full, given once, the URLs in one run); anything else goes to argparse,
-# which gives the same namespace (tests/unit/test_startup.py compares them) or its own error.
-_GET_DEFAULTS: dict[str, object] = {
-    "command": "get", "urls": [], "input_file": None, "output": None, "remote_name": False, "dir": None,
-    "parallel": 4, "resume": False, "max_size": None, "force": False, "timeout": None,
-    "connect_timeout": None, "max_time": None, "retry": 0, "retry_delay": None, "proxy": None,
-    "noproxy": None, "quiet": False, "debug": False, "verbose": False, "email": None, "news_server": None,
-    "user_agent": None,
+# `anyurl get`, `ls` and `stat` without argparse: importing it and building the parser tree costs
+# ~6 ms, a fifth of what anyurl adds to a one-file download. Only the plain forms are read here
+# (each option spelled out in full and given once, the URLs in one run); anything else goes to
+# argparse, which gives the same namespace (tests/unit/test_startup.py compares them) or its
+# own error.
+_COMMON_DEFAULTS: dict[str, object] = {
+    "timeout": None, "connect_timeout": None, "max_time": None, "retry": 0, "retry_delay": None,
+    "proxy": None, "noproxy": None, "quiet": False, "debug": False, "verbose": False, "email": None,
+    "news_server": None, "user_agent": None,
 }
-_GLOBAL_DESTS = {"--debug": "debug", "-v": "verbose", "--verbose": "verbose", "--email": "email",
-                 "--news-server": "news_server", "--user-agent": "user_agent"}
-_GET_FLAGS = {"--debug": "debug", "-v": "verbose", "--verbose": "verbose", "-q": "quiet", "--quiet": "quiet",
-              "-O": "remote_name", "--remote-name": "remote_name", "-c": "resume", "--continue": "resume",
-              "--force": "force"}
-_GET_VALUES: dict[str, tuple[str, Callable[[str], object]]] = {
-    "-o": ("output", str), "--output": ("output", str), "-d": ("dir", str), "--dir": ("dir", str),
-    "--parallel": ("parallel", _positive_int), "--max-size": ("max_size", _size),
+_QUICK_DEFAULTS: dict[str, dict[str, object]] = {
+    "get": {"command": "get", "urls": [], "input_file": None, "output": None, "remote_name": False, "dir": None,
+            "parallel": 4, "resume": False, "max_size": None, "force": False, **_COMMON_DEFAULTS},
+    "ls": {"command": "ls", "url": None, "json": False, "json_lines": False, "parallel": 0, **_COMMON_DEFAULTS},
+    "stat": {"command": "stat", "url": None, "json": False, "parallel": 0, **_COMMON_DEFAULTS},
+}
+_GLOBAL_OPTIONS = {"--debug", "-v", "--verbose", "--email", "--news-server", "--user-agent"}
+_COMMON_FLAGS = {"--debug": "debug", "-v": "verbose", "--verbose": "verbose", "-q": "quiet", "--quiet": "quiet"}
+_QUICK_FLAGS: dict[str, dict[str, str]] = {
+    "get": {**_COMMON_FLAGS, "-O": "remote_name", "--remote-name": "remote_name", "-c": "resume",
+            "--continue": "resume", "--force": "force"},
+    "ls": {**_COMMON_FLAGS, "--json": "json", "--json-lines": "json_lines"},
+    "stat": {**_COMMON_FLAGS, "--json": "json"},
+}
+_COMMON_VALUES: dict[str, tuple[str, Callable[[str], object]]] = {
     "--timeout": ("timeout", _seconds), "--connect-timeout": ("connect_timeout", _seconds),
     "--max-time": ("max_time", _seconds), "--retry": ("retry", _count), "--retry-delay": ("retry_delay", _delay),
     "--proxy": ("proxy", str), "--noproxy": ("noproxy", str), "--email": ("email", str),
     "--news-server": ("news_server", str), "--user-agent": ("user_agent", str),
 }
+_QUICK_VALUES: dict[str, dict[str, tuple[str, Callable[[str], object]]]] = {
+    "get": {**_COMMON_VALUES, "-o": ("output", str), "--output": ("output", str), "-d": ("dir", str),
+            "--dir": ("dir", str), "--parallel": ("parallel", _positive_int), "--max-size": ("max_size", _size)},
+    "ls": _COMMON_VALUES,
+    "stat": _COMMON_VALUES,
+}
+# options argparse allows one of
+_EXCLUSIVE = {"get": {"output", "remote_name", "dir"}, "ls": {"json", "json_lines"}, "stat": set()}
 
 
-def _parse_get_line(argv: list[str]) -> Any:
-    """The namespace argparse gives for a plain ``anyurl [GLOBAL...] get [OPTION...] URL...``, or None.
-
-    *argv* has the default command inserted. None: not such a line (argparse reads it).
-    """
-    import types
-
-    values = dict(_GET_DEFAULTS)
+def _parse_plain_line(argv: list[str]) -> Any:
+    """The namespace argparse gives for a plain ``anyurl [GLOBAL...] get|ls|stat [OPTION...] URL...``,
+    or None: not such a line (argparse reads it). *argv* has the default command inserted."""
+    command = ""
     urls: list[str] = []
-    seen: set[str] = set()
-    command = False
+    seen: dict[str, object] = {}
     options_after_urls = False
     i = 0
     while i < len(argv):
@@ -421,9 +430,9 @@ def _parse_get_line(argv: list[str]) -> Any:
         i += 1
         if not tok.startswith("-") or tok == "-":
             if not command:
-                if tok != "get":
+                if tok not in _QUICK_DEFAULTS:
                     return None
-                command = True
+                command = tok
             elif options_after_urls:
                 return None  # argparse takes one run of URLs
             else:
@@ -432,13 +441,15 @@ def _parse_get_line(argv: list[str]) -> Any:
         if urls:
             options_after_urls = True
         name, eq, value = tok.partition("=")
-        if not command and name not in _GLOBAL_DESTS:
+        if not command and name not in _GLOBAL_OPTIONS:
             return None  # only the global options go before the command
-        if name in _GET_FLAGS and not eq:
-            dest = _GET_FLAGS[name]
+        flags = _QUICK_FLAGS[command or "get"]
+        values = _QUICK_VALUES[command or "get"]
+        if name in flags and not eq:
+            dest = flags[name]
             converted: object = True
-        elif name in _GET_VALUES and (not eq or name.startswith("--")):
-            dest, convert = _GET_VALUES[name]
+        elif name in values and (not eq or name.startswith("--")):
+            dest, convert = values[name]
             if not eq:
                 if i >= len(argv) or (argv[i].startswith("-") and argv[i] != "-"):
                     return None
@@ -452,12 +463,18 @@ def _parse_get_line(argv: list[str]) -> Any:
             return None
         if dest in seen:
             return None
-        seen.add(dest)
-        values[dest] = converted
-    if not urls or len(seen & {"output", "remote_name", "dir"}) > 1:
+        seen[dest] = converted
+    if not command or not urls or len(_EXCLUSIVE[command].intersection(seen)) > 1:
         return None  # argparse: the usage error (or the empty list cmd_get reports)
-    values["urls"] = urls
-    return types.SimpleNamespace(**values)
+    if command == "get":
+        seen["urls"] = urls
+    elif len(urls) == 1:
+        seen["url"] = urls[0]
+    else:
+        return None
+    import types
+
+    return types.SimpleNamespace(**{**_QUICK_DEFAULTS[command], **seen})
 
 
 # -- terminal callbacks ------------------------------------------------------
@@ -1397,7 +1414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     args: Any = _parse_command_line(raw)
     if args is None:
-        args = _parse_get_line(_insert_default_command(raw))
+        args = _parse_plain_line(_insert_default_command(raw))
     if args is None:
         parser = build_parser()
         args = parser.parse_args(_insert_default_command(raw))

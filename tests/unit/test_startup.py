@@ -157,7 +157,7 @@ _NOT_FOR_QUICK = ("asyncio", "argparse", "dataclasses", "inspect", "json", "typi
                   "importlib.metadata", "email", "pathlib", "logging", "copy")
 _NOT_FOR_GET = ("aiohttp", "html.parser", "importlib.metadata", "shutil", "bz2", "lzma", "logging.handlers", "netrc",
                 "mimetypes", "importlib.util")
-_NOT_FOR_PLAIN_GET = ("argparse",)  # `get -o FILE URL` is read without it (ls, stat... still use it)
+_NOT_FOR_PLAIN_GET = ("argparse",)  # `get -o FILE URL`, `ls URL` are read without it (mirror, put... use it)
 # made lazy for a download: Timeouts/Entry/... are not dataclasses made at import, proxy settings load
 # at the first proxied request, file: mtimes come from the _datetime C module
 _LAZY_FOR_FILE = ("dataclasses", "datetime", "anyurl.protocols.proxy")
@@ -212,7 +212,7 @@ def test_ls_of_a_directory_imports_nothing_it_does_not_use(tmp_path: Path) -> No
     (tmp_path / "f.txt").write_text("hello\n")
     code, loaded, bare = _modules_after(["ls", tmp_path.as_uri() + "/"])
     assert code == 0
-    assert sorted((loaded - bare) & {*_NOT_FOR_GET, "email", "httptools", "mimetypes"}) == []
+    assert sorted((loaded - bare) & {*_NOT_FOR_GET, *_NOT_FOR_PLAIN_GET, "email", "httptools", "mimetypes"}) == []
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["parse", "http://h/x", "news:a@b"]])
@@ -236,32 +236,35 @@ def test_the_entry_point_hands_errors_to_the_cli() -> None:
     assert proc.stderr.startswith("anyurl: http://h/a b: ") and proc.stderr.count("\n") == 1
 
 
-# -- `anyurl get` read without argparse ------------------------------------------------
+# -- `anyurl get`, `ls` and `stat` read without argparse --------------------------------
 
-_PLAIN_GET_LINES = [
+_PLAIN_LINES = [
     "get -q -o OUT file:///x", "file:///x", "--debug http://h/", "get a b -d D", "-v get -O a",
     "--email me@x get a", "--email=me@x a", "get a -q", "get a -o F", "get -o - a", "get --output=F a",
     "get --parallel 8 --retry 2 --retry-delay 0.5 --timeout 3 --connect-timeout 1 --max-time 9 --max-size 64k a",
     "get --proxy= a", "get --proxy '' a", "get --noproxy '*' -q a", "get -c --force -d D a b c",
     "get --user-agent X --news-server n:119 --remote-name a", "--timeout 3 get a", "get --continue --quiet a",
+    "ls u", "ls --json u", "--debug ls --json-lines -q --timeout 2 u", "stat u", "stat --json --retry 1 u",
+    "ls u --proxy http://p:3128", "stat --noproxy=h u",
 ]
 # argparse's own business: abbreviations, bundled or attached short options, repeats, usage errors, help
 _OTHER_LINES = [
     "get -qO a", "get -oF a", "get --out F a", "get a -q b", "get -o F -O a", "get --parallel 0 a", "get",
-    "get -q", "get -- a", "get -i list a", "-h", "get -h", "ls a", "get -o F -o G a", "get --max-size x a",
+    "get -q", "get -- a", "get -i list a", "-h", "get -h", "get -o F -o G a", "get --max-size x a",
     "telnet://h", "get -o -x a", "get -o= a", "get -1 a", "-v --verbose get a", "--version", "get --verb a",
-    "parse a", "get -o", "get --timeout nan a",
+    "parse a", "get -o", "get --timeout nan a", "ls", "ls a b", "ls --json --json-lines u", "stat --json-lines u",
+    "ls -o F u", "mirror u d", "put f u", "ls --parallel 2 u", "stat --js u",
 ]
 
 
-@pytest.mark.parametrize("line", _PLAIN_GET_LINES)
-def test_plain_get_lines_read_without_argparse_as_argparse_reads_them(line: str) -> None:
+@pytest.mark.parametrize("line", _PLAIN_LINES)
+def test_plain_lines_read_without_argparse_as_argparse_reads_them(line: str) -> None:
     import shlex
 
     from anyurl import cli
 
     argv = cli._insert_default_command(shlex.split(line))
-    quick = cli._parse_get_line(argv)
+    quick = cli._parse_plain_line(argv)
     assert quick is not None
     assert vars(quick) == vars(cli.build_parser().parse_args(argv))
 
@@ -272,16 +275,18 @@ def test_other_command_lines_go_to_argparse(line: str) -> None:
 
     from anyurl import cli
 
-    assert cli._parse_get_line(cli._insert_default_command(shlex.split(line))) is None
+    assert cli._parse_plain_line(cli._insert_default_command(shlex.split(line))) is None
 
 
-def test_the_quick_get_reader_knows_every_get_option() -> None:
-    # an option added to `get` in build_parser but not to the quick reader's defaults would
-    # be missing from the namespace of every plain get line: this names it
+@pytest.mark.parametrize("command", ["get", "ls", "stat"])
+def test_the_quick_reader_knows_every_option(command: str) -> None:
+    # an option added to the command in build_parser but not to the quick reader's defaults
+    # would be missing from the namespace of every plain line: this names it
     from anyurl import cli
 
-    parsed = vars(cli.build_parser().parse_args(["get", "u"]))
-    assert {**cli._GET_DEFAULTS, "urls": ["u"]} == parsed
+    parsed = vars(cli.build_parser().parse_args([command, "u"]))
+    key = "urls" if command == "get" else "url"
+    assert {**cli._QUICK_DEFAULTS[command], key: ["u"] if command == "get" else "u"} == parsed
 
 
 def test_a_plain_get_line_runs_without_argparse(tmp_path: Path) -> None:
