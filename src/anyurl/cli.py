@@ -1333,7 +1333,20 @@ class _Terminated(Exception):
     """SIGTERM arrived: the main task was cancelled so cleanup (temporary files) ran."""
 
 
+def _resume_gc() -> None:
+    """The collector back on (the entry point paused it for start-up), without what start-up made."""
+    from . import _quick
+
+    if _quick.gc_paused:
+        import gc
+
+        _quick.gc_paused = False
+        gc.freeze()  # everything loaded so far lives to the end: no collection need walk it
+        gc.enable()
+
+
 async def _run(args: argparse.Namespace, rep: Reporter) -> int:
+    _resume_gc()
     task = asyncio.current_task()
     terminated = False
 

@@ -299,3 +299,32 @@ def test_a_plain_get_line_runs_without_argparse(tmp_path: Path) -> None:
     code, loaded, bare = _modules_after(["get", "-qo", str(tmp_path / "out2"), (tmp_path / "f.txt").as_uri()])
     assert code == 0 and (tmp_path / "out2").read_text() == "hello\n"
     assert "argparse" in loaded  # bundled short options: argparse read the line, same result
+
+
+def test_the_entry_point_pauses_the_collector_only_for_start_up(tmp_path: Path) -> None:
+    # start-up runs without collections (they would walk every object imports made); transfers
+    # run with the collector on, so cyclic garbage of a long URL list is still freed
+    (tmp_path / "f.txt").write_text("hello\n")
+    code = ("import gc, sys, anyurl.cli\n"
+            "seen = []\n"
+            "real = anyurl.cli.cmd_get\n"
+            "async def spy(*a):\n"
+            "    seen.append(gc.isenabled())\n"
+            "    return await real(*a)\n"
+            "anyurl.cli.cmd_get = spy\n"
+            "from anyurl.__main__ import main\n"
+            f"argv = ['get', '-q', '-o', {str(tmp_path / 'out')!r}, {(tmp_path / 'f.txt').as_uri()!r}]\n"
+            "paused = []\n"
+            "real_parse = anyurl.cli._parse_plain_line\n"
+            "def parse_spy(a):\n"
+            "    paused.append(gc.isenabled())\n"
+            "    return real_parse(a)\n"
+            "anyurl.cli._parse_plain_line = parse_spy\n"
+            "print(main(argv), paused, seen, gc.isenabled(), gc.get_freeze_count() > 1000)\n"
+            "gc.disable()\n"
+            "print(main(['--version']), gc.isenabled())")
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["0 [False] [True] True True", f"anyurl {anyurl.__version__}", "0 False"]
+    assert (tmp_path / "out").read_text() == "hello\n"
