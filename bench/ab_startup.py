@@ -96,8 +96,12 @@ def main() -> int:
             for tag, venv in (("A", args.a), ("B", args.b)):
                 cases.append((f"{what}: {tag} anyurl get -q -o OUT", [str(venv / "bin/anyurl"), "get", "-q", "-o",
                                                                      str(out), url]))
-            if what == "gopher 100 MiB" and shutil.which("curl"):
-                cases.append((f"{what}: curl -s -o OUT", ["curl", "-s", "-o", str(out), url]))
+            if what == "gopher 100 MiB":
+                # the ceiling of an asyncio+uvloop process (no anyurl), and curl
+                cases.append((f"{what}: raw asyncio+uvloop (B's python)", [str(args.b / "bin/python"),
+                              str(ROOT / "bench" / "raw_gopher.py"), url, str(out)]))
+                if shutil.which("curl"):
+                    cases.append((f"{what}: curl -s -o OUT", ["curl", "-s", "-o", str(out), url]))
         results: dict[str, list[tuple[float, float, int]]] = {name: [] for name, _ in cases}
         for _name, argv in cases:  # warm-up: page cache, bytecode
             run_once(argv, stats)
@@ -112,14 +116,16 @@ def main() -> int:
         load = os.getloadavg()
         print(f"{args.rounds} interleaved rounds; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
               f"A={args.a} B={args.b}")
-        print(f"{'case':52} {'wall med':>9} {'p25-p75':>15} {'min':>7} {'cpu med':>8} {'RSS MiB':>8}")
+        print(f"{'case (ms)':52} {'wall med':>9} {'p25-p75':>15} {'min':>7} {'cpu med':>8} {'p25-p75':>13} "
+              f"{'RSS MiB':>8}")
         for name, _ in cases:
             rows = results[name]
             wall = [w for w, _, _ in rows]
             cpu = [c for _, c, _ in rows]
             rss = [m for _, _, m in rows]
             print(f"{name:52} {statistics.median(wall):9.1f} {_q(wall, .25):7.1f}-{_q(wall, .75):<7.1f} "
-                  f"{min(wall):7.1f} {statistics.median(cpu):8.1f} {statistics.median(rss) / 1024:8.1f}")
+                  f"{min(wall):7.1f} {statistics.median(cpu):8.1f} {_q(cpu, .25):6.1f}-{_q(cpu, .75):<6.1f} "
+                  f"{statistics.median(rss) / 1024:8.1f}")
     finally:
         launcher.stop_all()
         launcher.remove()
