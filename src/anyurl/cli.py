@@ -393,7 +393,7 @@ _QUICK_DEFAULTS: dict[str, dict[str, object]] = {
     "ls": {"command": "ls", "url": None, "json": False, "json_lines": False, "parallel": 0, **_COMMON_DEFAULTS},
     "stat": {"command": "stat", "url": None, "json": False, "parallel": 0, **_COMMON_DEFAULTS},
 }
-_GLOBAL_OPTIONS = {"--debug", "-v", "--verbose", "--email", "--news-server", "--user-agent"}
+_GLOBAL_OPTIONS = _GLOBAL_FLAGS | _GLOBAL_WITH_VALUE
 _COMMON_FLAGS = {"--debug": "debug", "-v": "verbose", "--verbose": "verbose", "-q": "quiet", "--quiet": "quiet"}
 _QUICK_FLAGS: dict[str, dict[str, str]] = {
     "get": {**_COMMON_FLAGS, "-O": "remote_name", "--remote-name": "remote_name", "-c": "resume",
