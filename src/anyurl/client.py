@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 import logging
 import os
@@ -13,7 +12,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
-from .protocols.proxy import select_proxy
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, is_html, translate_errors
 from .settings import Limits, Policy, Request, Retry, Timeouts
@@ -104,6 +102,8 @@ class Client:
             if value is None:
                 continue
             want = _SCHEME_OPTIONS[name]
+            import dataclasses  # here: only for scheme options (settings and responses need none)
+
             if type(value).__name__ != want or not dataclasses.is_dataclass(value):
                 raise ConfigurationError(f"Client({name}=...) must be a {want}, not {type(value).__name__}")
             self.scheme_options[name] = value
@@ -164,6 +164,8 @@ class Client:
             return self._proxy_answers[key]
         except KeyError:
             pass
+        from .protocols.proxy import select_proxy  # here: ipaddress, which file and gopher never need
+
         try:
             answer = select_proxy(scheme, host, port, proxy=self.proxy, no_proxy=self.no_proxy,
                                   env=self._proxy_env)

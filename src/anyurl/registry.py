@@ -15,7 +15,6 @@ which always wins.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from typing import TYPE_CHECKING
 
 from .errors import UnsupportedScheme
@@ -68,8 +67,25 @@ def _load_entry_points() -> None:
 
 
 def _available(target: str) -> bool:
+    import importlib.util  # here: handler_class imports the module instead (a path search fewer)
+
     module = target.partition(":")[0]
     return importlib.util.find_spec(module) is not None
+
+
+def _import_handler(target: str) -> type[Handler] | None:
+    """The class *target* ("module:Class") names; None when the module itself is not installed."""
+    module, _, name = target.partition(":")
+    try:
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        # the handler's module (or a package above it) is missing: no handler; a dependency
+        # it imports being missing is that dependency's error, as it was with find_spec
+        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
+            return None
+        raise
+    cls: type[Handler] = getattr(loaded, name)
+    return cls
 
 
 def supported_schemes() -> list[str]:
@@ -90,14 +106,10 @@ def handler_class(scheme: str, url: object = None) -> type[Handler]:
         target = _registered.get(scheme)
     if target is None:
         target = BUILTIN.get(scheme)
-    if target is None or (isinstance(target, str) and not _available(target)):
+    cls = _import_handler(target) if isinstance(target, str) else target
+    if cls is None:
         raise UnsupportedScheme(
             f"no handler for scheme {scheme!r}; supported: {', '.join(supported_schemes())}", url=url
         )
-    if isinstance(target, str):
-        module, _, name = target.partition(":")
-        cls: type[Handler] = getattr(importlib.import_module(module), name)
-    else:
-        cls = target
     _resolved[scheme] = cls
     return cls

@@ -6,9 +6,9 @@ import asyncio
 import codecs
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._record import Record
 from .errors import AnyURLError, ConnectError, FetchTimeout, NotSupported, ProtocolError, TransferError
 
 if TYPE_CHECKING:
@@ -57,8 +57,7 @@ ENTRY_RELS: frozenset[str] = frozenset({"parent", "self"})
 _CHECK_ENTRIES = os.environ.get("ANYURL_CHECK_ENTRIES") == "1"
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(Record):
     """One item of a directory-like resource (FTP directory, gopher menu, news group, HTML page...).
 
     ``name`` is always the name a local file would get: the last path segment of
@@ -80,22 +79,29 @@ class Entry:
 
     name: str
     url: str | None
-    kind: str = "file"
-    size: int | None = None
-    description: str | None = None  # deprecated spelling of ``title``, kept while handlers move over
-    modified: datetime | None = None
-    meta: dict[str, Any] = field(default_factory=dict, compare=False)
-    title: str | None = None
-    rel: str | None = None
-    key: str | None = None
+    kind: str
+    size: int | None
+    description: str | None  # deprecated spelling of ``title``, kept while handlers move over
+    modified: datetime | None
+    meta: dict[str, Any]
+    title: str | None
+    rel: str | None
+    key: str | None
+    _not_compared = frozenset({"meta"})
+    _factories = {"meta": dict}  # None in __init__: a new dict
 
-    def __post_init__(self) -> None:
-        if _CHECK_ENTRIES and (self.kind not in ENTRY_KINDS or (self.rel is not None and self.rel not in ENTRY_RELS)):
-            raise ValueError(f"Entry {self.name!r}: kind {self.kind!r} / rel {self.rel!r} outside ENTRY_KINDS/ENTRY_RELS")
-        if self.title is None and self.description is not None:  # the deprecated spelling
-            object.__setattr__(self, "title", self.description)
-        if self.key is None and self.url is not None:
-            object.__setattr__(self, "key", self.url)
+    def __init__(self, name: str, url: str | None, kind: str = "file", size: int | None = None,
+                 description: str | None = None, modified: datetime | None = None,
+                 meta: dict[str, Any] | None = None, title: str | None = None, rel: str | None = None,
+                 key: str | None = None) -> None:
+        if _CHECK_ENTRIES and (kind not in ENTRY_KINDS or (rel is not None and rel not in ENTRY_RELS)):
+            raise ValueError(f"Entry {name!r}: kind {kind!r} / rel {rel!r} outside ENTRY_KINDS/ENTRY_RELS")
+        if title is None and description is not None:  # the deprecated spelling
+            title = description
+        if key is None and url is not None:
+            key = url
+        self.__dict__.update(name=name, url=url, kind=kind, size=size, description=description,
+                             modified=modified, meta={} if meta is None else meta, title=title, rel=rel, key=key)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
@@ -112,8 +118,7 @@ class Entry:
         }
 
 
-@dataclass(frozen=True)
-class Stat:
+class Stat(Record):
     """A resource's metadata, learnt without transferring its body (``Client.stat``).
 
     ``kind`` uses the values of :attr:`Entry.kind` ("file", "directory", ...).
@@ -123,11 +128,18 @@ class Stat:
     """
 
     url: str
-    kind: str = "file"
-    size: int | None = None
-    modified: datetime | None = None
-    content_type: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    kind: str
+    size: int | None
+    modified: datetime | None
+    content_type: str | None
+    meta: dict[str, Any]
+    _not_compared = frozenset({"meta"})
+    _factories = {"meta": dict}  # None in __init__: a new dict
+
+    def __init__(self, url: str, kind: str = "file", size: int | None = None, modified: datetime | None = None,
+                 content_type: str | None = None, meta: dict[str, Any] | None = None) -> None:
+        self.__dict__.update(url=url, kind=kind, size=size, modified=modified, content_type=content_type,
+                             meta={} if meta is None else meta)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
@@ -192,6 +204,9 @@ class Body:
     already holds the whole list passes ``entries=[...]`` (then
     :meth:`aiter_entries` replays that list). For a streamed listing
     ``entries`` stays ``[]`` until :meth:`read` collects it.
+
+    ``content_type`` may be given as a function of no arguments: it is called
+    when the type is first asked for (a guess from a name loads mimetypes).
     """
 
     def __init__(
@@ -199,7 +214,7 @@ class Body:
         url: object,
         chunks: AsyncIterator[bytes],
         *,
-        content_type: str = "application/octet-stream",
+        content_type: str | Callable[[], str] = "application/octet-stream",
         size: int | None = None,
         entries: list[Entry] | None = None,
         meta: dict[str, Any] | None = None,
@@ -210,7 +225,10 @@ class Body:
     ) -> None:
         self.url = url
         self._chunks = chunks
-        self.content_type = content_type
+        # content_type may be a function, called when the type is first asked for: a guess from
+        # a file name reads the system's mimetypes tables (~3 ms), which a download never needs
+        self._type_guess = content_type if callable(content_type) else None
+        self._content_type: str = "" if callable(content_type) else content_type
         self.size = size  # total bytes of the body from offset, when known
         self.entries = entries
         self.meta: dict[str, Any] = meta if meta is not None else {}
@@ -227,6 +245,20 @@ class Body:
         self._entry_stream: AsyncIterator[Entry] | None = None
         self._rendered: AsyncIterator[bytes] | None = None
         self._collect = False
+
+    @property
+    def content_type(self) -> str:
+        """The body's media type ("application/octet-stream" when unknown)."""
+        guess = self._type_guess
+        if guess is not None:
+            self._type_guess = None
+            self._content_type = guess()
+        return self._content_type
+
+    @content_type.setter
+    def content_type(self, value: str) -> None:
+        self._type_guess = None
+        self._content_type = value
 
     @classmethod
     def listing(cls, url: object, entries: AsyncIterator[Entry], **kwargs: Any) -> Body:
@@ -391,17 +423,29 @@ async def _nothing() -> AsyncIterator[bytes]:
     yield b""  # pragma: no cover - makes this an async generator
 
 
-@dataclass
-class Response:
+class Response(Record, frozen=False):
     """A fully read resource, as ``fetch`` returns it."""
 
     url: str
     content: bytes
-    content_type: str = "application/octet-stream"
-    size: int | None = None
-    entries: list[Entry] | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-    charset: str | None = None
+    content_type: str
+    size: int | None
+    entries: list[Entry] | None
+    meta: dict[str, Any]
+    charset: str | None
+    _factories = {"meta": dict}  # None in __init__: a new dict
+
+    def __init__(self, url: str, content: bytes, content_type: str = "application/octet-stream",
+                 size: int | None = None, entries: list[Entry] | None = None,
+                 meta: dict[str, Any] | None = None, charset: str | None = None) -> None:
+        # plain assignments: a subclass may make a field a property
+        self.url = url
+        self.content = content
+        self.content_type = content_type
+        self.size = size
+        self.entries = entries
+        self.meta = {} if meta is None else meta
+        self.charset = charset
 
     def text(self, encoding: str | None = None, errors: str = "replace") -> str:
         """The content decoded as text (charset from the protocol, else UTF-8)."""

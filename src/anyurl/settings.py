@@ -5,15 +5,17 @@ A :class:`Client` holds one of each of :class:`Timeouts`, :class:`Limits`,
 ``limits`` and ``retry`` for itself; the handler then sees one
 :class:`Request` carrying the values in force for that call, its byte range,
 its per-request scheme options and the deadline that ``Timeouts.total`` sets.
+
+These classes act as frozen dataclasses (``dataclasses.replace()`` and
+``fields()`` work on them) without the cost of making dataclasses at start-up:
+see :mod:`anyurl._record`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from ._record import Record
 from .errors import (
     ConfigurationError,
     ConnectError,
@@ -23,10 +25,14 @@ from .errors import (
     TruncatedTransfer,
 )
 
+TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
     from .urls import URL
 
 __all__ = ["Limits", "Policy", "Request", "Retry", "Timeouts"]
+
+
+_set = object.__setattr__  # how a frozen value's __init__ sets its fields
 
 
 def _check_positive(owner: object, **values: float | None) -> None:
@@ -35,55 +41,77 @@ def _check_positive(owner: object, **values: float | None) -> None:
             raise ConfigurationError(f"{type(owner).__name__}.{name} must be > 0 (got {value!r})")
 
 
-@dataclass(frozen=True, slots=True)
-class Timeouts:
+class Timeouts(Record):
     """Seconds. ``connect``: to open a connection; ``read``: idle time waiting for
     data or a reply; ``pool``: waiting for a free connection slot to a host;
     ``total``: a whole ``fetch``, ``stat`` or ``open`` stream, retries included
     (None: no limit). No wait is ever re-armed past ``total``."""
 
-    connect: float = 30.0
-    read: float = 60.0
-    total: float | None = None
-    pool: float | None = 60.0
+    __slots__ = ("connect", "read", "total", "pool")
+    connect: float
+    read: float
+    total: float | None
+    pool: float | None
 
-    def __post_init__(self) -> None:
-        _check_positive(self, connect=self.connect, read=self.read, total=self.total, pool=self.pool)
+    def __init__(self, connect: float = 30.0, read: float = 60.0, total: float | None = None,
+                 pool: float | None = 60.0) -> None:
+        _set(self, "connect", connect)
+        _set(self, "read", read)
+        _set(self, "total", total)
+        _set(self, "pool", pool)
+        _check_positive(self, connect=connect, read=read, total=total, pool=pool)
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(Record):
     """Bounds that keep memory and connections in check."""
 
-    max_size: int | None = None  # bytes fetch() will hold in memory (None: no limit)
-    max_line: int = 64 * 1024  # one protocol reply line
-    max_entries: int = 1_000_000  # entries of one listing
-    max_reply_lines: int = 10_000  # lines of one multi-line control reply
-    per_host: int = 8  # concurrent connections to one server, every scheme
-    max_idle: float = 60.0  # seconds an idle pooled connection is kept
-    max_redirects: int = 10
-    chunk_size: int = 1 << 20  # largest read size for data streams
+    __slots__ = ("max_size", "max_line", "max_entries", "max_reply_lines", "per_host", "max_idle",
+                 "max_redirects", "chunk_size")
+    max_size: int | None  # bytes fetch() will hold in memory (None: no limit)
+    max_line: int  # one protocol reply line
+    max_entries: int  # entries of one listing
+    max_reply_lines: int  # lines of one multi-line control reply
+    per_host: int  # concurrent connections to one server, every scheme
+    max_idle: float  # seconds an idle pooled connection is kept
+    max_redirects: int
+    chunk_size: int  # largest read size for data streams
 
-    def __post_init__(self) -> None:
-        _check_positive(self, max_line=self.max_line, max_entries=self.max_entries,
-                        max_reply_lines=self.max_reply_lines, per_host=self.per_host,
-                        chunk_size=self.chunk_size, max_size=self.max_size, max_idle=self.max_idle)
-        if self.max_redirects < 0:
+    def __init__(self, max_size: int | None = None, max_line: int = 64 * 1024, max_entries: int = 1_000_000,
+                 max_reply_lines: int = 10_000, per_host: int = 8, max_idle: float = 60.0,
+                 max_redirects: int = 10, chunk_size: int = 1 << 20) -> None:
+        _set(self, "max_size", max_size)
+        _set(self, "max_line", max_line)
+        _set(self, "max_entries", max_entries)
+        _set(self, "max_reply_lines", max_reply_lines)
+        _set(self, "per_host", per_host)
+        _set(self, "max_idle", max_idle)
+        _set(self, "max_redirects", max_redirects)
+        _set(self, "chunk_size", chunk_size)
+        _check_positive(self, max_line=max_line, max_entries=max_entries, max_reply_lines=max_reply_lines,
+                        per_host=per_host, chunk_size=chunk_size, max_size=max_size, max_idle=max_idle)
+        if max_redirects < 0:
             raise ConfigurationError("Limits.max_redirects must be >= 0")
 
 
-@dataclass(frozen=True, slots=True)
-class Policy:
+class Policy(Record):
     """Security policy. The defaults refuse what PEERS.md lists as attacks."""
 
-    allow_cross_scheme_redirects: bool = False  # http -> ftp/file/gopher
-    allow_https_downgrade: bool = False  # https -> http redirect
-    allow_gopher_to_service_ports: bool = False  # gopher://host:25/ etc. (RFC 1738 s. 6)
-    allow_file_urls: bool = True
+    __slots__ = ("allow_cross_scheme_redirects", "allow_https_downgrade", "allow_gopher_to_service_ports",
+                 "allow_file_urls")
+    allow_cross_scheme_redirects: bool  # http -> ftp/file/gopher
+    allow_https_downgrade: bool  # https -> http redirect
+    allow_gopher_to_service_ports: bool  # gopher://host:25/ etc. (RFC 1738 s. 6)
+    allow_file_urls: bool
+
+    def __init__(self, allow_cross_scheme_redirects: bool = False, allow_https_downgrade: bool = False,
+                 allow_gopher_to_service_ports: bool = False, allow_file_urls: bool = True) -> None:
+        _set(self, "allow_cross_scheme_redirects", allow_cross_scheme_redirects)
+        _set(self, "allow_https_downgrade", allow_https_downgrade)
+        _set(self, "allow_gopher_to_service_ports", allow_gopher_to_service_ports)
+        _set(self, "allow_file_urls", allow_file_urls)
 
 
-@dataclass(frozen=True, slots=True)
-class Retry:
+class Retry(Record):
     """When and how often a failed request is tried again (urllib3-style value).
 
     ``attempts`` counts every try, the first included (1: no retry). The delay
@@ -94,17 +122,24 @@ class Retry:
     scheme resumes from the offset reached (FTP REST, HTTP Range, file seek).
     """
 
-    attempts: int = 1
-    backoff: float = 0.5
-    backoff_max: float = 30.0
-    on: tuple[type[BaseException], ...] = (TemporaryFailure, ConnectError, FetchTimeout, TruncatedTransfer)
+    __slots__ = ("attempts", "backoff", "backoff_max", "on")
+    attempts: int
+    backoff: float
+    backoff_max: float
+    on: tuple[type[BaseException], ...]
 
-    def __post_init__(self) -> None:
-        if self.attempts < 1:
+    def __init__(self, attempts: int = 1, backoff: float = 0.5, backoff_max: float = 30.0,
+                 on: tuple[type[BaseException], ...] = (TemporaryFailure, ConnectError, FetchTimeout,
+                                                        TruncatedTransfer)) -> None:
+        _set(self, "attempts", attempts)
+        _set(self, "backoff", backoff)
+        _set(self, "backoff_max", backoff_max)
+        _set(self, "on", on)
+        if attempts < 1:
             raise ConfigurationError("Retry.attempts must be >= 1")
-        if self.backoff < 0 or self.backoff_max < 0:
+        if backoff < 0 or backoff_max < 0:
             raise ConfigurationError("Retry.backoff and backoff_max must be >= 0")
-        if not all(isinstance(c, type) and issubclass(c, BaseException) for c in self.on):
+        if not all(isinstance(c, type) and issubclass(c, BaseException) for c in on):
             raise ConfigurationError("Retry.on must hold exception classes")
 
     def retries(self, exc: BaseException) -> bool:
@@ -120,8 +155,7 @@ class Retry:
         return float(min(base, self.backoff_max))
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(Record):
     """What a handler needs to carry out one call: the URL and the values in force.
 
     ``offset``/``length`` select a byte range (``length`` None: to the end).
@@ -131,20 +165,32 @@ class Request:
     event-loop time by which the call must end (from ``Timeouts.total``).
     """
 
+    __slots__ = ("url", "timeouts", "limits", "retry", "offset", "length", "options", "deadline")
+    _factories = {"timeouts": Timeouts, "limits": Limits, "retry": Retry}  # None in __init__: a fresh default
     url: URL
-    timeouts: Timeouts = field(default_factory=Timeouts)
-    limits: Limits = field(default_factory=Limits)
-    retry: Retry = field(default_factory=Retry)
-    offset: int = 0
-    length: int | None = None
-    options: object | None = None
-    deadline: float | None = None
+    timeouts: Timeouts
+    limits: Limits
+    retry: Retry
+    offset: int
+    length: int | None
+    options: object | None
+    deadline: float | None
 
-    def __post_init__(self) -> None:
-        if self.offset < 0:
-            raise ConfigurationError(f"offset must be >= 0 (got {self.offset})", url=self.url)
-        if self.length is not None and self.length < 0:
-            raise ConfigurationError(f"length must be >= 0 (got {self.length})", url=self.url)
+    def __init__(self, url: URL, timeouts: Timeouts | None = None, limits: Limits | None = None,
+                 retry: Retry | None = None, offset: int = 0, length: int | None = None,
+                 options: object | None = None, deadline: float | None = None) -> None:
+        _set(self, "url", url)
+        _set(self, "timeouts", Timeouts() if timeouts is None else timeouts)
+        _set(self, "limits", Limits() if limits is None else limits)
+        _set(self, "retry", Retry() if retry is None else retry)
+        _set(self, "offset", offset)
+        _set(self, "length", length)
+        _set(self, "options", options)
+        _set(self, "deadline", deadline)
+        if offset < 0:
+            raise ConfigurationError(f"offset must be >= 0 (got {offset})", url=url)
+        if length is not None and length < 0:
+            raise ConfigurationError(f"length must be >= 0 (got {length})", url=url)
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (None: no deadline); never negative."""
@@ -171,4 +217,4 @@ class Request:
 
     def replace(self, **changes: object) -> Request:
         """A copy with *changes* (for example a new ``url`` after a redirect)."""
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+        return self.__replace__(**changes)

@@ -155,7 +155,12 @@ def test_a_wrong_loop_choice_is_a_clear_error(tmp_path: Path) -> None:
 # is not used by the command, or (marked) not yet cut and guarded so it does not come back.
 _NOT_FOR_QUICK = ("asyncio", "argparse", "dataclasses", "inspect", "json", "typing", "contextlib",
                   "importlib.metadata", "email", "pathlib", "logging", "copy")
-_NOT_FOR_GET = ("aiohttp", "html.parser", "importlib.metadata", "shutil", "bz2", "lzma", "logging.handlers", "netrc")
+_NOT_FOR_GET = ("aiohttp", "html.parser", "importlib.metadata", "shutil", "bz2", "lzma", "logging.handlers", "netrc",
+                "mimetypes", "importlib.util")
+_NOT_FOR_PLAIN_GET = ("argparse",)  # `get -o FILE URL`, `ls URL` are read without it (mirror, put... use it)
+# made lazy for a download: Timeouts/Entry/... are not dataclasses made at import, proxy settings load
+# at the first proxied request, file: mtimes come from the _datetime C module
+_LAZY_FOR_FILE = ("dataclasses", "datetime", "anyurl.protocols.proxy")
 
 
 def _modules_after(argv: list[str]) -> tuple[int, set[str], set[str]]:
@@ -186,9 +191,10 @@ def test_quick_commands_import_nothing_they_do_not_use(argv: list[str], forbidde
 
 
 @pytest.mark.parametrize(("url", "exit_code", "also_forbidden"), [
-    ("file", 0, ("email", "httptools", "anyurl.handlers.http")),
+    ("file", 0, ("email", "httptools", "anyurl.handlers.http", *_LAZY_FOR_FILE)),
     ("ftp://127.0.0.1:1/x", 13, ("email", "httptools", "anyurl.handlers.http")),   # refused: the handler ran
-    ("gopher://127.0.0.1:1/0x", 13, ("email", "httptools", "anyurl.handlers.http")),
+    ("gopher://127.0.0.1:1/0x", 13, ("email", "httptools", "anyurl.handlers.http", "datetime",
+                                     "anyurl.protocols.proxy")),
     ("http://127.0.0.1:1/x", 13, ()),   # the lean HTTP path: no aiohttp for a plain request
 ])
 def test_get_imports_nothing_it_does_not_use(url: str, exit_code: int, also_forbidden: tuple[str, ...],
@@ -198,7 +204,7 @@ def test_get_imports_nothing_it_does_not_use(url: str, exit_code: int, also_forb
         url = (tmp_path / "f.txt").as_uri()
     code, loaded, bare = _modules_after(["get", "-o", str(tmp_path / "out"), url])
     assert code == exit_code
-    assert sorted((loaded - bare) & {*_NOT_FOR_GET, *also_forbidden}) == []
+    assert sorted((loaded - bare) & {*_NOT_FOR_GET, *_NOT_FOR_PLAIN_GET, *also_forbidden}) == []
     assert "asyncio" in loaded
 
 
@@ -206,7 +212,7 @@ def test_ls_of_a_directory_imports_nothing_it_does_not_use(tmp_path: Path) -> No
     (tmp_path / "f.txt").write_text("hello\n")
     code, loaded, bare = _modules_after(["ls", tmp_path.as_uri() + "/"])
     assert code == 0
-    assert sorted((loaded - bare) & {*_NOT_FOR_GET, "email", "httptools", "mimetypes"}) == []
+    assert sorted((loaded - bare) & {*_NOT_FOR_GET, *_NOT_FOR_PLAIN_GET, "email", "httptools", "mimetypes"}) == []
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["parse", "http://h/x", "news:a@b"]])
@@ -228,3 +234,97 @@ def test_the_entry_point_hands_errors_to_the_cli() -> None:
     assert proc.returncode == anyurl.URLSyntaxError.exit_code
     assert json.loads(proc.stdout)["canonical"] == "http://h/"
     assert proc.stderr.startswith("anyurl: http://h/a b: ") and proc.stderr.count("\n") == 1
+
+
+# -- `anyurl get`, `ls` and `stat` read without argparse --------------------------------
+
+_PLAIN_LINES = [
+    "get -q -o OUT file:///x", "file:///x", "--debug http://h/", "get a b -d D", "-v get -O a",
+    "--email me@x get a", "--email=me@x a", "get a -q", "get a -o F", "get -o - a", "get --output=F a",
+    "get --parallel 8 --retry 2 --retry-delay 0.5 --timeout 3 --connect-timeout 1 --max-time 9 --max-size 64k a",
+    "get --proxy= a", "get --proxy '' a", "get --noproxy '*' -q a", "get -c --force -d D a b c",
+    "get --user-agent X --news-server n:119 --remote-name a", "--timeout 3 get a", "get --continue --quiet a",
+    "ls u", "ls --json u", "--debug ls --json-lines -q --timeout 2 u", "stat u", "stat --json --retry 1 u",
+    "ls u --proxy http://p:3128", "stat --noproxy=h u",
+]
+# argparse's own business: abbreviations, bundled or attached short options, repeats, usage errors, help
+_OTHER_LINES = [
+    "get -qO a", "get -oF a", "get --out F a", "get a -q b", "get -o F -O a", "get --parallel 0 a", "get",
+    "get -q", "get -- a", "get -i list a", "-h", "get -h", "get -o F -o G a", "get --max-size x a",
+    "telnet://h", "get -o -x a", "get -o= a", "get -1 a", "-v --verbose get a", "--version", "get --verb a",
+    "parse a", "get -o", "get --timeout nan a", "ls", "ls a b", "ls --json --json-lines u", "stat --json-lines u",
+    "ls -o F u", "mirror u d", "put f u", "ls --parallel 2 u", "stat --js u",
+]
+
+
+@pytest.mark.parametrize("line", _PLAIN_LINES)
+def test_plain_lines_read_without_argparse_as_argparse_reads_them(line: str) -> None:
+    import shlex
+
+    from anyurl import cli
+
+    argv = cli._insert_default_command(shlex.split(line))
+    quick = cli._parse_plain_line(argv)
+    assert quick is not None
+    assert vars(quick) == vars(cli.build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("line", _OTHER_LINES)
+def test_other_command_lines_go_to_argparse(line: str) -> None:
+    import shlex
+
+    from anyurl import cli
+
+    assert cli._parse_plain_line(cli._insert_default_command(shlex.split(line))) is None
+
+
+@pytest.mark.parametrize("command", ["get", "ls", "stat"])
+def test_the_quick_reader_knows_every_option(command: str) -> None:
+    # an option added to the command in build_parser but not to the quick reader's defaults
+    # would be missing from the namespace of every plain line: this names it
+    from anyurl import cli
+
+    parsed = vars(cli.build_parser().parse_args([command, "u"]))
+    key = "urls" if command == "get" else "url"
+    assert {**cli._QUICK_DEFAULTS[command], key: ["u"] if command == "get" else "u"} == parsed
+
+
+def test_a_plain_get_line_runs_without_argparse(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("hello\n")
+    code, loaded, bare = _modules_after(["get", "-q", "--parallel", "2", "-o", str(tmp_path / "out"),
+                                         (tmp_path / "f.txt").as_uri()])
+    assert code == 0
+    assert (tmp_path / "out").read_text() == "hello\n"
+    assert "argparse" not in loaded - bare
+    code, loaded, bare = _modules_after(["get", "-qo", str(tmp_path / "out2"), (tmp_path / "f.txt").as_uri()])
+    assert code == 0 and (tmp_path / "out2").read_text() == "hello\n"
+    assert "argparse" in loaded  # bundled short options: argparse read the line, same result
+
+
+def test_the_entry_point_pauses_the_collector_only_for_start_up(tmp_path: Path) -> None:
+    # start-up runs without collections (they would walk every object imports made); transfers
+    # run with the collector on, so cyclic garbage of a long URL list is still freed
+    (tmp_path / "f.txt").write_text("hello\n")
+    code = ("import gc, sys, anyurl.cli\n"
+            "seen = []\n"
+            "real = anyurl.cli.cmd_get\n"
+            "async def spy(*a):\n"
+            "    seen.append(gc.isenabled())\n"
+            "    return await real(*a)\n"
+            "anyurl.cli.cmd_get = spy\n"
+            "from anyurl.__main__ import main\n"
+            f"argv = ['get', '-q', '-o', {str(tmp_path / 'out')!r}, {(tmp_path / 'f.txt').as_uri()!r}]\n"
+            "paused = []\n"
+            "real_parse = anyurl.cli._parse_plain_line\n"
+            "def parse_spy(a):\n"
+            "    paused.append(gc.isenabled())\n"
+            "    return real_parse(a)\n"
+            "anyurl.cli._parse_plain_line = parse_spy\n"
+            "print(main(argv), paused, seen, gc.isenabled(), gc.get_freeze_count() > 1000)\n"
+            "gc.disable()\n"
+            "print(main(['--version']), gc.isenabled())")
+    env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["0 [False] [True] True True", f"anyurl {anyurl.__version__}", "0 False"]
+    assert (tmp_path / "out").read_text() == "hello\n"

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .._record import Record
 from ..errors import (
     AnyURLError,
     ConfigurationError,
@@ -39,10 +40,10 @@ if TYPE_CHECKING:
 __all__ = ["GopherHandler", "GopherOptions"]
 
 SendHook = Callable[[bytes], Any]
+_set = object.__setattr__
 
 
-@dataclass(frozen=True)
-class GopherOptions:
+class GopherOptions(Record):
     """Gopher settings, passed as ``Client(gopher=GopherOptions(...))``.
 
     ``max_menu_bytes``: the most bytes of a menu or attribute reply held in
@@ -54,10 +55,19 @@ class GopherOptions:
     ``Client.form_callback``. Per call: ``fetch(url, options=GopherOptions(...))``.
     """
 
-    max_menu_bytes: int = 64 << 20
-    hold_limit: int = 1 << 20
-    on_send: SendHook | None = None
-    form_answers: Sequence[str] | None = None
+    __slots__ = ("max_menu_bytes", "hold_limit", "on_send", "form_answers")
+    max_menu_bytes: int
+    hold_limit: int
+    on_send: SendHook | None
+    form_answers: Sequence[str] | None
+
+    # a frozen dataclass before; written out, it costs nothing at import (see anyurl._record)
+    def __init__(self, max_menu_bytes: int = 64 << 20, hold_limit: int = 1 << 20, on_send: SendHook | None = None,
+                 form_answers: Sequence[str] | None = None) -> None:
+        _set(self, "max_menu_bytes", max_menu_bytes)
+        _set(self, "hold_limit", hold_limit)
+        _set(self, "on_send", on_send)
+        _set(self, "form_answers", form_answers)
 
 
 class _Conn:
@@ -331,7 +341,8 @@ class GopherHandler(Handler):
             chunks = self._text(conn, meta)
         else:
             chunks = self._raw(conn)
-        return Body(url, chunks, content_type=gp.content_type_for(gtype, url.selector, plan.view),
+        # the type is worked out when asked for: a guess from the selector loads mimetypes' tables
+        return Body(url, chunks, content_type=lambda: gp.content_type_for(gtype, url.selector, plan.view),
                     size=header.length if header.length >= 0 else None, meta=meta,
                     on_close=conn.close)
 
@@ -350,8 +361,9 @@ class GopherHandler(Handler):
         if gtype in gp.MENU_TYPES:
             return await self._menu(url, conn, meta, -1)
         chunks = self._text(conn, meta) if gp.is_text_type(gtype) else self._raw(conn)
-        ctype = gp.content_type_for(gtype, url.selector, plan.view if meta.get("gopher_plus") else None)
-        return Body(url, chunks, content_type=ctype, meta=meta, on_close=conn.close)
+        view = plan.view if meta.get("gopher_plus") else None
+        return Body(url, chunks, content_type=lambda: gp.content_type_for(gtype, url.selector, view), meta=meta,
+                    on_close=conn.close)
 
     # -- reply shapes ------------------------------------------------------------
 
@@ -550,7 +562,7 @@ class GopherHandler(Handler):
                         more: dict[str, Any] = {"size_text": facts.size_text} if facts.size_text else {}
                         if facts.size is not None:
                             more["size_approximate"] = facts.size_approximate
-                        e = replace(e, size=facts.size, modified=facts.modified, meta={**e.meta, **more})
+                        e = e.__replace__(size=facts.size, modified=facts.modified, meta={**e.meta, **more})
                     entries.append(e)
         return Body.from_bytes(url, data, content_type="text/plain", entries=entries, meta=meta)
 
