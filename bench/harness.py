@@ -305,19 +305,35 @@ class ManyFiles:
     size: int
     names: list[str]
     output: Output
+    exact: bool = True  # check() also checks every file's size (else only the count)
+    mkdir: bool = True  # fresh() makes the directory (False: the clients make it)
+    manifest: Path | None = None  # a tree for fs_anchor --tree instead of names x size
     retired: int = 0
 
     @classmethod
     def prepare(cls, output: Output, group: str, urls: Sequence[str], size: int,
-                names: Sequence[str] | None = None) -> ManyFiles:
-        """*names*: the files each run leaves in the directory (default: each URL's last segment)."""
+                names: Sequence[str] | None = None, exact: bool = True) -> ManyFiles:
+        """*names*: the files each run leaves in the directory (default: each URL's last
+        segment); *size*: each file's (with *exact* False, the mean size, for the anchor)."""
         work = Path(tempfile.mkdtemp(prefix=f"{group}-", dir=output.root))
         work.chmod(0o755)
         remove_later(work)
         cfg = work / "curl.cfg"
         cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
         names = list(names) if names is not None else [u.rsplit("/", 1)[-1] for u in urls]
-        return cls(work / "many", cfg, len(urls), size, names, output)
+        return cls(work / "many", cfg, len(urls), size, names, output, exact)
+
+    @classmethod
+    def tree(cls, output: Output, group: str, files: dict[str, bytes]) -> ManyFiles:
+        """A directory tree the clients create themselves (mirror): *files* maps each
+        relative path to its content, which the anchor writes as they do."""
+        import json
+
+        self = cls.prepare(output, group, [], 0, names=[], exact=False)
+        self.count, self.mkdir = len(files), False
+        self.manifest = self.outdir.parent / "tree.json"
+        self.manifest.write_text(json.dumps([[rel, data.hex()] for rel, data in files.items()]))
+        return self
 
     def fresh(self) -> None:
         """An empty output directory. On disk the last run's directory is renamed aside, not
@@ -329,11 +345,12 @@ class ManyFiles:
                 self.outdir.rename(self.outdir.with_name(f"{self.outdir.name}.{self.retired}"))
         else:
             shutil.rmtree(self.outdir, ignore_errors=True)
-        self.outdir.mkdir()
+        if self.mkdir:
+            self.outdir.mkdir()
 
     def check(self) -> None:
         files = list(self.outdir.iterdir())
-        if len(files) != self.count or any(f.stat().st_size != self.size for f in files):
+        if len(files) != self.count or (self.exact and any(f.stat().st_size != self.size for f in files)):
             raise RuntimeError(f"expected {self.count} files of {self.size} bytes in {self.outdir}")
 
     def note(self) -> str:
@@ -342,9 +359,14 @@ class ManyFiles:
                else "the same directory deleted and re-made before each run")
         return f"output: {self.output.describe()}; {how}"
 
-    def anchor(self) -> Case:
-        """The filesystem's share: the same files written by plain os calls in one process."""
-        return Case(ANCHOR, anchor_cmd(self.outdir, self.size, self.names), self.fresh, self.check)
+    def anchor(self, after: Callable[[], None] | None = None) -> Case:
+        """The filesystem's share: the same files written by plain os calls in one process
+        (checked by *after*, default check())."""
+        if self.manifest is not None:
+            argv = [sys.executable, "-S", "-m", "bench.fs_anchor", "--tree", str(self.manifest), str(self.outdir)]
+        else:
+            argv = anchor_cmd(self.outdir, self.size, self.names)
+        return Case(ANCHOR, argv, self.fresh, after or self.check)
 
 
 # Name of the filesystem anchor case in every small-file group.
