@@ -48,10 +48,11 @@ TIME = "/usr/bin/time"
 ROUNDS = 5
 # Title filters (bench.run --only): a group runs when its title contains one of them.
 ONLY: list[str] = []
-# How a disk output directory is renewed between runs (bench.run --disk-fresh): "rename"
-# moves the last run's directory aside, to be deleted after the whole run; "rmtree" deletes
-# it at once (the method before 2026-11-23's fourth session, kept to show what it cost).
-DISK_FRESH = "rename"
+# How a disk output directory is renewed between runs (bench.run --disk-fresh): "spread"
+# empties the last run's directory, keeps it (renamed aside) and makes a new one, which
+# chattr +T places in another block group (ManyFiles.fresh); "rmtree" deletes and re-makes
+# the same directory (the method before 2026-11-23's fourth session, kept to show its cost).
+DISK_FRESH = "spread"
 
 
 @dataclass
@@ -271,17 +272,14 @@ def default_outputs(labels: Sequence[str], tmpfs: Path, disk: Path) -> list[Outp
         elif label == "disk":
             disk.mkdir(parents=True, exist_ok=True)
             disk.chmod(0o755)  # servers running as their own users read trees below it
-            out.append(Output("disk", disk, DISK_FRESH == "rename" and spread_dirs(disk)))
+            out.append(Output("disk", disk, DISK_FRESH == "spread" and spread_dirs(disk)))
         else:
             raise ValueError(f"unknown output {label!r}: tmpfs or disk")
     return out
 
 
 def remove_later(path: Path) -> None:
-    """Delete *path* in cleanup(), after the whole run: on ext4 without a journal (this
-    machine's root) files created within a minute or more of deleting others in the same
-    block group cost 0.3-0.7 ms each instead of 0.03 ms (ialloc.c skips recently deleted
-    inodes, scanning from the group's start for every new one; see docs/benchmarks.md)."""
+    """Delete *path* in cleanup(), after the whole run."""
     _REMOVE_LATER.append(path)
 
 
@@ -317,6 +315,8 @@ class ManyFiles:
         segment); *size*: each file's (with *exact* False, the mean size, for the anchor)."""
         work = Path(tempfile.mkdtemp(prefix=f"{group}-", dir=output.root))
         work.chmod(0o755)
+        if output.spread:
+            spread_dirs(work)  # each run's directory in a block group of its own (fresh)
         remove_later(work)
         cfg = work / "curl.cfg"
         cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
@@ -336,11 +336,23 @@ class ManyFiles:
         return self
 
     def fresh(self) -> None:
-        """An empty output directory. On disk the last run's directory is renamed aside, not
-        deleted (deleting it would put the next run's creates in the slow state remove_later
-        describes); each new directory lands in a group by itself under chattr +T."""
-        if self.output.label == "disk" and DISK_FRESH == "rename":
+        """An empty output directory before each run.
+
+        On ext4 without a journal (this machine's root) a file created within 1-360 s of
+        deleting others in the same block group costs 0.2-0.9 ms instead of 0.03 ms: the
+        inode allocator passes over recently deleted inodes, scanning from the group's start
+        for every new one (docs/benchmarks.md). So on disk the last run's files are deleted
+        (seconds old, before writeback: no discard I/O), its emptied directory is kept,
+        renamed aside, and a new directory is made, which chattr +T on the parent places in
+        another block group. Elsewhere (tmpfs, or --disk-fresh rmtree) the same directory
+        is deleted and re-made."""
+        if self.output.label == "disk" and DISK_FRESH == "spread":
             if self.outdir.exists():
+                for entry in os.scandir(self.outdir):
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.unlink(entry.path)
                 self.retired += 1
                 self.outdir.rename(self.outdir.with_name(f"{self.outdir.name}.{self.retired}"))
         else:
@@ -354,8 +366,9 @@ class ManyFiles:
             raise RuntimeError(f"expected {self.count} files of {self.size} bytes in {self.outdir}")
 
     def note(self) -> str:
-        how = ("a new directory per run, the last one renamed aside and deleted after the whole run"
-               if self.output.label == "disk" and DISK_FRESH == "rename"
+        how = ("a new directory per run placed by chattr +T, the last run's files deleted and its"
+               " emptied directory kept until the end"
+               if self.output.label == "disk" and DISK_FRESH == "spread"
                else "the same directory deleted and re-made before each run")
         return f"output: {self.output.describe()}; {how}"
 
