@@ -251,6 +251,9 @@ class Output:
 # Where small-file groups write, in this order; bench.run sets it from --outputs/--tmpfs/--scratch.
 OUTPUTS: list[Output] = []
 _REMOVE_LATER: list[Path] = []
+_TO_EMPTY: list[ManyFiles] = []
+# Disk group directories left by earlier runs are deleted once this old (see cleanup()).
+PRUNE_AFTER_S = 600
 
 
 def outputs() -> list[Output]:
@@ -271,6 +274,7 @@ def default_outputs(labels: Sequence[str], tmpfs: Path, disk: Path) -> list[Outp
             out.append(Output("tmpfs", root))
         elif label == "disk":
             disk.mkdir(parents=True, exist_ok=True)
+            prune(disk)
             disk.chmod(0o755)  # servers running as their own users read trees below it
             out.append(Output("disk", disk, DISK_FRESH == "spread" and spread_dirs(disk)))
         else:
@@ -283,11 +287,36 @@ def remove_later(path: Path) -> None:
     _REMOVE_LATER.append(path)
 
 
+def _empty(directory: Path) -> None:
+    for entry in os.scandir(directory):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
+
+
 def cleanup() -> None:
-    """Delete what remove_later() collected (bench.run calls this after the last group)."""
+    """After the last group: delete what remove_later() collected (tmpfs roots, tmpfs
+    groups) and the files of each disk group's last run, but keep the disk groups' emptied
+    directories. Deleting them now would give their block groups back to the Orlov
+    allocator while their files' inodes still count as recently deleted, and a run started
+    within minutes would put its directories there (its first rounds read 0.14 s instead of
+    0.03 s in bench/fs_probe.py); the next run prunes them (prune())."""
+    while _TO_EMPTY:
+        many = _TO_EMPTY.pop()
+        if many.outdir.is_dir():
+            _empty(many.outdir)
     while _REMOVE_LATER:
         shutil.rmtree(_REMOVE_LATER.pop(), ignore_errors=True)
     OUTPUTS.clear()
+
+
+def prune(disk: Path, older_than: float = PRUNE_AFTER_S) -> None:
+    """Delete group directories an earlier run left under *disk* once untouched for *older_than* s."""
+    now = time.time()
+    for entry in os.scandir(disk):
+        if entry.is_dir(follow_symlinks=False) and now - entry.stat().st_mtime > older_than:
+            shutil.rmtree(entry.path, ignore_errors=True)
 
 
 @dataclass
@@ -315,13 +344,17 @@ class ManyFiles:
         segment); *size*: each file's (with *exact* False, the mean size, for the anchor)."""
         work = Path(tempfile.mkdtemp(prefix=f"{group}-", dir=output.root))
         work.chmod(0o755)
-        if output.spread:
+        if output.label == "disk" and DISK_FRESH == "spread":
             spread_dirs(work)  # each run's directory in a block group of its own (fresh)
-        remove_later(work)
+        else:
+            remove_later(work)
         cfg = work / "curl.cfg"
         cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
         names = list(names) if names is not None else [u.rsplit("/", 1)[-1] for u in urls]
-        return cls(work / "many", cfg, len(urls), size, names, output, exact)
+        self = cls(work / "many", cfg, len(urls), size, names, output, exact)
+        if output.label == "disk" and DISK_FRESH == "spread":
+            _TO_EMPTY.append(self)
+        return self
 
     @classmethod
     def tree(cls, output: Output, group: str, files: dict[str, bytes]) -> ManyFiles:
@@ -348,11 +381,7 @@ class ManyFiles:
         is deleted and re-made."""
         if self.output.label == "disk" and DISK_FRESH == "spread":
             if self.outdir.exists():
-                for entry in os.scandir(self.outdir):
-                    if entry.is_dir(follow_symlinks=False):
-                        shutil.rmtree(entry.path)
-                    else:
-                        os.unlink(entry.path)
+                _empty(self.outdir)
                 self.retired += 1
                 self.outdir.rename(self.outdir.with_name(f"{self.outdir.name}.{self.retired}"))
         else:
@@ -367,7 +396,7 @@ class ManyFiles:
 
     def note(self) -> str:
         how = ("a new directory per run placed by chattr +T, the last run's files deleted and its"
-               " emptied directory kept until the end"
+               " emptied directory kept (pruned by a run 10 minutes later)"
                if self.output.label == "disk" and DISK_FRESH == "spread"
                else "the same directory deleted and re-made before each run")
         return f"output: {self.output.describe()}; {how}"

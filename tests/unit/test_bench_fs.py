@@ -14,6 +14,7 @@ from bench import harness, summary
 def disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> harness.Output:
     monkeypatch.setattr(harness, "DISK_FRESH", "spread")
     monkeypatch.setattr(harness, "_REMOVE_LATER", [])
+    monkeypatch.setattr(harness, "_TO_EMPTY", [])
     return harness.Output("disk", tmp_path)
 
 
@@ -54,8 +55,13 @@ def test_disk_fresh_deletes_the_files_keeps_the_emptied_directory_and_makes_a_ne
     assert many.outdir.stat().st_ino != first
     kept = many.outdir.with_name("many.1")
     assert kept.stat().st_ino == first and list(kept.iterdir()) == []
-    harness.cleanup()
-    assert not many.outdir.parent.exists()
+    (many.outdir / "a").write_bytes(b"x")
+    harness.cleanup()  # the last run's files go, the directories stay for a later run to prune
+    assert list(many.outdir.iterdir()) == [] and kept.is_dir()
+    harness.prune(disk.root)
+    assert many.outdir.parent.is_dir()
+    harness.prune(disk.root, older_than=-1)
+    assert list(disk.root.iterdir()) == []
 
 
 def test_rmtree_mode_reuses_the_same_path(disk: harness.Output, monkeypatch: pytest.MonkeyPatch) -> None:
