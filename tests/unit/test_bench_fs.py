@@ -72,6 +72,8 @@ def test_rmtree_mode_reuses_the_same_path(disk: harness.Output, monkeypatch: pyt
     many.fresh()
     assert list(many.outdir.iterdir()) == [] and not many.outdir.with_name("many.1").exists()
     assert "deleted and re-made" in many.note()
+    old = harness.default_outputs(["disk"], Path("/dev/shm"), disk.root / "old")
+    assert [o.label for o in old] == ["disk, rmtree per run"] and not old[0].spread
 
 
 def test_tree_anchor_writes_the_tree_byte_for_byte(disk: harness.Output) -> None:
