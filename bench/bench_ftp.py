@@ -7,7 +7,8 @@ Groups (interleaved rounds, see bench/harness.py):
   * one large file (1 GiB; 128 MiB with --quick) RETR to a file on disk,
   * the same file to /dev/null,
   * 1,000 files of 4 KiB (200 with --quick) from one directory, 8 connections,
-    plus anyurl over one connection and with a new connection per file.
+    plus anyurl over one connection and with a new connection per file; once with
+    the output on tmpfs and once on disk, each with the filesystem anchor.
 
 anyurl runs as its CLI (``anyurl get``) and as a small library script (this
 module's ``get``/``many`` commands) so the library's data path can be told apart
@@ -32,7 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, python_cmd
+from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, outputs, python_cmd, wanted
 
 MIB = 1 << 20
 BLOCK = 256 << 10  # ftplib's and aioftp's read size
@@ -46,7 +47,9 @@ def run(launcher: object, quick: bool) -> None:
     mib = 128 if quick else 1024
     count = 200 if quick else 1000
     size = mib * MIB
-    big = vsftpd.ensure_big(ep.info, size, "bench-big.bin")
+    big_titles = [f"ftp: one {mib} MiB file from vsftpd to disk", f"ftp: one {mib} MiB file from vsftpd to /dev/null"]
+    big = (vsftpd.ensure_big(ep.info, size, "bench-big.bin") if any(map(wanted, big_titles))
+           else Path(ep.info["anon_root"]) / "pub" / "bench-big.bin")
     many_dir = vsftpd.ensure_many(ep.info, count, 4096, f"bench{count}")
     host, port = ep.host, ep.port
     url = f"ftp://{host}:{port}/pub/bench-big.bin"
@@ -76,7 +79,7 @@ def run(launcher: object, quick: bool) -> None:
         if have_uvloop:
             cases.append(Case("anyurl library + uvloop", python_cmd(*me, "get", "--uvloop", url, str(out)),
                               clean, verify))
-        compare(f"ftp: one {mib} MiB file from vsftpd to disk", cases, "curl -o FILE", unit_work=(mib, "MiB"))
+        compare(big_titles[0], cases, "curl -o FILE", unit_work=(mib, "MiB"))
 
         cases = [
             Case("curl -o /dev/null", ["curl", "-sf", "-o", "/dev/null", url]),
@@ -89,33 +92,39 @@ def run(launcher: object, quick: bool) -> None:
         ]
         if have_uvloop:
             cases.append(Case("anyurl library + uvloop", python_cmd(*me, "get", "--uvloop", url, "/dev/null")))
-        compare(f"ftp: one {mib} MiB file from vsftpd to /dev/null", cases, "curl -o /dev/null",
+        compare(big_titles[1], cases, "curl -o /dev/null",
                 unit_work=(mib, "MiB"))
 
         names = sorted(p.name for p in many_dir.iterdir())
         rel = f"/pub/{many_dir.name}"
         urls = [f"ftp://{host}:{port}{rel}/{n}" for n in names]
-        many = ManyFiles.prepare(scratch, urls, 4096)
-        outdir, cfg, fresh, check = many.outdir, many.curl_config, many.fresh, many.check
-        cases = [
-            Case("lftp mget -P 8", ["lftp", "-c", f"{lftp_open}; lcd {outdir}; mget -P 8 {rel}/*"], fresh, check),
-            Case("curl -Z --parallel-max 8", [
-                "curl", "-sf", "-Z", "--parallel-max", "8", "--output-dir", str(outdir),
-                "--remote-name-all", "-K", str(cfg)], fresh, check),
-            Case("aioftp, 8 clients", python_cmd(*me, "aioftp-many", host, str(port), "8", str(outdir),
-                                                 *[f"{rel}/{n}" for n in names]), fresh, check),
-            Case("anyurl get --parallel 8 -d DIR",
-                 anyurl_cmd("get", "-q", "--parallel", "8", "-d", str(outdir), *urls), fresh, check),
-        ]
-        variants = [("anyurl library, 8 connections", ["--parallel", "8"])]
-        if have_uvloop:
-            variants.append(("anyurl library + uvloop, 8 connections", ["--parallel", "8", "--uvloop"]))
-        for label, extra in [*variants,
-                             ("anyurl library, 1 connection", ["--parallel", "1"]),
-                             ("anyurl library, new connection per file (8)", ["--parallel", "8", "--no-reuse"])]:
-            cases.append(Case(label, python_cmd(*me, "many", *extra, str(outdir), *urls), fresh, check))
-        compare(f"ftp: {count} files of 4 KiB from one directory", cases, "lftp mget -P 8",
-                unit_work=(count, "files"))
+        for output in outputs():
+            title = f"ftp: {count} files of 4 KiB from one directory, output on {output.label}"
+            if not wanted(title):
+                continue
+            many = ManyFiles.prepare(output, "ftp", urls, 4096)
+            outdir, cfg, fresh, check = many.outdir, many.curl_config, many.fresh, many.check
+            cases = [
+                Case("lftp mget -P 8", ["lftp", "-c", f"{lftp_open}; lcd {outdir}; mget -P 8 {rel}/*"],
+                     fresh, check),
+                Case("curl -Z --parallel-max 8", [
+                    "curl", "-sf", "-Z", "--parallel-max", "8", "--output-dir", str(outdir),
+                    "--remote-name-all", "-K", str(cfg)], fresh, check),
+                Case("aioftp, 8 clients", python_cmd(*me, "aioftp-many", host, str(port), "8", str(outdir),
+                                                     *[f"{rel}/{n}" for n in names]), fresh, check),
+                Case("anyurl get --parallel 8 -d DIR",
+                     anyurl_cmd("get", "-q", "--parallel", "8", "-d", str(outdir), *urls), fresh, check),
+            ]
+            variants = [("anyurl library, 8 connections", ["--parallel", "8"])]
+            if have_uvloop:
+                variants.append(("anyurl library + uvloop, 8 connections", ["--parallel", "8", "--uvloop"]))
+            for label, extra in [*variants,
+                                 ("anyurl library, 1 connection", ["--parallel", "1"]),
+                                 ("anyurl library, new connection per file (8)",
+                                  ["--parallel", "8", "--no-reuse"])]:
+                cases.append(Case(label, python_cmd(*me, "many", *extra, str(outdir), *urls), fresh, check))
+            cases.append(many.anchor())
+            compare(title, cases, "lftp mget -P 8", unit_work=(count, "files"), note=many.note())
     finally:
         big.unlink(missing_ok=True)
         shutil.rmtree(scratch, ignore_errors=True)

@@ -10,7 +10,8 @@
    process per connection under socat, so this group is bound by the server's forks):
    ``anyurl get --parallel 32 -d DIR`` vs ``curl --parallel --parallel-max 32``
    (the CLI keeps the Client's default of 8 connections per host; the API
-   script case uses Limits(per_host=32)).
+   script case uses Limits(per_host=32)); once with the output on tmpfs and once on
+   disk, each with the filesystem anchor (bench/harness.py).
 
 curl sends the selector of ``gopher://h:p/9/big.bin`` as ``/big.bin`` (it drops
 the "/" and the type character), exactly as anyurl does. Ratios > 1 mean
@@ -30,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import Case, anyurl_cmd, check_size, compare, python_cmd
+from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, outputs, python_cmd, wanted
 
 CONCURRENCY = 32
 # The anchor: no anyurl, the fastest asyncio process we know for one item (bench/raw_gopher.py).
@@ -82,26 +83,25 @@ def run(launcher: object, quick: bool) -> None:
     ], "curl > /dev/null", unit_work=(mib, "MiB"))
 
     urls = [f"{base}/0/many/t{i:04d}.txt" for i in range(n_small)]
-    dest = work / "many"
-
-    def clean() -> None:
-        shutil.rmtree(dest, ignore_errors=True)
-        dest.mkdir()
-
-    def check_many() -> None:
-        got = len(list(dest.iterdir()))
-        if got != n_small:
-            raise RuntimeError(f"expected {n_small} files, got {got}")
-
-    compare(f"gopher: {n_small} small text items, concurrency {CONCURRENCY} (gophernicus)", [
-        Case(f"curl --parallel-max {CONCURRENCY}",
-             [curl, "-s", "--parallel", "--parallel-max", str(CONCURRENCY), "--output-dir", str(dest),
-              "--remote-name-all", *urls], clean, check_many),
-        Case(f"anyurl get --parallel {CONCURRENCY}",
-             anyurl_cmd("get", "-q", "--parallel", str(CONCURRENCY), "-d", str(dest), *urls), clean, check_many),
-        Case(f"anyurl API, {CONCURRENCY} concurrent (script)",
-             python_cmd("-m", "bench.bench_gopher", "many", str(dest), str(CONCURRENCY), *urls), clean, check_many),
-    ], f"curl --parallel-max {CONCURRENCY}", unit_work=(n_small, "requests"))
+    # items differ in size: the anchor writes each the mean size, the check counts files
+    mean = sum((root / "many" / f"t{i:04d}.txt").stat().st_size for i in range(n_small)) // n_small
+    for output in outputs():
+        title = f"gopher: {n_small} small text items, concurrency {CONCURRENCY} (gophernicus), output on {output.label}"
+        if not wanted(title):
+            continue
+        many = ManyFiles.prepare(output, "gopher", urls, mean, exact=False)
+        dest, clean, check_many = many.outdir, many.fresh, many.check
+        compare(title, [
+            Case(f"curl --parallel-max {CONCURRENCY}",
+                 [curl, "-s", "--parallel", "--parallel-max", str(CONCURRENCY), "--output-dir", str(dest),
+                  "--remote-name-all", *urls], clean, check_many),
+            Case(f"anyurl get --parallel {CONCURRENCY}",
+                 anyurl_cmd("get", "-q", "--parallel", str(CONCURRENCY), "-d", str(dest), *urls), clean, check_many),
+            Case(f"anyurl API, {CONCURRENCY} concurrent (script)",
+                 python_cmd("-m", "bench.bench_gopher", "many", str(dest), str(CONCURRENCY), *urls), clean,
+                 check_many),
+            many.anchor(),
+        ], f"curl --parallel-max {CONCURRENCY}", unit_work=(n_small, "requests"), note=many.note())
     shutil.rmtree(work, ignore_errors=True)
     big.unlink(missing_ok=True)
 

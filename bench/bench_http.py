@@ -6,7 +6,8 @@
 Groups (interleaved rounds, see bench/harness.py):
   * one large file (1 GiB; 128 MiB with --quick) to a file on disk,
   * the same file to /dev/null (network and parsing cost only),
-  * 1,000 small files (4 KiB each) at concurrency 32 into a directory,
+  * 1,000 small files (4 KiB each) at concurrency 32 into a directory, once with the
+    directory on tmpfs and once on disk, each with the filesystem anchor (bench/harness.py),
   * 128 concurrent transfers of a 16 MiB file to /dev/null: peak RSS.
 
 anyurl runs as its CLI (``anyurl get``) and as a small library script (this
@@ -28,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, python_cmd
+from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, outputs, python_cmd, wanted
 
 MIB = 1 << 20
 STREAMS, STREAM_MIB = 128, 16
@@ -50,7 +51,6 @@ def run(launcher: object, quick: bool) -> None:
     mib = 128 if quick else 1024
     big = www / "bench-big.bin"
     mid = www / "bench-16m.bin"
-    _make_big(big, mib)
     size = mib * MIB
     url = f"http://{ep.host}:{ep.port}/bench-big.bin"
     scratch = Path(tempfile.mkdtemp(prefix="anyurl-bench-http-"))
@@ -63,6 +63,9 @@ def run(launcher: object, quick: bool) -> None:
             check_size(out, size)
             out.unlink()
 
+        if wanted(f"http: one {mib} MiB file from nginx to disk") or wanted(
+                f"http: one {mib} MiB file from nginx to /dev/null"):
+            _make_big(big, mib)
         compare(f"http: one {mib} MiB file from nginx to disk", [
             Case("curl -o FILE", ["curl", "-sf", "-o", str(out), url], clean, verify),
             Case("raw aiohttp (iter_chunked 1 MiB)",
@@ -80,33 +83,41 @@ def run(launcher: object, quick: bool) -> None:
             Case("anyurl library, aiohttp path",
                  python_cmd("-m", "bench.bench_http", "get", "--aiohttp", url, "/dev/null")),
         ], "curl -o /dev/null", unit_work=(mib, "MiB"))
-        big.unlink()
+        big.unlink(missing_ok=True)
 
         n = 1000
         urls = [f"http://{ep.host}:{ep.port}/many/f{i:04d}.txt" for i in range(n)]
-        many = ManyFiles.prepare(scratch, urls, 4096)
-        outdir, cfg, fresh, count = many.outdir, many.curl_config, many.fresh, many.check
-        compare(f"http: {n} files of 4 KiB at concurrency 32", [
-            Case("curl -Z --parallel-max 32", [
-                "curl", "-sf", "-Z", "--parallel-max", "32", "--output-dir", str(outdir),
-                "--remote-name-all", "-K", str(cfg)], fresh, count),
-            Case("raw aiohttp, 32 at a time",
-                 python_cmd("-m", "bench.raw_aiohttp", "--parallel", "32", "-d", str(outdir), *urls), fresh, count),
-            Case("anyurl get --parallel 32 -d DIR",
-                 anyurl_cmd("get", "-q", "--parallel", "32", "-d", str(outdir), *urls), fresh, count),
-            Case("anyurl library, 32 at a time",
-                 python_cmd("-m", "bench.bench_http", "many", "--parallel", "32", str(outdir), *urls),
-                 fresh, count),
-            Case("anyurl library, 32 at a time, aiohttp path",
-                 python_cmd("-m", "bench.bench_http", "many", "--aiohttp", "--parallel", "32", str(outdir), *urls),
-                 fresh, count),
-        ], "curl -Z --parallel-max 32", unit_work=(n, "files"))
+        for output in outputs():
+            title = f"http: {n} files of 4 KiB at concurrency 32, output on {output.label}"
+            if not wanted(title):
+                continue
+            many = ManyFiles.prepare(output, "http", urls, 4096)
+            outdir, cfg, fresh, count = many.outdir, many.curl_config, many.fresh, many.check
+            compare(title, [
+                Case("curl -Z --parallel-max 32", [
+                    "curl", "-sf", "-Z", "--parallel-max", "32", "--output-dir", str(outdir),
+                    "--remote-name-all", "-K", str(cfg)], fresh, count),
+                Case("raw aiohttp, 32 at a time",
+                     python_cmd("-m", "bench.raw_aiohttp", "--parallel", "32", "-d", str(outdir), *urls),
+                     fresh, count),
+                Case("anyurl get --parallel 32 -d DIR",
+                     anyurl_cmd("get", "-q", "--parallel", "32", "-d", str(outdir), *urls), fresh, count),
+                Case("anyurl library, 32 at a time",
+                     python_cmd("-m", "bench.bench_http", "many", "--parallel", "32", str(outdir), *urls),
+                     fresh, count),
+                Case("anyurl library, 32 at a time, aiohttp path",
+                     python_cmd("-m", "bench.bench_http", "many", "--aiohttp", "--parallel", "32", str(outdir),
+                                *urls), fresh, count),
+                many.anchor(),
+            ], "curl -Z --parallel-max 32", unit_work=(n, "files"), note=many.note())
 
-        _make_big(mid, STREAM_MIB)
+        streams_title = f"http: {STREAMS} concurrent transfers of {STREAM_MIB} MiB to /dev/null (peak RSS)"
+        if wanted(streams_title):
+            _make_big(mid, STREAM_MIB)
         murls = [f"http://{ep.host}:{ep.port}/{mid.name}?n={i}" for i in range(STREAMS)]
         mcfg = scratch / "curl-null.cfg"
         mcfg.write_text("".join(f'url = "{u}"\noutput = "/dev/null"\n' for u in murls))
-        compare(f"http: {STREAMS} concurrent transfers of {STREAM_MIB} MiB to /dev/null (peak RSS)", [
+        compare(streams_title, [
             Case(f"curl -Z --parallel-max {STREAMS}",
                  ["curl", "-sf", "-Z", "--parallel-max", str(STREAMS), "-K", str(mcfg)]),
             Case(f"raw aiohttp, {STREAMS} at a time",

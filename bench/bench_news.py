@@ -3,7 +3,8 @@ in parallel) vs Python's nntplib, all on the same server in the same run.
 
 ``python -m bench.run news [--quick]``: 1,000 articles (200 with --quick),
 injected into a fresh group at setup, at most 3 interleaved rounds. Every case writes each article to its
-own file, so the work is the same. Ratios > 1 mean faster than nntplib.
+own file, so the work is the same (once on tmpfs, once on disk, each with the filesystem
+anchor of bench/harness.py). Ratios > 1 mean faster than nntplib.
 
 The client roles run as their own processes through this module:
 ``python -m bench.bench_news nntplib|anyurl|anyurl4 HOST PORT GROUP N DIR``;
@@ -13,20 +14,19 @@ The client roles run as their own processes through this module:
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
 
 from bench import harness
-from bench.harness import Case, anyurl_cmd, compare, python_cmd
+from bench.harness import Case, ManyFiles, anyurl_cmd, compare, outputs, python_cmd, wanted
 
 BODY_LINES = 40  # about 2.5 KB per article, a typical text posting
 
 
-def _setup(launcher: object, n: int) -> tuple[str, int, str]:
+def _setup(launcher: object, n: int) -> tuple[str, int, str, int]:
+    """Inject *n* articles into a new group: (host, port, group, mean article size)."""
     from fixtures.servers import inn
 
     ep = launcher.get("inn")  # type: ignore[attr-defined]
@@ -41,7 +41,8 @@ def _setup(launcher: object, n: int) -> tuple[str, int, str]:
     for start in range(0, n, 1000):  # rnews batches of 1000
         inn.inject(arts[start:start + 1000], {group: min(n, start + 1000)}, timeout=300)
     print(f"   injected {n} articles into {group} in {time.perf_counter() - t0:.1f} s", flush=True)
-    return ep.host, ep.port, group
+    mean = sum(len(a) for a in arts) // n
+    return ep.host, ep.port, group, mean
 
 
 def run(launcher: object, quick: bool) -> None:
@@ -49,32 +50,28 @@ def run(launcher: object, quick: bool) -> None:
     # plain nntplib is latency-bound (about 45 ms per article against nnrpd, see docs/news.md):
     # at most 3 rounds keep the group near 2.5 minutes
     rounds = min(harness.ROUNDS, 3)
-    host, port, group = _setup(launcher, n)
-    out = Path(tempfile.mkdtemp(prefix="bench-news-"))
+    host, port, group, mean = _setup(launcher, n)
     urls = [f"nntp://{host}:{port}/{group}/{i}" for i in range(1, n + 1)]
-
-    def clean() -> None:
-        shutil.rmtree(out, ignore_errors=True)
-        out.mkdir()
-
-    def check() -> None:
-        files = list(out.iterdir())
-        if len(files) != n:
-            raise RuntimeError(f"expected {n} article files, got {len(files)}")
-
     role = python_cmd("-m", "bench.bench_news")
-    args = [host, str(port), group, str(n), str(out)]
-    compare(f"news: fetch {n} articles of one group from INN", [
-        Case("nntplib (one connection)", role + ["nntplib", *args], clean, check),
-        Case("nntplib + TCP_QUICKACK (patched)", role + ["nntplib-quickack", *args], clean, check),
-        Case("anyurl API, sequential (reuse)", role + ["anyurl", *args], clean, check),
-        Case("anyurl API, 4 concurrent", role + ["anyurl4", *args], clean, check),
-        Case("anyurl get -d --parallel 1", anyurl_cmd("get", "-q", "--parallel", "1", "-d", str(out), *urls),
-             clean, check),
-        Case("anyurl get -d --parallel 4", anyurl_cmd("get", "-q", "--parallel", "4", "-d", str(out), *urls),
-             clean, check),
-    ], "nntplib + TCP_QUICKACK (patched)", rounds=rounds, unit_work=(n, "articles"))
-    shutil.rmtree(out, ignore_errors=True)
+    for output in outputs():
+        title = f"news: fetch {n} articles of one group from INN, output on {output.label}"
+        if not wanted(title):
+            continue
+        # files are named by article number; sizes differ, so the check counts them
+        many = ManyFiles.prepare(output, "news", urls, mean, exact=False)
+        out, clean, check = many.outdir, many.fresh, many.check
+        args = [host, str(port), group, str(n), str(out)]
+        compare(title, [
+            Case("nntplib (one connection)", role + ["nntplib", *args], clean, check),
+            Case("nntplib + TCP_QUICKACK (patched)", role + ["nntplib-quickack", *args], clean, check),
+            Case("anyurl API, sequential (reuse)", role + ["anyurl", *args], clean, check),
+            Case("anyurl API, 4 concurrent", role + ["anyurl4", *args], clean, check),
+            Case("anyurl get -d --parallel 1", anyurl_cmd("get", "-q", "--parallel", "1", "-d", str(out), *urls),
+                 clean, check),
+            Case("anyurl get -d --parallel 4", anyurl_cmd("get", "-q", "--parallel", "4", "-d", str(out), *urls),
+                 clean, check),
+            many.anchor(),
+        ], "nntplib + TCP_QUICKACK (patched)", rounds=rounds, unit_work=(n, "articles"), note=many.note())
 
 
 # -- the client roles ------------------------------------------------------------

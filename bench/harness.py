@@ -18,12 +18,18 @@ carries the pre-exec high-water mark across exec).
 The 1-minute load average before and after each group is printed beside it
 and stored with it in bench/results/latest.jsonl; every group is also
 appended as a Markdown table to bench/results/latest.md.
+
+Small-file groups (``ManyFiles``) run once per output filesystem (``OUTPUTS``:
+tmpfs for the clients' own cost, disk for what a user's disk adds) and carry one
+more case, a plain ``os.open``/``os.write``/``os.close`` writer of the same files
+into the same directory (bench/fs_anchor.py): the filesystem's share of every row.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,6 +46,13 @@ TIME = "/usr/bin/time"
 
 # Rounds per group; bench.run sets ROUNDS from --quick / --rounds.
 ROUNDS = 5
+# Title filters (bench.run --only): a group runs when its title contains one of them.
+ONLY: list[str] = []
+# How a disk output directory is renewed between runs (bench.run --disk-fresh): "spread"
+# empties the last run's directory, keeps it (renamed aside) and makes a new one, which
+# chattr +T places in another block group (ManyFiles.fresh); "rmtree" deletes and re-makes
+# the same directory (the method before 2026-11-23's fourth session, kept to show its cost).
+DISK_FRESH = "spread"
 
 
 @dataclass
@@ -97,11 +110,21 @@ def _ratio_stats(ref: list[float], mine: list[float]) -> tuple[float, float, flo
     return statistics.median(ratios), min(ratios), max(ratios)
 
 
+def wanted(title: str) -> bool:
+    """Whether the group *title* runs under the --only filters (all run without one)."""
+    return not ONLY or any(f.lower() in title.lower() for f in ONLY)
+
+
 def compare(title: str, cases: list[Case], reference: str | None = None, *,
-            rounds: int | None = None, unit_work: tuple[float, str] | None = None) -> dict[str, object]:
+            rounds: int | None = None, unit_work: tuple[float, str] | None = None,
+            note: str | None = None) -> dict[str, object]:
     """Run *cases* in interleaved rounds and print/store the group's table.
 
-    *unit_work* = (amount, unit) adds a throughput column, e.g. (1024, "MiB")."""
+    *unit_work* = (amount, unit) adds a throughput column, e.g. (1024, "MiB");
+    *note* is printed and stored under the title (e.g. where the output went).
+    Returns {} without running anything when --only filters the group out."""
+    if not wanted(title):
+        return {}
     rounds = rounds or ROUNDS
     load_before = load1()
     t0 = time.monotonic()
@@ -114,12 +137,12 @@ def compare(title: str, cases: list[Case], reference: str | None = None, *,
             if case.after:
                 case.after()
     return report(title, cases, reference, unit_work=unit_work, load=(load_before, load1()),
-                  wall=time.monotonic() - t0)
+                  wall=time.monotonic() - t0, note=note)
 
 
 def report(title: str, cases: list[Case], reference: str | None = None, *,
            unit_work: tuple[float, str] | None = None, load: tuple[float, float] | None = None,
-           wall: float | None = None, rss: bool = True) -> dict[str, object]:
+           wall: float | None = None, rss: bool = True, note: str | None = None) -> dict[str, object]:
     """Print and store one group whose cases hold the same number of runs (one per round)."""
     ref = next((c for c in cases if c.name == reference), cases[0])
     ref_times = [r.seconds for r in ref.runs]
@@ -128,12 +151,15 @@ def report(title: str, cases: list[Case], reference: str | None = None, *,
     print(f"\n== {title}")
     print(f"   {rounds} interleaved rounds; load average (1 min) {load[0]:.2f} before, {load[1]:.2f} after"
           + (f"; {wall:.0f} s" if wall is not None else ""))
+    if note:
+        print(f"   {note}")
     head = (f"   {'command':<44} {'median s':>9} {'ratio':>6} {'min-max':>11} {'CPU s':>7}"
             + (f" {'peak RSS MiB':>12}" if rss else "") + (f" {unit_work[1] + '/s':>10}" if unit_work else ""))
     print(head)
     rows = []
     md = [f"\n### {title}\n", f"{rounds} interleaved rounds; load average {load[0]:.2f} before, {load[1]:.2f} after;"
           f" ratio = {ref.name} time / this time, per round (median, min-max)\n",
+          *([f"{note}\n"] if note else []),
           "| command | median s | ratio | min-max | CPU s | peak RSS MiB |"
           + (f" {unit_work[1]}/s |" if unit_work else ""),
           "|---|---:|---:|---:|---:|---:|" + ("---:|" if unit_work else "")]
@@ -154,7 +180,7 @@ def report(title: str, cases: list[Case], reference: str | None = None, *,
                      "ratio_min": lo, "ratio_max": hi, "cpu_median_s": cpu,
                      "peak_rss_mib": peak if rss else None, "runs": [asdict(x) for x in c.runs]})
     group = {"title": title, "reference": ref.name, "rounds": rounds, "load_before": load[0],
-             "load_after": load[1], "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+             "load_after": load[1], "note": note, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
              "results": rows}
     RESULTS.mkdir(exist_ok=True)
     with open(RESULTS / "latest.jsonl", "a") as f:
@@ -180,30 +206,218 @@ def python_cmd(*args: str) -> list[str]:
     return [sys.executable, *args]
 
 
+def fs_type(path: Path) -> str:
+    """The filesystem type /proc/mounts gives for the mount holding *path* ("?" if unknown)."""
+    best, kind = "", "?"
+    real = str(path.resolve())
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return kind
+    for line in mounts:
+        fields = line.split()
+        if len(fields) > 2:
+            mnt = fields[1]
+            if (real == mnt or real.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+                best, kind = mnt, fields[2]
+    return kind
+
+
+def spread_dirs(path: Path) -> bool:
+    """Mark *path* with ext4's top-directory flag (``chattr +T``): the inode allocator
+    then places each new subdirectory, and so the files in it, in a block group with many
+    free inodes, away from the groups others create and delete files in. Best effort:
+    False where the flag cannot be set (not ext4, no chattr, no permission)."""
+    try:
+        done = subprocess.run(["chattr", "+T", str(path)], capture_output=True, check=False)
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+@dataclass(frozen=True)
+class Output:
+    """One place the small-file groups write to: *label* goes into group titles
+    ("tmpfs", "disk"), *root* holds each group's directories."""
+
+    label: str
+    root: Path
+    spread: bool = False  # spread_dirs() took on root
+
+    def describe(self) -> str:
+        return f"{fs_type(self.root)} {self.root}" + (" (chattr +T)" if self.spread else "")
+
+
+# Where small-file groups write, in this order; bench.run sets it from --outputs/--tmpfs/--scratch.
+OUTPUTS: list[Output] = []
+_REMOVE_LATER: list[Path] = []
+_TO_EMPTY: list[ManyFiles] = []
+# Disk group directories left by earlier runs are deleted once this old (see cleanup()).
+PRUNE_AFTER_S = 600
+
+
+def outputs() -> list[Output]:
+    """The output filesystems to run each small-file group on (tmpfs and disk by default)."""
+    if not OUTPUTS:
+        disk = Path(os.environ.get("ANYURL_BENCH_TMP") or Path(__file__).resolve().parent / ".scratch")
+        OUTPUTS.extend(default_outputs(["tmpfs", "disk"], Path("/dev/shm"), disk))
+    return OUTPUTS
+
+
+def default_outputs(labels: Sequence[str], tmpfs: Path, disk: Path) -> list[Output]:
+    out = []
+    for label in labels:
+        if label == "tmpfs":
+            root = Path(tempfile.mkdtemp(prefix="anyurl-bench-", dir=tmpfs))
+            root.chmod(0o755)
+            _REMOVE_LATER.append(root)
+            out.append(Output("tmpfs", root))
+        elif label == "disk":
+            disk.mkdir(parents=True, exist_ok=True)
+            prune(disk)
+            disk.chmod(0o755)  # servers running as their own users read trees below it
+            # the old method gets a title of its own, so summary never mixes its rows with these
+            label = "disk" if DISK_FRESH == "spread" else f"disk, {DISK_FRESH} per run"
+            out.append(Output(label, disk, DISK_FRESH == "spread" and spread_dirs(disk)))
+        else:
+            raise ValueError(f"unknown output {label!r}: tmpfs or disk")
+    return out
+
+
+def remove_later(path: Path) -> None:
+    """Delete *path* in cleanup(), after the whole run."""
+    _REMOVE_LATER.append(path)
+
+
+def _empty(directory: Path) -> None:
+    for entry in os.scandir(directory):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
+
+
+def cleanup() -> None:
+    """After the last group: delete what remove_later() collected (tmpfs roots, tmpfs
+    groups) and the files of each disk group's last run, but keep the disk groups' emptied
+    directories. Deleting them now would give their block groups back to the Orlov
+    allocator while their files' inodes still count as recently deleted, and a run started
+    within minutes would put its directories there (its first rounds read 0.14 s instead of
+    0.03 s in bench/fs_probe.py); the next run prunes them (prune())."""
+    while _TO_EMPTY:
+        many = _TO_EMPTY.pop()
+        if many.outdir.is_dir():
+            _empty(many.outdir)
+    while _REMOVE_LATER:
+        shutil.rmtree(_REMOVE_LATER.pop(), ignore_errors=True)
+    OUTPUTS.clear()
+
+
+def prune(disk: Path, older_than: float = PRUNE_AFTER_S) -> None:
+    """Delete group directories an earlier run left under *disk* once untouched for *older_than* s."""
+    now = time.time()
+    for entry in os.scandir(disk):
+        if entry.is_dir(follow_symlinks=False) and now - entry.stat().st_mtime > older_than:
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
 @dataclass
 class ManyFiles:
-    """Scaffolding for an 'N small files' group: an output directory emptied
-    before each run (``fresh``), checked after it (``check``), and a curl
-    config file naming every URL (``curl_config``, for ``curl -K``)."""
+    """Scaffolding for an 'N small files' group on one Output: an output directory
+    renewed before each run (``fresh``), checked after it (``check``), a curl config
+    file naming every URL (``curl_config``, for ``curl -K``) and the filesystem
+    anchor case (``anchor``: the same files written with plain os calls)."""
 
     outdir: Path
     curl_config: Path
     count: int
     size: int
+    names: list[str]
+    output: Output
+    exact: bool = True  # check() also checks every file's size (else only the count)
+    mkdir: bool = True  # fresh() makes the directory (False: the clients make it)
+    manifest: Path | None = None  # a tree for fs_anchor --tree instead of names x size
+    retired: int = 0
 
     @classmethod
-    def prepare(cls, scratch: Path, urls: Sequence[str], size: int) -> ManyFiles:
-        cfg = scratch / "curl.cfg"
+    def prepare(cls, output: Output, group: str, urls: Sequence[str], size: int,
+                names: Sequence[str] | None = None, exact: bool = True) -> ManyFiles:
+        """*names*: the files each run leaves in the directory (default: each URL's last
+        segment); *size*: each file's (with *exact* False, the mean size, for the anchor)."""
+        work = Path(tempfile.mkdtemp(prefix=f"{group}-", dir=output.root))
+        work.chmod(0o755)
+        if output.label == "disk" and DISK_FRESH == "spread":
+            spread_dirs(work)  # each run's directory in a block group of its own (fresh)
+        else:
+            remove_later(work)
+        cfg = work / "curl.cfg"
         cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
-        return cls(scratch / "many", cfg, len(urls), size)
+        names = list(names) if names is not None else [u.rsplit("/", 1)[-1] for u in urls]
+        self = cls(work / "many", cfg, len(urls), size, names, output, exact)
+        if output.label == "disk" and DISK_FRESH == "spread":
+            _TO_EMPTY.append(self)
+        return self
+
+    @classmethod
+    def tree(cls, output: Output, group: str, files: dict[str, bytes]) -> ManyFiles:
+        """A directory tree the clients create themselves (mirror): *files* maps each
+        relative path to its content, which the anchor writes as they do."""
+        import json
+
+        self = cls.prepare(output, group, [], 0, names=[], exact=False)
+        self.count, self.mkdir = len(files), False
+        self.manifest = self.outdir.parent / "tree.json"
+        self.manifest.write_text(json.dumps([[rel, data.hex()] for rel, data in files.items()]))
+        return self
 
     def fresh(self) -> None:
-        import shutil
+        """An empty output directory before each run.
 
-        shutil.rmtree(self.outdir, ignore_errors=True)
-        self.outdir.mkdir()
+        On ext4 without a journal (this machine's root) a file created within 1-360 s of
+        deleting others in the same block group costs 0.2-0.9 ms instead of 0.03 ms: the
+        inode allocator passes over recently deleted inodes, scanning from the group's start
+        for every new one (docs/benchmarks.md). So on disk the last run's files are deleted
+        (seconds old, before writeback: no discard I/O), its emptied directory is kept,
+        renamed aside, and a new directory is made, which chattr +T on the parent places in
+        another block group. Elsewhere (tmpfs, or --disk-fresh rmtree) the same directory
+        is deleted and re-made."""
+        if self.output.label == "disk" and DISK_FRESH == "spread":
+            if self.outdir.exists():
+                _empty(self.outdir)
+                self.retired += 1
+                self.outdir.rename(self.outdir.with_name(f"{self.outdir.name}.{self.retired}"))
+        else:
+            shutil.rmtree(self.outdir, ignore_errors=True)
+        if self.mkdir:
+            self.outdir.mkdir()
 
     def check(self) -> None:
         files = list(self.outdir.iterdir())
-        if len(files) != self.count or any(f.stat().st_size != self.size for f in files):
+        if len(files) != self.count or (self.exact and any(f.stat().st_size != self.size for f in files)):
             raise RuntimeError(f"expected {self.count} files of {self.size} bytes in {self.outdir}")
+
+    def note(self) -> str:
+        how = ("a new directory per run placed by chattr +T, the last run's files deleted and its"
+               " emptied directory kept (pruned by a run 10 minutes later)"
+               if self.output.label == "disk" and DISK_FRESH == "spread"
+               else "the same directory deleted and re-made before each run")
+        return f"output: {self.output.describe()}; {how}"
+
+    def anchor(self, after: Callable[[], None] | None = None) -> Case:
+        """The filesystem's share: the same files written by plain os calls in one process
+        (checked by *after*, default check())."""
+        if self.manifest is not None:
+            argv = [sys.executable, "-S", "-m", "bench.fs_anchor", "--tree", str(self.manifest), str(self.outdir)]
+        else:
+            argv = anchor_cmd(self.outdir, self.size, self.names)
+        return Case(ANCHOR, argv, self.fresh, after or self.check)
+
+
+# Name of the filesystem anchor case in every small-file group.
+ANCHOR = "fs anchor: python os.open/write/close only"
+
+
+def anchor_cmd(outdir: Path, size: int, names: Sequence[str]) -> list[str]:
+    """bench/fs_anchor.py: write *size* bytes to each of *names* in *outdir* (python -S:
+    about 8 ms of interpreter start on top of the files)."""
+    return [sys.executable, "-S", "-m", "bench.fs_anchor", str(outdir), str(size), *names]

@@ -36,6 +36,7 @@ def run_with_servers(run: Callable[[Launcher, bool], None], quick: bool) -> None
     finally:
         launcher.stop_all()
         launcher.remove()
+        harness.cleanup()
 
 
 def installed_anyurl() -> Path:
@@ -59,6 +60,8 @@ def header(groups: list[str], quick: bool) -> str:
             f"commit {commit}{' (src modified)' if dirty else ''}; groups {' '.join(groups)}"
             f"{' (--quick)' if quick else ''}; {harness.ROUNDS} rounds; {os.cpu_count()} CPUs; "
             f"Python {platform.python_version()}; anyurl from {installed_anyurl()}; "
+            f"small-file outputs: {'; '.join(f'{o.label} = {o.describe()}' for o in harness.OUTPUTS)}"
+            f" (disk dirs renewed by {harness.DISK_FRESH}); "
             f"load average at start {harness.load1():.2f}\n")
 
 
@@ -67,8 +70,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("groups", nargs="*", help="which benchmarks (default: all)")
     ap.add_argument("--quick", action="store_true", help="smaller files and 3 rounds (a few minutes)")
     ap.add_argument("--rounds", type=int, help="interleaved rounds per group (default 5; 3 with --quick)")
+    ap.add_argument("--only", action="append", default=[], metavar="TEXT",
+                    help="run only the groups whose title contains TEXT (repeatable; e.g. 'files of 4 KiB')")
+    ap.add_argument("--outputs", default="tmpfs,disk",
+                    help="where small-file groups write, each a table of its own: tmpfs, disk or both "
+                         "(default tmpfs,disk)")
+    ap.add_argument("--tmpfs", type=Path, default=Path("/dev/shm"), help="tmpfs directory (default /dev/shm)")
+    ap.add_argument("--scratch", type=Path,
+                    help="disk scratch directory (default $ANYURL_BENCH_TMP or bench/.scratch)")
+    ap.add_argument("--disk-fresh", choices=["spread", "rmtree"], default="spread",
+                    help="renew a disk output dir by a new directory in another block group (default) or "
+                         "by deleting and re-making it (the old method, whose cost docs/benchmarks.md shows)")
     args = ap.parse_args(argv)
     harness.ROUNDS = args.rounds or (3 if args.quick else 5)
+    harness.ONLY = args.only
+    harness.DISK_FRESH = args.disk_fresh
     here = Path(__file__).resolve().parent
     available = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules([str(here)])
                        if m.name.startswith("bench_"))
@@ -84,14 +100,18 @@ def main(argv: list[str] | None = None) -> int:
     # the bench's own scripts run as processes too: compile them once, not in every run
     compileall.compile_dir(here, quiet=1)
     compileall.compile_dir(harness.ROOT / "fixtures", quiet=1)
-    # Output files go to bench/.scratch (ANYURL_BENCH_TMP to choose), not /tmp: on this
-    # machine creating a file under /tmp costs about 0.8 ms against 0.03 ms elsewhere on the
-    # same ext4, which would drown every small-file row in the same constant.
-    scratch = Path(os.environ.get("ANYURL_BENCH_TMP") or here / ".scratch")
+    # Output files go to bench/.scratch (--scratch or ANYURL_BENCH_TMP to choose), not /tmp:
+    # everyone creates and deletes files there, and on ext4 without a journal a create next
+    # to recently deleted inodes costs 0.2-0.9 ms instead of 0.03 ms (harness.ManyFiles.fresh).
+    scratch = (args.scratch or Path(os.environ.get("ANYURL_BENCH_TMP") or here / ".scratch")).resolve()
     scratch.mkdir(parents=True, exist_ok=True)
     scratch.chmod(0o755)  # servers running as their own users read their trees below it
     tempfile.tempdir = str(scratch)
     os.environ["TMPDIR"] = str(scratch)
+    try:
+        harness.OUTPUTS[:] = harness.default_outputs(args.outputs.split(","), args.tmpfs, scratch)
+    except ValueError as exc:
+        ap.error(str(exc))
     head = header(chosen, args.quick)
     print(head, flush=True)
     harness.RESULTS.mkdir(exist_ok=True)
@@ -104,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         launcher.stop_all()
         launcher.remove()
+        harness.cleanup()
     print(f"\nall groups in {time.monotonic() - t0:.0f} s; tables in {harness.RESULTS / 'latest.md'}")
     return 0
 
