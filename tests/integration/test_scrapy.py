@@ -133,12 +133,19 @@ def test_settings_map_to_the_client() -> None:
     from scrapy.utils.test import get_crawler
 
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+    from twisted.internet import reactor
+
     from anyurl.scrapy import AnyURLDownloadHandler
 
-    crawler = get_crawler(settings_dict={"DOWNLOAD_TIMEOUT": 7, "CONCURRENT_REQUESTS_PER_DOMAIN": 3,
-                                         "DOWNLOAD_MAXSIZE": 12345, "USER_AGENT": "ua/1",
-                                         "ANYURL_CLIENT_KWARGS": {"news_server": "news.invalid:119"}})
-    h = AnyURLDownloadHandler.from_crawler(crawler)
-    c = h.client
-    assert c.timeouts.total == 7 and c.timeouts.connect == 7 and c.limits.per_host == 3
-    assert c.user_agent == "ua/1" and c.news_server == "news.invalid:119" and h.maxsize == 12345
+    try:
+        crawler = get_crawler(settings_dict={"DOWNLOAD_TIMEOUT": 7, "CONCURRENT_REQUESTS_PER_DOMAIN": 3,
+                                             "DOWNLOAD_MAXSIZE": 12345, "USER_AGENT": "ua/1",
+                                             "ANYURL_CLIENT_KWARGS": {"news_server": "news.invalid:119"}})
+        h = AnyURLDownloadHandler.from_crawler(crawler)
+        c = h.client
+        assert c.timeouts.total == 7 and c.timeouts.connect == 7 and c.limits.per_host == 3
+        assert c.user_agent == "ua/1" and c.news_server == "news.invalid:119" and h.maxsize == 12345
+    finally:
+        # the reactor's asyncio loop never runs in this process: closed here, or the
+        # interpreter reports an "unclosed event loop" at exit
+        reactor._asyncioEventloop.close()  # type: ignore[attr-defined]

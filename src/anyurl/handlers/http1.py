@@ -260,7 +260,11 @@ class H1Connection(asyncio.BaseProtocol):
 
     async def aclose(self) -> None:
         if self.transport is not None:
+            # Over TLS close() sends close_notify, then keeps the socket until the server's
+            # close_notify comes (up to 30 s): past the Client and its loop, a ResourceWarning
+            # later. HTTP needs no answer (RFC 9112 9.8): close the socket now.
             self.transport.close()
+            self.transport.abort()
 
     def abort(self) -> None:
         if self.transport is not None:
