@@ -584,6 +584,41 @@ def test_ftp_password_prompt_on_a_terminal(vsftpd: Endpoint, tmp_path: Path) -> 
     assert dest.read_bytes() == (Path(vsftpd.info["local_root"]) / "private.txt").read_bytes()
 
 
+@needs_script
+def test_a_password_prompt_pauses_the_drawn_bars(bad_server: BadServer, vsftpd: Endpoint, tmp_path: Path) -> None:
+    import select
+
+    user, pw = vsftpd.info["user"], vsftpd.info["password"]
+    urls = f"{bad_server.url('/slow/1000')} ftp://{user}@127.0.0.1:{vsftpd.port}/private.txt"
+    proc = subprocess.Popen(["script", "-qec", f"{ANYURL} get --parallel 1 -d {tmp_path} {urls}", "/dev/null"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**ENV, "TERM": "xterm"})
+    assert proc.stdout is not None and proc.stdin is not None
+    prompt = f"Password for {user}@127.0.0.1: ".encode()
+    seen = b""
+    try:
+        deadline = time.monotonic() + 30
+        while prompt not in seen:
+            ready = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]
+            more = os.read(proc.stdout.fileno(), 4096) if ready else b""  # unbuffered: select stays true
+            assert more, f"no {prompt!r} in ...{seen[-1000:]!r}"
+            seen += more
+        before, after = seen.split(prompt, 1)
+        assert b"all (1/2 files)" in before  # the bars were drawn before the prompt came
+        # paused: nothing redrawn over the prompt while the user types (rich redraws 10 times a second)
+        assert after == b"" and select.select([proc.stdout], [], [], 0.6)[0] == []
+        proc.stdin.write(pw.encode() + b"\n")
+        proc.stdin.flush()
+        rest, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 0, seen + rest
+    assert b"all (2/2 files)" in rest and pw.encode() not in rest  # drawn again after the answer
+    assert (tmp_path / "private.txt").read_bytes() == (Path(vsftpd.info["local_root"]) / "private.txt").read_bytes()
+
+
 @pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pseudo-terminal")
 def test_gopher_plus_form_prompts(servers: Launcher, tmp_path: Path) -> None:
     pyg = servers.get("pygopherd")
