@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # rich loads only when bars are drawn
+    import asyncio
+
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
@@ -218,10 +220,11 @@ class DelayedProgress:
         self.console = console  # for tests; the real bars default to stderr
         self.real: TransferProgress | None = None
         self._bars: dict[_LazyBar, None] = {}  # shown once drawn, in order (a dict: O(1) removal)
-        self._gone = [0, 0, 0, 0]  # forgotten finished transfers: files, bytes, sized, sum of sizes
+        # finished transfers already forgotten: how many, their bytes, how many had a size, those sizes
+        self._gone_files = self._gone_bytes = self._gone_sized = self._gone_total = 0
         self._due = False  # the delay is over (drawing waits while a prompt is paused)
         self._paused = False
-        self._timer: Any = None  # asyncio.TimerHandle
+        self._timer: asyncio.TimerHandle | None = None
 
     @property
     def live(self) -> bool:
@@ -252,10 +255,12 @@ class DelayedProgress:
         if self.real is not None and bar.real is not None:
             self.real.finish(bar.real, ok)
         elif ok and self._many():  # TransferProgress would drop this bar: keep only sums
-            self._bars.pop(bar, None)
-            sized = bar.total is not None
-            for i, n in enumerate((1, bar.done, sized, bar.total or 0)):
-                self._gone[i] += n
+            del self._bars[bar]
+            self._gone_files += 1
+            self._gone_bytes += bar.done
+            if bar.total is not None:
+                self._gone_sized += 1
+                self._gone_total += bar.total
 
     def print(self, text: str) -> None:
         """A message: above the bars once drawn, else a plain line on stderr."""
@@ -273,7 +278,7 @@ class DelayedProgress:
 
     def _start(self) -> None:
         real = self.real = TransferProgress(self.count, console=self.console)
-        real.carry(*self._gone)
+        real.carry(self._gone_files, self._gone_bytes, self._gone_sized, self._gone_total)
         for b in self._bars:  # the same calls the transfers made, replayed in order
             b.real = real.bar(b.label)
             b.real(b.done, b.total)
