@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs star
     from typing import Any, TextIO, TypeVar
 
     from .client import Client
-    from .progress import TransferProgress
+    from .progress import DelayedProgress
     from .response import Body, Entry
     from .urls import URL
 
@@ -501,7 +501,7 @@ class Prompter:
     def __init__(self, stdin: TextIO | None = None, stderr: TextIO | None = None) -> None:
         self.stdin = stdin or sys.stdin
         self.stderr = stderr or sys.stderr
-        self.progress: TransferProgress | None = None
+        self.progress: DelayedProgress | None = None
         self.client: Client | None = None
         self._lock = asyncio.Lock()
         self._answers: dict[tuple[str, str], str | None] = {}
@@ -617,14 +617,12 @@ class Reporter:
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
-        self.progress: TransferProgress | None = None
+        self.progress: DelayedProgress | None = None
         self.prompter: Prompter | None = None  # asks passwords; pauses the progress display
 
     def _print(self, text: str) -> None:
         if self.progress is not None:
-            from rich.text import Text
-
-            self.progress.console.print(Text(text), highlight=False, soft_wrap=True)
+            self.progress.print(text)
         else:
             print(text, file=sys.stderr, flush=True)
 
@@ -709,7 +707,7 @@ class _Names:
 
 
 async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
-                     tp: TransferProgress | None, label: str) -> None:
+                     tp: DelayedProgress | None, label: str) -> None:
     out = sys.stdout.buffer
     bar = tp.bar(label) if tp is not None else None
     ok = False
@@ -1024,17 +1022,18 @@ def _expected_count(args: argparse.Namespace, listing: _URLList | None) -> int |
     return None if more is None else len(args.urls) + more
 
 
-def _progress(quiet: bool, count: Callable[[], int | None]) -> TransferProgress | None:
-    """Progress bars on stderr when it is a terminal and not -q (*count* is asked only then)."""
+def _progress(quiet: bool, count: Callable[[], int | None]) -> DelayedProgress | None:
+    """Progress bars on stderr when it is a terminal and not -q (*count* is asked only then);
+    they appear once the transfers have run for ``progress.SHOW_AFTER`` seconds."""
     try:
         on_terminal = not quiet and sys.stderr.isatty()
     except (AttributeError, ValueError):
         on_terminal = False
     if not on_terminal:
         return None
-    from .progress import TransferProgress
+    from .progress import DelayedProgress
 
-    return TransferProgress(count=count())
+    return DelayedProgress(count=count())
 
 
 def _label_for(u: URL) -> str:

@@ -4,24 +4,29 @@
 ETA when the size is known) and, for several downloads, an overall bar.
 Each bar is driven by the ``progress(done, total)`` callback that
 :func:`anyurl.download.download` accepts.
+
+:class:`DelayedProgress` has the same interface and draws nothing until the
+transfers have run for :data:`SHOW_AFTER` seconds: a quick download never
+imports rich (35-55 ms of start-up) and leaves no bar behind. Once due, it
+builds the real :class:`TransferProgress` from the state it kept and
+forwards to it.
 """
 
 from __future__ import annotations
 
+import sys
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
+if TYPE_CHECKING:  # rich loads only when bars are drawn
+    import asyncio
 
-__all__ = ["TransferProgress"]
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+__all__ = ["SHOW_AFTER", "DelayedProgress", "TransferProgress"]
+
+SHOW_AFTER = 0.4  # seconds of transfer before bars appear (as pip and cargo do)
 
 
 def _label(text: str, width: int = 32) -> str:
@@ -59,8 +64,18 @@ class TransferProgress:
     MAX_VISIBLE = 10  # above this many downloads, only running (and failed) bars stay on screen
 
     def __init__(self, count: int | None = 1, *, console: Console | None = None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
         self.console = console or Console(stderr=True)
-        self.progress = Progress(
+        self.progress: Progress = Progress(
             TextColumn("{task.description}", markup=False),
             BarColumn(),
             DownloadColumn(),
@@ -115,6 +130,24 @@ class TransferProgress:
         if self.overall is not None:
             self.progress.update(self.overall, description=self._overall_label())
 
+    def carry(self, files: int, done: int, sized: int, total: int) -> None:
+        """Count *files* transfers that finished (and were forgotten) before these bars were drawn:
+        *done* bytes in all, *sized* of them with a known size, *total* the sum of those sizes."""
+        self._bars += files
+        self.finished += files
+        self._sized += sized
+        self._total += total
+        self._advance(done)
+        if self.overall is not None:
+            self.progress.update(self.overall, description=self._overall_label())
+            self._update_overall_total()
+
+    def print(self, text: str) -> None:
+        """A message above the bars (plain text, no markup)."""
+        from rich.text import Text
+
+        self.console.print(Text(text), highlight=False, soft_wrap=True)
+
     def _retotal(self, bar: _Bar, total: int | None) -> None:
         if bar.total is not None:
             self._sized -= 1
@@ -149,3 +182,140 @@ class TransferProgress:
     def resume(self) -> None:
         """Redraw again after :meth:`pause`."""
         self.progress.start()
+
+
+class _LazyBar:
+    """A transfer's state before the bars are drawn; forwards to the real bar once they are."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.done = 0
+        self.total: int | None = None
+        self.ok: bool | None = None  # None while running
+        self.real: _Bar | None = None
+
+    def __call__(self, done: int, total: int | None) -> None:
+        self.done = done
+        self.total = total
+        if self.real is not None:
+            self.real(done, total)
+
+
+class DelayedProgress:
+    """:class:`TransferProgress`'s interface; the bars appear only after *delay* seconds.
+
+    Until then it keeps what the bars would show: the running (and still visible
+    finished) transfers, and sums for those a :class:`TransferProgress` would have
+    forgotten already (finished ones, with more than ``MAX_VISIBLE`` downloads).
+    The timer runs on the event loop entered with ``with``; without one the bars
+    appear at once.
+    """
+
+    MAX_VISIBLE = TransferProgress.MAX_VISIBLE
+
+    def __init__(self, count: int | None = 1, *, delay: float = SHOW_AFTER,
+                 console: Console | None = None) -> None:
+        self.count = count
+        self.delay = delay
+        self.console = console  # for tests; the real bars default to stderr
+        self.real: TransferProgress | None = None
+        self._bars: dict[_LazyBar, None] = {}  # shown once drawn, in order (a dict: O(1) removal)
+        # finished transfers already forgotten: how many, their bytes, how many had a size, those sizes
+        self._gone_files = self._gone_bytes = self._gone_sized = self._gone_total = 0
+        self._due = False  # the delay is over (drawing waits while a prompt is paused)
+        self._paused = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def live(self) -> bool:
+        """True once the bars are drawn."""
+        return self.real is not None
+
+    def _many(self) -> bool:
+        return self.count is None or self.count > self.MAX_VISIBLE
+
+    def set_count(self, count: int) -> None:
+        """The number of transfers, once known (a URL list read to its end)."""
+        self.count = count
+        if self.real is not None:
+            self.real.set_count(count)
+
+    def bar(self, label: str) -> _LazyBar:
+        """A new bar; call it as ``bar(done, total)``."""
+        b = _LazyBar(label)
+        if self.real is not None:
+            b.real = self.real.bar(label)
+        else:
+            self._bars[b] = None
+        return b
+
+    def finish(self, bar: _LazyBar, ok: bool) -> None:
+        """Mark *bar*'s transfer as done (successfully or not)."""
+        bar.ok = ok
+        if self.real is not None and bar.real is not None:
+            self.real.finish(bar.real, ok)
+        elif ok and self._many():  # TransferProgress would drop this bar: keep only sums
+            del self._bars[bar]
+            self._gone_files += 1
+            self._gone_bytes += bar.done
+            if bar.total is not None:
+                self._gone_sized += 1
+                self._gone_total += bar.total
+
+    def print(self, text: str) -> None:
+        """A message: above the bars once drawn, else a plain line on stderr."""
+        if self.real is not None:
+            self.real.print(text)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    def _show(self) -> None:
+        """The delay is over: draw the bars, unless a prompt is on the terminal."""
+        self._timer = None
+        self._due = True
+        if not self._paused:
+            self._start()
+
+    def _start(self) -> None:
+        real = self.real = TransferProgress(self.count, console=self.console)
+        real.carry(self._gone_files, self._gone_bytes, self._gone_sized, self._gone_total)
+        for b in self._bars:  # the same calls the transfers made, replayed in order
+            b.real = real.bar(b.label)
+            b.real(b.done, b.total)
+            if b.ok is not None:
+                real.finish(b.real, b.ok)
+        self._bars.clear()
+        real.__enter__()
+
+    def __enter__(self) -> DelayedProgress:
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._show()
+        else:
+            self._timer = loop.call_later(self.delay, self._show)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._timer is not None:  # done before the delay: nothing was drawn
+            self._timer.cancel()
+            self._timer = None
+        if self.real is not None:
+            self.real.__exit__(exc_type, exc, tb)
+
+    def pause(self) -> None:
+        """Stop redrawing (while the user answers a prompt); the bars do not appear meanwhile."""
+        self._paused = True
+        if self.real is not None:
+            self.real.pause()
+
+    def resume(self) -> None:
+        """Redraw again after :meth:`pause` (or draw now, if the delay ended meanwhile)."""
+        self._paused = False
+        if self.real is not None:
+            self.real.resume()
+        elif self._due:
+            self._start()

@@ -87,7 +87,10 @@ def file_url(path: Path) -> str:
 
 class BadServer:
     """HTTP/1.0 server: GET /trunc/N sends the first N bytes of ``payload`` but
-    announces all of it; GET /stall/N sends N bytes and then waits (until stopped)."""
+    announces all of it; GET /stall/N sends N bytes and then waits (until stopped);
+    GET /slow/N sends N bytes, waits ``SLOW_PAUSE`` seconds, then the rest."""
+
+    SLOW_PAUSE = 1.5  # well past progress.SHOW_AFTER: the bars appear mid-transfer
 
     def __init__(self, payload: bytes) -> None:
         self.payload = payload
@@ -126,6 +129,8 @@ class BadServer:
                 conn.sendall(head + self.payload[:n])
                 if mode == "stall":
                     self.stop.wait(60)
+                elif mode == "slow" and not self.stop.wait(self.SLOW_PAUSE):
+                    conn.sendall(self.payload[n:])
             except OSError:
                 pass
 
@@ -358,22 +363,57 @@ def test_ctrl_c_exits_130_and_cleans_up(bad_server: BadServer, tmp_path: Path) -
 # -- progress ------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pseudo-terminal")
-def test_progress_bar_only_on_a_terminal(nginx: Endpoint, tmp_path: Path) -> None:
-    url = nginx.url("http", "/big.txt")
-    cmd = f"{ANYURL} get -o {tmp_path / 'a.txt'} {url}"
-    env = {**ENV, "TERM": "xterm"}
-    tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, timeout=60, env=env,
-                         stdin=subprocess.DEVNULL)
+def _on_terminal(cmd: str) -> subprocess.CompletedProcess[bytes]:
+    """*cmd* with stdin, stdout and stderr on a pseudo-terminal (script(1)); the screen is its stdout."""
+    return subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, timeout=60,
+                          env={**ENV, "TERM": "xterm"}, stdin=subprocess.DEVNULL)
+
+
+needs_script = pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pseudo-terminal")
+
+
+@needs_script
+def test_progress_bar_only_on_a_terminal(bad_server: BadServer, tmp_path: Path) -> None:
+    url = bad_server.url("/slow/2000")
+    cmd = f"{ANYURL} get -o {tmp_path / 'a.bin'} {url}"
+    tty = _on_terminal(cmd)
     assert tty.returncode == 0, tty.stdout
     screen = tty.stdout.decode(errors="replace")
-    assert "a.txt" in screen and "kB" in screen and "━" in screen
-    assert (tmp_path / "a.txt").read_bytes() == (www(nginx) / "big.txt").read_bytes()
-    quiet = subprocess.run(["script", "-qec", cmd.replace(" get ", " get -q "), "/dev/null"],
-                           capture_output=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+    # drawn after the delay, while 2000 of the 5120 bytes had come; then the final state
+    assert "a.bin" in screen and "2.0/5.1 kB" in screen and "5.1/5.1 kB" in screen and "━" in screen
+    assert (tmp_path / "a.bin").read_bytes() == bad_server.payload
+    quiet = _on_terminal(cmd.replace(" get ", " get -q "))
     assert quiet.returncode == 0 and "━" not in quiet.stdout.decode(errors="replace")
-    piped = run("get", "-o", str(tmp_path / "b.txt"), url)
+    piped = run("get", "-o", str(tmp_path / "b.bin"), url)
     assert piped.returncode == 0 and piped.stderr == b""
+
+
+@needs_script
+def test_a_quick_download_on_a_terminal_draws_no_bar(nginx: Endpoint, tmp_path: Path) -> None:
+    url = nginx.url("http", "/big.txt")   # 0.8 MB from localhost: well under progress.SHOW_AFTER
+    tty = _on_terminal(f"{ANYURL} get -o {tmp_path / 'a.txt'} {url}")
+    assert tty.returncode == 0, tty.stdout
+    assert tty.stdout == b""
+    assert (tmp_path / "a.txt").read_bytes() == (www(nginx) / "big.txt").read_bytes()
+
+
+@needs_script
+def test_messages_while_the_bars_are_drawn(bad_server: BadServer, nginx: Endpoint, tmp_path: Path) -> None:
+    # one at a time: the slow one first, so the later error and notice come while the bars are drawn
+    blob = nginx.url("http", "/dir/blob.bin")
+    urls = [bad_server.url("/slow/1000"), blob, nginx.url("http", "/missing"), blob]
+    tty = _on_terminal(f"{ANYURL} get --parallel 1 -d {tmp_path} {' '.join(urls)}")
+    assert tty.returncode == ResourceNotFound.exit_code, tty.stdout
+    screen = tty.stdout.decode(errors="replace")
+    assert "1.0/5.1 kB" in screen and "all (0/4 files)" in screen and "all (4/4 files)" in screen
+    assert "failed: missing" in screen
+    lines = [x.strip() for x in screen.splitlines() if "anyurl: " in x]
+    assert len(lines) == 2, screen  # each message once
+    assert all("\x1b[1A" in x for x in lines)  # printed by the live display: bars erased, redrawn below
+    assert "/missing: not found" in lines[0]
+    assert "saved as" in lines[1] and "blob.bin.1" in lines[1]
+    assert (tmp_path / "1000").read_bytes() == bad_server.payload
+    assert (tmp_path / "blob.bin").read_bytes() == (tmp_path / "blob.bin.1").read_bytes() == bad_server.payload
 
 
 # -- ls / parse / extract / put / send ---------------------------------------------------
@@ -542,6 +582,41 @@ def test_ftp_password_prompt_on_a_terminal(vsftpd: Endpoint, tmp_path: Path) -> 
     assert code == 0, screen
     assert pw.encode() not in screen  # not echoed
     assert dest.read_bytes() == (Path(vsftpd.info["local_root"]) / "private.txt").read_bytes()
+
+
+@needs_script
+def test_a_password_prompt_pauses_the_drawn_bars(bad_server: BadServer, vsftpd: Endpoint, tmp_path: Path) -> None:
+    import select
+
+    user, pw = vsftpd.info["user"], vsftpd.info["password"]
+    urls = f"{bad_server.url('/slow/1000')} ftp://{user}@127.0.0.1:{vsftpd.port}/private.txt"
+    proc = subprocess.Popen(["script", "-qec", f"{ANYURL} get --parallel 1 -d {tmp_path} {urls}", "/dev/null"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**ENV, "TERM": "xterm"})
+    assert proc.stdout is not None and proc.stdin is not None
+    prompt = f"Password for {user}@127.0.0.1: ".encode()
+    seen = b""
+    try:
+        deadline = time.monotonic() + 30
+        while prompt not in seen:
+            ready = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]
+            more = os.read(proc.stdout.fileno(), 4096) if ready else b""  # unbuffered: select stays true
+            assert more, f"no {prompt!r} in ...{seen[-1000:]!r}"
+            seen += more
+        before, after = seen.split(prompt, 1)
+        assert b"all (1/2 files)" in before  # the bars were drawn before the prompt came
+        # paused: nothing redrawn over the prompt while the user types (rich redraws 10 times a second)
+        assert after == b"" and select.select([proc.stdout], [], [], 0.6)[0] == []
+        proc.stdin.write(pw.encode() + b"\n")
+        proc.stdin.flush()
+        rest, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 0, seen + rest
+    assert b"all (2/2 files)" in rest and pw.encode() not in rest  # drawn again after the answer
+    assert (tmp_path / "private.txt").read_bytes() == (Path(vsftpd.info["local_root"]) / "private.txt").read_bytes()
 
 
 @pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pseudo-terminal")

@@ -328,3 +328,38 @@ def test_the_entry_point_pauses_the_collector_only_for_start_up(tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["0 [False] [True] True True", f"anyurl {anyurl.__version__}", "0 False"]
     assert (tmp_path / "out").read_text() == "hello\n"
+
+
+@pytest.mark.parametrize(("url", "exit_code"), [("file", 0), ("ftp://127.0.0.1:1/x", 13)])
+def test_a_quick_get_on_a_terminal_imports_no_rich_and_draws_nothing(url: str, exit_code: int,
+                                                                     tmp_path: Path) -> None:
+    import pty
+    import select
+
+    if url == "file":
+        (tmp_path / "f.txt").write_text("1")
+        url = (tmp_path / "f.txt").as_uri()
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(PYTHONPATH=str(Path(anyurl.__file__).parent.parent), TERM="xterm")
+    code = ("import sys\nfrom anyurl.cli import main\n"
+            f"code = main(['get', '-o', {str(tmp_path / 'out')!r}, {url!r}])\n"
+            "print(code, sys.stderr.isatty(), sorted(m for m in sys.modules if m.split('.')[0] == 'rich'))")
+    master, slave = pty.openpty()  # stderr (and stdin) a terminal, as for a user
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], stdin=slave, stderr=slave, stdout=subprocess.PIPE,
+                              text=True, timeout=60, env=env)
+        screen = b""
+        while select.select([master], [], [], 0)[0]:
+            chunk = os.read(master, 65536)
+            if not chunk:
+                break
+            screen += chunk
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert proc.stdout.split() == [str(exit_code), "True", "[]"]
+    if exit_code == 0:
+        assert screen == b""  # no bar drawn, no cursor control left behind
+        assert (tmp_path / "out").read_text() == "1"
+    else:  # the error, as a plain line
+        assert screen.decode().startswith("anyurl: ") and screen.count(b"\n") == 1
