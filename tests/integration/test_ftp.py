@@ -10,6 +10,8 @@ import hashlib
 import os
 import shutil
 import ssl
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
@@ -165,6 +167,27 @@ async def test_binary_guess_and_size(srv: Server) -> None:
         data = await body.read()
     assert data == seed.blob()
     assert srv.commands() == [*srv.login, "CWD pub", "TYPE I", "SIZE blob.bin", "EPSV", "RETR blob.bin", "QUIT"]
+
+
+async def test_content_type_guessed_when_asked_and_download_skips_mimetypes(vs: Server, tmp_path: Path) -> None:
+    # The body's type is the name's guess when asked for ...
+    async with client() as c:
+        async with c.open(vs.url("/pub/hello.txt")) as body:
+            assert await body.read() == seed.HELLO
+            assert body.content_type == "text/plain"
+        async with c.open(vs.url("/pub/blob.bin")) as body:
+            await body.read()
+            assert body.content_type == "application/octet-stream"
+    # ... and only then: a CLI download never asks, so mimetypes and its tables are never loaded.
+    out = tmp_path / "hello.txt"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [sys.executable, "-X", "importtime", "-m", "anyurl", "get", "-q", "-o", str(out), vs.url("/pub/hello.txt")]
+    proc = await asyncio.to_thread(subprocess.run, argv, capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert out.read_bytes() == seed.HELLO
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "anyurl.protocols.ftp" in imported
+    assert "mimetypes" not in imported
 
 
 async def test_typecode_a(srv: Server) -> None:

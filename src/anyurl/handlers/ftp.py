@@ -1047,8 +1047,10 @@ class FTPHandler(Handler):
                 assert reader is not None
                 await self._release(conn, await self._abort_transfer(conn, reader, req), opts)
         body_size = size if length is None else (length if size is None else min(size, length))
-        return Body(url, chunks, content_type=_content_type(url.name), size=body_size, offset=offset,
-                    meta={"ftp_type": plan.type, "ftp_reply": reply.text}, on_close=on_close,
+        # the type is guessed only when asked for: a download never asks, and a process that
+        # never guesses does not load mimetypes and its tables (as the file and gopher handlers)
+        return Body(url, chunks, content_type=functools.partial(_content_type, url.name), size=body_size,
+                    offset=offset, meta={"ftp_type": plan.type, "ftp_reply": reply.text}, on_close=on_close,
                     resumable=plan.type == "I"), True  # REST offsets count bytes only under TYPE I
 
     @staticmethod
