@@ -97,6 +97,10 @@ def run(launcher: object, quick: bool) -> None:
                 Case("curl -Z --parallel-max 32", [
                     "curl", "-sf", "-Z", "--parallel-max", "32", "--output-dir", str(outdir),
                     "--remote-name-all", "-K", str(cfg)], fresh, count),
+                # anyurl asks for gzip and this nginx compresses text: curl doing the same work
+                Case("curl -Z --compressed (gzip, as anyurl asks)", [
+                    "curl", "-sf", "-Z", "--compressed", "--parallel-max", "32", "--output-dir", str(outdir),
+                    "--remote-name-all", "-K", str(cfg)], fresh, count),
                 Case("raw aiohttp, 32 at a time",
                      python_cmd("-m", "bench.raw_aiohttp", "--parallel", "32", "-d", str(outdir), *urls),
                      fresh, count),
