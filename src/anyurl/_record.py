@@ -35,9 +35,10 @@ def frozen_error(message: str) -> AttributeError:
 
 
 class _DataclassFields:
-    """``__dataclass_fields__`` of a Record class, made on first use from its ``__init__``."""
+    """``__dataclass_fields__`` of a Record or URL class, made on first use from its ``__init__``
+    (``_fields_init``), ``_not_compared``, ``_factories`` and ``_frozen``."""
 
-    def __get__(self, instance: object, owner: type[Record]) -> dict[str, Field[Any]]:
+    def __get__(self, instance: object, owner: type[Any]) -> dict[str, Field[Any]]:
         made: dict[str, Field[Any]] | None = owner.__dict__.get("_dataclass_fields")
         if made is None:
             import dataclasses

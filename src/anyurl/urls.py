@@ -51,6 +51,7 @@ import re
 from collections.abc import Callable
 from operator import attrgetter
 
+from ._record import _DataclassFields, frozen_error
 from .errors import URLSyntaxError
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
@@ -333,43 +334,6 @@ def _ip_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _frozen(message: str) -> AttributeError:
-    import dataclasses  # only on this error: importing it (with inspect) costs ~9 ms of start-up
-
-    return dataclasses.FrozenInstanceError(message)
-
-
-class _DataclassFields:
-    """``__dataclass_fields__`` of a URL class, made on first use.
-
-    The URL values were frozen dataclasses; they are plain classes now, as
-    ``dataclasses`` and making 13 dataclasses cost ~18 ms of start-up. With
-    this, ``dataclasses.fields()``, ``replace()``, ``asdict()`` and
-    ``is_dataclass()`` still work on them: the fields (names, types,
-    defaults, ``compare``) are those of the class's ``__init__``.
-    """
-
-    def __get__(self, instance: object, owner: type[URL]) -> dict[str, Field[Any]]:
-        made: dict[str, Field[Any]] | None = owner.__dict__.get("_dataclass_fields")
-        if made is None:
-            import dataclasses
-
-            names = owner._field_names
-            defaults = owner.__init__.__defaults__ or ()
-            required = len(names) - len(defaults)
-            types: dict[str, str] = {}
-            for klass in reversed(owner.__mro__):
-                types.update(klass.__dict__.get("__annotations__", {}))
-            spec = [(name, types.get(name, "object"), dataclasses.field(
-                compare=name not in owner._not_compared,
-                **({} if i < required else {"default": defaults[i - required]})))
-                for i, name in enumerate(names)]
-            shadow = dataclasses.make_dataclass(owner.__name__, spec, frozen=True)
-            made = {f.name: f for f in dataclasses.fields(shadow)}
-            owner._dataclass_fields = made
-        return made
-
-
 class URL:
     """Base of every URL value. ``scheme`` is lower case.
 
@@ -383,9 +347,14 @@ class URL:
     if TYPE_CHECKING:
         __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
     else:
+        # plain classes, not dataclasses (13 of them cost ~18 ms of start-up); dataclasses.fields(),
+        # replace(), asdict() and is_dataclass() still work through this, made on first use
         __dataclass_fields__ = _DataclassFields()
     _field_names: ClassVar[tuple[str, ...]]
     _not_compared: ClassVar[tuple[str, ...]] = ()
+    _fields_init: ClassVar[Callable[..., None]]  # for _DataclassFields: the fields are its parameters
+    _factories: ClassVar[dict[str, Callable[[], object]]] = {}
+    _frozen: ClassVar[bool] = True
     __match_args__: ClassVar[tuple[str, ...]]
     _key: ClassVar[attrgetter[object]]  # the compared fields (not a descriptor: no self bound)
     _dataclass_fields: ClassVar[dict[str, Field[Any]]]
@@ -407,10 +376,10 @@ class URL:
 
     if not TYPE_CHECKING:  # hidden from mypy, which would then allow assigning any attribute
         def __setattr__(self, name: str, value: object) -> None:
-            raise _frozen(f"cannot assign to field {name!r}")
+            raise frozen_error(f"cannot assign to field {name!r}")
 
         def __delattr__(self, name: str) -> None:
-            raise _frozen(f"cannot delete field {name!r}")
+            raise frozen_error(f"cannot delete field {name!r}")
 
     def __replace__(self, **changes: Any) -> URL:
         """``copy.replace(url, field=value)`` (Python 3.13): a new value with *changes*."""
@@ -439,6 +408,7 @@ def _value_class(cls: type[URL]) -> None:
     code = cls.__init__.__code__
     names = code.co_varnames[1:code.co_argcount]
     cls._field_names = names
+    cls._fields_init = cls.__init__
     cls.__match_args__ = names  # type: ignore[misc]  # as a dataclass has (mypy guards it for its own)
     cls._key = attrgetter(*(n for n in names if n not in cls._not_compared))
 
