@@ -65,3 +65,35 @@ def test_https_socket_is_closed_with_the_client_when_the_server_never_answers_cl
     leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     assert leaks == []
     assert took < 1  # no wait for an answer that never comes
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_tls_data_reader_closed_early_leaves_no_socket(loop: str, cert_key: tuple[Path, Path]) -> None:
+    """The shared bulk reader (FTPS data connections): a body dropped before the server
+    has finished sends close_notify and does not wait for an answer that never comes."""
+    from anyurl.handlers.stream import BulkReader
+
+    factory = _loop_factory(loop)
+    cert, key = cert_key
+    ctx = ssl.create_default_context(cafile=str(cert))
+
+    async def read_one_chunk_then_close(port: int) -> bytes | None:
+        running = asyncio.get_running_loop()
+        transport, reader = await running.create_connection(
+            lambda: BulkReader(1 << 16), "127.0.0.1", port, ssl=ctx, server_hostname="localhost")
+        transport.write(b"GET /x HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        chunk = await reader.next_chunk(5)
+        reader.close()  # the server reads on and never answers close_notify
+        return chunk
+
+    gc.collect()
+    with TLSMute(cert, key) as srv:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with asyncio.Runner(loop_factory=factory) as runner:
+                chunk = runner.run(read_one_chunk_then_close(srv.port))
+            gc.collect()
+        assert srv.close_notify.wait(5), "the reader closed without a TLS close_notify"
+    assert chunk is not None and chunk.endswith(b"ok")
+    leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert leaks == []

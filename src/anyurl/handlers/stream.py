@@ -93,12 +93,15 @@ class BulkReader(asyncio.BufferedProtocol):
         self._last = self._loop.time()
         self.received = 0
         self.transport: asyncio.Transport | None = None
+        self._tls = False
         self.closed = self._loop.create_future()
 
     # -- the protocol side -------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # same API on uvloop
+        # asked now: asyncio's TLS transport answers no questions once closed
+        self._tls = transport.get_extra_info("ssl_object") is not None
         if self._rcvbuf:
             sock = transport.get_extra_info("socket")
             if sock is not None:
@@ -218,3 +221,7 @@ class BulkReader(asyncio.BufferedProtocol):
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
+            if self._tls:
+                # TLS close() sends close_notify, then holds the socket until the peer answers
+                # (up to 30 s, past the Client and its loop): the data needs no answer
+                self.transport.abort()
