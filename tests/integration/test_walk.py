@@ -9,6 +9,7 @@ import os
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -125,23 +126,25 @@ async def test_walk_gopher_hole_of_500_items(servers: Launcher, name: str) -> No
         assert not [f for f in found if parse(f.url).selector in ("", "/")]  # type: ignore[attr-defined]
 
 
-async def test_walk_news_three_groups_with_crossposts(servers: Launcher) -> None:
-    """300 articles in three groups, 60 of them cross-posted: each found once (message-id)."""
-    local: Launcher | None = None
-    if servers.compose:
-        # the groups are made with this machine's ctlinnd, which reaches only a local innd:
-        # in compose mode this one test runs its own INN as a local process
-        local = Launcher()
-        local.compose = False
+@pytest.fixture
+def walk_inn(servers: Launcher) -> Iterator[Endpoint]:
+    """INN for the news walk. Its groups are made with this machine's ctlinnd, which reaches
+    only a local innd: in compose mode the test runs its own INN as a local process."""
+    if not servers.compose:
+        yield servers.get("inn")
+        return
+    local = Launcher()
+    local.compose = False
     try:
-        await _walk_news(local.get("inn") if local else servers.get("inn"))
+        yield local.get("inn")
     finally:
-        if local is not None:
-            local.stop_all()
-            local.remove()
+        local.stop_all()
+        local.remove()
 
 
-async def _walk_news(ep: Endpoint) -> None:
+async def test_walk_news_three_groups_with_crossposts(walk_inn: Endpoint) -> None:
+    """300 articles in three groups, 60 of them cross-posted: each found once (message-id)."""
+    ep = walk_inn
     tag = uuid.uuid4().hex[:8]
     prefix = f"{ep.info['prefix']}.walk{tag}"
     groups = [f"{prefix}.g{i}" for i in range(3)]

@@ -157,15 +157,21 @@ def test_element_length_on_partial_buffers() -> None:
 
 
 def _decode_or_protocol_error(data: bytes) -> None:
+    """Only ProtocolError escapes the decoder and the framing; and where the decoder takes
+    *data* as one APDU, the framing (what the reader waits for) ends it at its last byte."""
     try:
         z3950.decode_apdu(data)
+        decoded = True
     except ProtocolError:
-        pass
+        decoded = False
     try:
         n = z3950.apdu_length(data, 1 << 20)
     except ProtocolError:
+        assert not decoded, "the reader refuses an APDU the decoder takes"
         return
     assert n is None or n > 0
+    if decoded:
+        assert n == len(data), (n, len(data))
 
 
 FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
