@@ -106,20 +106,10 @@ class Headers(dict[str, str]):
 
     @classmethod
     def from_fields(cls, fields: Iterable[tuple[bytes, bytes]]) -> Headers:
-        """Headers from the (name, value) bytes of a head, decoded as Latin-1 (values stripped):
-        :meth:`add` inline, one loop for the whole head."""
+        """Headers from the (name, value) bytes of a head, decoded as Latin-1 (values stripped)."""
         h = cls()
-        lower = h._lower
         for n, v in fields:
-            name = n.decode("latin-1")
-            value = v.decode("latin-1").strip()
-            key = name.lower()
-            have = lower.get(key)
-            if have is None:
-                lower[key] = name
-                h[name] = value
-            else:
-                h[have] = f"{dict.__getitem__(h, have)}, {value}"
+            h.add(n.decode("latin-1"), v.decode("latin-1").strip())
         return h
 
     def __getitem__(self, name: str) -> str:
