@@ -255,14 +255,8 @@ class Client:
     async def _open(self, req: Request) -> Body:
         """Open ``req`` with retries; the body resumes or retries mid-stream where allowed."""
         handler = self.handler(req.url)
-        if req.retry.attempts <= 1 and req.deadline is None:
-            # the plain case, inline (_attempts and _call are two coroutines per request)
-            try:
-                return await handler.open(req)
-            except AnyURLError:
-                raise
-            except Exception as exc:
-                raise translate_errors(exc, req.url) from exc
+        if req.retry.attempts <= 1 and req.deadline is None:  # the plain case: no retry, no guard
+            return await self._call(req.url, handler.open(req))
         body = await self._attempts(req, handler.open)
         return _GuardedBody(self, handler, req, body).outer
 
