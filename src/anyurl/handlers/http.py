@@ -116,10 +116,9 @@ _COMPRESSED_TYPES = frozenset({
 })
 # bytes that may appear literally in a request target; anything else
 # (space, controls, non-ASCII, "<>\"^`{|}") is percent-encoded before sending
-_WIRE_SAFE = frozenset(
-    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/?%[]"
-)
-_WIRE_UNSAFE = re.compile(r"[^a-zA-Z0-9\-._~!$&'()*+,;=:@/?%\[\]]")
+_WIRE_SAFE_TEXT = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/?%[]"
+_WIRE_SAFE = frozenset(_WIRE_SAFE_TEXT.encode())
+_WIRE_UNSAFE = re.compile(f"[^{re.escape(_WIRE_SAFE_TEXT)}]")  # the same set, to search text
 
 
 @dataclass(frozen=True)
