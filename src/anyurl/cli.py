@@ -1426,10 +1426,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     args: Any = _parse_command_line(raw)
     if args is None:
-        args = _parse_plain_line(_insert_default_command(raw))
+        raw = _insert_default_command(raw)
+        args = _parse_plain_line(raw)
     if args is None:
         parser = build_parser()
-        args = parser.parse_args(_insert_default_command(raw))
+        args = parser.parse_args(raw)
         if args.command is None:
             parser.print_help(sys.stderr)
             return 2
