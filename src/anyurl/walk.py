@@ -47,8 +47,9 @@ from typing import TYPE_CHECKING, Any
 from .client import body_entries
 from .errors import AnyURLError, TransferError
 from .handlers.file import file_url_for
+from .protocols.ftp import directory_text, entry_text
 from .response import Entry, translate_errors
-from .urls import _FPATH, FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
+from .urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 
 if TYPE_CHECKING:
     from .client import Client
@@ -183,8 +184,7 @@ def _child_prefix(listed: URL) -> str | None:
     this plus its encoded name is a direct child (see _child_key)."""
     if not isinstance(listed, FTPURL) or listed.typecode not in (None, "d"):
         return None
-    cwd = (*listed.cwd, listed.name) if listed.name else listed.cwd
-    return str(FTPURL(listed.scheme, listed.host, listed.port, listed.user, None, cwd, "", None))
+    return directory_text(listed, (*listed.cwd, listed.name) if listed.name else listed.cwd)
 
 
 def _child_key(url: str, name: str, prefix: str) -> str | None:
@@ -194,7 +194,7 @@ def _child_key(url: str, name: str, prefix: str) -> str | None:
     and no ancestor of it by path: nothing to parse, nothing decoded."""
     if not name or "/" in name or name in (".", ".."):
         return None
-    key = prefix + percent_encode(name, _FPATH.safe)
+    key = entry_text(prefix, name)
     if url == key or url == key + "/":  # a file, or a directory (the serializer's trailing "/")
         return key
     return None

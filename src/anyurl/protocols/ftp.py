@@ -48,6 +48,8 @@ __all__ = [
     "classify",
     "child_url",
     "child_urls",
+    "directory_text",
+    "entry_text",
     "error_for",
     "format_command",
     "login_credentials",
@@ -644,19 +646,29 @@ def child_url(url: FTPURL, directory: tuple[str, ...], item: ListItem) -> str:
     return str(child)
 
 
+def directory_text(url: FTPURL, directory: tuple[str, ...]) -> str:
+    """The URL text of *directory* (decoded segments) on *url*'s server, password left out,
+    ending in "/": what :func:`child_url` writes before an entry's encoded name."""
+    return str(dataclasses.replace(url, password=None, cwd=directory, name="", typecode=None))
+
+
+def entry_text(prefix: str, name: str) -> str:
+    """The URL text of the file *name* in the directory whose :func:`directory_text` is
+    *prefix* (a directory adds "/"): the serializer's own encoding of a last segment."""
+    return prefix + percent_encode(name, _FPATH.safe)
+
+
 def child_urls(url: FTPURL, directory: tuple[str, ...]) -> Callable[[ListItem], str]:
     """:func:`child_url` for the entries of one listing: the directory's part of the
     URL (scheme, login, host, encoded segments) is serialized once, and each entry
     adds only its encoded name, and "/" for a directory. The text is exactly
     child_url's (the serializer ends the directory's path with "/" and joins the
     name's encoding after it); a test compares the two on awkward names."""
-    prefix = str(dataclasses.replace(url, password=None, cwd=directory, name="", typecode=None))
-    safe = _FPATH.safe
+    prefix = directory_text(url, directory)
 
     def child(item: ListItem) -> str:
-        if item.kind == "directory":
-            return prefix + percent_encode(item.name, safe) + "/"
-        return prefix + percent_encode(item.name, safe)
+        text = entry_text(prefix, item.name)
+        return text + "/" if item.kind == "directory" else text
 
     return child
 
