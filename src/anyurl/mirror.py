@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 from .download import PART_SUFFIX, WouldOverwrite, _fit, download, name_for_url, part_path, same_content
 from .errors import AnyURLError, TransferError, TruncatedTransfer
+from .protocols.ftp import directory_text
 from .response import translate_errors
 from .urls import FTPURL, URL, parse
-from .walk import Found, _child_key, _child_prefix, walk
+from .walk import Found, _child_key, _listed_dir, walk
 
 if TYPE_CHECKING:
     from .client import Client
@@ -236,11 +237,8 @@ class _Mirror:
                 listed = parse(parent)
             except AnyURLError:
                 listed = None
-            prefix = _child_prefix(listed) if listed is not None else None
-            known = None
-            if prefix is not None and isinstance(listed, FTPURL):
-                cwd = (*listed.cwd, listed.name) if listed.name else listed.cwd
-                known = (FTPURL(listed.scheme, listed.host, listed.port, listed.user, None, cwd), prefix)
+            d = _listed_dir(listed) if listed is not None else None
+            known = None if d is None else (d, directory_text(d, d.cwd))
             self.ftp_dirs[parent] = known
         if known is None or _child_key(found.url, entry.name, known[1]) != found.url:
             return None  # not the plain child of its directory (or a directory URL)

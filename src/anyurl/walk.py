@@ -179,12 +179,19 @@ def _worth_probing(entry: Entry, u: URL) -> bool:
     return entry.kind == "page"
 
 
+def _listed_dir(listed: URL) -> FTPURL | None:
+    """FTP: the directory a listing URL lists, as a URL with no password, name or typecode."""
+    if not isinstance(listed, FTPURL) or listed.typecode not in (None, "d"):
+        return None
+    cwd = (*listed.cwd, listed.name) if listed.name else listed.cwd
+    return FTPURL(listed.scheme, listed.host, listed.port, listed.user, None, cwd)
+
+
 def _child_prefix(listed: URL) -> str | None:
     """FTP: the serialized URL of the listed directory, ending in "/". An entry whose URL is
     this plus its encoded name is a direct child (see _child_key)."""
-    if not isinstance(listed, FTPURL) or listed.typecode not in (None, "d"):
-        return None
-    return directory_text(listed, (*listed.cwd, listed.name) if listed.name else listed.cwd)
+    d = _listed_dir(listed)
+    return None if d is None else directory_text(d, d.cwd)
 
 
 def _child_key(url: str, name: str, prefix: str) -> str | None:
