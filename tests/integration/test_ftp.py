@@ -34,7 +34,6 @@ from anyurl.errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
-from anyurl.handlers import ftp as ftp_handler
 from anyurl.handlers.ftp import FTPOptions
 from anyurl.response import ENTRY_KINDS
 
@@ -487,8 +486,7 @@ async def test_pipelined_retr_is_byte_exact_on_every_server(srv: Server) -> None
     assert cmds.count(srv.login[0]) == 1  # one connection: the 550 left it in step, so it was kept
     retrs = [c for c in cmds if c.startswith("RETR")]
     assert retrs == [f"RETR {n}" for n in names] + ["RETR no-such-file.bin", "RETR blob.bin"]
-    # one EPSV per RETR, and the one sent ahead after the last 226 (its port unused at QUIT)
-    assert cmds.count("EPSV") == len(retrs) + 1 and cmds.count("TYPE I") == 1
+    assert cmds.count("EPSV") == len(retrs) and cmds.count("TYPE I") == 1
 
 
 @pytest.mark.parametrize("pipeline", [True, False])
@@ -570,19 +568,13 @@ async def test_pipelining_sends_retr_before_the_epsv_reply(pipeline: bool) -> No
             await dw.drain()
             dw.close()
             w.write(b"226 done\r\n")
-        if pipeline:  # the EPSV sent ahead after the last 226
-            await f.read(r)
-            w.write(f"229 Entering Extended Passive Mode (|||{await f.listen_data()}|)\r\n".encode())
         await f.read(r)  # QUIT
 
     async with fake_server(script) as (port, fake), client(ftp=FTPOptions(pipeline=pipeline)) as c:
         for i in range(3):
             assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"file %d" % i
-    # the first EPSV is never pipelined; the third was sent ahead, after the second 226, so
-    # its RETR waits for the 229 (test_epsv_ahead_is_sent_before_the_next_file_is_asked_for)
-    assert early == [False, pipeline, False]
-    ahead = ["EPSV"] if pipeline else []
-    assert fake.commands[4:] == ["SIZE f.bin", *["EPSV", "RETR f.bin"] * 3, *ahead, "QUIT"]
+    assert early == [False, pipeline, pipeline]  # the first EPSV is never pipelined
+    assert fake.commands[4:] == ["SIZE f.bin", *["EPSV", "RETR f.bin"] * 3, "QUIT"]
 
 
 @pytest.mark.parametrize(("announced", "payload", "delay", "outcome"), [
@@ -665,152 +657,6 @@ async def test_pipelined_epsv_refused_falls_back_to_pasv_in_step() -> None:
         assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"two"
     assert fake.commands[4:] == ["SIZE f.bin", "EPSV", "RETR f.bin", "EPSV", "RETR f.bin", "PASV", "RETR f.bin",
                                  "QUIT"]
-
-
-async def test_epsv_ahead_for_a_run_of_files(srv: Server) -> None:
-    # From the second file on a connection, a transfer's 226 is followed at once by the next
-    # transfer's EPSV, and the next RETR goes to the port it gave. A 550 in the middle uses up
-    # that port: the file after it asks again (EPSV + RETR). Every file arrives byte for byte,
-    # on one login, and the replies stay in step (a missing file fails alone).
-    names = ["hello.txt", "crlf.txt", "blob.bin", "no-such-file.bin", "with space.txt", "hello.txt"]
-    expect = {"hello.txt": seed.HELLO, "crlf.txt": seed.CRLF_TEXT, "blob.bin": seed.blob(), **seed.SPECIAL_NAMES}
-    async with client(limits=Limits(per_host=1)) as c:
-        for n in names:
-            if n in expect:
-                assert (await c.fetch(srv.url("/pub/" + _quoted(n)))).content == expect[n], n
-            else:
-                with pytest.raises(ResourceNotFound, match=n):
-                    await c.fetch(srv.url(f"/pub/{n};type=i"))
-    cmds = [x for x in srv.commands() if not x.startswith("SIZE")]  # SIZE: per server (the 150 may say it)
-    transfers = [x for n in names for x in ("EPSV", f"RETR {n}")]
-    assert cmds == [*srv.login, "CWD pub", "TYPE I", *transfers, "EPSV", "QUIT"]
-
-
-async def test_epsv_ahead_is_sent_before_the_next_file_is_asked_for() -> None:
-    # The log of a real server cannot show when a command came: here the third file's
-    # EPSV is in before the third fetch starts, and that fetch sends its RETR alone. A
-    # missing fourth file leaves the fifth one exact (it asks for a port again).
-    async def transfer(w: asyncio.StreamWriter, f: Fake, data: bytes) -> None:
-        assert f.data_conn is not None
-        _, dw = await f.data_conn
-        w.write(b"150 here it comes (%d bytes)\r\n" % len(data))
-        dw.write(data)
-        await dw.drain()
-        dw.close()
-        w.write(b"226 done\r\n")
-
-    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
-        await login(r, w, f)  # USER PASS PWD TYPE
-        await f.read(r)  # SIZE
-        w.write(b"502 no SIZE\r\n")
-        for i in range(5):
-            port = await f.listen_data()
-            await f.read(r)  # EPSV: ahead from the third file on
-            w.write(f"229 Entering Extended Passive Mode (|||{port}|)\r\n".encode())
-            if await f.read(r) == "RETR gone.bin":
-                w.write(b"550 No such file.\r\n")
-                continue
-            await transfer(w, f, b"file %d" % i)
-        await f.read(r)  # the EPSV sent ahead after the last 226
-        w.write(f"229 Entering Extended Passive Mode (|||{await f.listen_data()}|)\r\n".encode())
-        await f.read(r)  # QUIT
-        w.write(b"221 bye\r\n")
-
-    async with fake_server(script) as (port, fake), client() as c:
-        url = f"ftp://127.0.0.1:{port}/f.bin"
-        for i in range(3):
-            if i == 2:
-                await asyncio.sleep(0.1)
-                assert fake.commands[-3:] == ["EPSV", "RETR f.bin", "EPSV"]  # asked before the fetch
-                seen = len(fake.commands)
-            assert (await c.fetch(url)).content == b"file %d" % i
-        await asyncio.sleep(0.1)
-        assert fake.commands[seen:] == ["RETR f.bin", "EPSV"]
-        with pytest.raises(ResourceNotFound):
-            await c.fetch(f"ftp://127.0.0.1:{port}/gone.bin;type=i")
-        assert (await c.fetch(url)).content == b"file 4"
-    assert fake.commands[4:] == ["SIZE f.bin", "EPSV", "RETR f.bin", *["EPSV", "RETR f.bin"] * 2,
-                                 "EPSV", "RETR gone.bin", "EPSV", "RETR f.bin", "EPSV", "QUIT"]
-
-
-@pytest.mark.parametrize("answer", [b"150 here it comes\r\n", b"200 fine\r\n", b"229 no port here\r\n"])
-async def test_epsv_ahead_answered_out_of_turn_is_a_clear_error(answer: bytes) -> None:
-    # A server that answers the EPSV sent ahead with something else (a transfer starting,
-    # a reply to no command) is out of step: the next fetch fails with a ProtocolError
-    # naming the reply, rather than reading every later reply one place off.
-    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
-        await login(r, w, f)
-        await f.read(r)  # SIZE
-        w.write(b"502 no SIZE\r\n")
-        for _ in range(2):
-            port = await f.listen_data()
-            await f.read(r)  # EPSV
-            w.write(f"229 Entering Extended Passive Mode (|||{port}|)\r\n".encode())
-            await f.read(r)  # RETR
-            assert f.data_conn is not None
-            _, dw = await f.data_conn
-            w.write(b"150 here it comes\r\n")
-            dw.write(b"data")
-            await dw.drain()
-            dw.close()
-            w.write(b"226 done\r\n")
-        await f.read(r)  # EPSV ahead
-        w.write(answer)
-        await f.read(r)
-
-    async with fake_server(script) as (port, _), client() as c:
-        url = f"ftp://127.0.0.1:{port}/f.bin"
-        assert (await c.fetch(url)).content == b"data"
-        assert (await c.fetch(url)).content == b"data"
-        with pytest.raises(ProtocolError, match=answer[:3].decode()) as info:
-            await c.fetch(url)
-        assert "EPSV" in str(info.value)
-
-
-async def test_epsv_ahead_refused_goes_on_without_it() -> None:
-    # The EPSV sent ahead refused (425: no port now): the next file asks in the usual way,
-    # and nothing more is sent ahead on that connection.
-    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
-        await login(r, w, f)
-        await f.read(r)  # SIZE
-        w.write(b"502 no SIZE\r\n")
-        for i in range(3):
-            port = await f.listen_data()
-            if i == 2:
-                await f.read(r)  # the EPSV ahead
-                w.write(b"425 Can't open data connection.\r\n")
-            await f.read(r)  # EPSV
-            w.write(f"229 Entering Extended Passive Mode (|||{port}|)\r\n".encode())
-            await f.read(r)  # RETR
-            assert f.data_conn is not None
-            _, dw = await f.data_conn
-            w.write(b"150 here it comes\r\n")
-            dw.write(b"data %d" % i)
-            await dw.drain()
-            dw.close()
-            w.write(b"226 done\r\n")
-        await f.read(r)  # QUIT
-        w.write(b"221 bye\r\n")
-
-    async with fake_server(script) as (port, fake), client() as c:
-        for i in range(3):
-            assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"data %d" % i
-    assert fake.commands[4:] == ["SIZE f.bin", "EPSV", "RETR f.bin", "EPSV", "RETR f.bin",
-                                 "EPSV", "EPSV", "RETR f.bin", "QUIT"]
-
-
-async def test_unused_epsv_ahead_port_is_replaced(srv: Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A port asked for ahead and left unused is not trusted for long (pyftpdlib drops it
-    # after 30 s with a 421): past _SPARE_TTL the next file asks for a new one.
-    monkeypatch.setattr(ftp_handler, "_SPARE_TTL", 0.05)
-    async with client(limits=Limits(per_host=1)) as c:
-        for _ in range(2):
-            assert (await c.fetch(srv.url("/pub/hello.txt"))).content == seed.HELLO
-        await asyncio.sleep(0.2)
-        assert (await c.fetch(srv.url("/pub/crlf.txt"))).content == seed.CRLF_TEXT
-    cmds = [x for x in srv.commands() if not x.startswith("SIZE")]
-    assert cmds[-6:] == ["RETR hello.txt", "EPSV", "EPSV", "RETR crlf.txt", "EPSV", "QUIT"]
-    assert cmds.count(srv.login[0]) == 1
 
 
 async def test_big_file_streams(vs: Server) -> None:

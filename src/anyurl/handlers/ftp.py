@@ -20,7 +20,6 @@ import logging
 import os
 import socket
 import ssl
-import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -103,8 +102,7 @@ class FTPOptions:
 # Data connections are read by the shared bulk reader (stream.py), or, for a small file
 # on a pipelined passive connection, straight from the socket (_SocketReader).
 _Reader = BulkReader
-_SMALL = 1 << 16
-_SPARE_TTL = 10.0  # seconds an unused EPSV port ahead is trusted (pyftpdlib drops it after 30)  # at most this many bytes announced: read without a transport
+_SMALL = 1 << 16  # at most this many bytes announced: read without a transport
 
 
 class _SocketReader:
@@ -238,12 +236,6 @@ class _Control:
         self.features: set[str] | None = None
         self.epsv_ok = True
         self.epsv_seen = False  # a 229 came on this connection: EPSV may be pipelined with RETR
-        # EPSV sent ahead, once a transfer's 226 was read, for the next transfer: its reply is
-        # read when the connection is next used (ahead), and the port it gave kept (spare)
-        self.ahead = False
-        self.ahead_ok = True  # False once the server refused an EPSV sent ahead
-        self.spare: int | None = None
-        self.spare_at = 0.0
         self.size_ok = True
         self._replies = proto.ReplyReader(req.limits.max_line, req.limits.max_reply_lines)
         self.log = handler.pool.log
@@ -329,31 +321,6 @@ class _Control:
         return line
 
     async def reply(self) -> Reply:
-        if self.ahead:
-            await self.settle()
-        return await self._next_reply()
-
-    async def settle(self) -> None:
-        """Read the reply to an EPSV sent ahead: a 229 leaves its port as the spare."""
-        self.ahead = False
-        reply = await self._next_reply()
-        if reply.code == 229:
-            try:
-                self.spare = proto.parse_epsv(reply)
-            except ProtocolError as exc:
-                self.broken = True
-                raise ProtocolError(exc.message, url=self.url, reply=reply.text) from None
-            return
-        if reply.kind in (4, 5) and reply.code != 421:
-            self.ahead_ok = False  # refused: ask for ports with the transfers from now on
-            return
-        self.broken = True
-        if reply.code == 421:
-            raise proto.error_for(reply, "EPSV", self.url)
-        raise ProtocolError(f"reply out of turn: {reply.text!r} where the answer to EPSV was due",
-                            url=self.url, reply=reply.text)
-
-    async def _next_reply(self) -> Reply:
         while True:
             try:
                 line = await self._readline()
@@ -428,8 +395,7 @@ class _Control:
     def stale(self) -> bool:
         """True when the server closed this idle connection (or sent something unasked)."""
         transport = self.writer.transport
-        return (self.broken or transport.is_closing()
-                or (not self.ahead and bool(getattr(self.reader, "_buffer", b"")))  # ahead: its reply
+        return (self.broken or transport.is_closing() or bool(getattr(self.reader, "_buffer", b""))
                 or bool(getattr(self.reader, "_eof", False)))
 
     async def reset(self, target: tuple[str, ...]) -> bool:
@@ -440,15 +406,6 @@ class _Control:
         "back to the login directory, then each segment"; where that fails, the
         sequence itself runs (and fails where the RFC's would). False when the
         connection cannot be brought back reliably."""
-        if self.ahead:
-            try:
-                await self.settle()
-            except ProtocolError:
-                raise  # out of step: a clear error, not a quiet new login
-            except AnyURLError:
-                return False  # closed, or closing (421) while idle
-        if self.spare is not None and time.monotonic() - self.spare_at > _SPARE_TTL:
-            self.spare = None  # a server may drop an unused passive port (pyftpdlib: 30 s, with a 421)
         if self.stale() or self.login_dir is None:
             return False
         here = self.cwd_path
@@ -575,10 +532,6 @@ class _DataChannel:
         transfer command arrives, so it may come before we connect. Returns (size,
         channel, RETR's reply); channel and reply are None when EPSV failed this time
         (every reply read, nothing started): the caller goes on without pipelining."""
-        if conn.ahead:
-            await conn.settle()
-        if conn.spare is not None:
-            return await cls._on_spare(conn, plan, factory, want_size)
         if want_size:
             await conn.send("SIZE", plan.argument, ("EPSV", None), ("RETR", plan.argument))
         else:
@@ -631,47 +584,6 @@ class _DataChannel:
             raise
         return total, chan, retr
 
-    @classmethod
-    async def _on_spare(cls, conn: _Control, plan: Plan, factory: Any,
-                        want_size: bool) -> tuple[int | None, _DataChannel | None, Reply | None]:
-        """RETR on the port an EPSV sent ahead gave: the connect starts before the
-        command is sent, and no reply is waited for before it."""
-        chan = cls(conn, factory)
-        assert conn.spare is not None
-        chan.port, conn.spare = conn.spare, None
-        connect_error: OSError | None = None
-        try:
-            chan._start_connect()
-        except OSError as exc:
-            connect_error = exc
-        total: int | None = None
-        in_step = False
-        try:
-            if want_size:
-                await conn.send("SIZE", plan.argument, ("RETR", plan.argument))
-                reply = await conn.reply()
-                if reply.code == 421:
-                    raise proto.error_for(reply, f"SIZE {plan.argument}", conn.url)
-                total = proto.parse_size(reply)
-                if reply.code in (500, 502):
-                    conn.size_ok = False
-            else:
-                await conn.send("RETR", plan.argument)
-            retr = await conn.reply()
-            in_step = retr.kind != 1
-            if not in_step and connect_error is None:
-                connect_error = chan._connect_error()
-            if connect_error is not None and not in_step:
-                raise ConnectError(f"cannot open the data connection to port {chan.port}: {connect_error}",
-                                   url=conn.url) from connect_error
-            in_step = True
-        except BaseException:
-            chan.close()
-            if not in_step:
-                conn.broken = True
-            raise
-        return total, chan, retr
-
     def _start_connect(self) -> None:
         """Start a non-blocking connect to the server's data port; the socket is taken
         over by a transport in :meth:`connect` once the transfer command's 1xx came
@@ -693,9 +605,6 @@ class _DataChannel:
 
     async def _passive(self, opts: FTPOptions) -> int:
         conn = self.conn
-        if conn.ahead:  # its 229 first: the port it gives is replaced by this command's
-            await conn.settle()
-        conn.spare = None  # replaced by this EPSV or PASV
         if opts.epsv and conn.epsv_ok:
             reply = await conn.cmd("EPSV")
             if reply.code == 229:
@@ -731,9 +640,6 @@ class _DataChannel:
 
     async def _active(self) -> None:
         conn = self.conn
-        if conn.ahead:  # its 229 first: the port it gives is replaced by this command's
-            await conn.settle()
-        conn.spare = None  # EPRT/PORT replaces a passive port
         if conn.tls is not None:
             raise ConfigurationError("active mode (EPRT/PORT) is not supported with TLS data connections",
                                      url=conn.url)
@@ -1240,12 +1146,6 @@ class FTPHandler(Handler):
             if expected is not None and received < expected:
                 raise TruncatedTransfer(f"data connection closed after {received} of {expected} bytes",
                                         url=url, reply=final.text)
-            if (conn.reused and opts.pipeline and opts.passive and opts.epsv and conn.epsv_seen
-                    and conn.ahead_ok and conn.tls is None and not conn.ahead):
-                # a run of transfers on this connection: ask for the next one's port now
-                await conn.send("EPSV")
-                conn.ahead = True
-                conn.spare_at = time.monotonic()
             ok = True
         except GeneratorExit:
             # The caller stopped reading (closed the body early): ABOR, keep the connection if in step.
