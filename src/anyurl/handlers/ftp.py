@@ -570,6 +570,11 @@ class _DataChannel:
             epsv = await conn.reply()
             if epsv.code == 421:
                 raise proto.error_for(epsv, "EPSV", conn.url)
+            if epsv.code != 229 and epsv.kind not in (4, 5):
+                # a 1xx, or a 2xx/3xx other than 229, cannot answer EPSV: the server answered the
+                # pipelined commands out of turn, and every later reply would be read one place off
+                raise ProtocolError(f"reply out of turn: {epsv.text!r} where the answer to EPSV was due",
+                                    url=conn.url, reply=epsv.text)
             if epsv.code != 229:
                 retr = await conn.reply()  # the server's answer to a RETR without a data port
                 if retr.kind == 1:
