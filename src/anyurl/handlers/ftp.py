@@ -275,7 +275,9 @@ class _Control:
 
     @property
     def _timeout(self) -> float | None:
-        return self.req.read_timeout
+        req = self.req
+        # without a total deadline the read timeout is the setting itself: no calls to work it out
+        return req.timeouts.read if req.deadline is None else req.read_timeout
 
     # -- lines ---------------------------------------------------------------
 
