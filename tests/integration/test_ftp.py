@@ -696,6 +696,25 @@ async def test_pipelined_epsv_answered_out_of_turn_is_a_clear_error(answer: byte
     assert fake.commands[9] == "USER anonymous"  # a new connection, a new login
 
 
+async def test_pipelined_run_of_files_with_a_550_in_the_middle(srv: Server) -> None:
+    # One connection, six files, the fourth missing: the server's log shows the whole run,
+    # login, CWD and TYPE once, then EPSV and RETR per file (pipelined from the second
+    # on), no CWD again (the connection stands in /pub). The 550 fails that file alone; the
+    # files after it arrive byte for byte on the same login.
+    names = ["hello.txt", "crlf.txt", "blob.bin", "no-such-file.bin", "with space.txt", "hello.txt"]
+    expect = {"hello.txt": seed.HELLO, "crlf.txt": seed.CRLF_TEXT, "blob.bin": seed.blob(), **seed.SPECIAL_NAMES}
+    async with client(limits=Limits(per_host=1)) as c:
+        for n in names:
+            if n in expect:
+                assert (await c.fetch(srv.url("/pub/" + _quoted(n)))).content == expect[n], n
+            else:
+                with pytest.raises(ResourceNotFound, match=n):
+                    await c.fetch(srv.url(f"/pub/{n};type=i"))
+    cmds = [x for x in srv.commands() if not x.startswith("SIZE")]  # SIZE: per server (a 150 may say it)
+    transfers = [x for n in names for x in ("EPSV", f"RETR {n}")]
+    assert cmds == [*srv.login, "CWD pub", "TYPE I", *transfers, "QUIT"]
+
+
 async def test_big_file_streams(vs: Server) -> None:
     path = vsftpd.ensure_big(vs.ep.info, 100 << 20)
     want = hashlib.sha256(path.read_bytes()).hexdigest()
