@@ -659,6 +659,62 @@ async def test_pipelined_epsv_refused_falls_back_to_pasv_in_step() -> None:
                                  "QUIT"]
 
 
+@pytest.mark.parametrize("answer", [b"150 Opening BINARY mode data connection\r\n", b"200 NOOP ok\r\n",
+                                    b"226 Transfer complete\r\n"])
+async def test_pipelined_epsv_answered_out_of_turn_is_a_clear_error(answer: bytes) -> None:
+    # EPSV and RETR go out in one write: a server whose first answer cannot be EPSV's (a
+    # transfer starting, a leftover 2xx) is out of step. The fetch fails with a ProtocolError
+    # naming that reply, and the connection is not kept: the next fetch logs in afresh.
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, f: Fake) -> None:
+        await login(r, w, f)  # USER PASS PWD TYPE
+        await f.read(r)  # SIZE
+        w.write(b"502 no SIZE\r\n")
+        port = await f.listen_data()
+        await f.read(r)  # EPSV
+        w.write(f"229 Entering Extended Passive Mode (|||{port}|)\r\n".encode())
+        await f.read(r)  # RETR
+        assert f.data_conn is not None
+        _, dw = await f.data_conn
+        w.write(b"150 here it comes\r\n")
+        dw.write(b"one")
+        await dw.drain()
+        dw.close()
+        w.write(b"226 done\r\n")
+        await f.read(r)  # EPSV and RETR, pipelined
+        await f.read(r)
+        w.write(answer + f"229 Entering Extended Passive Mode (|||{port}|)\r\n".encode())
+        await r.read()  # until the client hangs up
+
+    async with fake_server(script) as (port, fake), client() as c:
+        assert (await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")).content == b"one"
+        with pytest.raises(ProtocolError, match="out of turn") as info:
+            await c.fetch(f"ftp://127.0.0.1:{port}/f.bin")
+        assert answer.decode().strip() in str(info.value) and "EPSV" in str(info.value)
+        assert fake.commands[4:] == ["SIZE f.bin", "EPSV", "RETR f.bin", "EPSV", "RETR f.bin"]
+        with contextlib.suppress(Exception):  # the script is done: only the new login is of interest
+            await asyncio.wait_for(c.fetch(f"ftp://127.0.0.1:{port}/f.bin"), 5)
+    assert fake.commands[9] == "USER anonymous"  # a new connection, a new login
+
+
+async def test_pipelined_run_of_files_with_a_550_in_the_middle(srv: Server) -> None:
+    # One connection, six files, the fourth missing: the server's log shows the whole run,
+    # login, CWD and TYPE once, then EPSV and RETR per file (pipelined from the second
+    # on), no CWD again (the connection stands in /pub). The 550 fails that file alone; the
+    # files after it arrive byte for byte on the same login.
+    names = ["hello.txt", "crlf.txt", "blob.bin", "no-such-file.bin", "with space.txt", "hello.txt"]
+    expect = {"hello.txt": seed.HELLO, "crlf.txt": seed.CRLF_TEXT, "blob.bin": seed.blob(), **seed.SPECIAL_NAMES}
+    async with client(limits=Limits(per_host=1)) as c:
+        for n in names:
+            if n in expect:
+                assert (await c.fetch(srv.url("/pub/" + _quoted(n)))).content == expect[n], n
+            else:
+                with pytest.raises(ResourceNotFound, match=n):
+                    await c.fetch(srv.url(f"/pub/{n};type=i"))
+    cmds = [x for x in srv.commands() if not x.startswith("SIZE")]  # SIZE: per server (a 150 may say it)
+    transfers = [x for n in names for x in ("EPSV", f"RETR {n}")]
+    assert cmds == [*srv.login, "CWD pub", "TYPE I", *transfers, "QUIT"]
+
+
 async def test_big_file_streams(vs: Server) -> None:
     path = vsftpd.ensure_big(vs.ep.info, 100 << 20)
     want = hashlib.sha256(path.read_bytes()).hexdigest()

@@ -21,10 +21,9 @@ import os
 import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
+from .._record import Record
 from ..errors import (
     AccessDenied,
     AnyURLError,
@@ -58,10 +57,10 @@ if TYPE_CHECKING:
 __all__ = ["FTPHandler", "FTPOptions"]
 
 log = logging.getLogger("anyurl.ftp")
+_set = object.__setattr__  # how a frozen Record's __init__ sets its fields
 
 
-@dataclass(frozen=True)
-class FTPOptions:
+class FTPOptions(Record):
     """FTP settings, passed as ``Client(ftp=FTPOptions(...))``.
 
     cwd_strategy: "multicwd" (RFC 1738: one CWD per segment), "singlecwd"
@@ -80,18 +79,39 @@ class FTPOptions:
         next file in one write (one round trip less per file; plain connections only).
     """
 
-    cwd_strategy: str = "multicwd"
-    passive: bool = True
-    epsv: bool = True
-    text_suffixes: tuple[str, ...] = proto.DEFAULT_TEXT_SUFFIXES
-    guess_type: bool = False
-    use_size: bool = True
-    use_mlsd: bool = True
-    tls: bool = False
-    tls_context: ssl.SSLContext | None = None
-    atomic_upload: bool = True
-    reuse: bool = True
-    pipeline: bool = True
+    __slots__ = ("cwd_strategy", "passive", "epsv", "text_suffixes", "guess_type", "use_size", "use_mlsd", "tls",
+                 "tls_context", "atomic_upload", "reuse", "pipeline")
+    cwd_strategy: str
+    passive: bool
+    epsv: bool
+    text_suffixes: tuple[str, ...]
+    guess_type: bool
+    use_size: bool
+    use_mlsd: bool
+    tls: bool
+    tls_context: ssl.SSLContext | None
+    atomic_upload: bool
+    reuse: bool
+    pipeline: bool
+
+    # a frozen dataclass before; written out, it costs nothing at import (see anyurl._record)
+    def __init__(self, cwd_strategy: str = "multicwd", passive: bool = True, epsv: bool = True,
+                 text_suffixes: tuple[str, ...] = proto.DEFAULT_TEXT_SUFFIXES, guess_type: bool = False,
+                 use_size: bool = True, use_mlsd: bool = True, tls: bool = False,
+                 tls_context: ssl.SSLContext | None = None, atomic_upload: bool = True, reuse: bool = True,
+                 pipeline: bool = True) -> None:
+        _set(self, "cwd_strategy", cwd_strategy)
+        _set(self, "passive", passive)
+        _set(self, "epsv", epsv)
+        _set(self, "text_suffixes", text_suffixes)
+        _set(self, "guess_type", guess_type)
+        _set(self, "use_size", use_size)
+        _set(self, "use_mlsd", use_mlsd)
+        _set(self, "tls", tls)
+        _set(self, "tls_context", tls_context)
+        _set(self, "atomic_upload", atomic_upload)
+        _set(self, "reuse", reuse)
+        _set(self, "pipeline", pipeline)
 
 
 # ---------------------------------------------------------------------------
@@ -255,7 +275,9 @@ class _Control:
 
     @property
     def _timeout(self) -> float | None:
-        return self.req.read_timeout
+        req = self.req
+        # without a total deadline the read timeout is the setting itself: no calls to work it out
+        return req.timeouts.read if req.deadline is None else req.read_timeout
 
     # -- lines ---------------------------------------------------------------
 
@@ -550,6 +572,11 @@ class _DataChannel:
             epsv = await conn.reply()
             if epsv.code == 421:
                 raise proto.error_for(epsv, "EPSV", conn.url)
+            if epsv.code != 229 and epsv.kind not in (4, 5):
+                # a 1xx, or a 2xx/3xx other than 229, cannot answer EPSV: the server answered the
+                # pipelined commands out of turn, and every later reply would be read one place off
+                raise ProtocolError(f"reply out of turn: {epsv.text!r} where the answer to EPSV was due",
+                                    url=conn.url, reply=epsv.text)
             if epsv.code != 229:
                 retr = await conn.reply()  # the server's answer to a RETR without a data port
                 if retr.kind == 1:
@@ -721,14 +748,16 @@ class _DataChannel:
             self.sock = None
 
 
-@dataclass
 class _Listing:
     """What a listing command returned: the entries kept, and the line count and first
     line (NLST of a file name answers with just that name)."""
 
-    items: list[proto.ListItem] = field(default_factory=list)
-    lines: int = 0
-    first: str | None = None
+    __slots__ = ("items", "lines", "first")
+
+    def __init__(self) -> None:
+        self.items: list[proto.ListItem] = []
+        self.lines = 0
+        self.first: str | None = None
 
 
 # ---------------------------------------------------------------------------
@@ -1240,6 +1269,8 @@ class FTPHandler(Handler):
                 items = listing.items
         if items is None and (reply is None or reply.code in (500, 501, 502, 504)):
             await conn.set_type("A")  # LIST and NLST are ASCII (RFC 959)
+            from datetime import UTC, datetime  # listings only: not imported at start-up
+
             now = datetime.now(UTC)
             reply, listing = await self._read_listing(conn, req, url, "LIST", arg, opts,
                                                       lambda line: proto.parse_list_line(line, now))

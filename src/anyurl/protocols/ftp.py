@@ -20,9 +20,9 @@ import dataclasses
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
+from .._record import Record
 from ..errors import (
     AccessDenied,
     ProtocolError,
@@ -32,6 +32,9 @@ from ..errors import (
     UnsafeURL,
 )
 from ..urls import _FPATH, FTPURL, percent_encode
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = [
     "CWD_STRATEGIES",
@@ -83,6 +86,11 @@ DEFAULT_TEXT_SUFFIXES: tuple[str, ...] = (
 )
 
 _CONTROLS = {"\r": "CR", "\n": "LF", "\0": "NUL"}
+_set = object.__setattr__  # how a frozen Record's __init__ sets its fields
+
+# Reply, Plan and ListItem are Records, not dataclasses, and the patterns below are compiled
+# on first use (listings, errors, multi-line replies): making three dataclasses, a dozen
+# patterns and importing datetime cost ~6-8 ms of every `anyurl get ftp://...` (see _record).
 
 
 # ---------------------------------------------------------------------------
@@ -90,12 +98,16 @@ _CONTROLS = {"\r": "CR", "\n": "LF", "\0": "NUL"}
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(Record):
     """One control reply: the 3-digit ``code`` and its text ``lines`` (without the code)."""
 
+    __slots__ = ("code", "lines")
     code: int
     lines: tuple[str, ...]
+
+    def __init__(self, code: int, lines: tuple[str, ...]) -> None:
+        _set(self, "code", code)
+        _set(self, "lines", lines)
 
     @property
     def text(self) -> str:
@@ -116,7 +128,9 @@ class Reply:
         return self.code // 100
 
 
-_REPLY_START = re.compile(r"(\d{3})([ -])(.*)\Z", re.S)
+@functools.cache
+def _reply_start() -> re.Pattern[str]:
+    return re.compile(r"(\d{3})([ -])(.*)\Z", re.S)
 
 
 class ReplyReader:
@@ -141,7 +155,7 @@ class ReplyReader:
         line = raw.rstrip(b"\r\n").decode("utf-8", "surrogateescape")
         if self._code is None and line[3:4] == " " and line[:3].isdigit() and line[:3].isascii():
             return Reply(int(line[:3]), (line[4:],))  # the common one-line reply, without the regex
-        m = _REPLY_START.match(line)
+        m = _reply_start().match(line)
         if self._code is None:
             if m is None:
                 raise ProtocolError(f"malformed FTP reply line: {line[:80]!r}")
@@ -169,12 +183,12 @@ class ReplyReader:
 # vsftpd "550 Permission denied." and "550 Failed to open file." for both missing and
 # unreadable files. docs/ftp.md shows this table; keep the two in step.
 _4XX = tuple(range(400, 500))
-_PERMISSION = re.compile(r"permission denied|operation not permitted|access (?:is )?denied|not authori[sz]ed"
-                         r"|insufficient privileges", re.I)
-_MISSING = re.compile(r"no such file|not found|does not exist|doesn't exist|cannot find|can't find"
-                      r"|no files found", re.I)
-_NAME_REFUSED = re.compile(r"forbidden file ?name|prohibited file ?name|file ?name not allowed", re.I)
-REPLY_ERRORS: tuple[tuple[tuple[int, ...], re.Pattern[str] | None, type[TransferError]], ...] = (
+# The patterns are searched case-insensitively, compiled on the first failed reply.
+_PERMISSION = (r"permission denied|operation not permitted|access (?:is )?denied|not authori[sz]ed"
+               r"|insufficient privileges")
+_MISSING = r"no such file|not found|does not exist|doesn't exist|cannot find|can't find|no files found"
+_NAME_REFUSED = r"forbidden file ?name|prohibited file ?name|file ?name not allowed"
+REPLY_ERRORS: tuple[tuple[tuple[int, ...], str | None, type[TransferError]], ...] = (
     ((530, 532), None, AccessDenied),                         # not logged in / need an account
     ((421,), None, TemporaryFailure),                          # service closing (idle, too many users)
     ((450, 550, 553), _PERMISSION, AccessDenied),              # permission texts win over the code
@@ -188,9 +202,14 @@ REPLY_ERRORS: tuple[tuple[tuple[int, ...], re.Pattern[str] | None, type[Transfer
 def classify(reply: Reply) -> type[TransferError]:
     """The error class for a failed *reply*, from :data:`REPLY_ERRORS` (ProtocolError if no row matches)."""
     for codes, pattern, cls in REPLY_ERRORS:
-        if reply.code in codes and (pattern is None or pattern.search(reply.text)):
+        if reply.code in codes and (pattern is None or _ignoring_case(pattern).search(reply.text)):
             return cls
     return ProtocolError
+
+
+@functools.cache
+def _ignoring_case(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I)
 
 
 def error_for(reply: Reply, what: str, url: object = None) -> TransferError:
@@ -256,8 +275,7 @@ def transfer_type(url: FTPURL, text_suffixes: tuple[str, ...] = DEFAULT_TEXT_SUF
     return "I"
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Record):
     """What a URL asks for, as FTP commands.
 
     ``cwds``: the CWD arguments in order. ``action``: "RETR" (a file, with
@@ -266,6 +284,7 @@ class Plan:
     the name (with the directory when the strategy is nocwd).
     """
 
+    __slots__ = ("user", "password", "cwds", "type", "action", "argument", "fallback")
     user: str
     password: str | None
     cwds: tuple[str, ...]
@@ -273,6 +292,16 @@ class Plan:
     action: str
     argument: str
     fallback: bool
+
+    def __init__(self, user: str, password: str | None, cwds: tuple[str, ...], type: str,  # noqa: A002
+                 action: str, argument: str, fallback: bool) -> None:
+        _set(self, "user", user)
+        _set(self, "password", password)
+        _set(self, "cwds", cwds)
+        _set(self, "type", type)
+        _set(self, "action", action)
+        _set(self, "argument", argument)
+        _set(self, "fallback", fallback)
 
 
 def plan(url: FTPURL, *, anonymous_email: str, cwd_strategy: str = "multicwd",
@@ -339,9 +368,13 @@ def retry_stor_name(reply: str | None) -> bool:
 # Reply parsers
 # ---------------------------------------------------------------------------
 
-_EPSV = re.compile(r"\((.)\1\1(\d{1,5})\1\)")
-_PASV = re.compile(r"(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3})")
-_SIZE150 = re.compile(r"\((\d+) bytes\)")
+_EPSV = re.compile(r"\((.)\1\1(\d{1,5})\1\)")  # every passive transfer
+_SIZE150 = re.compile(r"\((\d+) bytes\)")  # every RETR
+
+
+@functools.cache
+def _pasv() -> re.Pattern[str]:  # servers without EPSV only
+    return re.compile(r"(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3})")
 
 
 def parse_epsv(reply: Reply) -> int:
@@ -356,7 +389,7 @@ def parse_pasv(reply: Reply) -> int:
     """The port of a 227 reply. The address in it is deliberately IGNORED: the data
     connection always goes to the control connection's host, so a server cannot aim
     the client at a third party (the FTP bounce / PASV redirection attack)."""
-    m = _PASV.search(reply.text)
+    m = _pasv().search(reply.text)
     if m is None:
         raise ProtocolError(f"cannot parse PASV reply: {reply.text}", reply=reply.text)
     hi, lo = int(m.group(5)), int(m.group(6))
@@ -421,22 +454,34 @@ def parse_150_size(reply: Reply) -> int | None:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)  # slots: a listing may keep a million of these
-class ListItem:
+class ListItem(Record):
     """One parsed listing line. ``kind``: "file", "directory" or "symlink" (``target`` its
     target where the listing shows it); ``known`` is False when the listing gave a name only
     (NLST) or a type it does not say is a file (kind is then "file")."""
 
+    __slots__ = ("name", "kind", "size", "modified", "target", "facts", "known")  # a listing may keep a million
     name: str
-    kind: str = "file"
-    size: int | None = None
-    modified: datetime | None = None
-    target: str | None = None
-    facts: tuple[tuple[str, str], ...] = ()
-    known: bool = True
+    kind: str
+    size: int | None
+    modified: datetime | None
+    target: str | None
+    facts: tuple[tuple[str, str], ...]
+    known: bool
+
+    def __init__(self, name: str, kind: str = "file", size: int | None = None, modified: datetime | None = None,
+                 target: str | None = None, facts: tuple[tuple[str, str], ...] = (), known: bool = True) -> None:
+        _set(self, "name", name)
+        _set(self, "kind", kind)
+        _set(self, "size", size)
+        _set(self, "modified", modified)
+        _set(self, "target", target)
+        _set(self, "facts", facts)
+        _set(self, "known", known)
 
 
 def _mlsd_time(value: str) -> datetime | None:
+    from datetime import UTC, datetime  # listings only: not imported at start-up
+
     m = re.fullmatch(r"(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(?:\.\d+)?", value)
     if not m:
         return None
@@ -523,6 +568,8 @@ def _unix_time(m: re.Match[str], now: datetime) -> datetime | None:
 @functools.lru_cache(maxsize=4096)  # listing lines share dates: one datetime each, built once
 def _unix_date(mon_text: str, day_text: str, hh: str | None, mm: str | None, year: str | None,
                now: datetime) -> datetime | None:
+    from datetime import UTC, datetime
+
     mon = _MONTHS.get(mon_text.lower())
     if mon is None:
         return None
@@ -542,6 +589,8 @@ def _unix_date(mon_text: str, day_text: str, hh: str | None, mm: str | None, yea
 def parse_list_line(line: str, now: datetime | None = None) -> ListItem | None:
     """One LIST line in Unix ("-rw-r--r-- 1 u g 12 Jan 01 12:00 name") or
     Windows/IIS ("01-31-24  09:15PM  <DIR>  name") format; None if neither."""
+    from datetime import UTC, datetime
+
     now = now or datetime.now(UTC)
     m = _unix_re().match(line)
     if m:
@@ -578,6 +627,8 @@ def parse_list_line(line: str, now: datetime | None = None) -> ListItem | None:
 
 def parse_list(lines: list[str], now: datetime | None = None) -> list[ListItem]:
     """Every entry of a LIST listing; "total N" and unparsable lines are skipped."""
+    from datetime import UTC, datetime
+
     now = now or datetime.now(UTC)
     return [item for item in (parse_list_line(s, now) for s in lines if s) if item is not None]
 
