@@ -892,7 +892,7 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
 
 async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: AsyncGenerator[str, None],
                listing: _URLList | None) -> int:
-    from .download import download, name_for_url
+    from .download import DirNames, _download, name_for_url
 
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     # the rest of the URLs is read as the workers need it; -o and stdout take one URL, so
@@ -946,6 +946,8 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 rep.error(f"cannot create directory {directory}: {exc.strerror or exc}")
                 return TransferError.exit_code
         names = _Names()
+        # a batch: one listing instead of two failing lookups per file (see DirNames)
+        listed = DirNames(directory) if several and not args.output and not args.resume else None
 
         async def jobs() -> AsyncGenerator[tuple[int, URL, str], None]:
             """(index, URL, destination) in the order given; bad URLs reported as they come."""
@@ -993,8 +995,9 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 bar = tp.bar(os.path.basename(dest)) if tp is not None else None
                 ok = False
                 try:
-                    run = download(client, u, dest, resume=args.resume, progress=bar, max_size=args.max_size,
-                                   on_open=_refuse_listing(u), overwrite=force)
+                    new = listed is not None and listed.new(os.path.basename(dest))
+                    run = _download(client, u, dest, args.resume, bar, args.max_size, _refuse_listing(u), force,
+                                    {}, new)
                     await (run if args.max_time is None else _with_deadline(args.max_time, run, u))
                     ok = True
                 except AnyURLError as exc:

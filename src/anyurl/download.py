@@ -279,11 +279,48 @@ async def download(
     return result
 
 
+# A batch into one directory (the CLI's -d) lists it once: names it did not hold need no
+# lookup per file, and a lookup that fails costs about as much as writing a 4 KiB file.
+# Past this many entries the per-file lookups are cheaper than the set.
+_LISTING_LIMIT = 50_000
+
+
+class DirNames:
+    """One listing of *directory*, taken before a batch writes there.
+
+    ``new(name)`` is true when the listing held neither *name* nor any part file:
+    then :func:`_download` skips the stat of the destination (a device or FIFO to
+    stream into) and the removal of a stale part file. A name made by someone else
+    after the listing is still safe: linking onto it fails and the file is compared.
+    """
+
+    __slots__ = ("names", "parts")
+
+    def __init__(self, directory: str) -> None:
+        self.names: frozenset[str] = frozenset()
+        self.parts = True  # unknown: look up every file
+        try:
+            with os.scandir(directory or ".") as it:
+                names = []
+                for entry in it:
+                    names.append(entry.name)
+                    if len(names) > _LISTING_LIMIT:
+                        return
+        except OSError:
+            return
+        self.names = frozenset(names)
+        self.parts = any(n.endswith(PART_SUFFIX) for n in names)
+
+    def new(self, name: str) -> bool:
+        return not self.parts and name not in self.names
+
+
 async def _download(client: Client, u: URL, target: str, resume: bool, progress: Progress | None,
                     max_size: int | None, on_open: Callable[[Body], None] | None, overwrite: bool,
-                    options: dict[str, Any]) -> None:
-    """:func:`download` on a parsed URL and a str path (what the CLI's workers call)."""
-    if _is_special(target):
+                    options: dict[str, Any], new: bool = False) -> None:
+    """:func:`download` on a parsed URL and a str path (what the CLI's workers call);
+    *new*: the caller knows neither *target* nor its part file existed (:class:`DirNames`)."""
+    if not new and _is_special(target):
         # /dev/null, a FIFO, a terminal: renaming onto it would replace the device
         # node itself, so stream straight into it (no atomicity to keep there)
         await _download_special(client, u, target, progress, max_size, on_open, options)
@@ -291,7 +328,8 @@ async def _download(client: Client, u: URL, target: str, resume: bool, progress:
     if not resume:
         fd = _anonymous(target)
         if fd >= 0:
-            await _download_anonymous(client, u, fd, target, progress, max_size, on_open, overwrite, options)
+            await _download_anonymous(client, u, fd, target, progress, max_size, on_open, overwrite, options,
+                                      new)
             return
     part = _part_name(target)
     offset = 0
@@ -379,14 +417,15 @@ def _anonymous(target: str) -> int:
 
 async def _download_anonymous(client: Client, u: URL, fd: int, target: str, progress: Progress | None,
                               max_size: int | None, on_open: Callable[[Body], None] | None,
-                              overwrite: bool, options: dict[str, Any]) -> None:
+                              overwrite: bool, options: dict[str, Any], new: bool = False) -> None:
     try:
         await _transfer(client, u, fd, 0, progress, max_size, on_open, options, fresh=True)
         _place_fd(fd, target, overwrite, u)
-        try:  # a part file of an earlier resumable try is stale now
-            os.unlink(_part_name(target))
-        except OSError:  # (try, not contextlib.suppress: three calls less per file)
-            pass
+        if not new:
+            try:  # a part file of an earlier resumable try is stale now
+                os.unlink(_part_name(target))
+            except OSError:  # (try, not contextlib.suppress: three calls less per file)
+                pass
     except AnyURLError:
         raise
     except Exception as exc:  # OS errors while writing: translated, never leaked
