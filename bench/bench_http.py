@@ -7,7 +7,8 @@ Groups (interleaved rounds, see bench/harness.py):
   * one large file (1 GiB; 128 MiB with --quick) to a file on disk,
   * the same file to /dev/null (network and parsing cost only),
   * 1,000 small files (4 KiB each) at concurrency 32 into a directory, once with the
-    directory on tmpfs and once on disk, each with the filesystem anchor (bench/harness.py),
+    directory on tmpfs and once on disk, each with the filesystem anchor (bench/harness.py)
+    and the asyncio ceiling (bench/raw_http_lean.py: uvloop, httptools, keep-alive, nothing else),
   * 128 concurrent transfers of a 16 MiB file to /dev/null: peak RSS.
 
 anyurl runs as its CLI (``anyurl get``) and as a small library script (this
@@ -104,6 +105,13 @@ def run(launcher: object, quick: bool) -> None:
                 Case("raw aiohttp, 32 at a time",
                      python_cmd("-m", "bench.raw_aiohttp", "--parallel", "32", "-d", str(outdir), *urls),
                      fresh, count),
+                # the yardstick: what an asyncio process can do at best (uvloop, httptools, nothing else)
+                Case("raw asyncio+httptools keep-alive (ceiling)",
+                     python_cmd("-m", "bench.raw_http_lean", "--parallel", "32", "-d", str(outdir), *urls),
+                     fresh, count),
+                Case("raw asyncio+httptools keep-alive (ceiling), gzip as anyurl asks",
+                     python_cmd("-m", "bench.raw_http_lean", "--gzip", "--parallel", "32", "-d", str(outdir),
+                                *urls), fresh, count),
                 Case("anyurl get --parallel 32 -d DIR",
                      anyurl_cmd("get", "-q", "--parallel", "32", "-d", str(outdir), *urls), fresh, count),
                 Case("anyurl library, 32 at a time",
