@@ -345,6 +345,19 @@ class Body:
         """
         if self._entry_stream is not None:
             self._collect = True
+        else:
+            read_all = getattr(self._chunks, "read_all", None)
+            if read_all is not None:
+                # the handler's own whole-body read (HTTP): no chunk iteration around it
+                try:
+                    data: bytes = await read_all(max_size)
+                except AnyURLError:
+                    raise
+                except Exception as exc:  # the boundary: nothing foreign escapes
+                    raise translate_errors(exc, self.url) from exc
+                self.bytes_read += len(data)
+                self._exhausted = True
+                return data
         parts: list[bytes] = []
         total = 0
         async for chunk in self:

@@ -76,6 +76,7 @@ from ..errors import (
     ProtocolError,
     ResourceNotFound,
     TemporaryFailure,
+    TransferError,
     TruncatedTransfer,
     UnsafeURL,
 )
@@ -919,6 +920,22 @@ class _BodyChunks:
             if isinstance(exc, Exception) and not isinstance(exc, AnyURLError):
                 raise _translate(exc, self._url, "reading the body") from exc
             raise
+
+    async def read_all(self, max_size: int | None) -> bytes:
+        """The rest of the body at once (``Body.read``'s fast path: no chunk iteration
+        around each piece), at most *max_size* bytes (TransferError past it)."""
+        parts: list[bytes] = []
+        total = 0
+        step = self.__anext__
+        while True:
+            try:
+                piece = await step()
+            except StopAsyncIteration:
+                return b"".join(parts)
+            total += len(piece)
+            if max_size is not None and total > max_size:
+                raise TransferError(f"resource larger than max_size={max_size} bytes", url=self._url)
+            parts.append(piece)
 
     async def aclose(self) -> None:
         """Stop reading: the response is closed unless it ended already."""

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import logging
 import ssl
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout
@@ -389,7 +389,10 @@ class LeanResponse:
             return
         self._done = True
         self._uncount()
-        await self.lease.release(self.conn.done())
+        reusable = self.conn.done()
+        if reusable and self.lease.keep_idle():  # the common case, no coroutine
+            return
+        await self.lease.release(reusable)
 
     async def close(self) -> None:
         """Drop the response (the same as :meth:`release`: a response that arrived whole
@@ -429,8 +432,28 @@ class H1Client:
             self._block_of = headers
         head = request_head(method, target, hostport, headers, url, self._block)
         key: _Key = (scheme, host, port)
-        chunk_size = req.limits.chunk_size
-        max_head = max(2 * req.limits.max_line, 1 << 16)
+        limits = req.limits
+        timeout = req.read_timeout
+        max_head = max(2 * limits.max_line, 1 << 16)
+        max_framing = max(limits.max_line, 1 << 12)
+        pool = self.pool
+        fresh = False
+        lease = pool.lend_idle(req, host, port, key)
+        if lease is not None:  # the common case: a kept-alive connection, no coroutine to get it
+            try:
+                return await self._send(lease, method, url, head, target, host, port, timeout, max_head,
+                                        max_framing)
+            except AnyURLError as exc:
+                await lease.release(False)
+                if not pool.is_stale(exc):
+                    raise
+                pool.log.debug("reused connection to %s:%s was stale (%s); retrying on a new one",
+                               host, port, exc.message)
+                fresh = True  # (what Pool.run does: one try on a new connection)
+            except BaseException:
+                await lease.release(False)
+                raise
+        chunk_size = limits.chunk_size
 
         async def connect() -> H1Connection:
             loop = asyncio.get_running_loop()  # here, not per request: it costs a getpid()
@@ -450,28 +473,31 @@ class H1Client:
             return conn
 
         async def acquire(fresh: bool) -> Lease[H1Connection]:
-            return await self.pool.acquire(req, host, port, key, connect, fresh=fresh)
+            return await pool.acquire(req, host, port, key, connect, fresh=fresh)
 
-        timeout = req.read_timeout
-        log = self.pool.log
-        debug = log.isEnabledFor(logging.DEBUG)  # once, not per message
+        def step(lease: Lease[H1Connection]) -> Awaitable[LeanResponse]:
+            return self._send(lease, method, url, head, target, host, port, timeout, max_head, max_framing)
 
-        async def step(lease: Lease[H1Connection]) -> LeanResponse:
-            conn = lease.conn
-            reader = ResponseReader(method, url, max_head=max_head, max_framing=max(req.limits.max_line, 1 << 12))
-            if debug:
-                log.debug("%s:%s > %s %s", host, port, method, target)
-            conn.send(reader, head)
-            try:
-                await conn.head(timeout)
-            except TimeoutError:
-                raise FetchTimeout(f"timed out while waiting for the response to {method} {target} "
-                                   f"from {host}:{port}", url=url) from None
-            if debug:
-                log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
-            return LeanResponse(conn, lease, reader, timeout)
+        return await pool.run(acquire, step, fresh=fresh)
 
-        return await self.pool.run(acquire, step)
+    async def _send(self, lease: Lease[H1Connection], method: str, url: object, head: bytes, target: str,
+                    host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._wait
+                    max_head: int, max_framing: int) -> LeanResponse:
+        """Send one request on the lent connection and wait for the response head."""
+        conn = lease.conn
+        reader = ResponseReader(method, url, max_head=max_head, max_framing=max_framing)
+        debug = self.pool.debug
+        if debug:
+            self.pool.log.debug("%s:%s > %s %s", host, port, method, target)
+        conn.send(reader, head)
+        try:
+            await conn.head(timeout)
+        except TimeoutError:
+            raise FetchTimeout(f"timed out while waiting for the response to {method} {target} "
+                               f"from {host}:{port}", url=url) from None
+        if debug:
+            self.pool.log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
+        return LeanResponse(conn, lease, reader, timeout)
 
     async def aclose(self) -> None:
         await self.pool.aclose()
