@@ -77,7 +77,7 @@ def main() -> int:
         urls = [f"http://{ep.host}:{ep.port}/many/f{i:04d}.txt" for i in range(args.count)]
         cfg = scratch / "curl.cfg"
         cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
-        here = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=str(scratch / "pyc-raw"))
+        here = tree_env(ROOT, scratch, "raw")  # (bench/ from this tree; anyurl is not imported)
         cases: list[tuple[str, list[str], dict[str, str] | None, Path, int]] = [
             ("curl -Z --parallel-max 32", ["curl", "-sf", "-Z", "--parallel-max", "32", "--output-dir", str(out),
                                            "--remote-name-all", "-K", str(cfg)], None, scratch, args.count),

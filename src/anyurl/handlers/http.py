@@ -249,15 +249,36 @@ _UNSAFE_TEXT = re.compile(r"[\r\n\0]|%0[0aAdD]")
 _PLAIN_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
 
 
-@dataclass(frozen=True, slots=True)
 class _Target:
-    """A URL as it goes on the wire (path and query escaped as written)."""
+    """A URL as it goes on the wire (path and query escaped as written); never changed once
+    made. What each request needs of it (port, ``Host`` value, request target, the text) is
+    worked out once here, not per use."""
 
-    scheme: str
-    host: str  # lower case, no brackets
-    explicit_port: int | None
-    path: str  # escaped, starting with "/"
-    query: str | None
+    __slots__ = ("scheme", "host", "explicit_port", "path", "query", "port", "hostport", "request_target",
+                 "text")
+
+    def __init__(self, scheme: str, host: str, explicit_port: int | None, path: str, query: str | None) -> None:
+        self.scheme = scheme
+        self.host = host  # lower case, no brackets
+        self.explicit_port = explicit_port
+        self.path = path  # escaped, starting with "/"
+        self.query = query
+        default = _DEFAULT_PORTS.get(scheme)
+        self.port: int = explicit_port or default or 80
+        bracketed = f"[{host}]" if ":" in host else host
+        self.hostport = (bracketed if explicit_port is None or explicit_port == default
+                         else f"{bracketed}:{explicit_port}")
+        self.request_target = path if query is None else f"{path}?{query}"
+        self.text = f"{scheme}://{self.hostport}{self.request_target}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Target) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"_Target({self.text!r})"
 
     @classmethod
     def parse(cls, text: str) -> _Target:
@@ -268,25 +289,11 @@ class _Target:
                    s.query if "?" in text.split("#", 1)[0] else None)
 
     @property
-    def port(self) -> int:
-        return self.explicit_port or _DEFAULT_PORTS.get(self.scheme, 80)
-
-    @property
-    def hostport(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        p = self.explicit_port
-        return host if p is None or p == _DEFAULT_PORTS.get(self.scheme) else f"{host}:{p}"
-
-    @property
-    def request_target(self) -> str:
-        return self.path if self.query is None else f"{self.path}?{self.query}"
-
-    @property
     def decoded_path(self) -> str:
         return unquote(self.path, errors="replace")
 
     def __str__(self) -> str:
-        return f"{self.scheme}://{self.hostport}{self.request_target}"
+        return self.text
 
     def human(self) -> str:
         return unquote(str(self), errors="replace")
@@ -567,7 +574,8 @@ class HTTPHandler(Handler):
 
     # -- the request loop -----------------------------------------------------
 
-    async def _exchange(self, req: Request, method: str, headers: dict[str, str]) -> _Reply | _Elsewhere:
+    async def _exchange(self, req: Request, method: str, headers: dict[str, str],
+                        opts: HTTPOptions | None = None) -> _Reply | _Elsewhere:
         """Send *method* for ``req.url``, following redirects under the policy.
 
         Returns the final response, or the anyurl URL another handler must
@@ -576,20 +584,25 @@ class HTTPHandler(Handler):
         """
         url = req.url
         assert isinstance(url, (HTTPURL, FTPURL))
-        target = self._target(url)
-        first_origin = _origin(target)
+        target = (self._fast_target(url) if type(url) is HTTPURL else None) or self._target(url)
+        first_origin: tuple[str, str, int] | None = None
         auth: str | None = None
         if url.user is not None:
             auth = _basic(url.user, url.password or "")
-        lean = self._request_options(req).lean
+            first_origin = _origin(target)
+        lean = (opts or self._request_options(req)).lean
         history: list[str] = []
         tried_credentials = auth is not None or isinstance(url, FTPURL)
         hops = 0
+        proxy_for = self.client.proxy_for
         while True:
             headers_now = headers
             if auth is not None and _origin(target) == first_origin:
                 headers_now = {**headers, "Authorization": auth}
-            proxy, proxy_auth = self._proxy(url, target)
+            proxy: str | None = None
+            proxy_auth: aiohttp.BasicAuth | None = None
+            if proxy_for(target.scheme, target.host, target.port) is not None:
+                proxy, proxy_auth = self._proxy(url, target)
             if target.scheme == "ftp" and proxy is None:  # a redirect to an ftp host no proxy serves
                 return _Elsewhere(self.client.parse(str(target)), history)
             resp: _Response
@@ -597,7 +610,7 @@ class HTTPHandler(Handler):
                 if lean and proxy is None and target.host.isascii():
                     plain = self._plain
                     wire = plain[2] if plain is not None and plain[1] is headers_now else _wire_headers(headers_now)
-                    resp = await self._lean().request(
+                    resp = await (self._h1 or self._lean()).request(
                         req, method, target.scheme, target.host, target.port, target.request_target,
                         target.hostport, wire, url)
                 else:
@@ -699,13 +712,15 @@ class HTTPHandler(Handler):
             else:
                 rng = (req.offset, None if req.length is None else req.offset + req.length - 1)
         headers = self._headers(url, opts, rng, extra)
-        reply = await self._exchange(req, "GET", headers)
-        if isinstance(reply, _Elsewhere):
+        reply = await self._exchange(req, "GET", headers, opts)
+        if type(reply) is _Elsewhere:
             # allowed: the new URL's own handler (no offset: a different resource)
             body = await self.client.handler(reply.url).open(req.replace(url=reply.url, offset=0, options=None))
             body.meta.setdefault("redirects", reply.history)
             return body
-        return apply_length(await self._body(url, reply, opts, req.offset, rng, headers), req.length)
+        assert type(reply) is _Reply
+        body = await self._body(url, reply, opts, req.offset, rng, headers)
+        return body if req.length is None else apply_length(body, req.length)
 
     def _request_options(self, req: Request) -> HTTPOptions:
         if req.options is None or isinstance(req.url, FTPURL):  # the FTP options mean nothing to an HTTP proxy
@@ -752,9 +767,10 @@ class HTTPHandler(Handler):
                     content_type=resp.content_type if "Content-Type" in resp.headers else None, meta=meta)
 
     def _meta(self, resp: _Response, reply: _Reply) -> dict[str, Any]:
+        headers = resp.headers
         meta: dict[str, Any] = {"status": resp.status, "reason": resp.reason,
-                                "headers": _headers_dict(resp.headers), "url": str(reply.target),
-                                "redirects": reply.history}
+                                "headers": headers if type(headers) is Headers else _headers_dict(headers),
+                                "url": reply.target.text, "redirects": reply.history}
         if reply.proxy is not None:
             meta["proxy"] = _masked(reply.proxy)
         return meta
@@ -799,7 +815,7 @@ class HTTPHandler(Handler):
         coding = resp.headers.get("Content-Encoding", "").strip().lower()
         decoder: _Decoder | None = None
         if coding not in ("", "identity"):
-            asked = _codings(_header(sent, "Accept-Encoding"))
+            asked = _codings(sent.get("Accept-Encoding") or _header(sent, "Accept-Encoding"))
             if (opts.decompress and coding in asked and coding in _DECODABLE
                     and not _stored_encoding(coding, resp.content_type, reply.target.decoded_path)):
                 decoder = _Decoder(coding, url, self.client.limits.chunk_size)
@@ -1058,6 +1074,21 @@ class _Decoder:
         self._head = b""
 
     def feed(self, data: bytes) -> Iterator[bytes]:
+        """The decoded pieces of *data* (each at most ``out_max`` bytes)."""
+        z = self._z
+        if z is not None and data and not z.eof:
+            # the common case, without a generator: all of *data* decoded in one call
+            try:
+                out = z.decompress(data, self.out_max)
+            except zlib.error as exc:
+                raise ProtocolError(f"bad {self.coding} data from the server: {exc}", url=self.url) from exc
+            if len(out) < self.out_max and not z.unconsumed_tail and not z.unused_data:
+                return iter((out,) if out else ())
+            return self._pieces(b"", out)
+        return self._pieces(data, None)
+
+    def _pieces(self, data: bytes, out: bytes | None) -> Iterator[bytes]:
+        """:meth:`feed`'s pieces; *out*: what feed's own first decompress of the data gave."""
         if self._z is None:
             # RFC 9110 deflate is zlib-wrapped; some servers send raw deflate: tell by the header
             self._head += data
@@ -1067,12 +1098,13 @@ class _Decoder:
             wrapped = data[0] & 0x0F == 8 and ((data[0] << 8) | data[1]) % 31 == 0
             self._z = zlib.decompressobj(15 if wrapped else -15)
         try:
-            while data:
+            while data or out is not None:
                 z = self._z
-                if z.eof:
-                    data = self._after_end(data)
-                    continue
-                out = z.decompress(data, self.out_max)
+                if out is None:
+                    if z.eof:
+                        data = self._after_end(data)
+                        continue
+                    out = z.decompress(data, self.out_max)
                 if out:
                     yield out
                 data = z.unconsumed_tail
@@ -1083,6 +1115,7 @@ class _Decoder:
                     data = z.unconsumed_tail
                 if z.eof and z.unused_data:
                     data = z.unused_data + data
+                out = None
         except zlib.error as exc:
             raise ProtocolError(f"bad {self.coding} data from the server: {exc}", url=self.url) from exc
 

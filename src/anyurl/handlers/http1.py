@@ -433,7 +433,7 @@ class H1Client:
         head = request_head(method, target, hostport, headers, url, self._block)
         key: _Key = (scheme, host, port)
         limits = req.limits
-        timeout = req.read_timeout
+        timeout = req.timeouts.read if req.deadline is None else req.read_timeout
         max_head = max(2 * limits.max_line, 1 << 16)
         max_framing = max(limits.max_line, 1 << 12)
         pool = self.pool

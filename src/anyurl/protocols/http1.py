@@ -108,8 +108,17 @@ class Headers(dict[str, str]):
     def from_fields(cls, fields: Iterable[tuple[bytes, bytes]]) -> Headers:
         """Headers from the (name, value) bytes of a head, decoded as Latin-1 (values stripped)."""
         h = cls()
-        for n, v in fields:
-            h.add(n.decode("latin-1"), v.decode("latin-1").strip())
+        lower = h._lower
+        for n, v in fields:  # (add, inline: a head has ~10 fields, each a call less)
+            name = n.decode("latin-1")
+            value = v.decode("latin-1").strip()
+            key = name.lower()
+            have = lower.get(key)
+            if have is None:
+                lower[key] = name
+                h[name] = value
+            else:
+                h[have] = f"{dict.__getitem__(h, have)}, {value}"
         return h
 
     def __getitem__(self, name: str) -> str:
@@ -199,8 +208,13 @@ class ResponseReader:
         self.head_done = True
         self.keep_alive = bool(self._parser.should_keep_alive())
         self.headers = h = Headers.from_fields(self._fields)
-        te = h.get("Transfer-Encoding")
-        cl = h.get("Content-Length")
+        lower = h._lower
+        te = lower.get("transfer-encoding")
+        if te is not None:
+            te = dict.__getitem__(h, te)
+        cl = lower.get("content-length")
+        if cl is not None:
+            cl = dict.__getitem__(h, cl)
         if cl is not None and te is None:
             try:
                 self.content_length = int(cl.split(",")[0].strip())
