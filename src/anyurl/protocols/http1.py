@@ -326,6 +326,10 @@ class ResponseReader:
             self._left -= sum(map(len, pieces))
             if self._left <= 0:  # cannot be < 0: the parser stopped at Content-Length
                 self.complete = True
+        if self.complete or (self._direct and self.head_done):
+            # the parser is done with (what follows is sliced or refused here): dropping it
+            # ends the reader <-> parser cycle, so the reader is freed without the cyclic GC
+            self._parser = None
         return pieces
 
     def _take(self) -> list[bytes]:
