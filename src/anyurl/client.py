@@ -266,7 +266,12 @@ class Client:
         """Open ``req`` with retries; the body resumes or retries mid-stream where allowed."""
         handler = self.handler(req.url)
         if req.retry.attempts <= 1 and req.deadline is None:  # the plain case: no retry, no guard
-            return await self._call(req.url, handler.open(req))
+            try:  # (_call, inline: a coroutine less per request)
+                return await handler.open(req)
+            except AnyURLError:
+                raise
+            except Exception as exc:
+                raise translate_errors(exc, req.url) from exc
         body = await self._attempts(req, handler.open)
         return _GuardedBody(self, handler, req, body).outer
 

@@ -870,7 +870,7 @@ class _BodyChunks:
     per small body, a generator's setup and finalizer bookkeeping cost more than this."""
 
     __slots__ = ("_resp", "_url", "_size", "_expected", "_skip", "_offset", "_decoder", "_pending",
-                 "_received", "_over", "_done")
+                 "_received", "_over", "_done", "_body")
 
     def __init__(self, resp: _Response, url: object, chunk_size: int, expected: int | None, skip: int,
                  offset: int, decoder: _Decoder | None) -> None:
@@ -885,6 +885,7 @@ class _BodyChunks:
         self._received = 0
         self._over = False
         self._done = False  # every piece arrived and passed the checks
+        self._body: Body | None = None  # the body counting what is read (bind_body)
 
     def __aiter__(self) -> _BodyChunks:
         return self
@@ -899,6 +900,8 @@ class _BodyChunks:
                 if self._pending is not None:
                     piece = next(self._pending, None)
                     if piece is not None:
+                        if self._body is not None:
+                            self._body.bytes_read += len(piece)
                         return piece
                     self._pending = None
                 data = await self._resp.read_chunk(self._size)
@@ -925,17 +928,29 @@ class _BodyChunks:
                         continue
                     data = data[self._skip:]
                     self._skip = 0
+                if self._body is not None:
+                    self._body.bytes_read += len(data)
                 return data
         except StopAsyncIteration:
             self._over = self._done = True
+            if self._body is not None:
+                self._body._exhausted = True
+                self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
             await self._resp.release()  # the whole body arrived: the connection may be reused
             raise
         except BaseException as exc:
             self._over = True
+            self._body = None
             await self._resp.close()
             if isinstance(exc, Exception) and not isinstance(exc, AnyURLError):
                 raise _translate(exc, self._url, "reading the body") from exc
             raise
+
+    def bind_body(self, body: Body) -> _BodyChunks:
+        """Iterate for *body* (``Body.__aiter__``/``read``): its ``bytes_read`` and ``complete``
+        are kept here, so no wrapper goes around each piece (errors are anyurl's already)."""
+        self._body = body
+        return self
 
     async def read_all(self, max_size: int | None) -> bytes:
         """The rest of the body at once (``Body.read``'s fast path: no chunk iteration
@@ -955,6 +970,7 @@ class _BodyChunks:
 
     async def aclose(self) -> None:
         """Stop reading: the response is closed unless it ended already."""
+        self._body = None
         if not self._over:
             self._over = True
             await self._resp.close()
