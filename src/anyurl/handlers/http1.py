@@ -176,15 +176,15 @@ class H1Connection(asyncio.BaseProtocol):
         else:
             self._watchdog = self._loop.call_at(due, self._check_idle)
 
-    async def _wait(self, timeout: float | None) -> None:  # noqa: ASYNC109 - one watchdog per transfer
+    def _arm(self, timeout: float | None) -> asyncio.Future[None]:
+        """The future the next event (data, end, error, *timeout* s of silence) completes;
+        the caller awaits it (not a coroutine: a level less for every wake-up to resume).
+        One watchdog per transfer, no timer per wait."""
         self._timeout = timeout
         if timeout is not None and self._watchdog is None:
             self._watchdog = self._loop.call_at(self._last + timeout, self._check_idle)
-        self._waiter = self._loop.create_future()
-        try:
-            await self._waiter
-        finally:
-            self._waiter = None
+        w = self._waiter = self._loop.create_future()
+        return w
 
     # -- the driver's side -----------------------------------------------------------
 
@@ -206,7 +206,7 @@ class H1Connection(asyncio.BaseProtocol):
                 raise self._exc
             if self._lost:  # closed before this request was sent (a stale idle connection)
                 raise ConnectError("server closed the connection before answering", url=r.url)
-            await self._wait(timeout)
+            await self._arm(timeout)
 
     async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _wait
         """The next body piece; None at the end of the body."""
@@ -219,7 +219,7 @@ class H1Connection(asyncio.BaseProtocol):
                 return None
             if self._paused:  # nothing queued: read on
                 self._resume()
-            await self._wait(timeout)
+            await self._arm(timeout)
         return self._pop()
 
     def _pop(self) -> bytes:
@@ -491,7 +491,12 @@ class H1Client:
             self.pool.log.debug("%s:%s > %s %s", host, port, method, target)
         conn.send(reader, head)
         try:
-            await conn.head(timeout)
+            while not reader.head_done:  # (conn.head, inline: a coroutine level less to resume)
+                if conn._exc is not None:
+                    raise conn._exc
+                if conn._lost:  # closed before this request was sent (a stale idle connection)
+                    raise ConnectError("server closed the connection before answering", url=url)
+                await conn._arm(timeout)
         except TimeoutError:
             raise FetchTimeout(f"timed out while waiting for the response to {method} {target} "
                                f"from {host}:{port}", url=url) from None

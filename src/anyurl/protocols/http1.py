@@ -311,7 +311,10 @@ class ResponseReader:
             self._head_bytes += len(data)
             if not self.head_done and self._head_bytes > self.max_head:
                 raise ProtocolError(f"response head longer than {self.max_head} bytes", url=self.url)
-        pieces = self._take()
+        pieces = self._pieces  # what the parser handed out, counted
+        if pieces:
+            self._pieces = []
+            self.received += sum(map(len, pieces))
         if self.head_done and not self.complete and self._chunked:
             # progress is body bytes: framing alone (a chunk-size line, chunk extensions,
             # trailers) may not go on for ever
@@ -330,13 +333,6 @@ class ResponseReader:
             # the parser is done with (what follows is sliced or refused here): dropping it
             # ends the reader <-> parser cycle, so the reader is freed without the cyclic GC
             self._parser = None
-        return pieces
-
-    def _take(self) -> list[bytes]:
-        pieces = self._pieces
-        if pieces:
-            self._pieces = []
-            self.received += sum(map(len, pieces))
         return pieces
 
     def eof(self) -> None:
