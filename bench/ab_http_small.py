@@ -11,7 +11,8 @@ yardstick bench/raw_http_lean.py (identity, and ``--gzip`` as anyurl asks); per
 tree ``anyurl get -q --parallel 32 -d DIR URL...`` (the CLI) and bench_http.py
 ``many --parallel 32`` (the library); the floor ``python -c "import asyncio,
 uvloop"``. Wall time around the child, user+sys CPU from its wait4 rusage; each
-run's output is checked (count and sizes). Per-request CPU = (case - floor) / COUNT.
+run's output is checked (count and sizes). Per-request CPU = (case - floor) / COUNT, or with
+``--slope N`` the difference between COUNT and N URLs over COUNT - N (start-up cancelled out).
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--only", action="append", default=[], help="run only cases whose name has TEXT")
+    ap.add_argument("--slope", type=int, default=0, metavar="N",
+                    help="also run every case on the first N URLs: per-request CPU = the difference / (COUNT - N), "
+                         "start-up and set-up cancelled out")
     args = ap.parse_args()
     py = sys.executable
     scratch = Path(tempfile.mkdtemp(prefix="ab-http-small-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
@@ -77,6 +81,8 @@ def main() -> int:
         urls = [f"http://{ep.host}:{ep.port}/many/f{i:04d}.txt" for i in range(args.count)]
         cfg = scratch / "curl.cfg"
         cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
+        cfg_few = scratch / "curl-few.cfg"
+        cfg_few.write_text("".join(f'url = "{u}"\n' for u in urls[:args.slope]))
         here = tree_env(ROOT, scratch, "raw")  # (bench/ from this tree; anyurl is not imported)
         cases: list[tuple[str, list[str], dict[str, str] | None, Path, int]] = [
             ("curl -Z --parallel-max 32", ["curl", "-sf", "-Z", "--parallel-max", "32", "--output-dir", str(out),
@@ -94,9 +100,13 @@ def main() -> int:
                 (f"{tag} library many --parallel 32",
                  [py, "-m", "bench.bench_http", "many", "--parallel", "32", str(out), *urls], env, tree, args.count),
             ]
-        cases.append(("floor: import asyncio, uvloop", [py, "-c", "import asyncio, uvloop"], None, scratch, 0))
         if args.only:
-            cases = [c for c in cases if any(t in c[0] for t in args.only) or c[0].startswith("floor")]
+            cases = [c for c in cases if any(t in c[0] for t in args.only)]
+        if args.slope:
+            few = set(urls[args.slope:])
+            cases += [(f"{name} [{args.slope}]", [a for a in argv if a not in few] if "-K" not in argv
+                       else [*argv[:-1], str(cfg_few)], env, cwd, args.slope) for name, argv, env, cwd, _ in cases]
+        cases.append(("floor: import asyncio, uvloop", [py, "-c", "import asyncio, uvloop"], None, scratch, 0))
         results: dict[str, list[tuple[float, float, float]]] = {c[0]: [] for c in cases}
         for _name, argv, env, cwd, want in cases:  # warm-up: bytecode, page cache
             run_once(argv, env, cwd, out, want)
@@ -117,6 +127,16 @@ def main() -> int:
                   f"{statistics.median(cpu):8.3f} {min(cpu):6.3f}-{max(cpu):6.3f} "
                   f"{statistics.median(u for _, u, _ in runs):6.3f} {statistics.median(s for _, _, s in runs):6.3f} "
                   f"{per:7.3f}")
+        if args.slope:
+            print(f"per-request CPU (ms) from the slope, ({args.count} URLs - {args.slope} URLs) / "
+                  f"{args.count - args.slope}, medians of the paired rounds, [min-max]:")
+            for name in results:
+                few_runs = results.get(f"{name} [{args.slope}]")
+                if few_runs is None:
+                    continue
+                d = sorted(((u + s) - (fu + fs)) * 1000 / (args.count - args.slope)
+                           for (_, u, s), (_, fu, fs) in zip(results[name], few_runs, strict=True))
+                print(f"  {name:40} {statistics.median(d):.3f} [{d[0]:.3f}-{d[-1]:.3f}]")
     finally:
         launcher.stop_all()
         launcher.remove()
