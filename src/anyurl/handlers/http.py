@@ -817,7 +817,8 @@ class HTTPHandler(Handler):
         if coding not in ("", "identity"):
             asked = _codings(sent.get("Accept-Encoding") or _header(sent, "Accept-Encoding"))
             if (opts.decompress and coding in asked and coding in _DECODABLE
-                    and not _stored_encoding(coding, resp.content_type, reply.target.decoded_path)):
+                    and not _stored_encoding(coding, resp.content_type, reply.target.path
+                                             if "%" not in reply.target.path else reply.target.decoded_path)):
                 decoder = _Decoder(coding, url, self.client.limits.chunk_size)
                 meta["decoded"] = coding
             else:

@@ -101,7 +101,9 @@ class H1Connection(asyncio.BaseProtocol):
                 self._chunks.extend(pieces)
                 self._queued += sum(map(len, pieces))
             if self._sizable:
-                self._resize(len(data) >= self._size)
+                full = len(data) >= self._size
+                if full or self._size > _START:  # (a short receive at the start size changes nothing)
+                    self._resize(full)
             if self._queued >= 2 * self._size and not self._paused and not r.complete:
                 self._paused = True
                 assert self.transport is not None
@@ -340,7 +342,8 @@ class LeanResponse:
         self.reason = reader.reason
         self.headers: Headers = reader.headers
         self.content_length = reader.content_length
-        self.content_type, self.charset = _content_type(self.headers.get("Content-Type"))
+        key = self.headers._lower.get("content-type")  # (Headers.get, inline)
+        self.content_type, self.charset = _content_type(None if key is None else dict.__getitem__(self.headers, key))
         self._timeout = timeout
         self._counted = False
         self._done = False
@@ -356,7 +359,8 @@ class LeanResponse:
         if conn._chunks:  # next_chunk's answer without a wait: here, one coroutine less
             return conn._pop()
         if conn._exc is None and self.reader.complete:
-            self._uncount()
+            self._counted = False  # (_uncount, inline: counted just above)
+            _streams -= 1
             return b""
         try:
             chunk = await conn.next_chunk(self._timeout)
@@ -388,7 +392,8 @@ class LeanResponse:
         if self._done:
             return
         self._done = True
-        self._uncount()
+        if self._counted:
+            self._uncount()
         reusable = self.conn.done()
         if reusable and self.lease.keep_idle():  # the common case, no coroutine
             return
