@@ -26,7 +26,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout
-from ..protocols.http1 import Headers, ResponseReader, header_block, request_head
+from ..protocols.http1 import Headers, ResponseReader, header_block, request_start, request_tail
 from .pool import Lease, Pool
 
 if TYPE_CHECKING:
@@ -415,6 +415,7 @@ class H1Client:
         # the last header list sent and its checked lines (the handler reuses one list)
         self._block_of: list[tuple[str, str]] | None = None
         self._block: tuple[str | None, str] = (None, "")
+        self._tails: dict[str, bytes] = {}  # Host value -> request_tail of _block
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -435,7 +436,14 @@ class H1Client:
         if headers is not self._block_of:
             self._block = header_block(headers, url)
             self._block_of = headers
-        head = request_head(method, target, hostport, headers, url, self._block)
+            self._tails.clear()
+        tail = self._tails.get(hostport)
+        if tail is None:  # the end of the head, the same for every request to this host
+            tail = request_tail(hostport, self._block, url)
+            if len(self._tails) >= 256:  # bounded: a crawl meets many hosts
+                self._tails.clear()
+            self._tails[hostport] = tail
+        head = request_start(method, target, url) + tail
         key: _Key = (scheme, host, port)
         limits = req.limits
         timeout = req.timeouts.read if req.deadline is None else req.read_timeout
@@ -489,7 +497,7 @@ class H1Client:
                     host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._wait
                     max_head: int, max_framing: int) -> LeanResponse:
         """Send one request on the lent connection and wait for the response head."""
-        conn = lease.conn
+        conn: H1Connection = lease._conn  # type: ignore[assignment]  # (not the conn property: a call less)
         reader = ResponseReader(method, url, max_head=max_head, max_framing=max_framing)
         debug = self.pool.debug
         if debug:

@@ -34,7 +34,7 @@ import httptools
 
 from ..errors import OverlongTransfer, ProtocolError, TruncatedTransfer, UnsafeURL
 
-__all__ = ["Headers", "ResponseReader", "header_block", "request_head"]
+__all__ = ["Headers", "ResponseReader", "header_block", "request_head", "request_start", "request_tail"]
 
 #: header fields one response may have (interim responses' not counted)
 MAX_HEADERS = 256
@@ -66,6 +66,26 @@ def header_block(headers: Iterable[tuple[str, str]], url: object = None) -> tupl
     return host, "".join(fields)
 
 
+def request_start(method: str, target: str, url: object = None) -> bytes:
+    """The first bytes of a request head, ``METHOD target``; ``UnsafeURL`` when *target* (as it
+    goes on the wire, already escaped) is empty or holds a space, CR, LF or NUL."""
+    if not target or " " in target or "\r" in target or "\n" in target or "\0" in target:
+        _refuse("request target", target, url)
+        raise UnsafeURL(f"invalid request target {target!r}", url=url)
+    return f"{method} {target}".encode("utf-8", "surrogateescape")
+
+
+def request_tail(host: str, block: tuple[str | None, str], url: object = None) -> bytes:
+    """The rest of a request head after the target: the version, ``Host`` (*host*, or the
+    caller's own from *block*, a :func:`header_block`) and the header lines. The same for
+    every request to one host with the same headers: a caller may keep it."""
+    own_host, fields = block
+    if own_host is not None:
+        host = own_host
+    _refuse("host", host, url)
+    return f" HTTP/1.1\r\nHost: {host}\r\n{fields}\r\n".encode("utf-8", "surrogateescape")
+
+
 def request_head(method: str, target: str, host: str, headers: Iterable[tuple[str, str]],
                  url: object = None, block: tuple[str | None, str] | None = None) -> bytes:
     """The bytes of an HTTP/1.1 request head without a body.
@@ -75,15 +95,8 @@ def request_head(method: str, target: str, host: str, headers: Iterable[tuple[st
     replaces the default one. ``UnsafeURL`` if CR, LF or NUL appears anywhere.
     *block*: :func:`header_block` of *headers*, when the caller kept it.
     """
-    _refuse("request target", target, url)
-    if not target or " " in target:
-        raise UnsafeURL(f"invalid request target {target!r}", url=url)
-    own_host, fields = header_block(headers, url) if block is None else block
-    if own_host is not None:
-        host = own_host
-    _refuse("host", host, url)
-    return f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n{fields}\r\n".encode(
-        "utf-8", "surrogateescape")
+    start = request_start(method, target, url)
+    return start + request_tail(host, header_block(headers, url) if block is None else block, url)
 
 
 class Headers(dict[str, str]):
@@ -135,6 +148,9 @@ class Headers(dict[str, str]):
         return default if key is None else dict.__getitem__(self, key)
 
 
+_NO_HEADERS = Headers()  # a reader's headers before its head arrived
+
+
 class _Stop(Exception):
     """Raised from a parser callback to stop it (a HEAD reply's end, bytes after the end)."""
 
@@ -161,7 +177,7 @@ class ResponseReader:
         self.max_framing = max_framing
         self.status = 0
         self.reason = ""
-        self.headers = Headers()
+        self.headers = _NO_HEADERS  # (replaced by the head's own, never changed)
         self.content_length: int | None = None
         self.head_done = False
         self.complete = False
@@ -247,7 +263,7 @@ class ResponseReader:
         if self._interim:
             self._interim = False
             self._fields = []
-            self.headers = Headers()
+            self.headers = _NO_HEADERS
             self.reason = ""
             return
         self.complete = True
