@@ -9,7 +9,7 @@ output on /dev/shm. A tree is picked with PYTHONPATH (TREE/src:TREE), its
 bytecode cached under /dev/shm. Cases: ``curl -Z --parallel-max 32``; the raw
 yardstick bench/raw_http_lean.py (identity, and ``--gzip`` as anyurl asks); per
 tree ``anyurl get -q --parallel 32 -d DIR URL...`` (the CLI) and bench_http.py
-``many --parallel 32`` (the library); the floor ``python -c "import asyncio,
+``many --parallel 32`` (the library, on asyncio's loop and with ``--uvloop``); the floor ``python -c "import asyncio,
 uvloop"``. Wall time around the child, user+sys CPU from its wait4 rusage; each
 run's output is checked (count and sizes). Per-request CPU = (case - floor) / COUNT, or with
 ``--slope N`` the difference between COUNT and N URLs over COUNT - N (start-up cancelled out).
@@ -99,6 +99,9 @@ def main() -> int:
                  [py, "-m", "anyurl", "get", "-q", "--parallel", "32", "-d", str(out), *urls], env, tree, args.count),
                 (f"{tag} library many --parallel 32",
                  [py, "-m", "bench.bench_http", "many", "--parallel", "32", str(out), *urls], env, tree, args.count),
+                (f"{tag} library many --uvloop",
+                 [py, "-m", "bench.bench_http", "many", "--uvloop", "--parallel", "32", str(out), *urls], env, tree,
+                 args.count),
             ]
         if args.only:
             cases = [c for c in cases if any(t in c[0] for t in args.only)]

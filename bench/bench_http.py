@@ -117,6 +117,9 @@ def run(launcher: object, quick: bool) -> None:
                 Case("anyurl library, 32 at a time",
                      python_cmd("-m", "bench.bench_http", "many", "--parallel", "32", str(outdir), *urls),
                      fresh, count),
+                Case("anyurl library, 32 at a time, on uvloop",
+                     python_cmd("-m", "bench.bench_http", "many", "--uvloop", "--parallel", "32", str(outdir), *urls),
+                     fresh, count),
                 Case("anyurl library, 32 at a time, aiohttp path",
                      python_cmd("-m", "bench.bench_http", "many", "--aiohttp", "--parallel", "32", str(outdir),
                                 *urls), fresh, count),
@@ -220,6 +223,7 @@ def main(argv: list[str]) -> None:
     m = sub.add_parser("many", help="download URLs into DIR, N at a time, with one Client")
     m.add_argument("--parallel", type=int, default=32)
     m.add_argument("--aiohttp", action="store_true")
+    m.add_argument("--uvloop", action="store_true", help="run on uvloop's loop (as the CLI does)")
     m.add_argument("dir")
     m.add_argument("urls", nargs="+")
     st = sub.add_parser("stream", help="stream URLs to /dev/null, N at a time, with one Client")
@@ -238,6 +242,10 @@ def main(argv: list[str]) -> None:
         asyncio.run(_get(args.url, args.file, args.aiohttp))
     elif args.cmd == "stream":
         asyncio.run(_stream(args.urls, args.parallel, args.size, args.aiohttp))
+    elif args.uvloop:
+        import uvloop
+
+        uvloop.run(_many(args.dir, args.urls, args.parallel, args.aiohttp))
     else:
         asyncio.run(_many(args.dir, args.urls, args.parallel, args.aiohttp))
 
