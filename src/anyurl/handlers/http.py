@@ -719,7 +719,7 @@ class HTTPHandler(Handler):
             body.meta.setdefault("redirects", reply.history)
             return body
         assert type(reply) is _Reply
-        body = await self._body(url, reply, opts, req.offset, rng, headers)
+        body = await self._body(url, reply, opts, req.offset, rng, headers, cut=req.length is not None)
         return body if req.length is None else apply_length(body, req.length)
 
     def _request_options(self, req: Request) -> HTTPOptions:
@@ -783,8 +783,10 @@ class HTTPHandler(Handler):
         await super().upload(req, source)
 
     async def _body(self, url: HTTPURL | FTPURL, reply: _Reply, opts: HTTPOptions, offset: int,
-              rng: tuple[int, int | None] | None, sent: Mapping[str, str]) -> Body:
-        """Check the final response and wrap its payload as a streaming Body."""
+              rng: tuple[int, int | None] | None, sent: Mapping[str, str], *, cut: bool = False) -> Body:
+        """Check the final response and wrap its payload as a streaming Body. *cut*: the body
+        will be cut short (``apply_length`` wraps its chunks): closing it must end the response
+        itself (``on_close``); otherwise closing the chunks does."""
         resp = reply.resp
         status = resp.status
         meta = self._meta(resp, reply)
@@ -830,7 +832,7 @@ class HTTPHandler(Handler):
         resp.widen(chunk_size)
         chunks = _BodyChunks(resp, url, chunk_size, expected, skip, offset, decoder)
         return Body(url, chunks, content_type=resp.content_type or "application/octet-stream", size=size,
-                    meta=meta, offset=offset, on_close=chunks.finish, charset=resp.charset,
+                    meta=meta, offset=offset, on_close=chunks.finish if cut else None, charset=resp.charset,
                     resumable=resumable)
 
     async def _check_range(self, url: object, resp: _Response, rng: tuple[int, int | None] | None) -> int:
