@@ -521,8 +521,10 @@ class HTTPHandler(Handler):
             return None
         scheme = url.scheme
         port = url.port
+        if _WIRE_UNSAFE.search(path) is not None:  # (_wire's own first look, inline: the usual case)
+            path = _wire(path)
         return _Target(scheme, host, None if port == _DEFAULT_PORTS.get(scheme) else port,
-                       "/" + _wire(path), None if search is None else _wire(search))
+                       "/" + path, None if search is None else _wire(search))
 
     def _headers(self, url: HTTPURL | FTPURL, opts: HTTPOptions, rng: tuple[int, int | None] | None,
                  extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -702,8 +704,12 @@ class HTTPHandler(Handler):
 
         Per request, ``options=HTTPOptions(headers=...)`` adds headers to the Client's.
         """
-        url = self._check_url(req)
-        opts = self._request_options(req)
+        url = req.url
+        if type(url) is HTTPURL and req.options is None:  # the common case of the two below, inline
+            opts = self.http_options
+        else:
+            url = self._check_url(req)
+            opts = self._request_options(req)
         extra = req.options.headers if isinstance(req.options, HTTPOptions) else None
         rng: tuple[int, int | None] | None = None
         if req.offset or req.length is not None:
