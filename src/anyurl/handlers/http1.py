@@ -108,8 +108,9 @@ class H1Connection(asyncio.BaseProtocol):
                 self._paused = True
                 assert self.transport is not None
                 self.transport.pause_reading()
-        if self._waiter is not None and (pieces or r.complete or r.head_done):
-            self._wake()
+        w = self._waiter
+        if w is not None and (pieces or r.complete or r.head_done) and not w.done():
+            w.set_result(None)  # (_wake, inline)
 
     def eof_received(self) -> bool | None:
         self._end()
@@ -252,7 +253,8 @@ class H1Connection(asyncio.BaseProtocol):
         t = self.transport
         r = self.reader
         return (t is not None and not self._lost and not t.is_closing() and self._exc is None
-                and r is not None and r.reusable and not self._chunks)
+                and r is not None and r.complete and r.keep_alive and not r._after_end  # (r.reusable)
+                and not self._chunks)
 
     async def reset_for(self, target: Any) -> bool:
         if not self.is_reusable():

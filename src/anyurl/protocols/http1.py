@@ -166,7 +166,7 @@ class ResponseReader:
 
     __slots__ = ("method", "url", "max_head", "max_framing", "status", "reason", "headers",
                  "content_length", "head_done", "complete", "keep_alive", "received", "_parser",
-                 "_head_bytes", "_fields", "_interim", "_direct", "_left", "_pieces", "_error",
+                 "_head_bytes", "_fields", "_nfields", "_interim", "_direct", "_left", "_pieces", "_error",
                  "_stall", "_chunked", "_after_end")
 
     def __init__(self, method: str, url: object = None, *, max_head: int = 1 << 17,
@@ -185,7 +185,8 @@ class ResponseReader:
         self.received = 0  # body bytes handed out
         self._parser: Any = httptools.HttpResponseParser(self)
         self._head_bytes = 0
-        self._fields: list[tuple[bytes, bytes]] = []  # this head's, as the parser gives them
+        self._fields: Headers | None = None  # this head's, decoded as the parser gives them
+        self._nfields = 0
         self._interim = False
         self._direct = False  # slicing the body here, without the parser
         self._left: int | None = None  # Content-Length bytes still to come (direct)
@@ -206,11 +207,23 @@ class ResponseReader:
         self.reason = reason.decode("latin-1").strip()
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        fields = self._fields
-        if len(fields) >= MAX_HEADERS:
+        n = self._nfields
+        if n >= MAX_HEADERS:
             self._error = ProtocolError(f"response has more than {MAX_HEADERS} header fields", url=self.url)
             raise _Stop
-        fields.append((name, value))  # decoded all at once by on_headers_complete
+        self._nfields = n + 1
+        h = self._fields
+        if h is None:
+            h = self._fields = Headers()
+        # (Headers.add, inline: a head has ~10 fields, each a call less)
+        text = name.decode("latin-1")
+        key = text.lower()
+        have = h._lower.get(key)
+        if have is None:
+            h._lower[key] = text
+            h[text] = value.decode("latin-1").strip()
+        else:
+            h[have] = f"{dict.__getitem__(h, have)}, {value.decode('latin-1').strip()}"
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
@@ -223,7 +236,8 @@ class ResponseReader:
         self.status = status
         self.head_done = True
         self.keep_alive = bool(self._parser.should_keep_alive())
-        self.headers = h = Headers.from_fields(self._fields)
+        h = self._fields
+        self.headers = h = Headers() if h is None else h
         lower = h._lower
         te = lower.get("transfer-encoding")
         if te is not None:
@@ -262,7 +276,8 @@ class ResponseReader:
     def on_message_complete(self) -> None:
         if self._interim:
             self._interim = False
-            self._fields = []
+            self._fields = None
+            self._nfields = 0
             self.headers = _NO_HEADERS
             self.reason = ""
             return
