@@ -40,6 +40,10 @@ REPLIES = {
                              "Content-Type": "text/plain"}, _chunked(GZ)),
     "/redirect": _reply("302 Found", {"Location": "/ok", "Content-Length": "0"}),
     "/missing": _reply("404 Not Found", {"Content-Length": "9"}, b"not here\n"),
+    "/empty": _reply("200 OK", {"Content-Length": "0"}),
+    "/empty-gz": _reply("200 OK", {"Transfer-Encoding": "chunked", "Content-Encoding": "gzip"}, b"0\r\n\r\n"),
+    "/bad-gz": _reply("200 OK", {"Transfer-Encoding": "chunked", "Content-Encoding": "gzip"},
+                      _chunked(GZ[:20] + b"garbage that is not deflate")),
 }
 
 
@@ -199,3 +203,17 @@ def test_body_without_bind_body_still_reads_through_chunks() -> None:
         return await Body.from_bytes("x://y", b"abc").read()
 
     assert asyncio.run(go()) == b"abc"
+
+
+async def test_empty_and_broken_bodies_on_the_quick_read() -> None:
+    from anyurl import ProtocolError
+
+    async with KeepAliveServer() as srv, Client() as c:
+        for path in ("/empty", "/empty-gz"):
+            async with c.open(srv.url(path)) as body:
+                assert await body.read() == b"" and body.complete
+        with pytest.raises(ProtocolError, match="bad gzip data") as info:
+            async with c.open(srv.url("/bad-gz")) as body:
+                await body.read()
+        assert srv.url("/bad-gz") in str(info.value) and not body.complete
+        assert (await c.fetch(srv.url("/gz"))).content == BODY

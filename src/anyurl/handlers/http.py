@@ -964,6 +964,11 @@ class _BodyChunks:
     async def read_all(self, max_size: int | None) -> bytes:
         """The rest of the body at once (``Body.read``'s fast path: no chunk iteration
         around each piece), at most *max_size* bytes (TransferError past it)."""
+        buffered = getattr(self._resp, "buffered_body", None)
+        if buffered is not None and not self._over and not self._received and not self._skip:
+            pieces = buffered()
+            if pieces is not None:  # all of it arrived already (a small body): no loop
+                return await self._whole(pieces, max_size)
         parts: list[bytes] = []
         total = 0
         step = self.__anext__
@@ -976,6 +981,48 @@ class _BodyChunks:
             if max_size is not None and total > max_size:
                 raise TransferError(f"resource larger than max_size={max_size} bytes", url=self._url)
             parts.append(piece)
+
+    async def _whole(self, pieces: list[bytes], max_size: int | None) -> bytes:
+        """:meth:`read_all` of a body whose every piece is in *pieces*: the checks of
+        :meth:`__anext__` made once for the lot."""
+        try:
+            received = sum(map(len, pieces))
+            expected = self._expected
+            if expected is not None and received != expected:
+                if received > expected:
+                    raise OverlongTransfer(f"server sent more than the {expected} bytes it announced "
+                                           f"({_announced(self._resp)})", url=self._url)
+                raise TruncatedTransfer(f"connection closed after {received} of {expected} bytes", url=self._url)
+            self._received = received
+            data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            decoder = self._decoder
+            if decoder is not None:
+                out: list[bytes] = []
+                total = 0
+                for piece in decoder.feed(data) if data else ():
+                    total += len(piece)
+                    if max_size is not None and total > max_size:  # checked as it expands
+                        raise TransferError(f"resource larger than max_size={max_size} bytes", url=self._url)
+                    out.append(piece)
+                decoder.finish(received)
+                data = out[0] if len(out) == 1 else b"".join(out)
+            elif max_size is not None and len(data) > max_size:
+                raise TransferError(f"resource larger than max_size={max_size} bytes", url=self._url)
+        except BaseException as exc:
+            self._over = True
+            self._body = None
+            await self._resp.close()
+            if isinstance(exc, Exception) and not isinstance(exc, AnyURLError):
+                raise _translate(exc, self._url, "reading the body") from exc
+            raise
+        self._over = self._done = True
+        body = self._body
+        if body is not None:
+            body.bytes_read += len(data)
+            body._exhausted = True
+            self._body = None
+        await self._resp.release()  # the whole body arrived: the connection may be reused
+        return data
 
     async def aclose(self) -> None:
         """Stop reading: the response is closed unless it ended already."""

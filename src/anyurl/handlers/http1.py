@@ -378,6 +378,18 @@ class LeanResponse:
             return b""
         return chunk
 
+    def buffered_body(self) -> list[bytes] | None:
+        """The rest of the body at once when all of it arrived already (the response
+        complete, no error, nothing read of it yet): taken from the connection. None
+        otherwise (then :meth:`read_chunk`)."""
+        conn = self.conn
+        if conn._exc is not None or not self.reader.complete or conn._paused or self._counted:
+            return None
+        pieces = list(conn._chunks)
+        conn._chunks.clear()
+        conn._queued = 0
+        return pieces
+
     def _uncount(self) -> None:
         global _streams
         if self._counted:
