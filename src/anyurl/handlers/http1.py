@@ -200,7 +200,7 @@ class H1Connection(asyncio.BaseProtocol):
         self._last = self._loop.time()
         self.transport.write(head)
 
-    async def head(self, timeout: float | None) -> None:  # noqa: ASYNC109 - see _wait
+    async def head(self, timeout: float | None) -> None:  # noqa: ASYNC109 - see _arm
         """Wait for the response head (TimeoutError after *timeout* s of silence)."""
         r = self.reader
         assert r is not None
@@ -211,7 +211,7 @@ class H1Connection(asyncio.BaseProtocol):
                 raise ConnectError("server closed the connection before answering", url=r.url)
             await self._arm(timeout)
 
-    async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _wait
+    async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _arm
         """The next body piece; None at the end of the body."""
         r = self.reader
         assert r is not None
@@ -508,7 +508,7 @@ class H1Client:
         return await pool.run(acquire, step, fresh=fresh)
 
     async def _send(self, lease: Lease[H1Connection], method: str, url: object, head: bytes, target: str,
-                    host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._wait
+                    host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
                     max_head: int, max_framing: int) -> LeanResponse:
         """Send one request on the lent connection and wait for the response head."""
         conn: H1Connection = lease._conn  # type: ignore[assignment]  # (not the conn property: a call less)
