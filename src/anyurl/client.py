@@ -264,7 +264,12 @@ class Client:
 
     async def _open(self, req: Request) -> Body:
         """Open ``req`` with retries; the body resumes or retries mid-stream where allowed."""
-        handler = self.handler(req.url)
+        scheme = req.url.scheme
+        cached = self._by_scheme.get(scheme)
+        if cached is not None and not self._closed and _resolved_classes.get(scheme) is cached[0]:
+            handler = cached[1]  # (handler()'s cached answer, inline)
+        else:
+            handler = self.handler(req.url)
         if req.retry.attempts <= 1 and req.deadline is None:  # the plain case: no retry, no guard
             try:  # (_call, inline: a coroutine less per request)
                 return await handler.open(req)

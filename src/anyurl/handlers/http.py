@@ -717,7 +717,12 @@ class HTTPHandler(Handler):
                 rng = None if not req.offset else (req.offset, None)
             else:
                 rng = (req.offset, None if req.length is None else req.offset + req.length - 1)
-        headers = self._headers(url, opts, rng, extra)
+        plain = self._plain
+        if rng is None and not extra and plain is not None and plain[0] == self.client.user_agent \
+                and opts is self.http_options and not opts.headers:  # (_headers' cached answer, inline)
+            headers = plain[1]
+        else:
+            headers = self._headers(url, opts, rng, extra)
         reply = await self._exchange(req, "GET", headers, opts)
         if type(reply) is _Elsewhere:
             # allowed: the new URL's own handler (no offset: a different resource)
