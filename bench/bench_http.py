@@ -7,7 +7,8 @@ Groups (interleaved rounds, see bench/harness.py):
   * one large file (1 GiB; 128 MiB with --quick) to a file on disk,
   * the same file to /dev/null (network and parsing cost only),
   * 1,000 small files (4 KiB each) at concurrency 32 into a directory, once with the
-    directory on tmpfs and once on disk, each with the filesystem anchor (bench/harness.py),
+    directory on tmpfs and once on disk, each with the filesystem anchor (bench/harness.py)
+    and the asyncio ceiling (bench/raw_http_lean.py: uvloop, httptools, keep-alive, nothing else),
   * 128 concurrent transfers of a 16 MiB file to /dev/null: peak RSS.
 
 anyurl runs as its CLI (``anyurl get``) and as a small library script (this
@@ -104,10 +105,20 @@ def run(launcher: object, quick: bool) -> None:
                 Case("raw aiohttp, 32 at a time",
                      python_cmd("-m", "bench.raw_aiohttp", "--parallel", "32", "-d", str(outdir), *urls),
                      fresh, count),
+                # the yardstick: what an asyncio process can do at best (uvloop, httptools, nothing else)
+                Case("raw asyncio+httptools keep-alive (ceiling)",
+                     python_cmd("-m", "bench.raw_http_lean", "--parallel", "32", "-d", str(outdir), *urls),
+                     fresh, count),
+                Case("raw asyncio+httptools keep-alive (ceiling), gzip as anyurl asks",
+                     python_cmd("-m", "bench.raw_http_lean", "--gzip", "--parallel", "32", "-d", str(outdir),
+                                *urls), fresh, count),
                 Case("anyurl get --parallel 32 -d DIR",
                      anyurl_cmd("get", "-q", "--parallel", "32", "-d", str(outdir), *urls), fresh, count),
                 Case("anyurl library, 32 at a time",
                      python_cmd("-m", "bench.bench_http", "many", "--parallel", "32", str(outdir), *urls),
+                     fresh, count),
+                Case("anyurl library, 32 at a time, on uvloop",
+                     python_cmd("-m", "bench.bench_http", "many", "--uvloop", "--parallel", "32", str(outdir), *urls),
                      fresh, count),
                 Case("anyurl library, 32 at a time, aiohttp path",
                      python_cmd("-m", "bench.bench_http", "many", "--aiohttp", "--parallel", "32", str(outdir),
@@ -212,6 +223,7 @@ def main(argv: list[str]) -> None:
     m = sub.add_parser("many", help="download URLs into DIR, N at a time, with one Client")
     m.add_argument("--parallel", type=int, default=32)
     m.add_argument("--aiohttp", action="store_true")
+    m.add_argument("--uvloop", action="store_true", help="run on uvloop's loop (as the CLI does)")
     m.add_argument("dir")
     m.add_argument("urls", nargs="+")
     st = sub.add_parser("stream", help="stream URLs to /dev/null, N at a time, with one Client")
@@ -230,6 +242,10 @@ def main(argv: list[str]) -> None:
         asyncio.run(_get(args.url, args.file, args.aiohttp))
     elif args.cmd == "stream":
         asyncio.run(_stream(args.urls, args.parallel, args.size, args.aiohttp))
+    elif args.uvloop:
+        import uvloop
+
+        uvloop.run(_many(args.dir, args.urls, args.parallel, args.aiohttp))
     else:
         asyncio.run(_many(args.dir, args.urls, args.parallel, args.aiohttp))
 

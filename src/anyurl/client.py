@@ -7,11 +7,12 @@ import inspect
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
+from .registry import _resolved as _resolved_classes
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, is_html, translate_errors
 from .settings import Limits, Policy, Request, Retry, Timeouts
@@ -108,6 +109,8 @@ class Client:
                 raise ConfigurationError(f"Client({name}=...) must be a {want}, not {type(value).__name__}")
             self.scheme_options[name] = value
         self._handlers: dict[type[Handler], Handler] = {}
+        # scheme -> (handler class, its instance), once looked up
+        self._by_scheme: dict[str, tuple[type[Handler], Handler]] = {}
         self._closed = False
         self._proxy_settings: tuple[str | None, str | None, bool] | None = None
         self._proxy_env: dict[str, str] | None = None
@@ -197,12 +200,19 @@ class Client:
         """The (per-Client) handler instance for *url*'s scheme."""
         if self._closed:
             raise ConfigurationError("this Client is closed", url=url)
-        cls = handler_class(url.scheme, url)
+        scheme = url.scheme
+        if scheme != "ftp":  # (ftp may go through an HTTP proxy: decided per URL below)
+            cached = self._by_scheme.get(scheme)
+            if cached is not None and _resolved_classes.get(scheme) is cached[0]:  # (not re-registered)
+                return cached[1]
+        cls = handler_class(scheme, url)
         if url.scheme == "ftp" and self.proxy_for("ftp", getattr(url, "host", ""), getattr(url, "port", None)):
             cls = handler_class("http", url)  # ftp through an HTTP proxy, as curl and Lynx do
         inst = self._handlers.get(cls)
         if inst is None:
             inst = self._handlers[cls] = cls(self)
+        if scheme != "ftp":
+            self._by_scheme[scheme] = (cls, inst)
         return inst
 
     async def _call(self, url: URL, coro: Awaitable[T]) -> T:
@@ -217,14 +227,14 @@ class Client:
                 retry: Retry | None = None, offset: int = 0, length: int | None = None,
                 options: object | None = None) -> Request:
         """The :class:`Request` a call with these arguments hands its handler."""
-        u = self.parse(url)
-        t = _typed("timeouts", timeouts, Timeouts) or self.timeouts
+        u = url if isinstance(url, URL) else parse(url)
+        t = self.timeouts if timeouts is None else _typed("timeouts", timeouts, Timeouts) or self.timeouts
         deadline = None
         if t.total is not None:
             deadline = asyncio.get_running_loop().time() + t.total
-        return Request(url=u, timeouts=t, limits=_typed("limits", limits, Limits) or self.limits,
-                       retry=_typed("retry", retry, Retry) or self.retry, offset=offset, length=length,
-                       options=options, deadline=deadline)
+        return Request(u, t, self.limits if limits is None else _typed("limits", limits, Limits) or self.limits,
+                       self.retry if retry is None else _typed("retry", retry, Retry) or self.retry,
+                       offset, length, options, deadline)
 
     async def _attempts(self, req: Request, op: Callable[[Request], Awaitable[T]]) -> T:
         """Run *op* under ``req.retry``: retried errors wait their backoff, never past the deadline."""
@@ -254,29 +264,32 @@ class Client:
 
     async def _open(self, req: Request) -> Body:
         """Open ``req`` with retries; the body resumes or retries mid-stream where allowed."""
-        handler = self.handler(req.url)
+        scheme = req.url.scheme
+        cached = self._by_scheme.get(scheme)
+        if cached is not None and not self._closed and _resolved_classes.get(scheme) is cached[0]:
+            handler = cached[1]  # (handler()'s cached answer, inline)
+        else:
+            handler = self.handler(req.url)
         if req.retry.attempts <= 1 and req.deadline is None:  # the plain case: no retry, no guard
-            return await self._call(req.url, handler.open(req))
+            try:  # (_call, inline: a coroutine less per request)
+                return await handler.open(req)
+            except AnyURLError:
+                raise
+            except Exception as exc:
+                raise translate_errors(exc, req.url) from exc
         body = await self._attempts(req, handler.open)
         return _GuardedBody(self, handler, req, body).outer
 
-    @asynccontextmanager
-    async def open(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
-                   retry: Retry | None = None, offset: int = 0, length: int | None = None,
-                   options: object | None = None) -> AsyncIterator[Body]:
+    def open(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
+             retry: Retry | None = None, offset: int = 0, length: int | None = None,
+             options: object | None = None) -> AbstractAsyncContextManager[Body]:
         """Stream a resource: ``async with client.open(url) as body: async for chunk in body``.
 
         ``offset``/``length`` read a byte range where the scheme allows
         (others raise :class:`NotSupported`). ``Timeouts.total`` bounds the
         whole stream. ``options`` is a scheme options object for this call.
         """
-        req = self.request(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
-                           length=length, options=options)
-        body = await self._open(req)
-        try:
-            yield body
-        finally:
-            await body.aclose()
+        return _Opening(self, (url, timeouts, limits, retry, offset, length, options))
 
     async def fetch(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
                     retry: Retry | None = None, offset: int = 0, length: int | None = None,
@@ -376,6 +389,7 @@ class Client:
         """Close every pooled connection."""
         self._closed = True
         handlers, self._handlers = list(self._handlers.values()), {}
+        self._by_scheme = {}
         for h in handlers:
             try:
                 await h.aclose()
@@ -581,6 +595,31 @@ class _PageResponse(Response):
     @entries.setter
     def entries(self, value: list[Entry] | None) -> None:
         self._entries = value
+
+
+class _Opening:
+    """What :meth:`Client.open` returns: entering opens the body, leaving closes it (a class,
+    not ``asynccontextmanager``: per small transfer a generator around it costs more)."""
+
+    __slots__ = ("_args", "_body", "_client")
+
+    def __init__(self, client: Client, args: tuple[Any, ...]) -> None:
+        self._client = client
+        self._args = args
+        self._body: Body | None = None
+
+    async def __aenter__(self) -> Body:
+        if self._body is not None:
+            raise RuntimeError("Client.open(...) can be entered once")
+        url, timeouts, limits, retry, offset, length, options = self._args
+        client = self._client
+        body = self._body = await client._open(client.request(
+            url, timeouts=timeouts, limits=limits, retry=retry, offset=offset, length=length, options=options))
+        return body
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._body is not None:
+            await self._body.aclose()
 
 
 def _typed(name: str, value: T | None, cls: type[T]) -> T | None:

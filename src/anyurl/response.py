@@ -336,6 +336,13 @@ class Body:
         return cls(url, one(), **kwargs)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
+        bind = getattr(self._chunks, "bind_body", None)
+        if bind is not None:
+            # the handler's iterator keeps bytes_read and complete itself and lets no foreign
+            # error out (HTTP's): no _Chunks around each chunk. ``bind_body(body)`` returns
+            # that iterator; its ``read_all(max_size)`` is what read uses.
+            it: AsyncIterator[bytes] = bind(self)
+            return it
         return _Chunks(self)
 
     async def read(self, max_size: int | None = None) -> bytes:
@@ -345,6 +352,17 @@ class Body:
         """
         if self._entry_stream is not None:
             self._collect = True
+        else:
+            bind = getattr(self._chunks, "bind_body", None)
+            if bind is not None:
+                # the handler's own whole-body read (HTTP): no chunk iteration around it
+                try:
+                    data: bytes = await bind(self).read_all(max_size)
+                except AnyURLError:
+                    raise
+                except Exception as exc:  # the boundary: nothing foreign escapes
+                    raise translate_errors(exc, self.url) from exc
+                return data
         parts: list[bytes] = []
         total = 0
         async for chunk in self:

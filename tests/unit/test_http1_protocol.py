@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from anyurl import OverlongTransfer, ProtocolError, TruncatedTransfer, UnsafeURL
-from anyurl.protocols.http1 import MAX_HEADERS, Headers, ResponseReader, request_head
+from anyurl.protocols.http1 import (
+    MAX_HEADERS,
+    Headers,
+    ResponseReader,
+    header_block,
+    request_head,
+    request_start,
+    request_tail,
+)
 
 
 def feed_all(r: ResponseReader, *parts: bytes) -> bytes:
@@ -190,3 +198,24 @@ def test_content_type_answers_are_kept_for_short_values_only() -> None:
         http1._content_type(f"text/x-{i}")
     assert len(http1._types_seen) <= 256
     assert http1._content_type(None) == ("application/octet-stream", None)
+
+
+def test_a_kept_tail_gives_the_same_head_as_request_head() -> None:
+    headers = [("User-Agent", "x/1"), ("Accept-Encoding", "gzip, deflate")]
+    tail = request_tail("h.example:8080", header_block(headers))
+    for target in ("/a", "/b%20c?q=1"):
+        assert request_start("GET", target) + tail == request_head("GET", target, "h.example:8080", headers)
+    assert request_tail("h", header_block([("Host", "other")])) == b" HTTP/1.1\r\nHost: other\r\n\r\n"
+
+
+@pytest.mark.parametrize("target, match", [("/a\r\nX: y", "CR, LF"), ("/a b", "invalid request target"),
+                                           ("", "invalid request target"), ("/\0", "NUL")])
+def test_request_start_refuses_a_target_that_would_break_the_wire(target: str, match: str) -> None:
+    with pytest.raises(UnsafeURL, match=match) as info:
+        request_start("GET", target, url="http://h/")
+    assert "http://h/" in str(info.value)
+
+
+def test_request_tail_refuses_a_host_that_would_break_the_wire() -> None:
+    with pytest.raises(UnsafeURL, match="host contains CR"):
+        request_tail("h\r\nX: y", (None, ""), url="http://h/")

@@ -76,6 +76,7 @@ from ..errors import (
     ProtocolError,
     ResourceNotFound,
     TemporaryFailure,
+    TransferError,
     TruncatedTransfer,
     UnsafeURL,
 )
@@ -248,15 +249,36 @@ _UNSAFE_TEXT = re.compile(r"[\r\n\0]|%0[0aAdD]")
 _PLAIN_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
 
 
-@dataclass(frozen=True, slots=True)
 class _Target:
-    """A URL as it goes on the wire (path and query escaped as written)."""
+    """A URL as it goes on the wire (path and query escaped as written); never changed once
+    made. What each request needs of it (port, ``Host`` value, request target, the text) is
+    worked out once here, not per use."""
 
-    scheme: str
-    host: str  # lower case, no brackets
-    explicit_port: int | None
-    path: str  # escaped, starting with "/"
-    query: str | None
+    __slots__ = ("scheme", "host", "explicit_port", "path", "query", "port", "hostport", "request_target",
+                 "text")
+
+    def __init__(self, scheme: str, host: str, explicit_port: int | None, path: str, query: str | None) -> None:
+        self.scheme = scheme
+        self.host = host  # lower case, no brackets
+        self.explicit_port = explicit_port
+        self.path = path  # escaped, starting with "/"
+        self.query = query
+        default = _DEFAULT_PORTS.get(scheme)
+        self.port: int = explicit_port or default or 80
+        bracketed = f"[{host}]" if ":" in host else host
+        self.hostport = (bracketed if explicit_port is None or explicit_port == default
+                         else f"{bracketed}:{explicit_port}")
+        self.request_target = path if query is None else f"{path}?{query}"
+        self.text = f"{scheme}://{self.hostport}{self.request_target}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Target) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"_Target({self.text!r})"
 
     @classmethod
     def parse(cls, text: str) -> _Target:
@@ -267,25 +289,11 @@ class _Target:
                    s.query if "?" in text.split("#", 1)[0] else None)
 
     @property
-    def port(self) -> int:
-        return self.explicit_port or _DEFAULT_PORTS.get(self.scheme, 80)
-
-    @property
-    def hostport(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        p = self.explicit_port
-        return host if p is None or p == _DEFAULT_PORTS.get(self.scheme) else f"{host}:{p}"
-
-    @property
-    def request_target(self) -> str:
-        return self.path if self.query is None else f"{self.path}?{self.query}"
-
-    @property
     def decoded_path(self) -> str:
         return unquote(self.path, errors="replace")
 
     def __str__(self) -> str:
-        return f"{self.scheme}://{self.hostport}{self.request_target}"
+        return self.text
 
     def human(self) -> str:
         return unquote(str(self), errors="replace")
@@ -513,8 +521,10 @@ class HTTPHandler(Handler):
             return None
         scheme = url.scheme
         port = url.port
+        if _WIRE_UNSAFE.search(path) is not None:  # (_wire's own first look, inline: the usual case)
+            path = _wire(path)
         return _Target(scheme, host, None if port == _DEFAULT_PORTS.get(scheme) else port,
-                       "/" + _wire(path), None if search is None else _wire(search))
+                       "/" + path, None if search is None else _wire(search))
 
     def _headers(self, url: HTTPURL | FTPURL, opts: HTTPOptions, rng: tuple[int, int | None] | None,
                  extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -566,7 +576,8 @@ class HTTPHandler(Handler):
 
     # -- the request loop -----------------------------------------------------
 
-    async def _exchange(self, req: Request, method: str, headers: dict[str, str]) -> _Reply | _Elsewhere:
+    async def _exchange(self, req: Request, method: str, headers: dict[str, str],
+                        opts: HTTPOptions | None = None) -> _Reply | _Elsewhere:
         """Send *method* for ``req.url``, following redirects under the policy.
 
         Returns the final response, or the anyurl URL another handler must
@@ -575,20 +586,25 @@ class HTTPHandler(Handler):
         """
         url = req.url
         assert isinstance(url, (HTTPURL, FTPURL))
-        target = self._target(url)
-        first_origin = _origin(target)
+        target = (self._fast_target(url) if type(url) is HTTPURL else None) or self._target(url)
+        first_origin: tuple[str, str, int] | None = None
         auth: str | None = None
         if url.user is not None:
             auth = _basic(url.user, url.password or "")
-        lean = self._request_options(req).lean
+            first_origin = _origin(target)
+        lean = (opts or self._request_options(req)).lean
         history: list[str] = []
         tried_credentials = auth is not None or isinstance(url, FTPURL)
         hops = 0
+        proxy_for = self.client.proxy_for
         while True:
             headers_now = headers
             if auth is not None and _origin(target) == first_origin:
                 headers_now = {**headers, "Authorization": auth}
-            proxy, proxy_auth = self._proxy(url, target)
+            proxy: str | None = None
+            proxy_auth: aiohttp.BasicAuth | None = None
+            if proxy_for(target.scheme, target.host, target.port) is not None:
+                proxy, proxy_auth = self._proxy(url, target)
             if target.scheme == "ftp" and proxy is None:  # a redirect to an ftp host no proxy serves
                 return _Elsewhere(self.client.parse(str(target)), history)
             resp: _Response
@@ -596,7 +612,7 @@ class HTTPHandler(Handler):
                 if lean and proxy is None and target.host.isascii():
                     plain = self._plain
                     wire = plain[2] if plain is not None and plain[1] is headers_now else _wire_headers(headers_now)
-                    resp = await self._lean().request(
+                    resp = await (self._h1 or self._lean()).request(
                         req, method, target.scheme, target.host, target.port, target.request_target,
                         target.hostport, wire, url)
                 else:
@@ -688,8 +704,12 @@ class HTTPHandler(Handler):
 
         Per request, ``options=HTTPOptions(headers=...)`` adds headers to the Client's.
         """
-        url = self._check_url(req)
-        opts = self._request_options(req)
+        url = req.url
+        if type(url) is HTTPURL and req.options is None:  # the common case of the two below, inline
+            opts = self.http_options
+        else:
+            url = self._check_url(req)
+            opts = self._request_options(req)
         extra = req.options.headers if isinstance(req.options, HTTPOptions) else None
         rng: tuple[int, int | None] | None = None
         if req.offset or req.length is not None:
@@ -697,14 +717,21 @@ class HTTPHandler(Handler):
                 rng = None if not req.offset else (req.offset, None)
             else:
                 rng = (req.offset, None if req.length is None else req.offset + req.length - 1)
-        headers = self._headers(url, opts, rng, extra)
-        reply = await self._exchange(req, "GET", headers)
-        if isinstance(reply, _Elsewhere):
+        plain = self._plain
+        if rng is None and not extra and plain is not None and plain[0] == self.client.user_agent \
+                and opts is self.http_options and not opts.headers:  # (_headers' cached answer, inline)
+            headers = plain[1]
+        else:
+            headers = self._headers(url, opts, rng, extra)
+        reply = await self._exchange(req, "GET", headers, opts)
+        if type(reply) is _Elsewhere:
             # allowed: the new URL's own handler (no offset: a different resource)
             body = await self.client.handler(reply.url).open(req.replace(url=reply.url, offset=0, options=None))
             body.meta.setdefault("redirects", reply.history)
             return body
-        return apply_length(await self._body(url, reply, opts, req.offset, rng, headers), req.length)
+        assert type(reply) is _Reply
+        body = await self._body(url, reply, opts, req.offset, rng, headers, cut=req.length is not None)
+        return body if req.length is None else apply_length(body, req.length)
 
     def _request_options(self, req: Request) -> HTTPOptions:
         if req.options is None or isinstance(req.url, FTPURL):  # the FTP options mean nothing to an HTTP proxy
@@ -751,9 +778,10 @@ class HTTPHandler(Handler):
                     content_type=resp.content_type if "Content-Type" in resp.headers else None, meta=meta)
 
     def _meta(self, resp: _Response, reply: _Reply) -> dict[str, Any]:
+        headers = resp.headers
         meta: dict[str, Any] = {"status": resp.status, "reason": resp.reason,
-                                "headers": _headers_dict(resp.headers), "url": str(reply.target),
-                                "redirects": reply.history}
+                                "headers": headers if type(headers) is Headers else _headers_dict(headers),
+                                "url": reply.target.text, "redirects": reply.history}
         if reply.proxy is not None:
             meta["proxy"] = _masked(reply.proxy)
         return meta
@@ -766,8 +794,10 @@ class HTTPHandler(Handler):
         await super().upload(req, source)
 
     async def _body(self, url: HTTPURL | FTPURL, reply: _Reply, opts: HTTPOptions, offset: int,
-              rng: tuple[int, int | None] | None, sent: Mapping[str, str]) -> Body:
-        """Check the final response and wrap its payload as a streaming Body."""
+              rng: tuple[int, int | None] | None, sent: Mapping[str, str], *, cut: bool = False) -> Body:
+        """Check the final response and wrap its payload as a streaming Body. *cut*: the body
+        will be cut short (``apply_length`` wraps its chunks): closing it must end the response
+        itself (``on_close``); otherwise closing the chunks does."""
         resp = reply.resp
         status = resp.status
         meta = self._meta(resp, reply)
@@ -798,9 +828,10 @@ class HTTPHandler(Handler):
         coding = resp.headers.get("Content-Encoding", "").strip().lower()
         decoder: _Decoder | None = None
         if coding not in ("", "identity"):
-            asked = _codings(_header(sent, "Accept-Encoding"))
+            asked = _codings(sent.get("Accept-Encoding") or _header(sent, "Accept-Encoding"))
             if (opts.decompress and coding in asked and coding in _DECODABLE
-                    and not _stored_encoding(coding, resp.content_type, reply.target.decoded_path)):
+                    and not _stored_encoding(coding, resp.content_type, reply.target.path
+                                             if "%" not in reply.target.path else reply.target.decoded_path)):
                 decoder = _Decoder(coding, url, self.client.limits.chunk_size)
                 meta["decoded"] = coding
             else:
@@ -812,7 +843,7 @@ class HTTPHandler(Handler):
         resp.widen(chunk_size)
         chunks = _BodyChunks(resp, url, chunk_size, expected, skip, offset, decoder)
         return Body(url, chunks, content_type=resp.content_type or "application/octet-stream", size=size,
-                    meta=meta, offset=offset, on_close=chunks.finish, charset=resp.charset,
+                    meta=meta, offset=offset, on_close=chunks.finish if cut else None, charset=resp.charset,
                     resumable=resumable)
 
     async def _check_range(self, url: object, resp: _Response, rng: tuple[int, int | None] | None) -> int:
@@ -853,7 +884,7 @@ class _BodyChunks:
     per small body, a generator's setup and finalizer bookkeeping cost more than this."""
 
     __slots__ = ("_resp", "_url", "_size", "_expected", "_skip", "_offset", "_decoder", "_pending",
-                 "_received", "_over", "_done")
+                 "_received", "_over", "_done", "_body")
 
     def __init__(self, resp: _Response, url: object, chunk_size: int, expected: int | None, skip: int,
                  offset: int, decoder: _Decoder | None) -> None:
@@ -868,6 +899,7 @@ class _BodyChunks:
         self._received = 0
         self._over = False
         self._done = False  # every piece arrived and passed the checks
+        self._body: Body | None = None  # the body counting what is read (bind_body)
 
     def __aiter__(self) -> _BodyChunks:
         return self
@@ -882,6 +914,8 @@ class _BodyChunks:
                 if self._pending is not None:
                     piece = next(self._pending, None)
                     if piece is not None:
+                        if self._body is not None:
+                            self._body.bytes_read += len(piece)
                         return piece
                     self._pending = None
                 data = await self._resp.read_chunk(self._size)
@@ -908,20 +942,96 @@ class _BodyChunks:
                         continue
                     data = data[self._skip:]
                     self._skip = 0
+                if self._body is not None:
+                    self._body.bytes_read += len(data)
                 return data
         except StopAsyncIteration:
             self._over = self._done = True
+            if self._body is not None:
+                self._body._exhausted = True
+                self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
             await self._resp.release()  # the whole body arrived: the connection may be reused
             raise
         except BaseException as exc:
             self._over = True
+            self._body = None
             await self._resp.close()
             if isinstance(exc, Exception) and not isinstance(exc, AnyURLError):
                 raise _translate(exc, self._url, "reading the body") from exc
             raise
 
+    def bind_body(self, body: Body) -> _BodyChunks:
+        """Iterate for *body* (``Body.__aiter__``/``read``): its ``bytes_read`` and ``complete``
+        are kept here, so no wrapper goes around each piece (errors are anyurl's already)."""
+        self._body = body
+        return self
+
+    async def read_all(self, max_size: int | None) -> bytes:
+        """The rest of the body at once (``Body.read``'s fast path: no chunk iteration
+        around each piece), at most *max_size* bytes (TransferError past it)."""
+        buffered = getattr(self._resp, "buffered_body", None)
+        if buffered is not None and not self._over and not self._received and not self._skip:
+            pieces = buffered()
+            if pieces is not None:  # all of it arrived already (a small body): no loop
+                return await self._whole(pieces, max_size)
+        parts: list[bytes] = []
+        total = 0
+        step = self.__anext__
+        while True:
+            try:
+                piece = await step()
+            except StopAsyncIteration:
+                return b"".join(parts)
+            total += len(piece)
+            if max_size is not None and total > max_size:
+                raise TransferError(f"resource larger than max_size={max_size} bytes", url=self._url)
+            parts.append(piece)
+
+    async def _whole(self, pieces: list[bytes], max_size: int | None) -> bytes:
+        """:meth:`read_all` of a body whose every piece is in *pieces*: the checks of
+        :meth:`__anext__` made once for the lot."""
+        try:
+            received = sum(map(len, pieces))
+            expected = self._expected
+            if expected is not None and received != expected:
+                if received > expected:
+                    raise OverlongTransfer(f"server sent more than the {expected} bytes it announced "
+                                           f"({_announced(self._resp)})", url=self._url)
+                raise TruncatedTransfer(f"connection closed after {received} of {expected} bytes", url=self._url)
+            self._received = received
+            data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            decoder = self._decoder
+            if decoder is not None:
+                out: list[bytes] = []
+                total = 0
+                for piece in decoder.feed(data) if data else ():
+                    total += len(piece)
+                    if max_size is not None and total > max_size:  # checked as it expands
+                        raise TransferError(f"resource larger than max_size={max_size} bytes", url=self._url)
+                    out.append(piece)
+                decoder.finish(received)
+                data = out[0] if len(out) == 1 else b"".join(out)
+            elif max_size is not None and len(data) > max_size:
+                raise TransferError(f"resource larger than max_size={max_size} bytes", url=self._url)
+        except BaseException as exc:
+            self._over = True
+            self._body = None
+            await self._resp.close()
+            if isinstance(exc, Exception) and not isinstance(exc, AnyURLError):
+                raise _translate(exc, self._url, "reading the body") from exc
+            raise
+        self._over = self._done = True
+        body = self._body
+        if body is not None:
+            body.bytes_read += len(data)
+            body._exhausted = True
+            self._body = None
+        await self._resp.release()  # the whole body arrived: the connection may be reused
+        return data
+
     async def aclose(self) -> None:
         """Stop reading: the response is closed unless it ended already."""
+        self._body = None
         if not self._over:
             self._over = True
             await self._resp.close()
@@ -1041,6 +1151,21 @@ class _Decoder:
         self._head = b""
 
     def feed(self, data: bytes) -> Iterator[bytes]:
+        """The decoded pieces of *data* (each at most ``out_max`` bytes)."""
+        z = self._z
+        if z is not None and data and not z.eof:
+            # the common case, without a generator: all of *data* decoded in one call
+            try:
+                out = z.decompress(data, self.out_max)
+            except zlib.error as exc:
+                raise ProtocolError(f"bad {self.coding} data from the server: {exc}", url=self.url) from exc
+            if len(out) < self.out_max and not z.unconsumed_tail and not z.unused_data:
+                return iter((out,) if out else ())
+            return self._pieces(b"", out)
+        return self._pieces(data, None)
+
+    def _pieces(self, data: bytes, out: bytes | None) -> Iterator[bytes]:
+        """:meth:`feed`'s pieces; *out*: what feed's own first decompress of the data gave."""
         if self._z is None:
             # RFC 9110 deflate is zlib-wrapped; some servers send raw deflate: tell by the header
             self._head += data
@@ -1050,12 +1175,13 @@ class _Decoder:
             wrapped = data[0] & 0x0F == 8 and ((data[0] << 8) | data[1]) % 31 == 0
             self._z = zlib.decompressobj(15 if wrapped else -15)
         try:
-            while data:
+            while data or out is not None:
                 z = self._z
-                if z.eof:
-                    data = self._after_end(data)
-                    continue
-                out = z.decompress(data, self.out_max)
+                if out is None:
+                    if z.eof:
+                        data = self._after_end(data)
+                        continue
+                    out = z.decompress(data, self.out_max)
                 if out:
                     yield out
                 data = z.unconsumed_tail
@@ -1066,6 +1192,7 @@ class _Decoder:
                     data = z.unconsumed_tail
                 if z.eof and z.unused_data:
                     data = z.unused_data + data
+                out = None
         except zlib.error as exc:
             raise ProtocolError(f"bad {self.coding} data from the server: {exc}", url=self.url) from exc
 

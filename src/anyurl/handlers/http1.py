@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import logging
 import ssl
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout
-from ..protocols.http1 import Headers, ResponseReader, header_block, request_head
+from ..protocols.http1 import Headers, ResponseReader, header_block, request_start, request_tail
 from .pool import Lease, Pool
 
 if TYPE_CHECKING:
@@ -101,13 +101,16 @@ class H1Connection(asyncio.BaseProtocol):
                 self._chunks.extend(pieces)
                 self._queued += sum(map(len, pieces))
             if self._sizable:
-                self._resize(len(data) >= self._size)
+                full = len(data) >= self._size
+                if full or self._size > _START:  # (a short receive at the start size changes nothing)
+                    self._resize(full)
             if self._queued >= 2 * self._size and not self._paused and not r.complete:
                 self._paused = True
                 assert self.transport is not None
                 self.transport.pause_reading()
-        if self._waiter is not None and (pieces or r.complete or r.head_done):
-            self._wake()
+        w = self._waiter
+        if w is not None and (pieces or r.complete or r.head_done) and not w.done():
+            w.set_result(None)  # (_wake, inline)
 
     def eof_received(self) -> bool | None:
         self._end()
@@ -176,15 +179,15 @@ class H1Connection(asyncio.BaseProtocol):
         else:
             self._watchdog = self._loop.call_at(due, self._check_idle)
 
-    async def _wait(self, timeout: float | None) -> None:  # noqa: ASYNC109 - one watchdog per transfer
+    def _arm(self, timeout: float | None) -> asyncio.Future[None]:
+        """The future the next event (data, end, error, *timeout* s of silence) completes;
+        the caller awaits it (not a coroutine: a level less for every wake-up to resume).
+        One watchdog per transfer, no timer per wait."""
         self._timeout = timeout
         if timeout is not None and self._watchdog is None:
             self._watchdog = self._loop.call_at(self._last + timeout, self._check_idle)
-        self._waiter = self._loop.create_future()
-        try:
-            await self._waiter
-        finally:
-            self._waiter = None
+        w = self._waiter = self._loop.create_future()
+        return w
 
     # -- the driver's side -----------------------------------------------------------
 
@@ -197,7 +200,7 @@ class H1Connection(asyncio.BaseProtocol):
         self._last = self._loop.time()
         self.transport.write(head)
 
-    async def head(self, timeout: float | None) -> None:  # noqa: ASYNC109 - see _wait
+    async def head(self, timeout: float | None) -> None:  # noqa: ASYNC109 - see _arm
         """Wait for the response head (TimeoutError after *timeout* s of silence)."""
         r = self.reader
         assert r is not None
@@ -206,9 +209,9 @@ class H1Connection(asyncio.BaseProtocol):
                 raise self._exc
             if self._lost:  # closed before this request was sent (a stale idle connection)
                 raise ConnectError("server closed the connection before answering", url=r.url)
-            await self._wait(timeout)
+            await self._arm(timeout)
 
-    async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _wait
+    async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _arm
         """The next body piece; None at the end of the body."""
         r = self.reader
         assert r is not None
@@ -219,7 +222,7 @@ class H1Connection(asyncio.BaseProtocol):
                 return None
             if self._paused:  # nothing queued: read on
                 self._resume()
-            await self._wait(timeout)
+            await self._arm(timeout)
         return self._pop()
 
     def _pop(self) -> bytes:
@@ -250,7 +253,8 @@ class H1Connection(asyncio.BaseProtocol):
         t = self.transport
         r = self.reader
         return (t is not None and not self._lost and not t.is_closing() and self._exc is None
-                and r is not None and r.reusable and not self._chunks)
+                and r is not None and r.complete and r.keep_alive and not r._after_end  # (r.reusable)
+                and not self._chunks)
 
     async def reset_for(self, target: Any) -> bool:
         if not self.is_reusable():
@@ -340,7 +344,8 @@ class LeanResponse:
         self.reason = reader.reason
         self.headers: Headers = reader.headers
         self.content_length = reader.content_length
-        self.content_type, self.charset = _content_type(self.headers.get("Content-Type"))
+        key = self.headers._lower.get("content-type")  # (Headers.get, inline)
+        self.content_type, self.charset = _content_type(None if key is None else dict.__getitem__(self.headers, key))
         self._timeout = timeout
         self._counted = False
         self._done = False
@@ -356,7 +361,8 @@ class LeanResponse:
         if conn._chunks:  # next_chunk's answer without a wait: here, one coroutine less
             return conn._pop()
         if conn._exc is None and self.reader.complete:
-            self._uncount()
+            self._counted = False  # (_uncount, inline: counted just above)
+            _streams -= 1
             return b""
         try:
             chunk = await conn.next_chunk(self._timeout)
@@ -371,6 +377,18 @@ class LeanResponse:
             self._uncount()
             return b""
         return chunk
+
+    def buffered_body(self) -> list[bytes] | None:
+        """The rest of the body at once when all of it arrived already (the response
+        complete, no error, nothing read of it yet): taken from the connection. None
+        otherwise (then :meth:`read_chunk`)."""
+        conn = self.conn
+        if conn._exc is not None or not self.reader.complete or conn._paused or self._counted:
+            return None
+        pieces = list(conn._chunks)
+        conn._chunks.clear()
+        conn._queued = 0
+        return pieces
 
     def _uncount(self) -> None:
         global _streams
@@ -388,8 +406,12 @@ class LeanResponse:
         if self._done:
             return
         self._done = True
-        self._uncount()
-        await self.lease.release(self.conn.done())
+        if self._counted:
+            self._uncount()
+        reusable = self.conn.done()
+        if reusable and self.lease.keep_idle():  # the common case, no coroutine
+            return
+        await self.lease.release(reusable)
 
     async def close(self) -> None:
         """Drop the response (the same as :meth:`release`: a response that arrived whole
@@ -407,6 +429,7 @@ class H1Client:
         # the last header list sent and its checked lines (the handler reuses one list)
         self._block_of: list[tuple[str, str]] | None = None
         self._block: tuple[str | None, str] = (None, "")
+        self._tails: dict[str, bytes] = {}  # Host value -> request_tail of _block
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -427,10 +450,37 @@ class H1Client:
         if headers is not self._block_of:
             self._block = header_block(headers, url)
             self._block_of = headers
-        head = request_head(method, target, hostport, headers, url, self._block)
+            self._tails.clear()
+        tail = self._tails.get(hostport)
+        if tail is None:  # the end of the head, the same for every request to this host
+            tail = request_tail(hostport, self._block, url)
+            if len(self._tails) >= 256:  # bounded: a crawl meets many hosts
+                self._tails.clear()
+            self._tails[hostport] = tail
+        head = request_start(method, target, url) + tail
         key: _Key = (scheme, host, port)
-        chunk_size = req.limits.chunk_size
-        max_head = max(2 * req.limits.max_line, 1 << 16)
+        limits = req.limits
+        timeout = req.timeouts.read if req.deadline is None else req.read_timeout
+        max_head = max(2 * limits.max_line, 1 << 16)
+        max_framing = max(limits.max_line, 1 << 12)
+        pool = self.pool
+        fresh = False
+        lease = pool.lend_idle(req, host, port, key)
+        if lease is not None:  # the common case: a kept-alive connection, no coroutine to get it
+            try:
+                return await self._send(lease, method, url, head, target, host, port, timeout, max_head,
+                                        max_framing)
+            except AnyURLError as exc:
+                await lease.release(False)
+                if not pool.is_stale(exc):
+                    raise
+                pool.log.debug("reused connection to %s:%s was stale (%s); retrying on a new one",
+                               host, port, exc.message)
+                fresh = True  # (what Pool.run does: one try on a new connection)
+            except BaseException:
+                await lease.release(False)
+                raise
+        chunk_size = limits.chunk_size
 
         async def connect() -> H1Connection:
             loop = asyncio.get_running_loop()  # here, not per request: it costs a getpid()
@@ -450,28 +500,36 @@ class H1Client:
             return conn
 
         async def acquire(fresh: bool) -> Lease[H1Connection]:
-            return await self.pool.acquire(req, host, port, key, connect, fresh=fresh)
+            return await pool.acquire(req, host, port, key, connect, fresh=fresh)
 
-        timeout = req.read_timeout
-        log = self.pool.log
-        debug = log.isEnabledFor(logging.DEBUG)  # once, not per message
+        def step(lease: Lease[H1Connection]) -> Awaitable[LeanResponse]:
+            return self._send(lease, method, url, head, target, host, port, timeout, max_head, max_framing)
 
-        async def step(lease: Lease[H1Connection]) -> LeanResponse:
-            conn = lease.conn
-            reader = ResponseReader(method, url, max_head=max_head, max_framing=max(req.limits.max_line, 1 << 12))
-            if debug:
-                log.debug("%s:%s > %s %s", host, port, method, target)
-            conn.send(reader, head)
-            try:
-                await conn.head(timeout)
-            except TimeoutError:
-                raise FetchTimeout(f"timed out while waiting for the response to {method} {target} "
-                                   f"from {host}:{port}", url=url) from None
-            if debug:
-                log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
-            return LeanResponse(conn, lease, reader, timeout)
+        return await pool.run(acquire, step, fresh=fresh)
 
-        return await self.pool.run(acquire, step)
+    async def _send(self, lease: Lease[H1Connection], method: str, url: object, head: bytes, target: str,
+                    host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
+                    max_head: int, max_framing: int) -> LeanResponse:
+        """Send one request on the lent connection and wait for the response head."""
+        conn: H1Connection = lease._conn  # type: ignore[assignment]  # (not the conn property: a call less)
+        reader = ResponseReader(method, url, max_head=max_head, max_framing=max_framing)
+        debug = self.pool.debug
+        if debug:
+            self.pool.log.debug("%s:%s > %s %s", host, port, method, target)
+        conn.send(reader, head)
+        try:
+            while not reader.head_done:  # (conn.head, inline: a coroutine level less to resume)
+                if conn._exc is not None:
+                    raise conn._exc
+                if conn._lost:  # closed before this request was sent (a stale idle connection)
+                    raise ConnectError("server closed the connection before answering", url=url)
+                await conn._arm(timeout)
+        except TimeoutError:
+            raise FetchTimeout(f"timed out while waiting for the response to {method} {target} "
+                               f"from {host}:{port}", url=url) from None
+        if debug:
+            self.pool.log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
+        return LeanResponse(conn, lease, reader, timeout)
 
     async def aclose(self) -> None:
         await self.pool.aclose()

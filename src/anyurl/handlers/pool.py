@@ -107,6 +107,25 @@ class Lease(Generic[C]):
             self.pool._lent.pop(id(self._conn), None)
         await self.pool._release(self._host, self.address, self._conn, reusable, keep)
 
+    def keep_idle(self) -> bool:
+        """The common case of ``release(True)`` without a coroutine: a clean connection goes
+        back to the idle list at once (True). False when it cannot be kept (the pool is
+        closing, the connection is not clean, a slot-only lease): call :meth:`release`."""
+        conn = self._conn
+        if self.released or conn is None or self.pool.closed or not conn.is_reusable():
+            return False
+        self.released = True
+        pool = self.pool
+        pool._lent.pop(id(conn), None)
+        h = self._host
+        h.idle.append(_Idle(conn, time.monotonic()))
+        if pool.debug:
+            pool.log.debug("keeping connection to %s:%s for reuse", *self.address)
+        h.busy -= 1
+        if h.waiters:
+            h.wake()
+        return True
+
     def release_slot(self) -> None:
         """Give back a slot-only lease (:meth:`Pool.lend_slot`) at once: from a callback
         that sees a connection the pool does not hold (aiohttp's) close."""
@@ -133,6 +152,9 @@ class Pool(Generic[C]):
         #: called with host:port before a request waits for a slot there: closes idle
         #: connections that hold slots the pool cannot close itself (the aiohttp path's)
         self.make_room: Callable[[tuple[str, int]], None] | None = None
+        #: log at DEBUG on the hot path (:meth:`lend_idle`, :meth:`Lease.keep_idle`); refreshed
+        #: by :meth:`lend_idle` from the logger (one check per request, not one per message)
+        self.debug = False
 
     # -- slots -----------------------------------------------------------------
 
@@ -260,6 +282,28 @@ class Pool(Generic[C]):
             self._give_back(h)
             raise
 
+    def lend_idle(self, req: Request, host: str, port: int, key: Hashable) -> Lease[C] | None:
+        """The common case of :meth:`acquire` without a coroutine: the most recently used idle
+        connection of *key* to host:port, when it is fresh enough and clean. None otherwise
+        (nothing idle, the newest idle one is for another key, expired or dropped): then
+        :meth:`acquire`. No ``reset_for`` here: for connections that need no reset (HTTP)."""
+        self.debug = debug = self.log.isEnabledFor(logging.DEBUG)
+        h = self._hosts.get((host, port))
+        if h is None or not h.idle or h.waiters:
+            return None
+        idle = h.idle
+        item = idle[-1]
+        conn = item.conn
+        if conn.key != key or time.monotonic() - item.since > req.limits.max_idle or not conn.is_reusable():
+            return None
+        idle.pop()
+        h.busy += 1
+        if debug:
+            self.log.debug("reusing idle connection to %s:%s", host, port)
+        lease = Lease(self, h, (host, port), conn, True)
+        self._lent[id(conn)] = lease
+        return lease
+
     def _lend(self, lease: Lease[C]) -> Lease[C]:
         self._lent[id(lease.conn)] = lease
         return lease
@@ -325,7 +369,8 @@ class Pool(Generic[C]):
         return bool(reply) and any(str(reply).startswith(code) for code in self.closing_replies)
 
     async def run(self, acquire: Callable[[bool], Awaitable[Lease[C]]],
-                  step: Callable[[Lease[C]], Awaitable[T]], *, keep_on_error: bool = False) -> T:
+                  step: Callable[[Lease[C]], Awaitable[T]], *, keep_on_error: bool = False,
+                  fresh: bool = False) -> T:
         """Run *step* on a connection from ``acquire(fresh)`` and return its result.
 
         Once *step* returns, it owns the lease (it released it, or handed it to a
@@ -334,9 +379,9 @@ class Pool(Generic[C]):
         the connection is dropped and *step* runs once more on a fresh one
         (``acquire(True)`` skips idle connections); this is safe because nothing
         reached the caller yet. On other errors the lease is released, kept for
-        reuse only if *keep_on_error* and the connection says it is clean.
+        reuse only if *keep_on_error* and the connection says it is clean. *fresh*: start
+        on a new connection (the caller's own try on an idle one was stale), no retry.
         """
-        fresh = False
         while True:
             lease = await acquire(fresh)
             try:

@@ -34,7 +34,7 @@ import httptools
 
 from ..errors import OverlongTransfer, ProtocolError, TruncatedTransfer, UnsafeURL
 
-__all__ = ["Headers", "ResponseReader", "header_block", "request_head"]
+__all__ = ["Headers", "ResponseReader", "header_block", "request_head", "request_start", "request_tail"]
 
 #: header fields one response may have (interim responses' not counted)
 MAX_HEADERS = 256
@@ -66,6 +66,26 @@ def header_block(headers: Iterable[tuple[str, str]], url: object = None) -> tupl
     return host, "".join(fields)
 
 
+def request_start(method: str, target: str, url: object = None) -> bytes:
+    """The first bytes of a request head, ``METHOD target``; ``UnsafeURL`` when *target* (as it
+    goes on the wire, already escaped) is empty or holds a space, CR, LF or NUL."""
+    if not target or " " in target or "\r" in target or "\n" in target or "\0" in target:
+        _refuse("request target", target, url)
+        raise UnsafeURL(f"invalid request target {target!r}", url=url)
+    return f"{method} {target}".encode("utf-8", "surrogateescape")
+
+
+def request_tail(host: str, block: tuple[str | None, str], url: object = None) -> bytes:
+    """The rest of a request head after the target: the version, ``Host`` (*host*, or the
+    caller's own from *block*, a :func:`header_block`) and the header lines. The same for
+    every request to one host with the same headers: a caller may keep it."""
+    own_host, fields = block
+    if own_host is not None:
+        host = own_host
+    _refuse("host", host, url)
+    return f" HTTP/1.1\r\nHost: {host}\r\n{fields}\r\n".encode("utf-8", "surrogateescape")
+
+
 def request_head(method: str, target: str, host: str, headers: Iterable[tuple[str, str]],
                  url: object = None, block: tuple[str | None, str] | None = None) -> bytes:
     """The bytes of an HTTP/1.1 request head without a body.
@@ -75,15 +95,8 @@ def request_head(method: str, target: str, host: str, headers: Iterable[tuple[st
     replaces the default one. ``UnsafeURL`` if CR, LF or NUL appears anywhere.
     *block*: :func:`header_block` of *headers*, when the caller kept it.
     """
-    _refuse("request target", target, url)
-    if not target or " " in target:
-        raise UnsafeURL(f"invalid request target {target!r}", url=url)
-    own_host, fields = header_block(headers, url) if block is None else block
-    if own_host is not None:
-        host = own_host
-    _refuse("host", host, url)
-    return f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n{fields}\r\n".encode(
-        "utf-8", "surrogateescape")
+    start = request_start(method, target, url)
+    return start + request_tail(host, header_block(headers, url) if block is None else block, url)
 
 
 class Headers(dict[str, str]):
@@ -108,8 +121,17 @@ class Headers(dict[str, str]):
     def from_fields(cls, fields: Iterable[tuple[bytes, bytes]]) -> Headers:
         """Headers from the (name, value) bytes of a head, decoded as Latin-1 (values stripped)."""
         h = cls()
-        for n, v in fields:
-            h.add(n.decode("latin-1"), v.decode("latin-1").strip())
+        lower = h._lower
+        for n, v in fields:  # (add, inline: a head has ~10 fields, each a call less)
+            name = n.decode("latin-1")
+            value = v.decode("latin-1").strip()
+            key = name.lower()
+            have = lower.get(key)
+            if have is None:
+                lower[key] = name
+                h[name] = value
+            else:
+                h[have] = f"{dict.__getitem__(h, have)}, {value}"
         return h
 
     def __getitem__(self, name: str) -> str:
@@ -124,6 +146,9 @@ class Headers(dict[str, str]):
     def get(self, name: str, default: Any = None) -> Any:  # noqa: D102 - dict's
         key = self._lower.get(name.lower())
         return default if key is None else dict.__getitem__(self, key)
+
+
+_NO_HEADERS = Headers()  # a reader's headers before its head arrived
 
 
 class _Stop(Exception):
@@ -141,7 +166,7 @@ class ResponseReader:
 
     __slots__ = ("method", "url", "max_head", "max_framing", "status", "reason", "headers",
                  "content_length", "head_done", "complete", "keep_alive", "received", "_parser",
-                 "_head_bytes", "_fields", "_interim", "_direct", "_left", "_pieces", "_error",
+                 "_head_bytes", "_fields", "_nfields", "_interim", "_direct", "_left", "_pieces", "_error",
                  "_stall", "_chunked", "_after_end")
 
     def __init__(self, method: str, url: object = None, *, max_head: int = 1 << 17,
@@ -152,7 +177,7 @@ class ResponseReader:
         self.max_framing = max_framing
         self.status = 0
         self.reason = ""
-        self.headers = Headers()
+        self.headers = _NO_HEADERS  # (replaced by the head's own, never changed)
         self.content_length: int | None = None
         self.head_done = False
         self.complete = False
@@ -160,7 +185,8 @@ class ResponseReader:
         self.received = 0  # body bytes handed out
         self._parser: Any = httptools.HttpResponseParser(self)
         self._head_bytes = 0
-        self._fields: list[tuple[bytes, bytes]] = []  # this head's, as the parser gives them
+        self._fields: Headers | None = None  # this head's, decoded as the parser gives them
+        self._nfields = 0
         self._interim = False
         self._direct = False  # slicing the body here, without the parser
         self._left: int | None = None  # Content-Length bytes still to come (direct)
@@ -181,11 +207,23 @@ class ResponseReader:
         self.reason = reason.decode("latin-1").strip()
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        fields = self._fields
-        if len(fields) >= MAX_HEADERS:
+        n = self._nfields
+        if n >= MAX_HEADERS:
             self._error = ProtocolError(f"response has more than {MAX_HEADERS} header fields", url=self.url)
             raise _Stop
-        fields.append((name, value))  # decoded all at once by on_headers_complete
+        self._nfields = n + 1
+        h = self._fields
+        if h is None:
+            h = self._fields = Headers()
+        # (Headers.add, inline: a head has ~10 fields, each a call less)
+        text = name.decode("latin-1")
+        key = text.lower()
+        have = h._lower.get(key)
+        if have is None:
+            h._lower[key] = text
+            h[text] = value.decode("latin-1").strip()
+        else:
+            h[have] = f"{dict.__getitem__(h, have)}, {value.decode('latin-1').strip()}"
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
@@ -198,9 +236,15 @@ class ResponseReader:
         self.status = status
         self.head_done = True
         self.keep_alive = bool(self._parser.should_keep_alive())
-        self.headers = h = Headers.from_fields(self._fields)
-        te = h.get("Transfer-Encoding")
-        cl = h.get("Content-Length")
+        h = self._fields
+        self.headers = h = Headers() if h is None else h
+        lower = h._lower
+        te = lower.get("transfer-encoding")
+        if te is not None:
+            te = dict.__getitem__(h, te)
+        cl = lower.get("content-length")
+        if cl is not None:
+            cl = dict.__getitem__(h, cl)
         if cl is not None and te is None:
             try:
                 self.content_length = int(cl.split(",")[0].strip())
@@ -232,8 +276,9 @@ class ResponseReader:
     def on_message_complete(self) -> None:
         if self._interim:
             self._interim = False
-            self._fields = []
-            self.headers = Headers()
+            self._fields = None
+            self._nfields = 0
+            self.headers = _NO_HEADERS
             self.reason = ""
             return
         self.complete = True
@@ -297,7 +342,10 @@ class ResponseReader:
             self._head_bytes += len(data)
             if not self.head_done and self._head_bytes > self.max_head:
                 raise ProtocolError(f"response head longer than {self.max_head} bytes", url=self.url)
-        pieces = self._take()
+        pieces = self._pieces  # what the parser handed out, counted
+        if pieces:
+            self._pieces = []
+            self.received += sum(map(len, pieces))
         if self.head_done and not self.complete and self._chunked:
             # progress is body bytes: framing alone (a chunk-size line, chunk extensions,
             # trailers) may not go on for ever
@@ -312,13 +360,10 @@ class ResponseReader:
             self._left -= sum(map(len, pieces))
             if self._left <= 0:  # cannot be < 0: the parser stopped at Content-Length
                 self.complete = True
-        return pieces
-
-    def _take(self) -> list[bytes]:
-        pieces = self._pieces
-        if pieces:
-            self._pieces = []
-            self.received += sum(map(len, pieces))
+        if self.complete or (self._direct and self.head_done):
+            # the parser is done with (what follows is sliced or refused here): dropping it
+            # ends the reader <-> parser cycle, so the reader is freed without the cyclic GC
+            self._parser = None
         return pieces
 
     def eof(self) -> None:
