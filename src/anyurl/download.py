@@ -510,24 +510,6 @@ def _place(part: str, dest: str, overwrite: bool, u: URL) -> None:
                          "(--force replaces it)", url=u)
 
 
-async def _write_chunks(body: Body, fd: int, done: int, total: int | None, progress: Progress | None,
-                        max_size: int | None, u: URL) -> int:
-    """Write *body*'s chunks into *fd*; the file's size reached (*done* bytes were there before)."""
-    write = os.write
-    async for chunk in body:
-        n = write(fd, chunk)
-        if n < len(chunk):  # a short write: the rest, without copies
-            view = memoryview(chunk)[n:]
-            while view:
-                view = view[write(fd, view):]
-        done += len(chunk)
-        if max_size is not None and done > max_size:
-            raise TransferError(f"resource larger than the limit of {max_size} bytes", url=u)
-        if progress is not None:
-            progress(done, total)
-    return done
-
-
 async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Progress | None,
                     max_size: int | None, on_open: Callable[[Body], None] | None,
                     options: dict[str, Any], *, fresh: bool) -> None:
@@ -563,15 +545,23 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
         done = start
         if progress is not None:
             progress(done, total)
-        # the handler's own way into the file (gopher: splice), when nothing needs each chunk
-        moved = None if body.sink is None or progress is not None else \
-            await body.sink(fd, None if max_size is None else max_size - done + 1)
-        if moved is not None:
-            done += moved
+        if body.sink is not None and progress is None:
+            # the handler's own way into the file (gopher: splice); no chunks are left after it
+            done += await body.sink(fd, None if max_size is None else max_size - done + 1) or 0
             if max_size is not None and done > max_size:
                 raise TransferError(f"resource larger than the limit of {max_size} bytes", url=u)
-        else:
-            done = await _write_chunks(body, fd, done, total, progress, max_size, u)
+        write = os.write
+        async for chunk in body:
+            n = write(fd, chunk)
+            if n < len(chunk):  # a short write: the rest, without copies
+                view = memoryview(chunk)[n:]
+                while view:
+                    view = view[write(fd, view):]
+            done += len(chunk)
+            if max_size is not None and done > max_size:
+                raise TransferError(f"resource larger than the limit of {max_size} bytes", url=u)
+            if progress is not None:
+                progress(done, total)
         if total is not None and done < total:
             raise TruncatedTransfer(f"got {done - start} of {total - start} bytes", url=u)
     except BaseException:

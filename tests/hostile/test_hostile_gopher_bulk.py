@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Coroutine
@@ -163,3 +164,55 @@ def test_full_disk_is_an_error(tmp_path: Path) -> None:
         assert not can_splice_into(fd)  # only regular files and /dev/null are spliced into
     finally:
         os.close(fd)
+
+
+# -- the CLI (uvloop), standard output and -o ---------------------------------------------
+
+
+def cli(*args: str, stdout: int | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "anyurl", "get", "-q", *args], stdout=stdout,
+                          stderr=subprocess.PIPE, timeout=60, check=False)
+
+
+@pytest.mark.parametrize("append", [False, True])
+def test_cli_stdout_into_a_file(tmp_path: Path, append: bool) -> None:
+    steps = pieces(6)
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"HEAD")
+    # ">> out": O_APPEND, which splice refuses (EINVAL): the pipe is drained through Python instead
+    fd = os.open(out, os.O_WRONLY | (os.O_APPEND if append else os.O_TRUNC))
+    try:
+        with GopherBulk(steps) as srv:
+            proc = cli(f"gopher://{srv.host}:{srv.port}/9/big.bin", stdout=fd)
+    finally:
+        os.close(fd)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == (b"HEAD" if append else b"") + joined(steps)
+
+
+def test_cli_stdout_max_size(tmp_path: Path) -> None:
+    out = tmp_path / "out.bin"
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        with GopherBulk(pieces(8)) as srv:
+            proc = cli("--max-size", "600000", f"gopher://{srv.host}:{srv.port}/9/big.bin", stdout=fd)
+    finally:
+        os.close(fd)
+    assert proc.returncode != 0 and b"limit of 600000" in proc.stderr
+    assert out.stat().st_size <= 600_001
+
+
+def test_cli_early_close_leaves_no_file(tmp_path: Path) -> None:
+    steps = pieces(6)
+    with GopherBulk([(b"+%d\r\n" % (len(joined(steps)) + 1), 0.05), *steps]) as srv:
+        proc = cli("-o", str(tmp_path / "out.bin"), f"gopher://{srv.host}:{srv.port}/9/big.bin%09%09+")
+    assert proc.returncode != 0 and b"announced" in proc.stderr
+    assert no_files(tmp_path) == []
+
+
+def test_cli_exact_copy(tmp_path: Path) -> None:
+    steps = pieces(10)
+    with GopherBulk(steps) as srv:
+        proc = cli("-o", str(tmp_path / "out.bin"), f"gopher://{srv.host}:{srv.port}/9/big.bin")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out.bin").read_bytes() == joined(steps)

@@ -406,6 +406,7 @@ class GopherHandler(Handler):
             if moved is None:
                 return None
             body.bytes_read += moved
+            body._chunks = _no_chunks()  # all of it is in the file (as apply_length, the body's own stream)
             if length is not None and moved < length and (most is None or moved < most):
                 raise TruncatedTransfer(f"the Gopher+ reply announced {length} bytes but the "
                                         f"connection closed after {moved}", url=conn.url)
@@ -655,6 +656,11 @@ class GopherHandler(Handler):
 _LOOKAHEAD = 256
 # Broken menu lines kept in meta["broken_lines"] (meta["broken_count"] counts them all).
 _MAX_BROKEN = 1000
+
+
+async def _no_chunks() -> AsyncIterator[bytes]:
+    return
+    yield
 
 
 def _skip(body: Body, offset: int) -> Body:
