@@ -9,6 +9,7 @@ on their own descriptor. A spy on ``os.splice`` shows the spliced path really ra
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import subprocess
 import sys
@@ -216,3 +217,25 @@ def test_cli_exact_copy(tmp_path: Path) -> None:
         proc = cli("-o", str(tmp_path / "out.bin"), f"gopher://{srv.host}:{srv.port}/9/big.bin")
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out.bin").read_bytes() == joined(steps)
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_cancelled_splice_leaves_nothing_open(tmp_path: Path, loop: str, splices: list[int]) -> None:
+    """A total deadline (the CLI's --max-time) cancels the spliced transfer: no file, no pipe, no dup."""
+
+    async def capped() -> None:
+        async with asyncio.timeout(0.6):
+            await fetch_into(f"gopher://{srv.host}:{srv.port}/9/big.bin", tmp_path / "out.bin")
+
+    run(loop, lambda: asyncio.sleep(0))  # a loop's one-time descriptors (uvloop keeps two) counted first
+    before = open_fds()
+    with GopherBulk(pieces(4), end="stall") as srv:
+        with pytest.raises(TimeoutError):
+            run(loop, capped)
+    gc.collect()
+    assert splices and no_files(tmp_path) == []
+    assert open_fds() == before
