@@ -69,6 +69,8 @@ def main() -> int:
             for i in range(args.mib):
                 f.write(block[i % 256:] + block[:i % 256])  # not periodic per MiB: a misplaced block shows
         os.chmod(src, 0o644)
+        (src.parent / "one.bin").write_bytes(b"1")
+        os.chmod(src.parent / "one.bin", 0o644)
         size = src.stat().st_size
         url = f"gopher://{ep.host}:{ep.port}/9/big.bin"
         base = dict(os.environ)
@@ -80,7 +82,7 @@ def main() -> int:
         cases: list[tuple[str, list[str], dict[str, str], bool]] = []
         for dest in ("file", "null"):
             to = str(out) if dest == "file" else os.devnull
-            cases.append((f"{dest}: curl", [curl, "-s", "-o", to, url], base, True))
+            cases.append((f"{dest}: curl", [curl, "-s", "-o", to, url], base, dest == "file"))
             for i, tree in enumerate(trees):
                 env = dict(base, PYTHONPATH=f"{tree.resolve()}/src:{tree.resolve()}")
                 tag = f" [{tree.name}]" if len(trees) > 1 else ""
@@ -96,13 +98,27 @@ def main() -> int:
                     cases.append((f"{dest}: raw_splice {mode} {loop}",
                                   [py, "-m", "bench.raw_splice", "--mode", mode, "--loop", loop, url, target],
                                   raw_env, dest == "file"))
-        cases = [c for c in cases if not args.only or c[0].endswith(": curl") or any(t in c[0] for t in args.only)]
+                # connect before importing asyncio, a 4 MiB receive buffer asked: the import overlaps the start
+                cases.append((f"{dest}: raw_splice {mode} asyncio early+rcvbuf",
+                              [py, "-m", "bench.raw_splice", "--mode", mode, "--loop", "asyncio", "--connect-first",
+                               "1", "--rcvbuf", str(4 << 20), url, target], raw_env, dest == "file"))
+                cases.append((f"{dest}: raw_splice {mode} asyncio rcvbuf 4M",
+                              [py, "-m", "bench.raw_splice", "--mode", mode, "--loop", "asyncio",
+                               "--rcvbuf", str(4 << 20), url, target], raw_env, dest == "file"))
+        # floors: what no transfer pays for
+        cases.append(("floor: python -c 'import asyncio, uvloop'", [py, "-c", "import asyncio, uvloop"], base, False))
+        cases.append(("floor: python -c 'import asyncio'", [py, "-c", "import asyncio"], base, False))
+        cases.append(("floor: curl, a 1-byte item (server start)",
+                      [curl, "-s", "-o", os.devnull, f"gopher://{ep.host}:{ep.port}/9/one.bin"], base, False))
+        cases = [c for c in cases if not args.only or c[0].endswith(": curl") or c[0].startswith("floor") or any(t in c[0] for t in args.only)]
         results: dict[str, list[tuple[float, float]]] = {c[0]: [] for c in cases}
 
         def one(name: str, argv: list[str], env: dict[str, str], to_file: bool, check: bool) -> tuple[float, float]:
             out.unlink(missing_ok=True)
             res = run_once(argv, env, None)
             if to_file:
+                if not out.exists():
+                    raise RuntimeError(f"{name}: wrote no {out}")
                 if out.stat().st_size != size:
                     raise RuntimeError(f"{name}: {out.stat().st_size} bytes, not {size}")
                 if check and not filecmp.cmp(src, out, shallow=False):
@@ -118,8 +134,8 @@ def main() -> int:
         print(f"{args.rounds} interleaved rounds, one {args.mib} MiB item (gophernicus), file on {scratch.parent}; "
               f"load average {load[0]:.2f}")
         print(f"{'case':40} {'wall med':>8} {'min-max':>13} {'x curl':>6} {'cpu med':>8} {'min-max':>13} {'x curl':>6}")
-        for dest in ("file", "null"):
-            anchor = results.get(f"{dest}: curl")
+        for dest in ("file", "null", "floor"):
+            anchor = results.get(f"{dest}: curl") or results["file: curl"]
             if not anchor:
                 continue
             aw = statistics.median(w for w, _ in anchor)

@@ -1,6 +1,7 @@
 """Raw prototypes beside bench/raw_gopher.py: one gopher item, asyncio readiness on a plain socket.
 
-    python -m bench.raw_splice [--mode splice|recv] [--loop uvloop|asyncio] [--rcvbuf N] [--pipe N] URL FILE
+    python -m bench.raw_splice [--mode splice|recv] [--loop uvloop|asyncio] [--rcvbuf N] [--pipe N]
+                               [--connect-first 1] URL FILE
 
 No transport and no protocol: the data connection is a plain non-blocking
 socket watched with ``loop.add_reader`` (uvloop refuses ``add_reader`` on a
@@ -11,7 +12,9 @@ a transport). On each readiness call:
   pipe -> FILE until the pipe is empty. The pages never pass through Python.
 * ``recv``: ``recv_into`` one reused buffer, then ``os.write`` of a memoryview.
 
-FILE "-" is standard output. No timeouts, no error handling: a ceiling, not a client.
+``--connect-first 1`` connects and sends the selector before importing
+asyncio, so the server starts (and the kernel buffers up to the receive
+window) while the interpreter imports. FILE "-" is standard output. No timeouts, no error handling: a ceiling, not a client.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from bench.raw_gopher import _target
 
 
 def main(argv: list[str]) -> int:
-    opts = {"--mode": "splice", "--loop": "uvloop", "--rcvbuf": "0", "--pipe": str(1 << 20)}
+    opts = {"--mode": "splice", "--loop": "uvloop", "--rcvbuf": "0", "--pipe": str(1 << 20), "--connect-first": ""}
     while argv[:1] and argv[0] in opts and len(argv) > 1:
         opts[argv[0]], argv = argv[1], argv[2:]
     if len(argv) != 2:
@@ -31,8 +34,18 @@ def main(argv: list[str]) -> int:
         return 2
     url, dest = argv
     mode, size, rcvbuf = opts["--mode"], int(opts["--pipe"]), int(opts["--rcvbuf"])
-    import asyncio
     import socket
+
+    host, port, request = _target(url)
+    early = None
+    if opts["--connect-first"]:
+        early = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            early.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        early.connect((host, port))
+        early.sendall(request)
+        early.setblocking(False)
+    import asyncio
 
     if opts["--loop"] == "uvloop":
         import uvloop
@@ -41,15 +54,17 @@ def main(argv: list[str]) -> int:
     else:
         loop = asyncio.new_event_loop()
     fd = 1 if dest == "-" else os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    host, port, request = _target(url)
 
     async def fetch() -> None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if rcvbuf:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        sock.setblocking(False)
-        await loop.sock_connect(sock, (host, port))
-        await loop.sock_sendall(sock, request)
+        if early is not None:
+            sock = early
+        else:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            if rcvbuf:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            sock.setblocking(False)
+            await loop.sock_connect(sock, (host, port))
+            await loop.sock_sendall(sock, request)
         done = loop.create_future()
         sfd = sock.fileno()
         if mode == "splice":
