@@ -721,11 +721,6 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
             done = 0
             if bar is not None:
                 bar(0, total)
-            elif body.sink is not None:  # the handler's own way into a file or /dev/null (gopher: splice)
-                out.flush()
-                done = await body.sink(out.fileno(), None if args.max_size is None else args.max_size + 1) or 0
-                if args.max_size is not None and done > args.max_size:
-                    raise TransferError(f"resource larger than the limit of {args.max_size} bytes", url=url)
             async for chunk in body:
                 out.write(chunk)
                 done += len(chunk)

@@ -545,11 +545,6 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
         done = start
         if progress is not None:
             progress(done, total)
-        if body.sink is not None and progress is None:
-            # the handler's own way into the file (gopher: splice); no chunks are left after it
-            done += await body.sink(fd, None if max_size is None else max_size - done + 1) or 0
-            if max_size is not None and done > max_size:
-                raise TransferError(f"resource larger than the limit of {max_size} bytes", url=u)
         write = os.write
         async for chunk in body:
             n = write(fd, chunk)

@@ -238,9 +238,6 @@ class Body:
         # HTTP Range, file seek): a retry may then resume instead of failing.
         self.resumable = resumable
         self.bytes_read = 0
-        # A handler's fast path for a download: ``await sink(fd, most)`` writes the rest of the
-        # body (at most *most* bytes) into the file *fd* itself; bytes written, None if it cannot.
-        self.sink: Callable[[int, int | None], Awaitable[int | None]] | None = None
         self._on_close = on_close
         self._closed = False
         self._exhausted = False

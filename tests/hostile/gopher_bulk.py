@@ -1,8 +1,8 @@
 """A gopher server that sends one reply in timed pieces, then closes, stalls or resets.
 
-Real servers send a whole item and close; a test of the bulk path (splice)
-needs the data to arrive after the reader took the socket over, and then an
-early close on an item with an announced size, a stall with the connection
+Real servers send a whole item and close at once; a test of the bulk reader
+needs the data to arrive over time while the download writes it out, and then
+an early close on an item with an announced size, a stall with the connection
 open, or a reset. Each step is ``(data, pause_s)``; *end* is "close", "stall"
 (held open until exit) or "reset" (an RST: SO_LINGER 0).
 """

@@ -32,7 +32,7 @@ from ..response import Body, Entry, Stat
 from ..urls import GopherURL
 from .base import Handler, Request, apply_length
 from .pool import Lease, Pool
-from .stream import BulkReader, SinkWriteError, can_splice_into
+from .stream import BulkReader
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -142,24 +142,6 @@ class _Conn:
         self.pos += len(line)
         return line
 
-    async def sink(self, fd: int, most: int | None) -> int | None:
-        """The rest of the reply written into *fd* with splice(2) (at most *most* bytes):
-        the bytes written, or None when splice cannot serve *fd* (nothing consumed)."""
-        if self.eof or not can_splice_into(fd):
-            return None
-        timeout = self.req.read_timeout
-        try:
-            moved = await self.proto.splice_into(fd, self.buf[self.pos:], timeout, most)
-        except SinkWriteError:
-            raise  # the file's error (disk full...), reported as a failed os.write is
-        except TimeoutError as exc:
-            raise FetchTimeout(f"no data from the gopher server for {timeout} s", url=self.url) from exc
-        except OSError as exc:
-            raise ConnectError(f"connection lost: {exc.strerror or exc}", url=self.url) from exc
-        if moved is not None:
-            self.buf, self.pos, self.eof = b"", 0, True
-        return moved
-
     def skip(self, n: int) -> None:
         """Consume *n* peeked bytes."""
         self.pos += n
@@ -210,8 +192,6 @@ class GopherHandler(Handler):
             body = await self._ask(url, plan, on_send, opts.form_answers)
         else:
             body = await self._request(url, plan, on_send, req)
-        if offset or req.length is not None:
-            body.sink = None  # the wrappers below cut the chunks; a sink would write them all
         if offset:
             body = _skip(body, offset)
         return apply_length(body, req.length)
@@ -355,20 +335,16 @@ class GopherHandler(Handler):
             return self._attributes_body(url, plan, data, meta)
         if gtype in gp.MENU_TYPES and plan.kind in ("data", "form"):
             return await self._menu(url, conn, meta, header.length)
-        raw = header.length >= 0 or not (header.length == -1 or gp.is_text_type(gtype))
         if header.length >= 0:
             chunks = self._exact(conn, header.length)
-        elif not raw:
+        elif header.length == -1 or gp.is_text_type(gtype):
             chunks = self._text(conn, meta)
         else:
             chunks = self._raw(conn)
         # the type is worked out when asked for: a guess from the selector loads mimetypes' tables
-        body = Body(url, chunks, content_type=lambda: gp.content_type_for(gtype, url.selector, plan.view),
+        return Body(url, chunks, content_type=lambda: gp.content_type_for(gtype, url.selector, plan.view),
                     size=header.length if header.length >= 0 else None, meta=meta,
                     on_close=conn.close)
-        if raw:
-            self._add_sink(body, conn, header.length if header.length >= 0 else None)
-        return body
 
     async def _gopher0(self, url: GopherURL, gtype: str, conn: _Conn, meta: dict[str, Any],
                        plan: gp.RequestPlan) -> Body:
@@ -384,35 +360,10 @@ class GopherHandler(Handler):
             conn.unread(first + rest)
         if gtype in gp.MENU_TYPES:
             return await self._menu(url, conn, meta, -1)
-        is_text = gp.is_text_type(gtype)
-        chunks = self._text(conn, meta) if is_text else self._raw(conn)
+        chunks = self._text(conn, meta) if gp.is_text_type(gtype) else self._raw(conn)
         view = plan.view if meta.get("gopher_plus") else None
-        body = Body(url, chunks, content_type=lambda: gp.content_type_for(gtype, url.selector, view), meta=meta,
+        return Body(url, chunks, content_type=lambda: gp.content_type_for(gtype, url.selector, view), meta=meta,
                     on_close=conn.close)
-        if not is_text:  # raw bytes to the close: nothing to undo on the way
-            self._add_sink(body, conn, None)
-        return body
-
-    @staticmethod
-    def _add_sink(body: Body, conn: _Conn, length: int | None) -> None:
-        """Let a download write this raw reply into its file with splice(2) (``Body.sink``):
-        *length* bytes when announced (fewer is a TruncatedTransfer), else up to the close."""
-
-        async def sink(fd: int, most: int | None) -> int | None:
-            if body.bytes_read:
-                return None  # chunks were handed out already: keep to them
-            want = length if most is None else most if length is None else min(length, most)
-            moved = await conn.sink(fd, want)
-            if moved is None:
-                return None
-            body.bytes_read += moved
-            body._chunks = _no_chunks()  # all of it is in the file (as apply_length, the body's own stream)
-            if length is not None and moved < length and (most is None or moved < most):
-                raise TruncatedTransfer(f"the Gopher+ reply announced {length} bytes but the "
-                                        f"connection closed after {moved}", url=conn.url)
-            return moved
-
-        body.sink = sink
 
     # -- reply shapes ------------------------------------------------------------
 
@@ -656,11 +607,6 @@ class GopherHandler(Handler):
 _LOOKAHEAD = 256
 # Broken menu lines kept in meta["broken_lines"] (meta["broken_count"] counts them all).
 _MAX_BROKEN = 1000
-
-
-async def _no_chunks() -> AsyncIterator[bytes]:
-    return
-    yield
 
 
 def _skip(body: Body, offset: int) -> Body:

@@ -14,62 +14,21 @@ keep filling it, so a small reply never pays for a large buffer; finished
 transfers give their buffer back to a small cache for the next one instead
 of allocating (and zero-filling) a new one. Reading pauses while two chunks
 wait unread, so memory stays bounded by the consumer's pace.
-
-:meth:`BulkReader.splice_into` moves the rest of a plain (not TLS) stream
-into a file or /dev/null with Linux ``splice(2)``: socket -> pipe -> file,
-driven by loop readiness on a duplicate of the socket's descriptor (the
-transport is paused; uvloop refuses ``add_reader`` on a transport's own
-descriptor). The pages never pass through Python: for 100 MiB from
-gophernicus that saves ~15-20 ms of CPU into /dev/null and nothing into a
-file (the kernel's copy to the page cache stays); the wall time is set by
-the server and Python's start-up, not the copy (bench/ab_gopher_big.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import errno
-import os
 import socket
-import stat
 import threading
-from collections.abc import Callable
 from typing import cast
 
 from .base import prime_allocator
 
-__all__ = ["BulkReader", "SinkWriteError", "can_splice_into"]
+__all__ = ["BulkReader"]
 
 _START = 1 << 16
-_splice = getattr(os, "splice", None)  # Linux, Python 3.10+
-_PIPE = 1 << 20  # the splice pipe's size (Linux's default limit for unprivileged processes)
-# pipe -> file refused by the target's filesystem or driver: drained through Python instead
-_NO_SPLICE_OUT = frozenset({errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV})
-_null_rdev: int | None = None
-
-
-class SinkWriteError(OSError):
-    """Writing into the target descriptor failed (disk full, ...), not the connection."""
-
-
-def can_splice_into(fd: int) -> bool:
-    """True when splice(2) is here and *fd* is a regular file or /dev/null: targets whose
-    writes never wait on a reader (a pipe or terminal could block the event loop)."""
-    global _null_rdev
-    if _splice is None:
-        return False
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode):
-            return True
-        if not stat.S_ISCHR(st.st_mode):
-            return False
-        if _null_rdev is None:
-            _null_rdev = os.stat(os.devnull).st_rdev
-        return st.st_rdev == _null_rdev
-    except OSError:
-        return False
 
 
 class _Buffers:
@@ -99,13 +58,6 @@ class _Buffers:
 
 
 _buffers = _Buffers()
-
-
-def _write_all(fd: int, data: bytes | memoryview) -> int:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-    return len(data)
 
 
 class BulkReader(asyncio.BufferedProtocol):
@@ -265,129 +217,6 @@ class BulkReader(asyncio.BufferedProtocol):
             self._paused = False
             self.transport.resume_reading()
         return chunk
-
-    async def splice_into(self, fd: int, held: bytes, timeout: float | None,  # noqa: ASYNC109 - the watchdog
-                          most: int | None = None) -> int | None:
-        """Write *held* (bytes the caller took but did not use), then the rest of the
-        data, into *fd*; the number of bytes written, or None when splice cannot be
-        used here (nothing is consumed then: read on with :meth:`next_chunk`).
-
-        Stops at the end of the data, or once *most* bytes were written. Waits end as
-        in :meth:`next_chunk`: TimeoutError after *timeout* seconds without data, the
-        connection's error when it fails; a failed write raises :class:`SinkWriteError`.
-        Check *fd* with :func:`can_splice_into` first.
-        """
-        transport = self.transport
-        if _splice is None or self._tls or transport is None:
-            return None
-        sock = transport.get_extra_info("socket")
-        if sock is None:
-            return None
-        if not self._eof:
-            transport.pause_reading()  # from here on the data is read through the duplicate only
-            self._paused = True
-        if self._pos:
-            self._flush()
-        moved = 0
-        try:
-            for part in (held, *self._chunks):
-                if most is not None:
-                    part = part[:most - moved]
-                moved += _write_all(fd, part)
-        except OSError as exc:
-            raise SinkWriteError(exc.errno, exc.strerror) from exc
-        self._chunks.clear()
-        if self._eof or (most is not None and moved >= most):
-            if self._eof and self._exc is not None:
-                raise self._exc
-            return moved
-        sfd = os.dup(sock.fileno())
-        try:
-            r, w = os.pipe()
-        except OSError:
-            os.close(sfd)
-            raise
-        try:
-            return moved + await self._splice(sfd, r, w, fd, timeout, None if most is None else most - moved)
-        finally:
-            os.close(sfd)
-            os.close(r)
-            os.close(w)
-
-    async def _splice(self, sfd: int, r: int, w: int, fd: int, timeout: float | None,  # noqa: ASYNC109
-                      most: int | None) -> int:
-        import fcntl
-
-        try:
-            size = fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, _PIPE)
-        except OSError:
-            size = 1 << 16  # the default pipe
-        splice = cast("Callable[..., int]", _splice)
-        loop = self._loop
-        flags = os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK
-        moved = 0
-        out = True  # pipe -> fd by splice (else read + write)
-        done = self._waiter = loop.create_future()
-
-        def drain(n: int) -> None:
-            nonlocal out
-            while n:
-                if out:
-                    try:
-                        k = splice(r, fd, n, flags=os.SPLICE_F_MOVE)
-                    except OSError as exc:
-                        if exc.errno not in _NO_SPLICE_OUT:
-                            raise
-                        out = False
-                        continue
-                else:
-                    k = _write_all(fd, os.read(r, n))
-                if k <= 0:
-                    raise OSError(errno.EIO, "splice moved nothing")
-                n -= k
-
-        def readable() -> None:
-            nonlocal moved
-            if done.done():
-                return
-            want = size if most is None else min(size, most - moved)
-            try:
-                n = splice(sfd, w, want, flags=flags)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                done.set_exception(exc)
-                return
-            if n == 0:
-                self._eof = True
-                done.set_result(None)
-                return
-            self._last = loop.time()
-            self.received += n
-            try:
-                drain(n)
-            except OSError as exc:
-                err = SinkWriteError(exc.errno, exc.strerror)
-                err.__cause__ = exc
-                done.set_exception(err)
-                return
-            moved += n
-            if most is not None and moved >= most:
-                done.set_result(None)
-
-        self._timeout = timeout
-        if timeout is not None and self._watchdog is None:
-            self._watchdog = loop.call_at(self._last + timeout, self._check_idle)
-        loop.add_reader(sfd, readable)
-        try:
-            await done
-        finally:
-            loop.remove_reader(sfd)
-            self._waiter = None
-            if self._watchdog is not None:
-                self._watchdog.cancel()
-                self._watchdog = None
-        return moved
 
     def close(self) -> None:
         if self.transport is not None:
