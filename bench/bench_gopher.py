@@ -18,8 +18,9 @@ the "/" and the type character), exactly as anyurl does. Ratios > 1 mean
 faster than curl. ``python -m bench.bench_gopher fetch URL FILE`` is the
 anyurl API (no CLI) used as a third case for the big item; bench/raw_gopher.py
 (asyncio + uvloop, no anyurl, one reused buffer written from the protocol
-callback) is the fourth: the ceiling for any asyncio-based Python process, whose
-interpreter start and ``import asyncio`` alone cost about half of curl's whole run.
+callback) is the fourth, bench/raw_splice.py (the same, the copy done by splice(2))
+the fifth: the ceilings for an asyncio-based Python process, whose interpreter
+start and ``import asyncio`` alone cost about half of curl's whole run.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, outp
 CONCURRENCY = 32
 # The anchor: no anyurl, the fastest asyncio process we know for one item (bench/raw_gopher.py).
 RAW = "raw asyncio+uvloop (ceiling)"
+# The same with the copy left to the kernel: plain socket + add_reader + splice (bench/raw_splice.py).
+RAW_SPLICE = "raw asyncio+uvloop, splice"
 
 
 def _big_file(root: Path, size: int) -> Path:
@@ -74,12 +77,14 @@ def run(launcher: object, quick: bool) -> None:
         Case("anyurl API (script)", python_cmd("-m", "bench.bench_gopher", "fetch", url, str(out)),
              rm_out, check_out),
         Case(RAW, python_cmd("-m", "bench.raw_gopher", url, str(out)), rm_out, check_out),
+        Case(RAW_SPLICE, python_cmd("-m", "bench.raw_splice", url, str(out)), rm_out, check_out),
     ], "curl -o FILE", unit_work=(mib, "MiB"))
     compare(f"gopher: one {mib} MiB binary item to /dev/null (gophernicus)", [
         Case("curl > /dev/null", [curl, "-s", url]),
         Case("anyurl get > /dev/null", anyurl_cmd("get", "-q", url)),
         Case("anyurl API (script)", python_cmd("-m", "bench.bench_gopher", "fetch", url, os.devnull)),
         Case(RAW, python_cmd("-m", "bench.raw_gopher", url, "-")),
+        Case(RAW_SPLICE, python_cmd("-m", "bench.raw_splice", url, "-")),
     ], "curl > /dev/null", unit_work=(mib, "MiB"))
 
     urls = [f"{base}/0/many/t{i:04d}.txt" for i in range(n_small)]
