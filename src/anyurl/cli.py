@@ -15,11 +15,15 @@ import time
 
 from . import __version__, errors
 from ._quick import (
-    _GLOBAL_WITH_VALUE,
     EXIT_INTERRUPTED,
     EXIT_PIPE,
+    GLOBAL_DEFAULTS,
+    GLOBAL_FLAGS,
+    GLOBAL_VALUES,
+    PARSE,
+    Command,
     _json_text,
-    _parse_command_line,
+    read_plain_line,
     url_components,
 )
 from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
@@ -63,7 +67,6 @@ EXIT_INTERNAL = 70  # a bug in anyurl (EX_SOFTWARE); --debug shows the traceback
 EXIT_NOT_DIRECTORY = 1  # `ls` on a URL that is not directory-like
 
 COMMANDS = ("get", "ls", "stat", "mirror", "parse", "extract", "put", "send", "open")
-_GLOBAL_FLAGS = {"--debug", "-v", "--verbose"}
 
 
 # -- the exit code table -----------------------------------------------------
@@ -363,10 +366,10 @@ def _insert_default_command(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         tok = argv[i]
-        if tok in _GLOBAL_FLAGS or any(tok.startswith(o + "=") for o in _GLOBAL_WITH_VALUE):
+        if tok in GLOBAL_FLAGS or any(tok.startswith(o + "=") for o in GLOBAL_VALUES):
             i += 1
             continue
-        if tok in _GLOBAL_WITH_VALUE:
+        if tok in GLOBAL_VALUES:
             i += 2
             continue
         if tok in COMMANDS or tok in ("-h", "--help", "--version"):
@@ -377,104 +380,40 @@ def _insert_default_command(argv: list[str]) -> list[str]:
     return argv
 
 
-# `anyurl get`, `ls` and `stat` without argparse: importing it and building the parser tree costs
-# ~6 ms, a fifth of what anyurl adds to a one-file download. Only the plain forms are read here
-# (each option spelled out in full and given once, the URLs in one run); anything else goes to
-# argparse, which gives the same namespace (tests/unit/test_startup.py compares them) or its
-# own error.
+# `anyurl get`, `ls`, `stat` (and `parse`) read without argparse: see _quick.read_plain_line
 _COMMON_DEFAULTS: dict[str, object] = {
     "timeout": None, "connect_timeout": None, "max_time": None, "retry": 0, "retry_delay": None,
-    "proxy": None, "noproxy": None, "quiet": False, "debug": False, "verbose": False, "email": None,
-    "news_server": None, "user_agent": None,
+    "proxy": None, "noproxy": None, "quiet": False, **GLOBAL_DEFAULTS,
 }
-_QUICK_DEFAULTS: dict[str, dict[str, object]] = {
-    "get": {"command": "get", "urls": [], "input_file": None, "output": None, "remote_name": False, "dir": None,
-            "parallel": 4, "resume": False, "max_size": None, "force": False, **_COMMON_DEFAULTS},
-    "ls": {"command": "ls", "url": None, "json": False, "json_lines": False, "parallel": 0, **_COMMON_DEFAULTS},
-    "stat": {"command": "stat", "url": None, "json": False, "parallel": 0, **_COMMON_DEFAULTS},
-}
-_GLOBAL_OPTIONS = _GLOBAL_FLAGS | _GLOBAL_WITH_VALUE
-_COMMON_FLAGS = {"--debug": "debug", "-v": "verbose", "--verbose": "verbose", "-q": "quiet", "--quiet": "quiet"}
-_QUICK_FLAGS: dict[str, dict[str, str]] = {
-    "get": {**_COMMON_FLAGS, "-O": "remote_name", "--remote-name": "remote_name", "-c": "resume",
-            "--continue": "resume", "--force": "force"},
-    "ls": {**_COMMON_FLAGS, "--json": "json", "--json-lines": "json_lines"},
-    "stat": {**_COMMON_FLAGS, "--json": "json"},
-}
+_COMMON_FLAGS = {**GLOBAL_FLAGS, "-q": "quiet", "--quiet": "quiet"}
 _COMMON_VALUES: dict[str, tuple[str, Callable[[str], object]]] = {
-    "--timeout": ("timeout", _seconds), "--connect-timeout": ("connect_timeout", _seconds),
+    **GLOBAL_VALUES, "--timeout": ("timeout", _seconds), "--connect-timeout": ("connect_timeout", _seconds),
     "--max-time": ("max_time", _seconds), "--retry": ("retry", _count), "--retry-delay": ("retry_delay", _delay),
-    "--proxy": ("proxy", str), "--noproxy": ("noproxy", str), "--email": ("email", str),
-    "--news-server": ("news_server", str), "--user-agent": ("user_agent", str),
+    "--proxy": ("proxy", str), "--noproxy": ("noproxy", str),
 }
-_QUICK_VALUES: dict[str, dict[str, tuple[str, Callable[[str], object]]]] = {
-    "get": {**_COMMON_VALUES, "-o": ("output", str), "--output": ("output", str), "-d": ("dir", str),
-            "--dir": ("dir", str), "--parallel": ("parallel", _positive_int), "--max-size": ("max_size", _size)},
-    "ls": _COMMON_VALUES,
-    "stat": _COMMON_VALUES,
+_QUICK_COMMANDS: dict[str, Command] = {
+    **PARSE,
+    "get": Command(
+        {"command": "get", "urls": [], "input_file": None, "output": None, "remote_name": False, "dir": None,
+         "parallel": 4, "resume": False, "max_size": None, "force": False, **_COMMON_DEFAULTS},
+        {**_COMMON_FLAGS, "-O": "remote_name", "--remote-name": "remote_name", "-c": "resume",
+         "--continue": "resume", "--force": "force"},
+        {**_COMMON_VALUES, "-o": ("output", str), "--output": ("output", str), "-d": ("dir", str),
+         "--dir": ("dir", str), "--parallel": ("parallel", _positive_int), "--max-size": ("max_size", _size)},
+        many=True, exclusive=frozenset({"output", "remote_name", "dir"})),
+    "ls": Command({"command": "ls", "url": None, "json": False, "json_lines": False, "parallel": 0,
+                   **_COMMON_DEFAULTS},
+                  {**_COMMON_FLAGS, "--json": "json", "--json-lines": "json_lines"}, _COMMON_VALUES,
+                  many=False, exclusive=frozenset({"json", "json_lines"})),
+    "stat": Command({"command": "stat", "url": None, "json": False, "parallel": 0, **_COMMON_DEFAULTS},
+                    {**_COMMON_FLAGS, "--json": "json"}, _COMMON_VALUES, many=False),
 }
-# options argparse allows one of
-_EXCLUSIVE = {"get": {"output", "remote_name", "dir"}, "ls": {"json", "json_lines"}, "stat": set()}
 
 
 def _parse_plain_line(argv: list[str]) -> Any:
-    """The namespace argparse gives for a plain ``anyurl [GLOBAL...] get|ls|stat [OPTION...] URL...``,
-    or None: not such a line (argparse reads it). *argv* has the default command inserted."""
-    command = ""
-    urls: list[str] = []
-    seen: dict[str, object] = {}
-    options_after_urls = False
-    i = 0
-    while i < len(argv):
-        tok = argv[i]
-        i += 1
-        if not tok.startswith("-") or tok == "-":
-            if not command:
-                if tok not in _QUICK_DEFAULTS:
-                    return None
-                command = tok
-            elif options_after_urls:
-                return None  # argparse takes one run of URLs
-            else:
-                urls.append(tok)
-            continue
-        if urls:
-            options_after_urls = True
-        name, eq, value = tok.partition("=")
-        if not command and name not in _GLOBAL_OPTIONS:
-            return None  # only the global options go before the command
-        flags = _QUICK_FLAGS[command or "get"]
-        values = _QUICK_VALUES[command or "get"]
-        if name in flags and not eq:
-            dest = flags[name]
-            converted: object = True
-        elif name in values and (not eq or name.startswith("--")):
-            dest, convert = values[name]
-            if not eq:
-                if i >= len(argv) or (argv[i].startswith("-") and argv[i] != "-"):
-                    return None
-                value = argv[i]
-                i += 1
-            try:
-                converted = convert(value)
-            except Exception:  # argparse's own message
-                return None
-        else:
-            return None
-        if dest in seen:
-            return None
-        seen[dest] = converted
-    if not command or not urls or len(_EXCLUSIVE[command].intersection(seen)) > 1:
-        return None  # argparse: the usage error (or the empty list cmd_get reports)
-    if command == "get":
-        seen["urls"] = urls
-    elif len(urls) == 1:
-        seen["url"] = urls[0]
-    else:
-        return None
-    import types
-
-    return types.SimpleNamespace(**{**_QUICK_DEFAULTS[command], **seen})
+    """The namespace argparse gives for a plain get, ls, stat or parse line, or None (argparse reads it).
+    *argv* has the default command inserted."""
+    return read_plain_line(argv, _QUICK_COMMANDS)
 
 
 # -- terminal callbacks ------------------------------------------------------
@@ -1424,10 +1363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if raw == ["--version"]:  # answered before argparse and the rest are imported
         print(f"anyurl {__version__}")
         return 0
-    args: Any = _parse_command_line(raw)
-    if args is None:
-        raw = _insert_default_command(raw)
-        args = _parse_plain_line(raw)
+    raw = _insert_default_command(raw)
+    args: Any = _parse_plain_line(raw)
     if args is None:
         parser = build_parser()
         args = parser.parse_args(raw)
