@@ -23,6 +23,7 @@ __all__ = ["Args", "Command", "main", "read_plain_line", "url_components"]
 
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPIPE
+EXIT_LOCAL_IO = 10  # TransferError's: standard output cannot take the data
 
 
 # True while main() holds the collector off for start-up (anyurl.cli turns it back on)
@@ -79,6 +80,9 @@ def _main(argv: Sequence[str] | None) -> int:
             except OSError:
                 pass
             return EXIT_PIPE
+        except OSError as exc:  # a full disk, a file size limit: anyurl.cli's message and exit code
+            print(f"anyurl: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_LOCAL_IO
     from .cli import run  # main, then exit without the last collections
 
     return run(raw)

@@ -645,9 +645,36 @@ class _Names:
         return candidate
 
 
+class _WritingStdout:
+    """Standard output that cannot take the data (a full disk, a file size limit) fails the command
+    as a local I/O error naming the URL (exit 10), not as an internal error or a traceback; a
+    closed pipe stays main's quiet exit 141."""
+
+    def __init__(self, url: object) -> None:
+        self.url = url
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise TransferError(f"cannot write to standard output: {exc.strerror or exc}", url=self.url) from exc
+
+
+def _write_all(out: Any, data: bytes) -> None:
+    """``out.write(data)``, all of it: a buffered writer passes a large chunk straight to the file
+    and returns a short count when the file hits its size limit (RLIMIT_FSIZE), so the rest is
+    written again, which then raises the error instead of dropping the tail."""
+    n = out.write(data)
+    while n is not None and n < len(data):
+        data = data[n:]
+        n = out.write(data)
+
+
 async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
                      tp: DelayedProgress | None, label: str) -> None:
     out = sys.stdout.buffer
+    writing = _WritingStdout(url)
     bar = tp.bar(label) if tp is not None else None
     ok = False
     try:
@@ -661,14 +688,16 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
             if bar is not None:
                 bar(0, total)
             async for chunk in body:
-                out.write(chunk)
+                with writing:
+                    _write_all(out, chunk)
                 done += len(chunk)
                 if args.max_size is not None and done > args.max_size:
                     raise TransferError(f"resource larger than the limit of {args.max_size} bytes",
                                         url=url)
                 if bar is not None:
                     bar(done, total)
-            out.flush()
+            with writing:
+                out.flush()
             if total is not None and done < total:
                 raise TruncatedTransfer(f"got {done} of {total} bytes", url=url)
         ok = True
@@ -1057,15 +1086,17 @@ async def cmd_stat(args: argparse.Namespace, client: Client, rep: Reporter) -> i
     st = await _with_deadline(args.max_time, client.stat(u), u)
     data = st.as_dict()
     data["url"] = mask_password(data["url"])
-    if args.json:
-        json.dump(data, sys.stdout, ensure_ascii=False, indent=1, default=str)
-        sys.stdout.write("\n")
-        return 0
-    for key in ("url", "kind", "size", "modified", "content_type"):
-        if data[key] is not None:
-            sys.stdout.write(f"{key}: {_printable(data[key])}\n")
-    for key, value in sorted(data["meta"].items()):
-        sys.stdout.write(f"{key}: {_printable(value)}\n")
+    with _WritingStdout(u):
+        if args.json:
+            json.dump(data, sys.stdout, ensure_ascii=False, indent=1, default=str)
+            sys.stdout.write("\n")
+        else:
+            for key in ("url", "kind", "size", "modified", "content_type"):
+                if data[key] is not None:
+                    sys.stdout.write(f"{key}: {_printable(data[key])}\n")
+            for key, value in sorted(data["meta"].items()):
+                sys.stdout.write(f"{key}: {_printable(value)}\n")
+        sys.stdout.flush()
     return 0
 
 
@@ -1111,16 +1142,23 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
         # an empty directory, menu or group, or a page without links: a listing all the same
         # (exit 0), but say so rather than print a bare header
         rep.info(f"{mask_password(str(u))}: (no entries)")
+    with _WritingStdout(u):
+        _print_entries(args, entries)
+        sys.stdout.flush()
+    return 0
+
+
+def _print_entries(args: argparse.Namespace, entries: list[Entry]) -> None:
     if args.json:
         json.dump([e.as_dict() for e in entries], sys.stdout, ensure_ascii=False, indent=1, default=str)
         sys.stdout.write("\n")
-        return 0
+        return
     if args.json_lines:
         for e in entries:
             sys.stdout.write(json.dumps(e.as_dict(), ensure_ascii=False, default=str) + "\n")
-        return 0
+        return
     if not entries:
-        return 0
+        return
     headers = ["kind", "size", "modified", "name", "url"]
     with_title = any(e.title and e.title != e.name for e in entries)
     with_meta = any(e.meta for e in entries)
@@ -1153,7 +1191,6 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
             cells = [c.rjust(w) if h == "size" else c.ljust(w) for c, w, h in zip(row, widths, headers,
                                                                                   strict=True)]
             sys.stdout.write("  ".join(cells).rstrip() + "\n")
-    return 0
 
 
 # -- parse / extract ---------------------------------------------------------------
@@ -1173,7 +1210,10 @@ def cmd_parse(args: argparse.Namespace, rep: Reporter) -> int:
             code = code or exc.exit_code
             continue
         data = url_components(u, show_password=args.show_password)
-        sys.stdout.write(_json_text(data, None if several else 2) + "\n")
+        with _WritingStdout(None):
+            sys.stdout.write(_json_text(data, None if several else 2) + "\n")
+    with _WritingStdout(None):
+        sys.stdout.flush()
     return code
 
 
@@ -1193,10 +1233,12 @@ def cmd_extract(args: argparse.Namespace, rep: Reporter) -> int:
             rep.error(f"{args.file}: {exc.strerror or exc}")
             return ResourceNotFound.exit_code if isinstance(exc, FileNotFoundError) else 1
     text = data.decode("utf-8", "surrogateescape")
-    for item in extract(text):
-        if isinstance(item, tuple):  # tolerate (url, span) style results
-            item = item[0]
-        sys.stdout.write(_printable(item) + "\n")
+    with _WritingStdout(None):
+        for item in extract(text):
+            if isinstance(item, tuple):  # tolerate (url, span) style results
+                item = item[0]
+            sys.stdout.write(_printable(item) + "\n")
+        sys.stdout.flush()
     return 0
 
 

@@ -61,3 +61,52 @@ def test_run_returns_main_code_and_freezes(monkeypatch: pytest.MonkeyPatch) -> N
         assert gc.get_freeze_count() > before  # what was alive left the collector's reach
     finally:
         gc.unfreeze()  # give this test process its collector back
+
+
+# -- standard output that cannot take the data ------------------------------------------
+
+
+def _anyurl_to(stdout: Path | str, *args: str, fsize: int | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``python -m anyurl ARGS > stdout``, optionally under a file size limit (``ulimit -f``)."""
+    import resource
+    import signal
+
+    def limit() -> None:
+        if fsize is not None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # as Python itself does: EFBIG, not a kill
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    env = {**os.environ, "PYTHONPATH": SRC}
+    with open(stdout, "wb") as out:
+        return subprocess.run([sys.executable, "-m", "anyurl", *args], stdout=out, stderr=subprocess.PIPE,
+                              timeout=60, env=env, preexec_fn=limit)
+
+
+def _commands(source: Path, tmp_path: Path) -> list[tuple[list[str], str]]:
+    text = tmp_path / "mail.txt"
+    text.write_text("see <URL:ftp://a.example/pub/x>\n")
+    d = tmp_path.as_uri() + "/"
+    return [(["get", source.as_uri()], f"anyurl: {source.as_uri()}: "),
+            (["ls", d], f"anyurl: {d}: "), (["ls", "--json", d], f"anyurl: {d}: "),
+            (["stat", source.as_uri()], f"anyurl: {source.as_uri()}: "),
+            (["parse", "http://h/x"], "anyurl: "), (["parse", "-v", "http://h/x"], "anyurl: "),
+            (["extract", str(text)], "anyurl: ")]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_a_full_disk_on_stdout_is_a_local_io_error_naming_the_url(source: Path, tmp_path: Path) -> None:
+    # was: "internal error: OSError ..." (exit 70, "a bug"), or a Python traceback for parse
+    for args, start in _commands(source, tmp_path):
+        proc = _anyurl_to("/dev/full", *args)
+        err = proc.stderr.decode()
+        assert proc.returncode == 10, (args, err)
+        assert err == f"{start}cannot write to standard output: No space left on device\n", args
+
+
+def test_stdout_at_the_file_size_limit_is_an_error_not_a_short_file(source: Path, tmp_path: Path) -> None:
+    # was: exit 0 with the first 5,000 bytes: the buffered writer's short count was ignored
+    out = tmp_path / "out.bin"
+    proc = _anyurl_to(out, "get", source.as_uri(), fsize=5000)
+    assert proc.returncode == 10
+    assert proc.stderr.decode() == f"anyurl: {source.as_uri()}: cannot write to standard output: File too large\n"
+    assert out.stat().st_size == 5000
