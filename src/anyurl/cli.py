@@ -915,7 +915,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 return TransferError.exit_code
         names = _Names()
 
-        async def jobs() -> AsyncGenerator[tuple[int, URL, str], None]:
+        async def jobs() -> AsyncGenerator[tuple[int, URL, str, str | None], None]:
             """(index, URL, destination) in the order given; bad URLs reported as they come."""
             i = -1
             for text in first:
@@ -931,20 +931,20 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             if tp is not None:
                 tp.set_count(i + 1)
 
-        def dest_for(i: int, text: str) -> tuple[int, URL, str] | None:
+        def dest_for(i: int, text: str) -> tuple[int, URL, str, str | None] | None:
             try:
                 u = client.parse(text)
             except AnyURLError as exc:
                 fail(i, exc)
                 return None
             if args.output:
-                return i, u, args.output
+                return i, u, args.output, None
             name = name_for_url(u)
             unique = names.unique(name)
             dest = os.path.join(directory, unique)
-            if unique != name:  # several URLs of one name: each keeps its own file
-                rep.info(f"{mask_password(str(u))} saved as {dest} ({name} is taken by another URL)")
-            return i, u, dest
+            # several URLs of one name: each keeps its own file (said once it is saved)
+            note = None if unique == name else f"{mask_password(str(u))} saved as {dest} ({name} is taken by another URL)"
+            return i, u, dest, note
 
         feed = jobs()
         turn = asyncio.Lock()  # one worker at a time takes the next URL
@@ -957,7 +957,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                     job = await anext(feed, None)
                 if job is None:
                     return
-                i, u, dest = job
+                i, u, dest, note = job
                 bar = tp.bar(os.path.basename(dest)) if tp is not None else None
                 ok = False
                 try:
@@ -965,6 +965,8 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                                    on_open=_refuse_listing(u), overwrite=force)
                     await (run if args.max_time is None else _with_deadline(args.max_time, run, u))
                     ok = True
+                    if note is not None:
+                        rep.info(note)
                 except AnyURLError as exc:
                     fail(i, exc)
                 finally:

@@ -110,3 +110,20 @@ def test_stdout_at_the_file_size_limit_is_an_error_not_a_short_file(source: Path
     assert proc.returncode == 10
     assert proc.stderr.decode() == f"anyurl: {source.as_uri()}: cannot write to standard output: File too large\n"
     assert out.stat().st_size == 5000
+
+
+def test_a_renamed_download_is_announced_only_once_it_is_saved(tmp_path: Path) -> None:
+    # was: "URL saved as out/x.txt.1 (x.txt is taken by another URL)" for a URL that then failed
+    for d in ("a", "c"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "x.txt").write_text(f"from {d}\n")
+    a, missing, c = (tmp_path / d / "x.txt" for d in ("a", "b", "c"))
+    out = tmp_path / "out"
+    proc = _anyurl("get", "--parallel", "1", "-d", str(out), a.as_uri(), missing.as_uri(), c.as_uri())
+    assert proc.returncode == ResourceNotFound.exit_code
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"anyurl: {missing.as_uri()}: no such file")
+    assert lines[1] == f"anyurl: {c.as_uri()} saved as {out / 'x.txt.2'} (x.txt is taken by another URL)"
+    assert sorted(p.name for p in out.iterdir()) == ["x.txt", "x.txt.2"]
+    assert (out / "x.txt.2").read_text() == "from c\n"
