@@ -120,6 +120,7 @@ def _epilog() -> str:
         "commands:",
         "  get URL...        download (to stdout, -o FILE, -O, or -d DIR)",
         "  ls URL            list a directory-like resource (FTP dir, gopher menu, news group...)",
+        "  stat URL          size, date and type without the body",
         "  mirror URL DIR    copy a directory tree into DIR (parallel, resumable, never overwrites)",
         "  parse URL         show the URL's components as JSON",
         "  extract [FILE]    print the URLs found in text (RFC 1738 appendix rules)",
