@@ -1248,18 +1248,18 @@ def cmd_extract(args: argparse.Namespace, rep: Reporter) -> int:
 # -- put / send / open ----------------------------------------------------------------
 
 
-def _local_file_size(path: str, what: str) -> int:
+def _local_file_size(path: str, what: str, url: URL) -> int:
     """The size of a local regular file; ResourceNotFound (exit 11) if there is none."""
     if not os.path.isfile(path):
-        raise ResourceNotFound(f"{what} {path} does not exist or is not a regular file")
+        raise ResourceNotFound(f"{what} {path} does not exist or is not a regular file", url=url)
     return os.path.getsize(path)
 
 
 async def cmd_put(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl put FILE URL``."""
     path = str(args.file)
-    size = _local_file_size(path, "local file")
     u = client.parse(args.url)
+    size = _local_file_size(path, "local file", u)
     start = time.monotonic()
     await _with_deadline(args.max_time, client.upload(u, path), u)
     rep.info(f"stored {size} bytes at {mask_password(str(u))} "
@@ -1271,7 +1271,7 @@ async def cmd_send(args: argparse.Namespace, client: Client, rep: Reporter) -> i
     """``anyurl send MAILTO_URL < body``."""
     u = client.parse(args.url)
     for a in args.attach:
-        _local_file_size(a, "attachment")
+        _local_file_size(a, "attachment", u)
     if sys.stdin.isatty() and not args.quiet:
         print("Type the message; end with Ctrl-D on an empty line.", file=sys.stderr)
     body = sys.stdin.read()

@@ -127,3 +127,24 @@ def test_a_renamed_download_is_announced_only_once_it_is_saved(tmp_path: Path) -
     assert lines[1] == f"anyurl: {c.as_uri()} saved as {out / 'x.txt.2'} (x.txt is taken by another URL)"
     assert sorted(p.name for p in out.iterdir()) == ["x.txt", "x.txt.2"]
     assert (out / "x.txt.2").read_text() == "from c\n"
+
+
+def test_send_and_put_errors_before_any_connection_name_the_url(tmp_path: Path) -> None:
+    # were "anyurl: no SMTP relay is configured: ..." and "anyurl: attachment X does not exist ...":
+    # in a batch of sends, which one failed?
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANYURL_SMTP")}
+    env.update(PYTHONPATH=SRC, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    missing = tmp_path / "missing.pdf"
+    cases = [
+        (["send", "mailto:bob@example.org"], 6, "anyurl: mailto:bob@example.org: no SMTP relay is configured: "),
+        (["send", "mailto:bob@example.org", "--attach", str(missing)], 11,
+         f"anyurl: mailto:bob@example.org: attachment {missing} does not exist or is not a regular file"),
+        (["put", str(missing), "ftp://joe:pw@127.0.0.1:1/up/x.pdf"], 11,
+         f"anyurl: ftp://joe:****@127.0.0.1:1/up/x.pdf: local file {missing} does not exist or is not a regular file"),
+    ]
+    for args, code, start in cases:
+        proc = subprocess.run([sys.executable, "-m", "anyurl", *args], input=b"hello\n", capture_output=True,
+                              timeout=60, env=env)
+        err = proc.stderr.decode()
+        assert proc.returncode == code, err
+        assert err.startswith(start) and err.count("\n") == 1, err
