@@ -859,10 +859,24 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
             listing.close()
 
 
+def _output_problem(output: str | None) -> str | None:
+    """What is wrong with ``-o OUTPUT`` before anything is downloaded, or None."""
+    if output is None or output == "-":
+        return None
+    if not output:  # else taken as no -o: saved under the URL's name in the working directory
+        return "-o needs a file name ('-' for standard output)"
+    if os.path.isdir(output):  # else downloaded in full, then refused at the rename
+        return f"-o {output}: is a directory (use -d DIR to save into it)"
+    return None
+
+
 async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: AsyncGenerator[str, None],
                listing: _URLList | None) -> int:
     from .download import download, name_for_url
 
+    if (problem := _output_problem(args.output)) is not None:
+        rep.error(problem)
+        return 2
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     # the rest of the URLs is read as the workers need it; -o and stdout take one URL, so
     # they look for a second (with -d or -O a slow pipe's first URL starts at once)

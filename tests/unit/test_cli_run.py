@@ -148,3 +148,21 @@ def test_send_and_put_errors_before_any_connection_name_the_url(tmp_path: Path) 
         err = proc.stderr.decode()
         assert proc.returncode == code, err
         assert err.startswith(start) and err.count("\n") == 1, err
+
+
+def test_o_with_an_empty_name_or_a_directory_is_a_usage_error(source: Path, tmp_path: Path) -> None:
+    # was: -o '' saved the file as ./src.bin (as -O would); -o DIR downloaded everything, then
+    # "DIR exists with different content ... (--force replaces it)", and --force failed at the rename
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    env = {**os.environ, "PYTHONPATH": SRC}
+    for output, message in [("", "anyurl: -o needs a file name ('-' for standard output)\n"),
+                            ("sub", "anyurl: -o sub: is a directory (use -d DIR to save into it)\n"),
+                            ("sub/", "anyurl: -o sub/: is a directory (use -d DIR to save into it)\n")]:
+        for force in ([], ["--force"]):
+            proc = subprocess.run([sys.executable, "-m", "anyurl", "get", *force, "-o", output, source.as_uri()],
+                                  capture_output=True, timeout=60, env=env, cwd=work)
+            assert proc.returncode == 2, proc.stderr
+            assert proc.stderr.decode() == message
+            assert proc.stdout == b""
+            assert sorted(p.name for p in work.rglob("*")) == ["sub"]
