@@ -859,24 +859,10 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
             listing.close()
 
 
-def _output_problem(output: str | None) -> str | None:
-    """What is wrong with ``-o OUTPUT`` before anything is downloaded, or None."""
-    if output is None or output == "-":
-        return None
-    if not output:  # else taken as no -o: saved under the URL's name in the working directory
-        return "-o needs a file name ('-' for standard output)"
-    if os.path.isdir(output):  # else downloaded in full, then refused at the rename
-        return f"-o {output}: is a directory (use -d DIR to save into it)"
-    return None
-
-
 async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: AsyncGenerator[str, None],
                listing: _URLList | None) -> int:
     from .download import download, name_for_url
 
-    if (problem := _output_problem(args.output)) is not None:
-        rep.error(problem)
-        return 2
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     # the rest of the URLs is read as the workers need it; -o and stdout take one URL, so
     # they look for a second (with -d or -O a slow pipe's first URL starts at once)
@@ -1028,6 +1014,24 @@ def _label_for(u: URL) -> str:
         return name_for_url(u)
     except Exception:  # a label must never fail a download
         return u.scheme
+
+
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with get's or mirror's file options before anything is downloaded, or None.
+
+    An empty name (an unset shell variable: ``-d "$DEST"``) would be taken as no option at
+    all, or as the working directory; a directory given to ``-o`` would be downloaded in full
+    and then refused at the rename.
+    """
+    for dest, option, what in (("output", "-o", "a file name ('-' for standard output)"),
+                               ("dir", "-d" if args.command == "get" else "DIR", "a directory name"),
+                               ("input_file", "-i", "a file name ('-' for standard input)")):
+        if getattr(args, dest, None) == "":
+            return f"{option} needs {what}"
+    output = getattr(args, "output", None)
+    if output not in (None, "-") and os.path.isdir(output):
+        return f"-o {output}: is a directory (use -d DIR to save into it)"
+    return None
 
 
 # -- mirror -----------------------------------------------------------------------
@@ -1432,6 +1436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     debug = bool(args.debug)
     rep = Reporter(quiet=bool(args.quiet))
+    if args.command in ("get", "mirror") and (problem := _usage_problem(args)) is not None:
+        rep.error(problem)
+        return 2
     if args.verbose:
         _log_to_stderr()
     try:

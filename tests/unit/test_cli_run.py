@@ -150,19 +150,28 @@ def test_send_and_put_errors_before_any_connection_name_the_url(tmp_path: Path) 
         assert err.startswith(start) and err.count("\n") == 1, err
 
 
-def test_o_with_an_empty_name_or_a_directory_is_a_usage_error(source: Path, tmp_path: Path) -> None:
+def test_empty_file_options_and_o_with_a_directory_are_usage_errors(source: Path, tmp_path: Path) -> None:
     # was: -o '' saved the file as ./src.bin (as -O would); -o DIR downloaded everything, then
     # "DIR exists with different content ... (--force replaces it)", and --force failed at the rename
     work = tmp_path / "work"
     (work / "sub").mkdir(parents=True)
     env = {**os.environ, "PYTHONPATH": SRC}
-    for output, message in [("", "anyurl: -o needs a file name ('-' for standard output)\n"),
-                            ("sub", "anyurl: -o sub: is a directory (use -d DIR to save into it)\n"),
-                            ("sub/", "anyurl: -o sub/: is a directory (use -d DIR to save into it)\n")]:
+    url = source.as_uri()
+    for args, message in [(["-o", ""], "-o needs a file name ('-' for standard output)"),
+                          (["-o", "sub"], "-o sub: is a directory (use -d DIR to save into it)"),
+                          (["-o", "sub/"], "-o sub/: is a directory (use -d DIR to save into it)"),
+                          (["-d", ""], "-d needs a directory name"),  # was: to standard output
+                          (["-O", "-i", ""], "-i needs a file name ('-' for standard input)"),  # was: ignored
+                          ]:
         for force in ([], ["--force"]):
-            proc = subprocess.run([sys.executable, "-m", "anyurl", "get", *force, "-o", output, source.as_uri()],
+            proc = subprocess.run([sys.executable, "-m", "anyurl", "get", *force, *args, url],
                                   capture_output=True, timeout=60, env=env, cwd=work)
             assert proc.returncode == 2, proc.stderr
-            assert proc.stderr.decode() == message
+            assert proc.stderr.decode() == f"anyurl: {message}\n"
             assert proc.stdout == b""
             assert sorted(p.name for p in work.rglob("*")) == ["sub"]
+    # was: the tree mirrored into the working directory
+    proc = subprocess.run([sys.executable, "-m", "anyurl", "mirror", source.parent.as_uri() + "/", ""],
+                          capture_output=True, timeout=60, env=env, cwd=work)
+    assert (proc.returncode, proc.stderr) == (2, b"anyurl: DIR needs a directory name\n")
+    assert sorted(p.name for p in work.rglob("*")) == ["sub"]
