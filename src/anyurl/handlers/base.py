@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -104,7 +105,9 @@ async def open_connection(
     except TimeoutError as exc:
         raise FetchTimeout(f"connecting to {host}:{port} timed out", url=url) from exc
     except OSError as exc:
-        raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}", url=url) from exc
+        # asyncio's own loop says "Connect call failed ('127.0.0.1', 1)" where uvloop says "Connection refused"
+        reason = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or exc
+        raise ConnectError(f"cannot connect to {host}:{port}: {reason}", url=url) from exc
 
 
 async def bounded_readline(reader: asyncio.StreamReader, limit: int, url: object,
