@@ -689,12 +689,12 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
             if bar is not None:
                 bar(0, total)
             async for chunk in body:
-                with writing:
-                    _write_all(out, chunk)
                 done += len(chunk)
-                if args.max_size is not None and done > args.max_size:
+                if args.max_size is not None and done > args.max_size:  # before the write: none of it goes out
                     raise TransferError(f"resource larger than the limit of {args.max_size} bytes",
                                         url=url)
+                with writing:
+                    _write_all(out, chunk)
                 if bar is not None:
                     bar(done, total)
             with writing:

@@ -175,3 +175,22 @@ def test_empty_file_options_and_o_with_a_directory_are_usage_errors(source: Path
                           capture_output=True, timeout=60, env=env, cwd=work)
     assert (proc.returncode, proc.stderr) == (2, b"anyurl: DIR needs a directory name\n")
     assert sorted(p.name for p in work.rglob("*")) == ["sub"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_max_size_on_standard_output_lets_nothing_past_the_limit() -> None:
+    # was: the first 1 MiB chunk written out, then "resource larger than the limit of 1024 bytes"
+    proc = _anyurl("get", "--max-size", "1k", "file:///dev/zero")
+    assert proc.returncode == 10
+    assert proc.stderr.decode() == "anyurl: file:///dev/zero: resource larger than the limit of 1024 bytes\n"
+    assert len(proc.stdout) <= 1024
+
+
+def test_a_missing_local_file_is_not_reported_as_a_server_reply(tmp_path: Path) -> None:
+    # was "no such file: /x (server said: No such file or directory)": no server is involved
+    (tmp_path / "f").write_text("x")
+    for rest, text in [("nope", "no such file: {p}/nope"), ("f/x", "no such file: {p}/f/x (Not a directory)")]:
+        url = f"{tmp_path.as_uri()}/{rest}"
+        proc = _anyurl("get", url)
+        assert proc.returncode == ResourceNotFound.exit_code
+        assert proc.stderr.decode() == f"anyurl: {url}: {text.format(p=tmp_path)}\n"
