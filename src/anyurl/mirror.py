@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 from .download import PART_SUFFIX, WouldOverwrite, _fit, download, name_for_url, part_path, same_content
 from .errors import AnyURLError, TransferError, TruncatedTransfer
 from .protocols.ftp import directory_text
-from .response import translate_errors
-from .urls import FTPURL, URL, parse
+from .response import Entry, translate_errors
+from .urls import FTPURL, HTTPURL, URL, parse
 from .walk import Found, _child_key, _listed_dir, walk
 
 if TYPE_CHECKING:
@@ -425,6 +425,32 @@ class _Mirror:
         return self.result
 
 
+def _below(start: URL) -> Callable[[Entry], bool] | None:
+    """For an http(s) start: follow only what lies below its directory (wget's --no-parent).
+
+    A page links anywhere on its host ("../", "/", other trees); a mirror copies the
+    files below URL, not those, which would also land at the top of DIR. FTP, gopher
+    and news listings hold their own children: their scope stays walk's.
+    """
+    if not isinstance(start, HTTPURL):
+        return None
+    origin = (start.scheme, start.host, start.port)
+    base = start.path[: start.path.rfind("/") + 1]  # "/a/b/" and "/a/b/page.html" -> "/a/b/"
+
+    def follow(entry: Entry) -> bool:
+        if not entry.url:
+            return True
+        try:
+            u = parse(entry.url)
+        except AnyURLError:
+            return True  # walk reports it
+        if not isinstance(u, HTTPURL) or (u.scheme, u.host, u.port) != origin:
+            return True  # walk's own scope rules (same host, scheme)
+        return u.path.startswith(base)
+
+    return follow
+
+
 async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *, parallel: int = 8,
                  resume: bool = False, newer: bool = False, force: bool = False,
                  max_depth: int | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
@@ -449,6 +475,10 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
                   include=include, exclude=exclude, progress=progress)
     walk_options.setdefault("per_host", 2)
+    below = _below(parse(url) if isinstance(url, str) else url)
+    if below is not None:
+        theirs = walk_options.get("follow")
+        walk_options["follow"] = below if theirs is None else (lambda e: below(e) and theirs(e))
     # levels of directories below url -> depth of the entries walked
     depth = None if max_depth is None else max_depth + 1
     return await job.run(url, {"max_depth": depth, **walk_options})
