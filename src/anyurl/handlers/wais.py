@@ -167,10 +167,11 @@ class _Session:
 
     async def close(self) -> None:
         try:
-            self.writer.write(z3950.encode_close())
-            await self.writer.drain()
-        except (OSError, z3950.Z3950Error):
-            pass  # the association is over either way
+            if not self.writer.is_closing():  # a target that hung up gets no Close
+                self.writer.write(z3950.encode_close())
+                await self.writer.drain()
+        except (OSError, RuntimeError, z3950.Z3950Error):
+            pass  # the association is over either way (uvloop raises RuntimeError on a closed transport)
         self.writer.close()
         try:
             await self.writer.wait_closed()
