@@ -16,11 +16,11 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.parametrize("scheme", ["ftp", "nntp"])
+@pytest.mark.parametrize("scheme", ["ftp", "nntp", "http", "gopher"])
 def test_a_refused_connection_says_connection_refused_on_the_asyncio_loop(scheme: str) -> None:
     # was "cannot connect to 127.0.0.1:P: Connect call failed ('127.0.0.1', P)" (asyncio's text)
     port = _closed_port()
-    url = f"{scheme}://127.0.0.1:{port}/" + ("g/1" if scheme == "nntp" else "x")
+    url = f"{scheme}://127.0.0.1:{port}/" + {"nntp": "g/1", "gopher": "0x"}.get(scheme, "x")
     with pytest.raises(anyurl.ConnectError) as info:
         asyncio.run(anyurl.fetch(url))  # asyncio.run: asyncio's own loop
     assert str(info.value) == f"{url}: cannot connect to 127.0.0.1:{port}: Connection refused"
