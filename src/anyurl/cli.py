@@ -720,6 +720,17 @@ def _urls_in(raw: bytes) -> list[str]:
     return out
 
 
+class _Listed(str):
+    """A URL read from a URL list, with its place there: ``list.txt line 3``."""
+
+    where: str
+
+    def __new__(cls, text: str, line: int, source: str) -> _Listed:
+        self = super().__new__(cls, text)
+        self.where = f"{'standard input' if source == '-' else source} line {line}"
+        return self
+
+
 class _URLList:
     """The URLs of ``get -i FILE`` ('-': standard input), read as they are needed.
 
@@ -775,14 +786,20 @@ class _URLList:
             raise self._fail(exc) from exc
         return n + len(_urls_in(tail))
 
+    def _listed(self, line: bytes) -> list[str]:
+        """The URLs of the list's next line, each knowing where it was (for its error message)."""
+        self.lineno += 1
+        return [_Listed(url, self.lineno, self.source) for url in _urls_in(line)]
+
     async def __aiter__(self) -> AsyncIterator[str]:
         read: Callable[[], Awaitable[bytes]] | None = None
+        self.lineno = 0
         if not self.regular:
             if self.pipe:  # a terminal or device is read at once (the loop cannot watch every kind)
                 read = await self._pipe_reader()
             if read is None:
                 for line in self._read_all().split(b"\n"):
-                    for url in _urls_in(line):
+                    for url in self._listed(line):
                         yield url
                 return
         pending: list[bytes] = []  # the start of a line not ended yet
@@ -799,9 +816,9 @@ class _URLList:
             *lines, rest = b"".join(pending).split(b"\n")
             pending = [rest]
             for line in lines:
-                for url in _urls_in(line):
+                for url in self._listed(line):
                     yield url
-        for url in _urls_in(b"".join(pending)):
+        for url in self._listed(b"".join(pending)):
             yield url
 
     def _read_all(self) -> bytes:
@@ -936,6 +953,8 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             try:
                 u = client.parse(text)
             except AnyURLError as exc:
+                if isinstance(text, _Listed):  # which line of a 100,000-line list
+                    exc.message = f"{exc.message} ({text.where})"
                 fail(i, exc)
                 return None
             if args.output:

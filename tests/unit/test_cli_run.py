@@ -194,3 +194,20 @@ def test_a_missing_local_file_is_not_reported_as_a_server_reply(tmp_path: Path) 
         proc = _anyurl("get", url)
         assert proc.returncode == ResourceNotFound.exit_code
         assert proc.stderr.decode() == f"anyurl: {url}: {text.format(p=tmp_path)}\n"
+
+
+def test_a_bad_url_in_a_list_names_its_line(tmp_path: Path) -> None:
+    # was "anyurl: not a url: expected ':' ...": in a list of 100,000 URLs, where?
+    (tmp_path / "ok.txt").write_text("ok\n")
+    listing = tmp_path / "list.txt"
+    listing.write_text(f"# a comment\n\n{(tmp_path / 'ok.txt').as_uri()}\nnot a url\n  http://a b/  \n")
+    for source, where, stdin in [(str(listing), str(listing), None), ("-", "standard input", listing.read_bytes())]:
+        env = {**os.environ, "PYTHONPATH": SRC}
+        proc = subprocess.run([sys.executable, "-m", "anyurl", "get", "-d", str(tmp_path / "out"), "-i", source],
+                              input=stdin, capture_output=True, timeout=60, env=env)
+        assert proc.returncode == 2
+        lines = proc.stderr.decode().splitlines()
+        assert len(lines) == 2, lines
+        assert lines[0].startswith("anyurl: not a url: ") and lines[0].endswith(f" ({where} line 4)")
+        assert lines[1].startswith("anyurl: http://a b/: ") and lines[1].endswith(f" ({where} line 5)")
+        assert (tmp_path / "out" / "ok.txt").read_text() == "ok\n"
