@@ -14,17 +14,16 @@ from .errors import mask_password
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from .urls import URL
 
-__all__ = ["main", "url_components"]
+__all__ = ["Args", "Command", "main", "read_plain_line", "url_components"]
 
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPIPE
-# global options that take a value (so the default-command detection can skip it)
-_GLOBAL_WITH_VALUE = {"--email", "--news-server", "--user-agent"}
+EXIT_LOCAL_IO = 10  # TransferError's: standard output cannot take the data
 
 
 # True while main() holds the collector off for start-up (anyurl.cli turns it back on)
@@ -55,7 +54,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if raw == ["--version"]:
         print(f"anyurl {__version__}")
         return 0
-    args = _parse_command_line(raw)
+    args = read_plain_line(raw, PARSE) if "parse" in raw else None
     if args is not None and not args.verbose:
         from .urls import parse
 
@@ -81,6 +80,9 @@ def _main(argv: Sequence[str] | None) -> int:
             except OSError:
                 pass
             return EXIT_PIPE
+        except OSError as exc:  # a full disk, a file size limit: anyurl.cli's message and exit code
+            print(f"anyurl: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_LOCAL_IO
     from .cli import run  # main, then exit without the last collections
 
     return run(raw)
@@ -154,54 +156,101 @@ def _json_text(value: Any, indent: int | None) -> str:
         return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
-class _ParseArgs:
-    """What argparse would give for a plain ``anyurl [GLOBAL...] parse [--show-password] URL...``."""
+class Args:
+    """A namespace as argparse gives it (``vars()`` works): what the quick reader returns."""
 
-    command = "parse"
-    quiet = False
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
 
-    def __init__(self) -> None:
-        self.urls: list[str] = []
-        self.show_password = False
-        self.debug = False
-        self.verbose = False
+    def __getattr__(self, name: str) -> Any:  # for mypy: the fields are the command's
+        raise AttributeError(name)
 
 
-def _parse_command_line(raw: list[str]) -> _ParseArgs | None:
-    """``anyurl parse`` without building the argparse tree (it costs more than the parse).
+class Command:
+    """What the quick reader knows of one command: argparse's namespace defaults, its flags
+    (option -> field) and its options with a value (option -> field, converter)."""
 
-    Only the plain forms are read here; anything else (help, abbreviations,
-    ``--``, a URL starting with "-", a missing value) returns None and goes
-    through argparse, which gives the same result or its own usage error.
+    __slots__ = ("defaults", "exclusive", "flags", "many", "values")
+
+    def __init__(self, defaults: dict[str, object], flags: dict[str, str],
+                 values: dict[str, tuple[str, Callable[[str], object]]], *,
+                 many: bool, exclusive: frozenset[str] = frozenset()) -> None:
+        self.defaults = defaults
+        self.flags = flags
+        self.values = values
+        self.many = many  # URL... (the field "urls") or one URL ("url")
+        self.exclusive = exclusive  # fields argparse allows one of
+
+
+# the options every command takes, before or after its name
+GLOBAL_FLAGS = {"--debug": "debug", "-v": "verbose", "--verbose": "verbose"}
+GLOBAL_VALUES: dict[str, tuple[str, Callable[[str], object]]] = {
+    "--email": ("email", str), "--news-server": ("news_server", str), "--user-agent": ("user_agent", str)}
+GLOBAL_DEFAULTS: dict[str, object] = {"debug": False, "verbose": False, "email": None, "news_server": None,
+                                      "user_agent": None}
+# build_parser's set_defaults for commands without network options
+_NO_NETWORK = {"timeout": None, "connect_timeout": None, "max_time": None, "quiet": False, "parallel": 0}
+PARSE = {"parse": Command({"command": "parse", "urls": [], "show_password": False, **_NO_NETWORK,
+                           **GLOBAL_DEFAULTS},
+                          {**GLOBAL_FLAGS, "--show-password": "show_password"}, GLOBAL_VALUES, many=True)}
+
+
+def read_plain_line(argv: list[str], commands: dict[str, Command]) -> Args | None:
+    """The namespace argparse gives for a plain ``anyurl [GLOBAL...] COMMAND [OPTION...] URL...``
+    of one of *commands*, or None: not such a line (argparse reads it, or gives its usage error).
+
+    Building the argparse tree costs more than a ``parse`` and a fifth of what anyurl adds to a
+    one-file download. Only the plain forms are read here: each option spelled out in full and
+    given once, the URLs in one run, no ``--``, no help; tests/unit/test_startup.py compares
+    the namespaces with argparse's.
     """
-    if "parse" not in raw:
-        return None
-    args = _ParseArgs()
-    seen_command = False
-    option_after_url = False  # argparse takes one run of URLs: "parse A --debug B" is its usage error
+    command: Command | None = None
+    urls: list[str] = []
+    seen: dict[str, object] = {}
+    options_after_urls = False
     i = 0
-    while i < len(raw):
-        tok = raw[i]
+    while i < len(argv):
+        tok = argv[i]
         i += 1
-        if tok.startswith("-") and args.urls:
-            option_after_url = True
-        if tok == "parse" and not seen_command:
-            seen_command = True
-        elif tok == "--debug":
-            args.debug = True
-        elif tok in ("-v", "--verbose"):
-            args.verbose = True
-        elif tok == "--show-password" and seen_command:
-            args.show_password = True
-        elif tok in _GLOBAL_WITH_VALUE:
-            if i >= len(raw) or raw[i].startswith("-"):
+        if not tok.startswith("-") or tok == "-":
+            if command is None:
+                command = commands.get(tok)
+                if command is None:
+                    return None
+            elif options_after_urls:
+                return None  # argparse takes one run of URLs
+            else:
+                urls.append(tok)
+            continue
+        if urls:
+            options_after_urls = True
+        name, eq, value = tok.partition("=")
+        flags, values = (GLOBAL_FLAGS, GLOBAL_VALUES) if command is None else (command.flags, command.values)
+        if name in flags and not eq:
+            dest = flags[name]
+            converted: object = True
+        elif name in values and (not eq or name.startswith("--")):
+            dest, convert = values[name]
+            if not eq:
+                if i >= len(argv) or (argv[i].startswith("-") and argv[i] != "-"):
+                    return None
+                value = argv[i]
+                i += 1
+            try:
+                converted = convert(value)
+            except Exception:  # argparse's own message
                 return None
-            i += 1
-        elif tok.startswith("-"):
-            if tok.partition("=")[0] not in _GLOBAL_WITH_VALUE:
-                return None
-        elif seen_command and not option_after_url:
-            args.urls.append(tok)
-        else:  # a URL or another command before "parse"
+        else:
             return None
-    return args if seen_command and args.urls else None
+        if dest in seen:
+            return None
+        seen[dest] = converted
+    if command is None or not urls or len(command.exclusive.intersection(seen)) > 1:
+        return None  # argparse: the usage error (or the empty list cmd_get reports)
+    if command.many:
+        seen["urls"] = urls
+    elif len(urls) == 1:
+        seen["url"] = urls[0]
+    else:
+        return None
+    return Args({**command.defaults, **seen})

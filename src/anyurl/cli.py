@@ -15,11 +15,15 @@ import time
 
 from . import __version__, errors
 from ._quick import (
-    _GLOBAL_WITH_VALUE,
     EXIT_INTERRUPTED,
     EXIT_PIPE,
+    GLOBAL_DEFAULTS,
+    GLOBAL_FLAGS,
+    GLOBAL_VALUES,
+    PARSE,
+    Command,
     _json_text,
-    _parse_command_line,
+    read_plain_line,
     url_components,
 )
 from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
@@ -63,7 +67,6 @@ EXIT_INTERNAL = 70  # a bug in anyurl (EX_SOFTWARE); --debug shows the traceback
 EXIT_NOT_DIRECTORY = 1  # `ls` on a URL that is not directory-like
 
 COMMANDS = ("get", "ls", "stat", "mirror", "parse", "extract", "put", "send", "open")
-_GLOBAL_FLAGS = {"--debug", "-v", "--verbose"}
 
 
 # -- the exit code table -----------------------------------------------------
@@ -117,6 +120,7 @@ def _epilog() -> str:
         "commands:",
         "  get URL...        download (to stdout, -o FILE, -O, or -d DIR)",
         "  ls URL            list a directory-like resource (FTP dir, gopher menu, news group...)",
+        "  stat URL          size, date and type without the body",
         "  mirror URL DIR    copy a directory tree into DIR (parallel, resumable, never overwrites)",
         "  parse URL         show the URL's components as JSON",
         "  extract [FILE]    print the URLs found in text (RFC 1738 appendix rules)",
@@ -363,10 +367,10 @@ def _insert_default_command(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         tok = argv[i]
-        if tok in _GLOBAL_FLAGS or any(tok.startswith(o + "=") for o in _GLOBAL_WITH_VALUE):
+        if tok in GLOBAL_FLAGS or any(tok.startswith(o + "=") for o in GLOBAL_VALUES):
             i += 1
             continue
-        if tok in _GLOBAL_WITH_VALUE:
+        if tok in GLOBAL_VALUES:
             i += 2
             continue
         if tok in COMMANDS or tok in ("-h", "--help", "--version"):
@@ -377,104 +381,40 @@ def _insert_default_command(argv: list[str]) -> list[str]:
     return argv
 
 
-# `anyurl get`, `ls` and `stat` without argparse: importing it and building the parser tree costs
-# ~6 ms, a fifth of what anyurl adds to a one-file download. Only the plain forms are read here
-# (each option spelled out in full and given once, the URLs in one run); anything else goes to
-# argparse, which gives the same namespace (tests/unit/test_startup.py compares them) or its
-# own error.
+# `anyurl get`, `ls`, `stat` (and `parse`) read without argparse: see _quick.read_plain_line
 _COMMON_DEFAULTS: dict[str, object] = {
     "timeout": None, "connect_timeout": None, "max_time": None, "retry": 0, "retry_delay": None,
-    "proxy": None, "noproxy": None, "quiet": False, "debug": False, "verbose": False, "email": None,
-    "news_server": None, "user_agent": None,
+    "proxy": None, "noproxy": None, "quiet": False, **GLOBAL_DEFAULTS,
 }
-_QUICK_DEFAULTS: dict[str, dict[str, object]] = {
-    "get": {"command": "get", "urls": [], "input_file": None, "output": None, "remote_name": False, "dir": None,
-            "parallel": 4, "resume": False, "max_size": None, "force": False, **_COMMON_DEFAULTS},
-    "ls": {"command": "ls", "url": None, "json": False, "json_lines": False, "parallel": 0, **_COMMON_DEFAULTS},
-    "stat": {"command": "stat", "url": None, "json": False, "parallel": 0, **_COMMON_DEFAULTS},
-}
-_GLOBAL_OPTIONS = _GLOBAL_FLAGS | _GLOBAL_WITH_VALUE
-_COMMON_FLAGS = {"--debug": "debug", "-v": "verbose", "--verbose": "verbose", "-q": "quiet", "--quiet": "quiet"}
-_QUICK_FLAGS: dict[str, dict[str, str]] = {
-    "get": {**_COMMON_FLAGS, "-O": "remote_name", "--remote-name": "remote_name", "-c": "resume",
-            "--continue": "resume", "--force": "force"},
-    "ls": {**_COMMON_FLAGS, "--json": "json", "--json-lines": "json_lines"},
-    "stat": {**_COMMON_FLAGS, "--json": "json"},
-}
+_COMMON_FLAGS = {**GLOBAL_FLAGS, "-q": "quiet", "--quiet": "quiet"}
 _COMMON_VALUES: dict[str, tuple[str, Callable[[str], object]]] = {
-    "--timeout": ("timeout", _seconds), "--connect-timeout": ("connect_timeout", _seconds),
+    **GLOBAL_VALUES, "--timeout": ("timeout", _seconds), "--connect-timeout": ("connect_timeout", _seconds),
     "--max-time": ("max_time", _seconds), "--retry": ("retry", _count), "--retry-delay": ("retry_delay", _delay),
-    "--proxy": ("proxy", str), "--noproxy": ("noproxy", str), "--email": ("email", str),
-    "--news-server": ("news_server", str), "--user-agent": ("user_agent", str),
+    "--proxy": ("proxy", str), "--noproxy": ("noproxy", str),
 }
-_QUICK_VALUES: dict[str, dict[str, tuple[str, Callable[[str], object]]]] = {
-    "get": {**_COMMON_VALUES, "-o": ("output", str), "--output": ("output", str), "-d": ("dir", str),
-            "--dir": ("dir", str), "--parallel": ("parallel", _positive_int), "--max-size": ("max_size", _size)},
-    "ls": _COMMON_VALUES,
-    "stat": _COMMON_VALUES,
+_QUICK_COMMANDS: dict[str, Command] = {
+    **PARSE,
+    "get": Command(
+        {"command": "get", "urls": [], "input_file": None, "output": None, "remote_name": False, "dir": None,
+         "parallel": 4, "resume": False, "max_size": None, "force": False, **_COMMON_DEFAULTS},
+        {**_COMMON_FLAGS, "-O": "remote_name", "--remote-name": "remote_name", "-c": "resume",
+         "--continue": "resume", "--force": "force"},
+        {**_COMMON_VALUES, "-o": ("output", str), "--output": ("output", str), "-d": ("dir", str),
+         "--dir": ("dir", str), "--parallel": ("parallel", _positive_int), "--max-size": ("max_size", _size)},
+        many=True, exclusive=frozenset({"output", "remote_name", "dir"})),
+    "ls": Command({"command": "ls", "url": None, "json": False, "json_lines": False, "parallel": 0,
+                   **_COMMON_DEFAULTS},
+                  {**_COMMON_FLAGS, "--json": "json", "--json-lines": "json_lines"}, _COMMON_VALUES,
+                  many=False, exclusive=frozenset({"json", "json_lines"})),
+    "stat": Command({"command": "stat", "url": None, "json": False, "parallel": 0, **_COMMON_DEFAULTS},
+                    {**_COMMON_FLAGS, "--json": "json"}, _COMMON_VALUES, many=False),
 }
-# options argparse allows one of
-_EXCLUSIVE = {"get": {"output", "remote_name", "dir"}, "ls": {"json", "json_lines"}, "stat": set()}
 
 
 def _parse_plain_line(argv: list[str]) -> Any:
-    """The namespace argparse gives for a plain ``anyurl [GLOBAL...] get|ls|stat [OPTION...] URL...``,
-    or None: not such a line (argparse reads it). *argv* has the default command inserted."""
-    command = ""
-    urls: list[str] = []
-    seen: dict[str, object] = {}
-    options_after_urls = False
-    i = 0
-    while i < len(argv):
-        tok = argv[i]
-        i += 1
-        if not tok.startswith("-") or tok == "-":
-            if not command:
-                if tok not in _QUICK_DEFAULTS:
-                    return None
-                command = tok
-            elif options_after_urls:
-                return None  # argparse takes one run of URLs
-            else:
-                urls.append(tok)
-            continue
-        if urls:
-            options_after_urls = True
-        name, eq, value = tok.partition("=")
-        if not command and name not in _GLOBAL_OPTIONS:
-            return None  # only the global options go before the command
-        flags = _QUICK_FLAGS[command or "get"]
-        values = _QUICK_VALUES[command or "get"]
-        if name in flags and not eq:
-            dest = flags[name]
-            converted: object = True
-        elif name in values and (not eq or name.startswith("--")):
-            dest, convert = values[name]
-            if not eq:
-                if i >= len(argv) or (argv[i].startswith("-") and argv[i] != "-"):
-                    return None
-                value = argv[i]
-                i += 1
-            try:
-                converted = convert(value)
-            except Exception:  # argparse's own message
-                return None
-        else:
-            return None
-        if dest in seen:
-            return None
-        seen[dest] = converted
-    if not command or not urls or len(_EXCLUSIVE[command].intersection(seen)) > 1:
-        return None  # argparse: the usage error (or the empty list cmd_get reports)
-    if command == "get":
-        seen["urls"] = urls
-    elif len(urls) == 1:
-        seen["url"] = urls[0]
-    else:
-        return None
-    import types
-
-    return types.SimpleNamespace(**{**_QUICK_DEFAULTS[command], **seen})
+    """The namespace argparse gives for a plain get, ls, stat or parse line, or None (argparse reads it).
+    *argv* has the default command inserted."""
+    return read_plain_line(argv, _QUICK_COMMANDS)
 
 
 # -- terminal callbacks ------------------------------------------------------
@@ -706,9 +646,36 @@ class _Names:
         return candidate
 
 
+class _WritingStdout:
+    """Standard output that cannot take the data (a full disk, a file size limit) fails the command
+    as a local I/O error naming the URL (exit 10), not as an internal error or a traceback; a
+    closed pipe stays main's quiet exit 141."""
+
+    def __init__(self, url: object) -> None:
+        self.url = url
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise TransferError(f"cannot write to standard output: {exc.strerror or exc}", url=self.url) from exc
+
+
+def _write_all(out: Any, data: bytes) -> None:
+    """``out.write(data)``, all of it: a buffered writer passes a large chunk straight to the file
+    and returns a short count when the file hits its size limit (RLIMIT_FSIZE), so the rest is
+    written again, which then raises the error instead of dropping the tail."""
+    n = out.write(data)
+    while n is not None and n < len(data):
+        data = data[n:]
+        n = out.write(data)
+
+
 async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
                      tp: DelayedProgress | None, label: str) -> None:
     out = sys.stdout.buffer
+    writing = _WritingStdout(url)
     bar = tp.bar(label) if tp is not None else None
     ok = False
     try:
@@ -722,14 +689,16 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
             if bar is not None:
                 bar(0, total)
             async for chunk in body:
-                out.write(chunk)
                 done += len(chunk)
-                if args.max_size is not None and done > args.max_size:
+                if args.max_size is not None and done > args.max_size:  # before the write: none of it goes out
                     raise TransferError(f"resource larger than the limit of {args.max_size} bytes",
                                         url=url)
+                with writing:
+                    _write_all(out, chunk)
                 if bar is not None:
                     bar(done, total)
-            out.flush()
+            with writing:
+                out.flush()
             if total is not None and done < total:
                 raise TruncatedTransfer(f"got {done} of {total} bytes", url=url)
         ok = True
@@ -749,6 +718,17 @@ def _urls_in(raw: bytes) -> list[str]:
         if text and not text.startswith("#"):
             out.append(text)
     return out
+
+
+class _Listed(str):
+    """A URL read from a URL list, with its place there: ``list.txt line 3``."""
+
+    where: str
+
+    def __new__(cls, text: str, line: int, source: str) -> _Listed:
+        self = super().__new__(cls, text)
+        self.where = f"{'standard input' if source == '-' else source} line {line}"
+        return self
 
 
 class _URLList:
@@ -806,14 +786,20 @@ class _URLList:
             raise self._fail(exc) from exc
         return n + len(_urls_in(tail))
 
+    def _listed(self, line: bytes) -> list[str]:
+        """The URLs of the list's next line, each knowing where it was (for its error message)."""
+        self.lineno += 1
+        return [_Listed(url, self.lineno, self.source) for url in _urls_in(line)]
+
     async def __aiter__(self) -> AsyncIterator[str]:
         read: Callable[[], Awaitable[bytes]] | None = None
+        self.lineno = 0
         if not self.regular:
             if self.pipe:  # a terminal or device is read at once (the loop cannot watch every kind)
                 read = await self._pipe_reader()
             if read is None:
                 for line in self._read_all().split(b"\n"):
-                    for url in _urls_in(line):
+                    for url in self._listed(line):
                         yield url
                 return
         pending: list[bytes] = []  # the start of a line not ended yet
@@ -830,9 +816,9 @@ class _URLList:
             *lines, rest = b"".join(pending).split(b"\n")
             pending = [rest]
             for line in lines:
-                for url in _urls_in(line):
+                for url in self._listed(line):
                     yield url
-        for url in _urls_in(b"".join(pending)):
+        for url in self._listed(b"".join(pending)):
             yield url
 
     def _read_all(self) -> bytes:
@@ -949,7 +935,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         # a batch: one listing instead of two failing lookups per file (see DirNames)
         listed = DirNames(directory) if several and not args.output and not args.resume else None
 
-        async def jobs() -> AsyncGenerator[tuple[int, URL, str], None]:
+        async def jobs() -> AsyncGenerator[tuple[int, URL, str, str | None], None]:
             """(index, URL, destination) in the order given; bad URLs reported as they come."""
             i = -1
             for text in first:
@@ -965,20 +951,22 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             if tp is not None:
                 tp.set_count(i + 1)
 
-        def dest_for(i: int, text: str) -> tuple[int, URL, str] | None:
+        def dest_for(i: int, text: str) -> tuple[int, URL, str, str | None] | None:
             try:
                 u = client.parse(text)
             except AnyURLError as exc:
+                if isinstance(text, _Listed):  # which line of a 100,000-line list
+                    exc.message = f"{exc.message} ({text.where})"
                 fail(i, exc)
                 return None
             if args.output:
-                return i, u, args.output
+                return i, u, args.output, None
             name = name_for_url(u)
             unique = names.unique(name)
             dest = os.path.join(directory, unique)
-            if unique != name:  # several URLs of one name: each keeps its own file
-                rep.info(f"{mask_password(str(u))} saved as {dest} ({name} is taken by another URL)")
-            return i, u, dest
+            # several URLs of one name: each keeps its own file (said once it is saved)
+            note = None if unique == name else f"{mask_password(str(u))} saved as {dest} ({name} is taken by another URL)"
+            return i, u, dest, note
 
         feed = jobs()
         turn = asyncio.Lock()  # one worker at a time takes the next URL
@@ -991,7 +979,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                     job = await anext(feed, None)
                 if job is None:
                     return
-                i, u, dest = job
+                i, u, dest, note = job
                 bar = tp.bar(os.path.basename(dest)) if tp is not None else None
                 ok = False
                 try:
@@ -1000,6 +988,8 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                                     {}, new)
                     await (run if args.max_time is None else _with_deadline(args.max_time, run, u))
                     ok = True
+                    if note is not None:
+                        rep.info(note)
                 except AnyURLError as exc:
                     fail(i, exc)
                 finally:
@@ -1046,6 +1036,24 @@ def _label_for(u: URL) -> str:
         return name_for_url(u)
     except Exception:  # a label must never fail a download
         return u.scheme
+
+
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with get's or mirror's file options before anything is downloaded, or None.
+
+    An empty name (an unset shell variable: ``-d "$DEST"``) would be taken as no option at
+    all, or as the working directory; a directory given to ``-o`` would be downloaded in full
+    and then refused at the rename.
+    """
+    for dest, option, what in (("output", "-o", "a file name ('-' for standard output)"),
+                               ("dir", "-d" if args.command == "get" else "DIR", "a directory name"),
+                               ("input_file", "-i", "a file name ('-' for standard input)")):
+        if getattr(args, dest, None) == "":
+            return f"{option} needs {what}"
+    output = getattr(args, "output", None)
+    if output not in (None, "-") and os.path.isdir(output):
+        return f"-o {output}: is a directory (use -d DIR to save into it)"
+    return None
 
 
 # -- mirror -----------------------------------------------------------------------
@@ -1121,15 +1129,17 @@ async def cmd_stat(args: argparse.Namespace, client: Client, rep: Reporter) -> i
     st = await _with_deadline(args.max_time, client.stat(u), u)
     data = st.as_dict()
     data["url"] = mask_password(data["url"])
-    if args.json:
-        json.dump(data, sys.stdout, ensure_ascii=False, indent=1, default=str)
-        sys.stdout.write("\n")
-        return 0
-    for key in ("url", "kind", "size", "modified", "content_type"):
-        if data[key] is not None:
-            sys.stdout.write(f"{key}: {_printable(data[key])}\n")
-    for key, value in sorted(data["meta"].items()):
-        sys.stdout.write(f"{key}: {_printable(value)}\n")
+    with _WritingStdout(u):
+        if args.json:
+            json.dump(data, sys.stdout, ensure_ascii=False, indent=1, default=str)
+            sys.stdout.write("\n")
+        else:
+            for key in ("url", "kind", "size", "modified", "content_type"):
+                if data[key] is not None:
+                    sys.stdout.write(f"{key}: {_printable(data[key])}\n")
+            for key, value in sorted(data["meta"].items()):
+                sys.stdout.write(f"{key}: {_printable(value)}\n")
+        sys.stdout.flush()
     return 0
 
 
@@ -1175,16 +1185,23 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
         # an empty directory, menu or group, or a page without links: a listing all the same
         # (exit 0), but say so rather than print a bare header
         rep.info(f"{mask_password(str(u))}: (no entries)")
+    with _WritingStdout(u):
+        _print_entries(args, entries)
+        sys.stdout.flush()
+    return 0
+
+
+def _print_entries(args: argparse.Namespace, entries: list[Entry]) -> None:
     if args.json:
         json.dump([e.as_dict() for e in entries], sys.stdout, ensure_ascii=False, indent=1, default=str)
         sys.stdout.write("\n")
-        return 0
+        return
     if args.json_lines:
         for e in entries:
             sys.stdout.write(json.dumps(e.as_dict(), ensure_ascii=False, default=str) + "\n")
-        return 0
+        return
     if not entries:
-        return 0
+        return
     headers = ["kind", "size", "modified", "name", "url"]
     with_title = any(e.title and e.title != e.name for e in entries)
     with_meta = any(e.meta for e in entries)
@@ -1217,7 +1234,6 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
             cells = [c.rjust(w) if h == "size" else c.ljust(w) for c, w, h in zip(row, widths, headers,
                                                                                   strict=True)]
             sys.stdout.write("  ".join(cells).rstrip() + "\n")
-    return 0
 
 
 # -- parse / extract ---------------------------------------------------------------
@@ -1237,7 +1253,10 @@ def cmd_parse(args: argparse.Namespace, rep: Reporter) -> int:
             code = code or exc.exit_code
             continue
         data = url_components(u, show_password=args.show_password)
-        sys.stdout.write(_json_text(data, None if several else 2) + "\n")
+        with _WritingStdout(None):
+            sys.stdout.write(_json_text(data, None if several else 2) + "\n")
+    with _WritingStdout(None):
+        sys.stdout.flush()
     return code
 
 
@@ -1257,28 +1276,30 @@ def cmd_extract(args: argparse.Namespace, rep: Reporter) -> int:
             rep.error(f"{args.file}: {exc.strerror or exc}")
             return ResourceNotFound.exit_code if isinstance(exc, FileNotFoundError) else 1
     text = data.decode("utf-8", "surrogateescape")
-    for item in extract(text):
-        if isinstance(item, tuple):  # tolerate (url, span) style results
-            item = item[0]
-        sys.stdout.write(_printable(item) + "\n")
+    with _WritingStdout(None):
+        for item in extract(text):
+            if isinstance(item, tuple):  # tolerate (url, span) style results
+                item = item[0]
+            sys.stdout.write(_printable(item) + "\n")
+        sys.stdout.flush()
     return 0
 
 
 # -- put / send / open ----------------------------------------------------------------
 
 
-def _local_file_size(path: str, what: str) -> int:
+def _local_file_size(path: str, what: str, url: URL) -> int:
     """The size of a local regular file; ResourceNotFound (exit 11) if there is none."""
     if not os.path.isfile(path):
-        raise ResourceNotFound(f"{what} {path} does not exist or is not a regular file")
+        raise ResourceNotFound(f"{what} {path} does not exist or is not a regular file", url=url)
     return os.path.getsize(path)
 
 
 async def cmd_put(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl put FILE URL``."""
     path = str(args.file)
-    size = _local_file_size(path, "local file")
     u = client.parse(args.url)
+    size = _local_file_size(path, "local file", u)
     start = time.monotonic()
     await _with_deadline(args.max_time, client.upload(u, path), u)
     rep.info(f"stored {size} bytes at {mask_password(str(u))} "
@@ -1290,7 +1311,7 @@ async def cmd_send(args: argparse.Namespace, client: Client, rep: Reporter) -> i
     """``anyurl send MAILTO_URL < body``."""
     u = client.parse(args.url)
     for a in args.attach:
-        _local_file_size(a, "attachment")
+        _local_file_size(a, "attachment", u)
     if sys.stdin.isatty() and not args.quiet:
         print("Type the message; end with Ctrl-D on an empty line.", file=sys.stderr)
     body = sys.stdin.read()
@@ -1427,10 +1448,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if raw == ["--version"]:  # answered before argparse and the rest are imported
         print(f"anyurl {__version__}")
         return 0
-    args: Any = _parse_command_line(raw)
-    if args is None:
-        raw = _insert_default_command(raw)
-        args = _parse_plain_line(raw)
+    raw = _insert_default_command(raw)
+    args: Any = _parse_plain_line(raw)
     if args is None:
         parser = build_parser()
         args = parser.parse_args(raw)
@@ -1439,6 +1458,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     debug = bool(args.debug)
     rep = Reporter(quiet=bool(args.quiet))
+    if args.command in ("get", "mirror") and (problem := _usage_problem(args)) is not None:
+        rep.error(problem)
+        return 2
     if args.verbose:
         _log_to_stderr()
     try:

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 from .download import PART_SUFFIX, WouldOverwrite, _fit, download, name_for_url, part_path, same_content
 from .errors import AnyURLError, TransferError, TruncatedTransfer
 from .protocols.ftp import directory_text
-from .response import translate_errors
-from .urls import FTPURL, URL, parse
+from .response import Entry, translate_errors
+from .urls import FTPURL, HTTPURL, URL, parse, percent_decode
 from .walk import Found, _child_key, _listed_dir, walk
 
 if TYPE_CHECKING:
@@ -222,6 +222,8 @@ class _Mirror:
         self.rels: dict[tuple[str, ...], str] = {(): ""}
         # FTP: per listed directory URL, its parsed value and serialized prefix (see ftp_file)
         self.ftp_dirs: dict[str, tuple[FTPURL, str] | None] = {}
+        self.web: tuple[tuple[str, str | None, int | None], str] | None = None  # http(s): origin, base path
+        self.made: set[str] = set()  # directories made for a web page's links
 
     def ftp_file(self, found: Found) -> URL | None:
         """The ``;type=i`` URL of an FTP file whose text is exactly the serializer's for its
@@ -247,6 +249,10 @@ class _Mirror:
 
     def place(self, found: Found) -> tuple[str, str] | None:
         """The local path of *found* and its file name (its parent directory is already placed)."""
+        if self.web is not None and found.depth > 0 and not found.directory:
+            by_url = self._place_by_url(found)
+            if by_url is not None:
+                return by_url
         parent_key = found.path[:-1]
         parent = self.dirs.get(parent_key)
         if parent is None:
@@ -262,6 +268,41 @@ class _Mirror:
         rel = self.rels[parent_key]
         self.rels[found.path] = f"{rel}/{name}" if rel else name
         return path, name
+
+    def _place_by_url(self, found: Found) -> tuple[str, str] | None:
+        """A web file's local path from its URL's path below the start's directory, so a page's
+        link to ``sub/deep.txt`` lands in DIR/sub/ (a listing would give no ``sub`` directory);
+        None when the URL is not such a path (the listing's place is used)."""
+        assert self.web is not None
+        try:
+            u = parse(found.url)
+        except AnyURLError:
+            return None
+        origin, base = self.web
+        if (not isinstance(u, HTTPURL) or (u.scheme, u.host, u.port) != origin or u.search is not None
+                or not u.path.startswith(base) or u.path.endswith("/")):
+            return None
+        names = [local_name(percent_decode(seg)) for seg in u.path[len(base):].split("/")]
+        folder = self.dest
+        for name in names[:-1]:
+            folder = os.path.join(folder, name)
+            if folder not in self.made:
+                try:
+                    _own_dir(folder)
+                except OSError as exc:
+                    self.fail(found.url, TransferError(f"cannot create directory {folder}: {exc.strerror or exc}",
+                                                       url=found.url))
+                    return None
+                self.made.add(folder)
+        path = os.path.join(folder, names[-1])
+        owner = self.taken.get(path)
+        if owner is not None and owner != found.url:
+            path = _unique(path, self.taken)
+            names[-1] = os.path.basename(path)
+            self.result.renamed.append((found.url, Path(path)))
+        self.taken[path] = found.url
+        self.rels[found.path] = "/".join(names)
+        return path, names[-1]
 
     def fail(self, url: str, exc: BaseException) -> None:
         err = exc if isinstance(exc, AnyURLError) else translate_errors(exc, url)
@@ -425,6 +466,28 @@ class _Mirror:
         return self.result
 
 
+def _below(origin: tuple[str, str | None, int | None], base: str) -> Callable[[Entry], bool]:
+    """For an http(s) start: follow only what lies below its directory (wget's --no-parent).
+
+    A page links anywhere on its host ("../", "/", other trees); a mirror copies the
+    files below URL, not those, which would also land at the top of DIR. FTP, gopher
+    and news listings hold their own children: their scope stays walk's.
+    """
+
+    def follow(entry: Entry) -> bool:
+        if not entry.url:
+            return True
+        try:
+            u = parse(entry.url)
+        except AnyURLError:
+            return True  # walk reports it
+        if not isinstance(u, HTTPURL) or (u.scheme, u.host, u.port) != origin:
+            return True  # walk's own scope rules (same host, scheme)
+        return u.path.startswith(base)
+
+    return follow
+
+
 async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *, parallel: int = 8,
                  resume: bool = False, newer: bool = False, force: bool = False,
                  max_depth: int | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
@@ -449,6 +512,11 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
                   include=include, exclude=exclude, progress=progress)
     walk_options.setdefault("per_host", 2)
+    start = parse(url) if isinstance(url, str) else url
+    if isinstance(start, HTTPURL):  # the directory of "a/b/" and of "a/b/page.html" is "a/b/"
+        job.web = (start.scheme, start.host, start.port), start.path[: start.path.rfind("/") + 1]
+        below, theirs = _below(*job.web), walk_options.get("follow")
+        walk_options["follow"] = below if theirs is None else (lambda e: below(e) and theirs(e))
     # levels of directories below url -> depth of the entries walked
     depth = None if max_depth is None else max_depth + 1
     return await job.run(url, {"max_depth": depth, **walk_options})

@@ -999,6 +999,10 @@ def _parse_news(text: str, i: int, scheme: str, strict: bool) -> URL:
     if rest == "*":
         return NewsURL(scheme, "*", None)
     at = rest.find("@")
+    if at >= 0 and (rest[0] == "<" or (rest[:3] in ("%3C", "%3c") and rest[-3:] in ("%3E", "%3e"))):  # from a header
+        bare = re.sub(r"^(<|%3[cC])|(>|%3[eE])$", "", rest)
+        raise _error(text, i, f"'<' and '>' are not part of the message-id: a message-id is written "
+                              f"without its angle brackets: news:{bare}", "article")
     if at >= 0:
         left, right = rest[:at], rest[at + 1:]
         if not left:

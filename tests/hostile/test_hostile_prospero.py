@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from tests.hostile.child import run_child
 from tests.hostile.servers import ProsperoHugeReply, ProsperoWaitForever
 
@@ -63,3 +64,19 @@ async def test_hundred_thousand_attributes_parse_in_linear_time_when_allowed() -
             elapsed = time.monotonic() - t0
     assert res.entries is not None and [e.name for e in res.entries] == ["big"]
     assert elapsed < 15, elapsed
+
+
+def test_a_port_without_a_server_is_a_connect_error_that_says_so() -> None:
+    # was "prospero://127.0.0.1:P/x: 127.0.0.1:P: Connection refused" (no word of what failed)
+    import asyncio
+    import socket
+
+    import anyurl
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: the kernel answers port unreachable
+    url = f"prospero://127.0.0.1:{port}/x"
+    with pytest.raises(anyurl.ConnectError) as info:
+        asyncio.run(anyurl.fetch(url, timeouts=anyurl.Timeouts(total=10)))
+    assert str(info.value) == f"{url}: no Prospero server at 127.0.0.1:{port}: Connection refused"

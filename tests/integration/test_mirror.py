@@ -228,3 +228,31 @@ async def test_mirror_local_name_collision_is_renamed(tmp_path: Path, resume: bo
     renamed = parse(res.renamed[0][0])
     assert isinstance(renamed, FileURL)
     assert got["x%01~2.txt"] == Path("/" + renamed.path).read_bytes()  # noqa: ASYNC240 - the URL reported is the renamed one
+
+
+def test_cli_mirror_of_a_web_page_copies_only_what_lies_below_it(servers: Launcher, tmp_path: Path) -> None:
+    # was: "../index.html", "/dir/blob.bin" and "a/../../tmp/x" fetched too, all into DIR's top
+    ep = servers.get("nginx")
+    www = Path(ep.info["www"])
+    site = www / "mirror-scope"
+    (site / "sub").mkdir(parents=True, exist_ok=True)
+    (site / "index.html").write_text(
+        '<a href="../index.html">up</a> <a href="/dir/blob.bin">top</a> <a href="a/../../hello.txt">dots</a>'
+        ' <a href="ok.txt">ok</a> <a href="sub/deep.txt">deep</a>\n')
+    (site / "ok.txt").write_text("ok\n")
+    (site / "sub" / "deep.txt").write_text("deep\n")
+    (www / "hello.txt").touch()
+    try:
+        proc = run("mirror", f"http://{ep.host}:{ep.port}/mirror-scope/", str(tmp_path / "m"))
+    finally:
+        for f in (site / "sub" / "deep.txt", site / "ok.txt", site / "index.html"):
+            f.unlink()
+        (site / "sub").rmdir()
+        site.rmdir()
+    assert proc.returncode == 0, proc.stderr
+    got = sorted(str(p.relative_to(tmp_path / "m")) for p in (tmp_path / "m").rglob("*") if p.is_file())
+    # not index.html, blob.bin, hello.txt (all above the page); the page itself as "index";
+    # sub/deep.txt in sub/ (was: deep.txt at DIR's top, as the page listed it)
+    assert got == ["index", "ok.txt", "sub/deep.txt"], got
+    assert (tmp_path / "m" / "sub" / "deep.txt").read_text() == "deep\n"
+    assert (tmp_path / "m" / "ok.txt").read_text() == "ok\n"

@@ -188,7 +188,7 @@ async def test_client_no_proxy_overrides_environment(monkeypatch: pytest.MonkeyP
 
 async def test_dead_proxy_is_a_connect_error_naming_it(nginx: Endpoint) -> None:
     async with Client(use_netrc=False, proxy="127.0.0.1:9") as c:
-        with pytest.raises(ConnectError, match="through proxy http://127.0.0.1:9"):
+        with pytest.raises(ConnectError, match="cannot connect to proxy 127.0.0.1:9: "):
             await c.fetch(f"http://{nginx.host}:{nginx.port}/hello.txt")
 
 
@@ -295,3 +295,25 @@ async def test_cli_proxy_and_noproxy_flags(tmp_path: Path, squid: Endpoint, ngin
     assert rc == 0 and out == b"hello over http\n", err
     await asyncio.sleep(max(0.0, 0.2 - (time.monotonic() - t0)))
     assert await later.requests(0) == []
+
+
+@pytest.mark.parametrize("scheme", ["http", "ftp"])
+def test_a_proxy_that_refuses_connections_is_named_in_one_plain_line(scheme: str) -> None:
+    # was "connection failed while requesting URL through proxy P: Cannot connect to host
+    # 127.0.0.1:1 ssl:default [Connect call failed ('127.0.0.1', 1)]" (aiohttp's words, the URL twice)
+    import socket
+    import subprocess
+
+    import anyurl
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here once closed
+    url = f"{scheme}://127.0.0.1:9/x.bin"
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update({f"{scheme}_proxy": f"http://pu:proxy-pw@127.0.0.1:{port}",
+                "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)})
+    proc = subprocess.run([sys.executable, "-m", "anyurl", "get", "-o", os.devnull, url], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert proc.returncode == ConnectError.exit_code
+    assert proc.stderr == f"anyurl: {url}: cannot connect to proxy 127.0.0.1:{port}: Connection refused\n"

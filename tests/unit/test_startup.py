@@ -246,14 +246,16 @@ _PLAIN_LINES = [
     "get --user-agent X --news-server n:119 --remote-name a", "--timeout 3 get a", "get --continue --quiet a",
     "ls u", "ls --json u", "--debug ls --json-lines -q --timeout 2 u", "stat u", "stat --json --retry 1 u",
     "ls u --proxy http://p:3128", "stat --noproxy=h u",
+    "parse u", "--debug parse --show-password u v", "-v parse u --email=e", "--news-server parse parse u",
 ]
 # argparse's own business: abbreviations, bundled or attached short options, repeats, usage errors, help
 _OTHER_LINES = [
     "get -qO a", "get -oF a", "get --out F a", "get a -q b", "get -o F -O a", "get --parallel 0 a", "get",
     "get -q", "get -- a", "get -i list a", "-h", "get -h", "get -o F -o G a", "get --max-size x a",
     "telnet://h", "get -o -x a", "get -o= a", "get -1 a", "-v --verbose get a", "--version", "get --verb a",
-    "parse a", "get -o", "get --timeout nan a", "ls", "ls a b", "ls --json --json-lines u", "stat --json-lines u",
-    "ls -o F u", "mirror u d", "put f u", "ls --parallel 2 u", "stat --js u",
+    "get -o", "get --timeout nan a", "ls", "ls a b", "ls --json --json-lines u", "stat --json-lines u",
+    "ls -o F u", "mirror u d", "put f u", "ls --parallel 2 u", "stat --js u", "parse", "parse -q u",
+    "--show-password parse u", "parse --show u", "parse u --debug v",
 ]
 
 
@@ -278,15 +280,15 @@ def test_other_command_lines_go_to_argparse(line: str) -> None:
     assert cli._parse_plain_line(cli._insert_default_command(shlex.split(line))) is None
 
 
-@pytest.mark.parametrize("command", ["get", "ls", "stat"])
+@pytest.mark.parametrize("command", ["get", "ls", "stat", "parse"])
 def test_the_quick_reader_knows_every_option(command: str) -> None:
     # an option added to the command in build_parser but not to the quick reader's defaults
     # would be missing from the namespace of every plain line: this names it
     from anyurl import cli
 
     parsed = vars(cli.build_parser().parse_args([command, "u"]))
-    key = "urls" if command == "get" else "url"
-    assert {**cli._QUICK_DEFAULTS[command], key: ["u"] if command == "get" else "u"} == parsed
+    key = "urls" if command in ("get", "parse") else "url"
+    assert {**cli._QUICK_COMMANDS[command].defaults, key: ["u"] if key == "urls" else "u"} == parsed
 
 
 def test_a_plain_get_line_runs_without_argparse(tmp_path: Path) -> None:

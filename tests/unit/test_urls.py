@@ -438,3 +438,14 @@ def test_long_text_encodes_as_run_by_run(text: str, safe: str) -> None:
     assert percent_encode(long, safe) == _needs_encoding(safe).sub(_encode_run, long)
     if "%" not in safe:
         assert percent_decode(percent_encode(long, safe)) == long
+
+
+@pytest.mark.parametrize("text", ["news:<a1.b@host.example>", "news:%3Ca1.b@host.example%3E", "news:<a1.b@host.example",
+                                  "news:%3ca1.b@host.example%3e"])
+def test_a_message_id_with_angle_brackets_says_how_to_write_it(text: str) -> None:
+    # was "character '<' is not allowed here (encode it as %3C)", and once encoded
+    # "character '%' is not allowed here (encode it as %25)": advice that led nowhere
+    with pytest.raises(URLSyntaxError) as info:
+        parse(text)
+    assert "a message-id is written without its angle brackets: news:a1.b@host.example" in str(info.value)
+    assert getattr(parse("news:a1.b@host.example"), "message_id", None) == "a1.b@host.example"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -104,7 +105,13 @@ async def open_connection(
     except TimeoutError as exc:
         raise FetchTimeout(f"connecting to {host}:{port} timed out", url=url) from exc
     except OSError as exc:
-        raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}", url=url) from exc
+        raise ConnectError(f"cannot connect to {host}:{port}: {os_reason(exc)}", url=url) from exc
+
+
+def os_reason(exc: OSError) -> str:
+    """The system's words for *exc*: asyncio's own loop says "Connect call failed ('127.0.0.1', 1)"
+    where uvloop says "Connection refused"; resolver errors (negative codes) keep their text."""
+    return os.strerror(exc.errno) if exc.errno and exc.errno > 0 else str(exc.strerror or exc)
 
 
 async def bounded_readline(reader: asyncio.StreamReader, limit: int, url: object,

@@ -72,12 +72,14 @@ def _is_this_machine(host: str) -> bool:
 
 def _translate(exc: OSError, url: object, path: str) -> TransferError:
     """An OSError from the file system as an anyurl error naming the path."""
+    # the system's words, not as a reply: no server said them ("server said: ..." read oddly)
     why = exc.strerror or str(exc)
     if isinstance(exc, FileNotFoundError) or exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return ResourceNotFound(f"no such file: {path}", url=url, reply=why)
+        detail = "" if exc.errno == errno.ENOENT else f" ({why})"
+        return ResourceNotFound(f"no such file: {path}{detail}", url=url)
     if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
-        return AccessDenied(f"permission denied: {path}", url=url, reply=why)
-    return TransferError(f"cannot read {path}: {why}", url=url, reply=why)
+        return AccessDenied(f"permission denied: {path}", url=url)
+    return TransferError(f"cannot read {path}: {why}", url=url)
 
 
 def _kind(mode: int) -> str:

@@ -30,7 +30,7 @@ from ..errors import (
 from ..protocols import gopher as gp
 from ..response import Body, Entry, Stat
 from ..urls import GopherURL
-from .base import Handler, Request, apply_length
+from .base import Handler, Request, apply_length, os_reason
 from .pool import Lease, Pool
 from .stream import BulkReader
 
@@ -262,7 +262,7 @@ class GopherHandler(Handler):
             raise FetchTimeout(f"connecting to {url.host}:{port} timed out", url=url) from exc
         except OSError as exc:
             await slot.release(False)
-            raise ConnectError(f"cannot connect to {url.host}:{port}: {exc.strerror or exc}", url=url) from exc
+            raise ConnectError(f"cannot connect to {url.host}:{port}: {os_reason(exc)}", url=url) from exc
         except BaseException:
             await slot.release(False)
             raise

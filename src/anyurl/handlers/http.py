@@ -54,6 +54,7 @@ import base64
 import email.utils
 import functools
 import logging
+import os
 import re
 import ssl
 import sys
@@ -211,6 +212,11 @@ def _translate(exc: BaseException, url: object, stage: str) -> AnyURLError:
                              "(or more data than the previous body announced)", url=url)
     if isinstance(exc, aiohttp.InvalidURL):
         return UnsafeURL(f"aiohttp refused the URL: {exc}", url=url)
+    if isinstance(exc, aiohttp.ClientConnectorError):  # not aiohttp's "Cannot connect to host ... ssl:default"
+        what = "proxy " if isinstance(exc, aiohttp.ClientProxyConnectionError) else ""
+        errno = getattr(exc.os_error, "errno", None)
+        reason = os.strerror(errno) if errno else str(exc.os_error)
+        return ConnectError(f"cannot connect to {what}{exc.host}:{exc.port}: {reason}", url=url)
     if isinstance(exc, (aiohttp.ClientConnectionError, OSError)):
         return ConnectError(f"connection failed while {stage}: {exc}", url=url)
     return ProtocolError(f"HTTP error while {stage}: {type(exc).__name__}: {exc}", url=url)

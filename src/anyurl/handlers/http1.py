@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout
 from ..protocols.http1 import Headers, ResponseReader, header_block, request_start, request_tail
+from .base import os_reason
 from .pool import Lease, Pool
 
 if TYPE_CHECKING:
@@ -496,7 +497,7 @@ class H1Client:
             except ssl.SSLError as exc:
                 raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
             except OSError as exc:
-                raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}", url=url) from exc
+                raise ConnectError(f"cannot connect to {host}:{port}: {os_reason(exc)}", url=url) from exc
             return conn
 
         async def acquire(fresh: bool) -> Lease[H1Connection]:

@@ -291,7 +291,10 @@ class MailtoHandler(Handler):
         if not isinstance(url, MailtoURL):
             raise NotRetrievable("send_mail needs a mailto URL", url=url)
         mail_fields = fields_from_url(url, subject=subject, body=body or None, cc=cc, bcc=bcc)
-        settings = self.settings()
+        try:
+            settings = self.settings()
+        except ConfigurationError as exc:  # the message names the URL, as every other error does
+            raise ConfigurationError(exc.message, url=url) from exc
         from_addr = check_address(sender or settings.sender or self.client.anonymous_email, url=url,
                                   what="sender")
         loaded = await asyncio.to_thread(lambda: [_load_attachment(a) for a in attachments]) if attachments else []

@@ -269,8 +269,9 @@ class NewsHandler(Handler):
         spec = self.client.news_server or os.environ.get("NNTPSERVER")
         if not spec or not spec.strip():
             raise ConfigurationError(
-                "news: URLs need a news server: pass Client(news_server='host[:port]') "
-                "or set the NNTPSERVER environment variable (host, host:port or nntps://host:port)",
+                "news: URLs need a news server: `anyurl --news-server HOST[:PORT]`, "
+                "Client(news_server='host[:port]') in Python, or the NNTPSERVER environment variable "
+                "(host, host:port or nntps://host:port)",
                 url=url)
         return parse_server(spec.strip(), opts, url)
 

@@ -264,7 +264,8 @@ class ProsperoHandler(Handler):
             except TimeoutError:
                 continue
             if proto.error is not None:
-                raise ConnectError(f"{url.host}:{url.port or 1525}: {proto.error.strerror or proto.error}",
+                raise ConnectError(f"no Prospero server at {url.host}:{url.port or 1525}: "
+                                   f"{proto.error.strerror or proto.error}",
                                    url=url) from proto.error
             try:
                 header, payload = pp.decode_packet(data)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import (
+    AnyURLError,
     ConnectError,
     FetchTimeout,
     NotRetrievable,
@@ -119,11 +120,13 @@ class _Session:
         self.slot: Lease[Any] | None = None  # the per-host slot, released at close
 
     async def call(self, apdu: bytes) -> Any:
+        if self.writer.is_closing():  # the target hung up (uvloop's write would raise RuntimeError)
+            raise ConnectError("the target closed the connection", url=self.url)
         try:
             self.writer.write(apdu)
             await self.writer.drain()
         except OSError as exc:
-            raise ConnectError(f"connection lost while sending: {exc}", url=self.url) from exc
+            raise ConnectError(f"connection lost while sending: {exc.strerror or exc}", url=self.url) from exc
         return await self._receive()
 
     async def _receive(self) -> Any:
@@ -146,7 +149,9 @@ class _Session:
         except z3950.Z3950Error as exc:
             raise ProtocolError(f"bad APDU from the target: {exc}", url=self.url) from exc
         except OSError as exc:
-            raise ConnectError(f"connection lost: {exc}", url=self.url) from exc
+            if isinstance(exc, AnyURLError):  # ConnectError is an OSError: raised above, not wrapped twice
+                raise
+            raise ConnectError(f"connection lost: {exc.strerror or exc}", url=self.url) from exc
         data = bytes(self.buffer[:n])
         del self.buffer[:n]
         self.scanner.reset()  # the next APDU starts at the buffer's start
@@ -162,10 +167,11 @@ class _Session:
 
     async def close(self) -> None:
         try:
-            self.writer.write(z3950.encode_close())
-            await self.writer.drain()
-        except (OSError, z3950.Z3950Error):
-            pass  # the association is over either way
+            if not self.writer.is_closing():  # a target that hung up gets no Close
+                self.writer.write(z3950.encode_close())
+                await self.writer.drain()
+        except (OSError, RuntimeError, z3950.Z3950Error):
+            pass  # the association is over either way (uvloop raises RuntimeError on a closed transport)
         self.writer.close()
         try:
             await self.writer.wait_closed()
