@@ -1422,7 +1422,7 @@ def parse(text: str, *, strict: bool = False) -> URL:
     the position and the BNF rule broken. See the module docstring for what
     ``strict`` changes.
     """
-    if not strict and text.isascii():
+    if not strict and text.__class__ is str and text.isascii():
         url = _parse_fast(text)
         if url is not None:
             return url
@@ -1430,6 +1430,8 @@ def parse(text: str, *, strict: bool = False) -> URL:
 
 
 def _parse_full(text: str, strict: bool) -> URL:
+    if not isinstance(text, str):  # (bytes would reach the regexes; an int has no isascii)
+        raise TypeError(f"a URL must be a str, not {type(text).__name__}")
     m = _SCHEME().match(text)
     if m is None:
         raise _scheme_error(text)

@@ -449,3 +449,14 @@ def test_a_message_id_with_angle_brackets_says_how_to_write_it(text: str) -> Non
         parse(text)
     assert "a message-id is written without its angle brackets: news:a1.b@host.example" in str(info.value)
     assert getattr(parse("news:a1.b@host.example"), "message_id", None) == "a1.b@host.example"
+
+
+@pytest.mark.parametrize("value", [123, b"http://example.com/", None, ["http://example.com/"]])
+async def test_a_url_that_is_not_a_str_is_a_type_error_naming_the_type(value: object) -> None:
+    # (it was AttributeError "'int' object has no attribute 'isascii'", or a regex TypeError for bytes)
+    import anyurl
+
+    with pytest.raises(TypeError, match=f"a URL must be a str, not {type(value).__name__}"):
+        anyurl.parse(value)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=f"a URL must be a str, not {type(value).__name__}"):
+        await anyurl.fetch(value)  # type: ignore[arg-type]
