@@ -928,6 +928,9 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         if args.dir:
             try:
                 os.makedirs(directory, exist_ok=True)
+            except FileExistsError:  # (makedirs' "File exists" did not say what was wrong)
+                rep.error(f"-d {directory}: exists and is not a directory")
+                return TransferError.exit_code
             except OSError as exc:
                 rep.error(f"cannot create directory {directory}: {exc.strerror or exc}")
                 return TransferError.exit_code

@@ -177,6 +177,16 @@ def test_empty_file_options_and_o_with_a_directory_are_usage_errors(source: Path
     assert sorted(p.name for p in work.rglob("*")) == ["sub"]
 
 
+def test_d_naming_a_file_says_it_is_not_a_directory(source: Path, tmp_path: Path) -> None:
+    # was: "anyurl: cannot create directory out.txt: File exists"
+    (tmp_path / "out.txt").write_text("mine\n")
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.run([sys.executable, "-m", "anyurl", "get", "-d", "out.txt", source.as_uri()],
+                          capture_output=True, timeout=60, env=env, cwd=tmp_path)
+    assert (proc.returncode, proc.stderr.decode()) == (10, "anyurl: -d out.txt: exists and is not a directory\n")
+    assert (tmp_path / "out.txt").read_text() == "mine\n"
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
 def test_max_size_on_standard_output_lets_nothing_past_the_limit() -> None:
     # was: the first 1 MiB chunk written out, then "resource larger than the limit of 1024 bytes"
