@@ -27,7 +27,6 @@ pieces of a chunked body (a chunk-size line or trailer that never ends).
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
 from typing import Any
 
@@ -121,29 +120,18 @@ class Headers(dict[str, str]):
     @classmethod
     def from_fields(cls, fields: Iterable[tuple[bytes, bytes]]) -> Headers:
         """Headers from the (name, value) bytes of a head, decoded as Latin-1 (values stripped)."""
-        raw: list[bytes] = []
-        for n, v in fields:
-            raw.append(n)
-            raw.append(v)
-        return cls.from_raw(raw)
-
-    @classmethod
-    def from_raw(cls, raw: list[bytes]) -> Headers:
-        """:meth:`from_fields` of a flat list ``[name, value, name, value, ...]`` (what
-        :class:`ResponseReader` keeps as the parser hands fields over)."""
-        # decoded and stripped by C-level maps, not a Python loop per field; a head whose
-        # names repeat (in any case) is joined field by field
-        names = list(map(str, raw[0::2], _LATIN1))
-        values = map(str.strip, map(str, raw[1::2], _LATIN1))
-        lower = dict(zip(map(str.lower, names), names, strict=True))
-        h = cls.__new__(cls)
-        if len(lower) == len(names):
-            dict.update(h, zip(names, values, strict=True))
-            h._lower = lower
-            return h
-        h._lower = {}
-        for name, value in zip(names, values, strict=True):
-            h.add(name, value)
+        h = cls()
+        lower = h._lower
+        for n, v in fields:  # (add, inline: a head has ~10 fields, each a call less)
+            name = n.decode("latin-1")
+            value = v.decode("latin-1").strip()
+            key = name.lower()
+            have = lower.get(key)
+            if have is None:
+                lower[key] = name
+                h[name] = value
+            else:
+                h[have] = f"{dict.__getitem__(h, have)}, {value}"
         return h
 
     def __getitem__(self, name: str) -> str:
@@ -161,7 +149,6 @@ class Headers(dict[str, str]):
 
 
 _NO_HEADERS = Headers()  # a reader's headers before its head arrived
-_LATIN1 = itertools.repeat("latin-1")  # (str(b, "latin-1") by map: each field's decode, no Python call)
 
 
 class _Stop(Exception):
@@ -179,7 +166,7 @@ class ResponseReader:
 
     __slots__ = ("method", "url", "max_head", "max_framing", "status", "reason", "headers",
                  "content_length", "head_done", "complete", "keep_alive", "received", "_parser",
-                 "_head_bytes", "_raw", "_interim", "_direct", "_left", "_pieces", "_error",
+                 "_head_bytes", "_fields", "_nfields", "_interim", "_direct", "_left", "_pieces", "_error",
                  "_stall", "_chunked", "_after_end")
 
     def __init__(self, method: str, url: object = None, *, max_head: int = 1 << 17,
@@ -198,7 +185,8 @@ class ResponseReader:
         self.received = 0  # body bytes handed out
         self._parser: Any = httptools.HttpResponseParser(self)
         self._head_bytes = 0
-        self._raw: list[bytes] = []  # this head's fields as the parser gives them: name, value, ...
+        self._fields: Headers | None = None  # this head's, decoded as the parser gives them
+        self._nfields = 0
         self._interim = False
         self._direct = False  # slicing the body here, without the parser
         self._left: int | None = None  # Content-Length bytes still to come (direct)
@@ -219,14 +207,23 @@ class ResponseReader:
         self.reason = reason.decode("latin-1").strip()
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        # kept as bytes and decoded once for the whole head (Headers.from_raw): per field,
-        # a call from the parser is all
-        raw = self._raw
-        if len(raw) >= 2 * MAX_HEADERS:
+        n = self._nfields
+        if n >= MAX_HEADERS:
             self._error = ProtocolError(f"response has more than {MAX_HEADERS} header fields", url=self.url)
             raise _Stop
-        raw.append(name)
-        raw.append(value)
+        self._nfields = n + 1
+        h = self._fields
+        if h is None:
+            h = self._fields = Headers()
+        # (Headers.add, inline: a head has ~10 fields, each a call less)
+        text = name.decode("latin-1")
+        key = text.lower()
+        have = h._lower.get(key)
+        if have is None:
+            h._lower[key] = text
+            h[text] = value.decode("latin-1").strip()
+        else:
+            h[have] = f"{dict.__getitem__(h, have)}, {value.decode('latin-1').strip()}"
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
@@ -239,8 +236,8 @@ class ResponseReader:
         self.status = status
         self.head_done = True
         self.keep_alive = bool(self._parser.should_keep_alive())
-        self.headers = h = Headers.from_raw(self._raw)
-        self._raw = []
+        h = self._fields
+        self.headers = h = Headers() if h is None else h
         lower = h._lower
         te = lower.get("transfer-encoding")
         if te is not None:
@@ -279,7 +276,8 @@ class ResponseReader:
     def on_message_complete(self) -> None:
         if self._interim:
             self._interim = False
-            self._raw = []
+            self._fields = None
+            self._nfields = 0
             self.headers = _NO_HEADERS
             self.reason = ""
             return
