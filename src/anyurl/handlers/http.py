@@ -53,12 +53,13 @@ import asyncio
 import base64
 import email.utils
 import functools
+import itertools
 import logging
 import re
 import ssl
 import sys
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -319,6 +320,9 @@ class _Response(Protocol):
     content_length: int | None
     content_type: str
     charset: str | None
+    @property
+    def buffered_body(self) -> Callable[[], list[bytes] | None] | None:
+        """What gives the whole body at once when all of it arrived (the lean path's), else None."""
 
     @property
     def headers(self) -> Mapping[str, str]:
@@ -339,6 +343,8 @@ class _Response(Protocol):
 
 class _AioResponse:
     """An aiohttp response seen through :class:`_Response`."""
+
+    buffered_body: Callable[[], list[bytes] | None] | None = None
 
     def __init__(self, resp: aiohttp.ClientResponse, pool: Pool[Any], address: tuple[str, int]) -> None:
         self.resp = resp
@@ -884,7 +890,7 @@ class _BodyChunks:
     per small body, a generator's setup and finalizer bookkeeping cost more than this."""
 
     __slots__ = ("_resp", "_url", "_size", "_expected", "_skip", "_offset", "_decoder", "_pending",
-                 "_received", "_over", "_done", "_body")
+                 "_received", "_over", "_done", "_body", "_first")
 
     def __init__(self, resp: _Response, url: object, chunk_size: int, expected: int | None, skip: int,
                  offset: int, decoder: _Decoder | None) -> None:
@@ -900,6 +906,7 @@ class _BodyChunks:
         self._over = False
         self._done = False  # every piece arrived and passed the checks
         self._body: Body | None = None  # the body counting what is read (bind_body)
+        self._first = True  # no piece asked for yet
 
     def __aiter__(self) -> _BodyChunks:
         return self
@@ -908,6 +915,13 @@ class _BodyChunks:
         if self._over:
             raise StopAsyncIteration
         try:
+            if self._first:
+                self._first = False
+                buffered = self._resp.buffered_body
+                if buffered is not None and not self._skip:
+                    pieces = buffered()
+                    if pieces is not None:  # all of it arrived already (a small body)
+                        return await self._first_whole(pieces)
             # (_next's loop, inline: one coroutine less per piece)
             decoder = self._decoder
             while True:
@@ -946,11 +960,12 @@ class _BodyChunks:
                     self._body.bytes_read += len(data)
                 return data
         except StopAsyncIteration:
-            self._over = self._done = True
-            if self._body is not None:
-                self._body._exhausted = True
-                self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
-            await self._resp.release()  # the whole body arrived: the connection may be reused
+            if not self._done:  # (else released already: an empty body taken whole)
+                self._over = self._done = True
+                if self._body is not None:
+                    self._body._exhausted = True
+                    self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
+                await self._resp.release()  # the whole body arrived: the connection may be reused
             raise
         except BaseException as exc:
             self._over = True
@@ -959,6 +974,44 @@ class _BodyChunks:
             if isinstance(exc, Exception) and not isinstance(exc, AnyURLError):
                 raise _translate(exc, self._url, "reading the body") from exc
             raise
+
+    async def _first_whole(self, pieces: list[bytes]) -> bytes:
+        """:meth:`__anext__`'s answer when the whole body is in *pieces* (nothing read yet): one
+        piece for all of it, checked once, and the response released at once, so the next
+        call ends the iteration with no read through the response. Decoded output still comes
+        in pieces of at most the chunk size (a second one left for the next calls)."""
+        received = sum(map(len, pieces))
+        self._received = received
+        expected = self._expected
+        if expected is not None and received != expected:
+            if received > expected:
+                raise OverlongTransfer(f"server sent more than the {expected} bytes it announced "
+                                       f"({_announced(self._resp)})", url=self._url)
+            raise TruncatedTransfer(f"connection closed after {received} of {expected} bytes", url=self._url)
+        data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        decoder = self._decoder
+        if decoder is not None:
+            it = decoder.feed(data) if data else iter(())
+            first = next(it, None)
+            second = None if first is None else next(it, None)
+            if second is not None:  # more than one piece: the rest from the loop
+                self._pending = itertools.chain((second,), it)
+                if self._body is not None:
+                    self._body.bytes_read += len(first)  # type: ignore[arg-type]
+                return first  # type: ignore[return-value]
+            decoder.finish(received)
+            data = b"" if first is None else first
+        # the end of the body: released now (the connection may be reused)
+        self._over = self._done = True
+        body = self._body
+        if body is not None:
+            body.bytes_read += len(data)
+            body._exhausted = True
+            self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
+        await self._resp.release()
+        if not data:
+            raise StopAsyncIteration
+        return data
 
     def bind_body(self, body: Body) -> _BodyChunks:
         """Iterate for *body* (``Body.__aiter__``/``read``): its ``bytes_read`` and ``complete``
@@ -969,8 +1022,9 @@ class _BodyChunks:
     async def read_all(self, max_size: int | None) -> bytes:
         """The rest of the body at once (``Body.read``'s fast path: no chunk iteration
         around each piece), at most *max_size* bytes (TransferError past it)."""
-        buffered = getattr(self._resp, "buffered_body", None)
-        if buffered is not None and not self._over and not self._received and not self._skip:
+        buffered = self._resp.buffered_body
+        if buffered is not None and self._first and not self._over and not self._skip:
+            self._first = False
             pieces = buffered()
             if pieces is not None:  # all of it arrived already (a small body): no loop
                 return await self._whole(pieces, max_size)
