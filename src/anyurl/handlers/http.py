@@ -319,6 +319,7 @@ class _Response(Protocol):
     content_length: int | None
     content_type: str
     charset: str | None
+
     @property
     def buffered_body(self) -> Callable[[], list[bytes] | None] | None:
         """What gives the whole body at once when all of it arrived (the lean path's), else None."""
@@ -992,12 +993,13 @@ class _BodyChunks:
         if decoder is not None:
             it = decoder.feed(data) if data else iter(())
             first = next(it, None)
-            second = None if first is None else next(it, None)
-            if second is not None:  # more than one piece: the rest from the loop
-                self._pending = itertools.chain((second,), it)
-                if self._body is not None:
-                    self._body.bytes_read += len(first)  # type: ignore[arg-type]
-                return first  # type: ignore[return-value]
+            if first is not None:
+                second = next(it, None)
+                if second is not None:  # more than one piece: the rest from the loop
+                    self._pending = itertools.chain((second,), it)
+                    if self._body is not None:
+                        self._body.bytes_read += len(first)
+                    return first
             decoder.finish(received)
             data = b"" if first is None else first
         # the end of the body: released now (the connection may be reused)
