@@ -110,6 +110,27 @@ async def test_a_body_dropped_unread_closes_its_connection_a_whole_one_keeps_it(
     # never reused after unread data; reused after a whole body
     assert conn["/big.txt"] != conn["/many/f0001.txt"] == conn["/many/f0002.txt"]
 
+async def test_a_small_body_comes_as_one_piece_and_frees_its_connection_with_it(
+        nginx: Endpoint, log: AccessLog) -> None:
+    # one connection per host: the second request gets it only if the first body gave it back
+    # with its one piece (before the iteration ended); gzip (nginx compresses .txt) and identity
+    base = f"http://{nginx.host}:{nginx.port}"
+    for i, headers in enumerate(({}, {"Accept-Encoding": "identity"})):
+        async with Client(limits=Limits(per_host=1), timeouts=anyurl.Timeouts(pool=5),
+                          http=HTTPOptions(headers=headers)) as c:
+            async with c.open(f"{base}/many/f0003.txt") as body:
+                it = aiter(body)
+                first = await anext(it)
+                assert first == www(nginx, "many/f0003.txt") and body.complete
+                other = await asyncio.wait_for(c.fetch(f"{base}/many/f0004.txt"), 5)
+                assert other.content == www(nginx, "many/f0004.txt")
+                with pytest.raises(StopAsyncIteration):
+                    await anext(it)
+        lines = (await log.lines(2 * i + 2))[2 * i:]
+        assert [x["request"].split()[1] for x in lines] == ["/many/f0003.txt", "/many/f0004.txt"]
+        assert len({x["conn"] for x in lines}) == 1
+
+
 async def test_aiohttp_path_on_request_serves_the_same_bytes(nginx: Endpoint, log: AccessLog) -> None:
     url = f"http://{nginx.host}:{nginx.port}/big.txt"
     async with Client() as lean, Client(http=HTTPOptions(lean=False)) as aio:

@@ -219,3 +219,42 @@ def test_request_start_refuses_a_target_that_would_break_the_wire(target: str, m
 def test_request_tail_refuses_a_host_that_would_break_the_wire() -> None:
     with pytest.raises(UnsafeURL, match="host contains CR"):
         request_tail("h\r\nX: y", (None, ""), url="http://h/")
+
+
+def _reference(head: bytes) -> Headers:
+    """The head's fields added one by one (Headers.add): the mapping as it was built before
+    heads were decoded in one go."""
+    h = Headers()
+    for line in head.split(b"\r\n")[1:]:
+        if line:
+            name, _, value = line.partition(b":")
+            h.add(name.decode("latin-1"), value.decode("latin-1").strip(" \t"))
+    return h
+
+
+@pytest.mark.parametrize("fields", [
+    b"Server: nginx\r\nContent-Length: 0\r\nETag: \"x\"\r\n",
+    b"Via: a\r\nVIA: b\r\nvia: c\r\nContent-Length: 0\r\n",  # one field, three spellings: joined, first kept
+    b"Set-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Empty:\r\nContent-Length: 0\r\n",
+    b"X-Latin: caf\xe9\r\nX-Space:   a b  \r\nX-Tab: \ta\tb\t\r\nContent-Length: 0\r\n",
+    b"".join(b"X-%d: v%d\r\n" % (i % 7, i) for i in range(40)) + b"Content-Length: 0\r\n",
+], ids=["plain", "repeated-any-case", "repeated-and-empty", "latin1-and-whitespace", "many-repeats"])
+def test_a_head_decoded_at_once_is_the_mapping_built_field_by_field(fields: bytes) -> None:
+    head = b"HTTP/1.1 200 OK\r\n" + fields
+    r = ResponseReader("GET")
+    r.feed(head + b"\r\n")
+    want = _reference(head)
+    assert r.complete and isinstance(r.headers, Headers)
+    assert dict(r.headers) == dict(want) and list(r.headers) == list(want)
+    for name in want:  # case-insensitive lookups, in and get as before
+        for spelled in (name, name.lower(), name.upper()):
+            assert r.headers[spelled] == want[name] and spelled in r.headers and r.headers.get(spelled) == want[name]
+    assert Headers.from_fields([(b"A", b" 1 "), (b"a", b"2")]) == {"A": "1, 2"}
+
+
+@pytest.mark.parametrize("value", [b"a\x00b", b"a\x7fb", b"a\x01b", b"a\rb"])
+def test_a_field_with_control_bytes_is_refused(value: bytes) -> None:
+    r = ResponseReader("GET", url="http://h/x")
+    with pytest.raises(ProtocolError, match="invalid HTTP response head") as info:
+        r.feed(b"HTTP/1.1 200 OK\r\nX-V: " + value + b"\r\nContent-Length: 0\r\n\r\n")
+    assert info.value.url == "http://h/x"

@@ -195,7 +195,7 @@ def test_quick_commands_import_nothing_they_do_not_use(argv: list[str], forbidde
     ("ftp://127.0.0.1:1/x", 13, ("email", "httptools", "anyurl.handlers.http")),   # refused: the handler ran
     ("gopher://127.0.0.1:1/0x", 13, ("email", "httptools", "anyurl.handlers.http", "datetime",
                                      "anyurl.protocols.proxy")),
-    ("http://127.0.0.1:1/x", 13, ()),   # the lean HTTP path: no aiohttp for a plain request
+    ("http://127.0.0.1:1/x", 13, ("email",)),   # the lean HTTP path: no aiohttp (nor email) for a plain request
 ])
 def test_get_imports_nothing_it_does_not_use(url: str, exit_code: int, also_forbidden: tuple[str, ...],
                                              tmp_path: Path) -> None:

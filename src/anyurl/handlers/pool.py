@@ -23,7 +23,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
-from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..errors import AnyURLError, ConnectError, PoolTimeout
@@ -58,19 +57,26 @@ C = TypeVar("C", bound=Connection)
 T = TypeVar("T")
 
 
-@dataclass
 class _Idle(Generic[C]):
-    conn: C
-    since: float
+    """An idle connection and when it became idle. (Plain classes here, not dataclasses:
+    one per request, and ~1 ms less at import.)"""
+
+    __slots__ = ("conn", "since")
+
+    def __init__(self, conn: C, since: float) -> None:
+        self.conn = conn
+        self.since = since
 
 
-@dataclass
 class _Host(Generic[C]):
     """The connections to one host:port."""
 
-    busy: int = 0
-    idle: list[_Idle[C]] = field(default_factory=list)  # oldest first
-    waiters: deque[asyncio.Future[None]] = field(default_factory=deque)
+    __slots__ = ("busy", "idle", "waiters")
+
+    def __init__(self) -> None:
+        self.busy = 0
+        self.idle: list[_Idle[C]] = []  # oldest first
+        self.waiters: deque[asyncio.Future[None]] = deque()
 
     def wake(self) -> None:
         # Every waiter checks again: the few that fit go on, the others wait again.
