@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -112,6 +112,8 @@ class Client:
         # scheme -> (handler class, its instance), once looked up
         self._by_scheme: dict[str, tuple[type[Handler], Handler]] = {}
         self._closed = False
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop its connections belong to
+        self._loop_end: AsyncGenerator[None, None] | None = None  # closed by the loop's shutdown
         self._proxy_settings: tuple[str | None, str | None, bool] | None = None
         self._proxy_env: dict[str, str] | None = None
         self._proxy_answers: dict[tuple[str, str, int | None], str | None] = {}
@@ -229,12 +231,46 @@ class Client:
         """The :class:`Request` a call with these arguments hands its handler."""
         u = url if isinstance(url, URL) else parse(url)
         t = self.timeouts if timeouts is None else _typed("timeouts", timeouts, Timeouts) or self.timeouts
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._bind(loop, u)
         deadline = None
         if t.total is not None:
-            deadline = asyncio.get_running_loop().time() + t.total
+            deadline = loop.time() + t.total
         return Request(u, t, self.limits if limits is None else _typed("limits", limits, Limits) or self.limits,
                        self.retry if retry is None else _typed("retry", retry, Retry) or self.retry,
                        offset, length, options, deadline)
+
+    def _bind(self, loop: asyncio.AbstractEventLoop, url: URL) -> None:
+        """Tie the Client to *loop*. After ``asyncio.run`` ended the previous loop, its pooled
+        connections are dead (their transports cannot even be closed there): drop them and
+        start afresh. A Client still in use on a running loop cannot serve a second one."""
+        old = self._loop
+        if old is not None and not old.is_closed():
+            raise ConfigurationError(
+                "this Client is in use on another event loop; a Client serves one loop at a time "
+                "(make one Client per loop)", url=url)
+        if old is not None:
+            log.debug("Client moved to a new event loop: dropping the connections of the closed one")
+            self._handlers = {}
+            self._by_scheme = {}
+        self._loop = loop
+        # A parked async generator: asyncio.run (and uvloop) close every open one before
+        # closing the loop, so its ``finally`` closes the pooled connections politely while
+        # the loop still runs, also for a Client nobody closed.
+        agen = self._until_loop_end()
+        try:
+            agen.asend(None).send(None)
+        except StopIteration:
+            self._loop_end = agen
+
+    async def _until_loop_end(self) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            if self._loop_end is not None:  # (not closed by aclose())
+                self._loop_end = None
+                await self._close_handlers()
 
     async def _attempts(self, req: Request, op: Callable[[Request], Awaitable[T]]) -> T:
         """Run *op* under ``req.retry``: retried errors wait their backoff, never past the deadline."""
@@ -388,6 +424,12 @@ class Client:
     async def aclose(self) -> None:
         """Close every pooled connection."""
         self._closed = True
+        agen, self._loop_end = self._loop_end, None
+        if agen is not None:
+            await agen.aclose()
+        await self._close_handlers()
+
+    async def _close_handlers(self) -> None:
         handlers, self._handlers = list(self._handlers.values()), {}
         self._by_scheme = {}
         for h in handlers:
