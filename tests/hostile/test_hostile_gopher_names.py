@@ -4,9 +4,12 @@ say what the menu line said, lead nowhere local, and name files safely."""
 
 from __future__ import annotations
 
+import time
+
+import pytest
 from tests.hostile.gopher_menus import gopher_menus
 
-from anyurl import Client, Timeouts
+from anyurl import Client, FetchTimeout, Timeouts
 
 
 async def test_hostile_menu_items_are_bounded_to_what_they_say() -> None:
@@ -33,3 +36,21 @@ async def test_hostile_menu_items_are_bounded_to_what_they_say() -> None:
     assert got["up"].name == "passwd"
     assert all("/" not in e.name and e.name not in (".", "..") for e in got.values())
     assert g.log == [""]
+
+
+async def test_silent_gopher_server_ends_at_the_total_timeout_and_says_so() -> None:
+    # The read wait was cut to what was left of Timeouts.total, and the message printed that
+    # remainder ("no data from the gopher server for 0.6971001799975056 s").
+    with gopher_menus({}, tarpit=True) as g:
+        async with Client(timeouts=Timeouts(read=30, total=0.5)) as c:
+            t0 = time.monotonic()
+            with pytest.raises(FetchTimeout) as info:
+                async for _ in c.ls(f"gopher://127.0.0.1:{g.port}/1/slow"):
+                    pass
+            took = time.monotonic() - t0
+            assert 0.4 < took < 3
+            assert str(info.value) == (f"gopher://127.0.0.1:{g.port}/1/slow: "
+                                       "the gopher transfer took longer than the total timeout 0.5 s")
+        async with Client(timeouts=Timeouts(read=0.5)) as c:
+            with pytest.raises(FetchTimeout, match=r"no data from the gopher server for 0.5 s$"):
+                await c.fetch(f"gopher://127.0.0.1:{g.port}/0/slow")
