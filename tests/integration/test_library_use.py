@@ -13,7 +13,7 @@ from fixtures.servers import _ftp_seed as seed
 from fixtures.servers import vsftpd
 
 from anyurl import AnyURLError, Client
-from anyurl.errors import ConfigurationError
+from anyurl.errors import ConfigurationError, TransferError
 
 
 def _sockets() -> set[str]:
@@ -71,3 +71,22 @@ async def test_client_busy_on_a_running_loop_refuses_another(ftp: Endpoint) -> N
         assert "in use on another event loop" in str(exc) and str(exc).startswith(url)
         # and this loop's pool is untouched
         assert (await client.fetch(url)).content == seed.HELLO
+
+
+async def test_reading_a_body_after_its_block_is_an_error_not_empty_bytes(ftp: Endpoint) -> None:
+    """`async with client.open(url) as body: ...` then `await body.read()` outside the block gave
+    b"" (and `async for` nothing), which looks like an empty file."""
+    async with Client() as client:
+        async with client.open(ftp.url("ftp", "/pub/blob.bin")) as body:
+            first = await anext(aiter(body))
+        with pytest.raises(TransferError, match=r"the body was closed after \d+ bytes, before its end"):
+            await body.read()
+        with pytest.raises(TransferError):
+            async for _ in body:
+                pass
+        assert first == seed.blob()[:len(first)]
+        # a body read to its end and then closed is simply over
+        async with client.open(ftp.url("ftp", "/pub/hello.txt")) as body:
+            assert await body.read() == seed.HELLO
+        assert await body.read() == b""
+        assert (await client.fetch(ftp.url("ftp", "/pub/hello.txt"))).content == seed.HELLO
