@@ -689,6 +689,7 @@ class _GuardedBody:
         self.req = req
         self.current = body
         self.attempt = 1
+        self.loop = asyncio.get_running_loop()
         self.outer = Body(body.url, self._chunks(), content_type=body.content_type, size=body.size,
                           entries=body.entries, meta=body.meta, offset=body.offset,
                           on_close=self._close, charset=body.charset, resumable=body.resumable)
@@ -702,8 +703,14 @@ class _GuardedBody:
 
     async def _next(self, it: AsyncIterator[T], what: str) -> T | None:
         """The next entry or chunk of *it* (None at its end), waiting no later than the deadline."""
+        deadline = self.req.deadline
+        # data already buffered is handed out without a wait, so the timeout below never
+        # fires for a consumer slower than the server: check the clock itself
+        if deadline is not None and self.loop.time() >= deadline:
+            raise FetchTimeout(f"{what} took longer than the total timeout {self.req.timeouts.total} s",
+                               url=self.req.url)
         try:
-            async with asyncio.timeout_at(self.req.deadline):
+            async with asyncio.timeout_at(deadline):
                 return await anext(it, None)
         except TimeoutError as exc:
             if isinstance(exc, AnyURLError):

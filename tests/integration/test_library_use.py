@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import _ftp_seed as seed
 from fixtures.servers import vsftpd
 
-from anyurl import AnyURLError, Client
+from anyurl import AnyURLError, Client, FetchTimeout, Limits, Retry, Timeouts
 from anyurl.errors import ConfigurationError, TransferError
 
 
@@ -89,4 +90,27 @@ async def test_reading_a_body_after_its_block_is_an_error_not_empty_bytes(ftp: E
         async with client.open(ftp.url("ftp", "/pub/hello.txt")) as body:
             assert await body.read() == seed.HELLO
         assert await body.read() == b""
+        assert (await client.fetch(ftp.url("ftp", "/pub/hello.txt"))).content == seed.HELLO
+
+
+@pytest.mark.parametrize("retry", [1, 2])
+async def test_total_timeout_bounds_a_stream_read_by_a_slow_consumer(ftp: Endpoint, retry: int) -> None:
+    """docs/client.md: for open() the deadline bounds the whole stream, the caller's time between
+    chunks included. The chunks of a fast server were already buffered, so the wait for each
+    never reached the deadline: Timeouts(total=0.5) let a slow reader go on for 15 s."""
+    vsftpd.ensure_big(ftp.info, 20_000_000)
+    url = ftp.url("ftp", "/pub/big.bin")
+    async with Client(timeouts=Timeouts(total=0.5), limits=Limits(chunk_size=1 << 16),
+                      retry=Retry(attempts=retry)) as client:
+        t0 = time.monotonic()
+        got = 0
+        with pytest.raises(FetchTimeout) as info:
+            async with client.open(url) as body:
+                async for chunk in body:
+                    got += len(chunk)
+                    await asyncio.sleep(0.05)
+        took = time.monotonic() - t0
+        assert str(info.value) == f"{url}: transfer took longer than the total timeout 0.5 s"
+        assert 0.45 < took < 2.0 and 0 < got < 20_000_000
+        # the pool is sane afterwards
         assert (await client.fetch(ftp.url("ftp", "/pub/hello.txt"))).content == seed.HELLO
