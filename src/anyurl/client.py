@@ -244,31 +244,32 @@ class Client:
     def _bind(self, loop: asyncio.AbstractEventLoop, url: URL) -> None:
         """Tie the Client to *loop*. After ``asyncio.run`` ended the previous loop, its pooled
         connections are dead (their transports cannot even be closed there): drop them and
-        start afresh. A Client still in use on a running loop cannot serve a second one."""
+        start afresh. A Client whose loop still runs cannot serve a second one."""
         old = self._loop
-        if old is not None and not old.is_closed():
+        if old is not None and old.is_running():
             raise ConfigurationError(
                 "this Client is in use on another event loop; a Client serves one loop at a time "
                 "(make one Client per loop)", url=url)
         if old is not None:
-            log.debug("Client moved to a new event loop: dropping the connections of the closed one")
+            log.debug("Client moved to a new event loop: dropping the connections of the old one")
             self._handlers = {}
             self._by_scheme = {}
         self._loop = loop
         # A parked async generator: asyncio.run (and uvloop) close every open one before
         # closing the loop, so its ``finally`` closes the pooled connections politely while
         # the loop still runs, also for a Client nobody closed.
-        agen = self._until_loop_end()
+        agen = self._until_loop_end(loop)
         try:
             agen.asend(None).send(None)
         except StopIteration:
             self._loop_end = agen
 
-    async def _until_loop_end(self) -> AsyncGenerator[None, None]:
+    async def _until_loop_end(self, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[None, None]:
         try:
             yield
         finally:
-            if self._loop_end is not None:  # (not closed by aclose())
+            # (not after aclose(), nor once the Client moved on to another loop)
+            if self._loop is loop and self._loop_end is not None:
                 self._loop_end = None
                 await self._close_handlers()
 

@@ -5,8 +5,10 @@ server logged, which descriptors stayed open)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import time
+import warnings
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
@@ -114,3 +116,33 @@ async def test_total_timeout_bounds_a_stream_read_by_a_slow_consumer(ftp: Endpoi
         assert 0.45 < took < 2.0 and 0 < got < 20_000_000
         # the pool is sane afterwards
         assert (await client.fetch(ftp.url("ftp", "/pub/hello.txt"))).content == seed.HELLO
+
+
+def test_client_moves_from_a_stopped_loop_that_was_never_closed(ftp: Endpoint) -> None:
+    """loop.run_until_complete on one loop, then on another, the first left unclosed: the
+    first loop runs nothing any more, so the Client moves on (not "in use on another loop"),
+    and the first loop's end later does not close the connections of the second."""
+    url = ftp.url("ftp", "/pub/hello.txt")
+    first, second = asyncio.new_event_loop(), asyncio.new_event_loop()
+    client = Client()
+
+    async def once() -> bytes:
+        return (await client.fetch(url)).content
+
+    # the first loop's pooled connection is abandoned with it: its socket closes when
+    # collected, with the ResourceWarning an unclosed loop deserves
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        try:
+            assert first.run_until_complete(once()) == seed.HELLO
+            assert second.run_until_complete(once()) == seed.HELLO
+            first.run_until_complete(first.shutdown_asyncgens())  # the first loop's end
+            mark = os.path.getsize(ftp.info["log"])
+            # the second loop's idle connection survived it: reused, no new login
+            assert second.run_until_complete(once()) == seed.HELLO
+            assert "USER anonymous" not in vsftpd.commands(ftp.info["log"], mark)
+            second.run_until_complete(client.aclose())
+        finally:
+            second.close()
+            first.close()
+            gc.collect()
