@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -112,6 +112,8 @@ class Client:
         # scheme -> (handler class, its instance), once looked up
         self._by_scheme: dict[str, tuple[type[Handler], Handler]] = {}
         self._closed = False
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop its connections belong to
+        self._loop_end: AsyncGenerator[None, None] | None = None  # closed by the loop's shutdown
         self._proxy_settings: tuple[str | None, str | None, bool] | None = None
         self._proxy_env: dict[str, str] | None = None
         self._proxy_answers: dict[tuple[str, str, int | None], str | None] = {}
@@ -229,12 +231,47 @@ class Client:
         """The :class:`Request` a call with these arguments hands its handler."""
         u = url if isinstance(url, URL) else parse(url)
         t = self.timeouts if timeouts is None else _typed("timeouts", timeouts, Timeouts) or self.timeouts
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._bind(loop, u)
         deadline = None
         if t.total is not None:
-            deadline = asyncio.get_running_loop().time() + t.total
+            deadline = loop.time() + t.total
         return Request(u, t, self.limits if limits is None else _typed("limits", limits, Limits) or self.limits,
                        self.retry if retry is None else _typed("retry", retry, Retry) or self.retry,
                        offset, length, options, deadline)
+
+    def _bind(self, loop: asyncio.AbstractEventLoop, url: URL) -> None:
+        """Tie the Client to *loop*. After ``asyncio.run`` ended the previous loop, its pooled
+        connections are dead (their transports cannot even be closed there): drop them and
+        start afresh. A Client whose loop still runs cannot serve a second one."""
+        old = self._loop
+        if old is not None and old.is_running():
+            raise ConfigurationError(
+                "this Client is in use on another event loop; a Client serves one loop at a time "
+                "(make one Client per loop)", url=url)
+        if old is not None:
+            log.debug("Client moved to a new event loop: dropping the connections of the old one")
+            self._handlers = {}
+            self._by_scheme = {}
+        self._loop = loop
+        # A parked async generator: asyncio.run (and uvloop) close every open one before
+        # closing the loop, so its ``finally`` closes the pooled connections politely while
+        # the loop still runs, also for a Client nobody closed.
+        agen = self._until_loop_end(loop)
+        try:
+            agen.asend(None).send(None)
+        except StopIteration:
+            self._loop_end = agen
+
+    async def _until_loop_end(self, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            # (not after aclose(), nor once the Client moved on to another loop)
+            if self._loop is loop and self._loop_end is not None:
+                self._loop_end = None
+                await self._close_handlers()
 
     async def _attempts(self, req: Request, op: Callable[[Request], Awaitable[T]]) -> T:
         """Run *op* under ``req.retry``: retried errors wait their backoff, never past the deadline."""
@@ -388,6 +425,12 @@ class Client:
     async def aclose(self) -> None:
         """Close every pooled connection."""
         self._closed = True
+        agen, self._loop_end = self._loop_end, None
+        if agen is not None:
+            await agen.aclose()
+        await self._close_handlers()
+
+    async def _close_handlers(self) -> None:
         handlers, self._handlers = list(self._handlers.values()), {}
         self._by_scheme = {}
         for h in handlers:
@@ -428,7 +471,11 @@ async def open(url: str | URL, *, timeouts: Timeouts | None = None, limits: Limi
 def fetch_sync(url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
                retry: Retry | None = None, offset: int = 0, length: int | None = None,
                options: object | None = None, max_size: int | None = None) -> Response:
-    """Blocking :func:`fetch` for scripts (runs its own event loop)."""
+    """Blocking :func:`fetch` for scripts (runs its own event loop; inside a running one,
+    a :class:`ConfigurationError` says to ``await anyurl.fetch(url)`` instead)."""
+    if asyncio._get_running_loop() is not None:  # asyncio.run would refuse, after making the coroutine
+        raise ConfigurationError("fetch_sync() cannot run inside a running event loop: "
+                                 "use `await anyurl.fetch(url)` there", url=url)
     return asyncio.run(fetch(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
                              length=length, options=options, max_size=max_size))
 
@@ -643,6 +690,7 @@ class _GuardedBody:
         self.req = req
         self.current = body
         self.attempt = 1
+        self.loop = asyncio.get_running_loop()
         self.outer = Body(body.url, self._chunks(), content_type=body.content_type, size=body.size,
                           entries=body.entries, meta=body.meta, offset=body.offset,
                           on_close=self._close, charset=body.charset, resumable=body.resumable)
@@ -656,8 +704,14 @@ class _GuardedBody:
 
     async def _next(self, it: AsyncIterator[T], what: str) -> T | None:
         """The next entry or chunk of *it* (None at its end), waiting no later than the deadline."""
+        deadline = self.req.deadline
+        # data already buffered is handed out without a wait, so the timeout below never
+        # fires for a consumer slower than the server: check the clock itself
+        if deadline is not None and self.loop.time() >= deadline:
+            raise FetchTimeout(f"{what} took longer than the total timeout {self.req.timeouts.total} s",
+                               url=self.req.url)
         try:
-            async with asyncio.timeout_at(self.req.deadline):
+            async with asyncio.timeout_at(deadline):
                 return await anext(it, None)
         except TimeoutError as exc:
             if isinstance(exc, AnyURLError):

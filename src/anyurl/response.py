@@ -335,7 +335,14 @@ class Body:
         kwargs.setdefault("size", len(data))
         return cls(url, one(), **kwargs)
 
+    def _check_open(self) -> None:
+        if self._closed and not self._exhausted:  # a closed stream ends early: never short bytes
+            raise TransferError(f"the body was closed after {self.bytes_read} bytes, before its end; "
+                                "read it inside `async with client.open(...)`", url=self.url)
+
     def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._closed:
+            self._check_open()
         bind = getattr(self._chunks, "bind_body", None)
         if bind is not None:
             # the handler's iterator keeps bytes_read and complete itself and lets no foreign
@@ -350,6 +357,8 @@ class Body:
 
         For a streamed listing this also collects its entries into ``entries``.
         """
+        if self._closed:
+            self._check_open()
         if self._entry_stream is not None:
             self._collect = True
         else:

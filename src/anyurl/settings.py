@@ -35,6 +35,18 @@ __all__ = ["Limits", "Policy", "Request", "Retry", "Timeouts"]
 _set = object.__setattr__  # how a frozen value's __init__ sets its fields
 
 
+def _check_type(owner: object, whole: tuple[str, ...], **values: object) -> None:
+    """TypeError naming the field for a value of the wrong type (``Timeouts(read="5")``,
+    ``Limits(per_host=2.5)``): the comparisons below would fail on it with no name."""
+    for name, value in values.items():
+        if value is None:
+            continue
+        ok = (int,) if name in whole else (int, float)
+        if isinstance(value, bool) or not isinstance(value, ok):
+            want = "an int" if name in whole else "a number"
+            raise TypeError(f"{type(owner).__name__}.{name} must be {want}, not {type(value).__name__}")
+
+
 def _check_positive(owner: object, **values: float | None) -> None:
     for name, value in values.items():
         if value is not None and not value > 0:
@@ -59,6 +71,7 @@ class Timeouts(Record):
         _set(self, "read", read)
         _set(self, "total", total)
         _set(self, "pool", pool)
+        _check_type(self, (), connect=connect, read=read, total=total, pool=pool)
         _check_positive(self, connect=connect, read=read, total=total, pool=pool)
 
 
@@ -87,6 +100,10 @@ class Limits(Record):
         _set(self, "max_idle", max_idle)
         _set(self, "max_redirects", max_redirects)
         _set(self, "chunk_size", chunk_size)
+        _check_type(self, ("max_size", "max_line", "max_entries", "max_reply_lines", "per_host", "max_redirects",
+                           "chunk_size"), max_size=max_size, max_line=max_line, max_entries=max_entries,
+                    max_reply_lines=max_reply_lines, per_host=per_host, max_idle=max_idle,
+                    max_redirects=max_redirects, chunk_size=chunk_size)
         _check_positive(self, max_line=max_line, max_entries=max_entries, max_reply_lines=max_reply_lines,
                         per_host=per_host, chunk_size=chunk_size, max_size=max_size, max_idle=max_idle)
         if max_redirects < 0:
@@ -135,6 +152,7 @@ class Retry(Record):
         _set(self, "backoff", backoff)
         _set(self, "backoff_max", backoff_max)
         _set(self, "on", on)
+        _check_type(self, ("attempts",), attempts=attempts, backoff=backoff, backoff_max=backoff_max)
         if attempts < 1:
             raise ConfigurationError("Retry.attempts must be >= 1")
         if backoff < 0 or backoff_max < 0:

@@ -15,6 +15,8 @@ Scenarios:
   disk-full      STOR keeps the first 64 KiB, resets the data connection and answers
                  "452 Insufficient storage space"; DELE answers 250, RETR sends the file.
   quota          the same with "552 Exceeded storage allocation".
+  evil-names     LIST names no directory can hold: "../../etc/passwd", "sub/../..", "/abs",
+                 a NUL, beside an ordinary "plain.txt" and a legal (Unix) name with a CR.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ import sys
 LINE = b"-rw-r--r--    1 0        0            4096 Nov 22 10:17 file-%09d.bin\r\n"
 PAYLOAD = b"0123456789" * 100  # 1000 bytes: what SIZE announces
 KEEP = 1 << 16  # disk-full, quota: the bytes of an upload stored before the disk "fills"
+EVIL_LIST = (b"-rw-r--r--    1 0  0  10 Nov 22 10:17 ../../etc/passwd\r\n"
+             b"drwxr-xr-x    2 0  0  10 Nov 22 10:17 sub/../..\r\n"
+             b"-rw-r--r--    1 0  0  10 Nov 22 10:17 /etc/shadow\r\n"
+             b"-rw-r--r--    1 0  0  10 Nov 22 10:17 nul\x00name\r\n"
+             b"lrwxrwxrwx    1 0  0  10 Nov 22 10:17 ../up -> /etc\r\n"
+             b"-rw-r--r--    1 0  0  10 Nov 22 10:17 cr\rname\r\n"
+             b"-rw-r--r--    1 0  0  10 Nov 22 10:17 plain.txt\r\n")
 FULL = {"disk-full": "452 Insufficient storage space", "quota": "552 Exceeded storage allocation"}
 
 
@@ -84,6 +93,13 @@ class Session:
         elif verb == "LIST" and scenario == "endless-list":
             await self.reply("150 here comes an endless listing")
             self.transfer = asyncio.ensure_future(self.endless_list())
+        elif verb == "LIST" and scenario == "evil-names":
+            await self.reply("150 here comes the listing")
+            _, dw = await self.data_conn()
+            dw.write(EVIL_LIST)
+            await dw.drain()
+            dw.close()
+            await self.reply("226 Transfer complete")
         elif verb == "RETR" and scenario == "overlong":
             await self.reply(f"150 Opening BINARY mode data connection ({len(PAYLOAD)} bytes)")
             _, dw = await self.data_conn()
@@ -194,7 +210,7 @@ class Hostile:
 
 async def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary", *FULL])
+    ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary", "evil-names", *FULL])
     ap.add_argument("--log", required=True)
     args = ap.parse_args()
     hostile = Hostile(args.scenario, args.log)

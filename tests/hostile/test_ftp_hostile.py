@@ -162,3 +162,15 @@ async def test_upload_refused_after_its_data_keeps_the_connection(
                     f"DELE {temp}",  # the partial temporary file is removed
                     "CWD /pub", "SIZE f.bin", "EPSV", "RETR f.bin", "QUIT"]  # one login for both
     assert hostile.lines("DATA") == [f"stored {min(size, 1 << 16)}"]
+
+
+@pytest.mark.parametrize("hostile", ["evil-names"], indirect=True)
+async def test_listing_names_no_directory_holds_are_dropped(hostile: Hostile) -> None:
+    # Entry.name is documented as the name a local file would get: a LIST name with "/"
+    # ("../../etc/passwd") or a NUL cannot be one (and a crawler joining it to its output
+    # directory would write outside it). Such lines are dropped; a legal name is kept.
+    async with client() as c:
+        entries = [e async for e in c.ls(hostile.url("/dir/"))]
+    assert [(e.kind, e.name) for e in entries] == [("file", "cr\rname"), ("file", "plain.txt")]
+    assert [e.url for e in entries] == [hostile.url("/dir/cr%0Dname"), hostile.url("/dir/plain.txt")]
+    assert "CMD LIST" in hostile.log.read_text().splitlines()

@@ -133,3 +133,15 @@ async def test_aclose_closes_the_http_session() -> None:
         await c.fetch("http://example.org/")
 
 
+
+
+async def test_fetch_sync_inside_a_running_loop_is_a_clear_anyurl_error(recwarn: pytest.WarningsRecorder) -> None:
+    # It raised asyncio's RuntimeError and left "coroutine 'fetch' was never awaited" behind.
+    import gc
+
+    with pytest.raises(errors.ConfigurationError) as info:
+        anyurl.fetch_sync("file:///etc/hostname")
+    assert str(info.value) == ("file:///etc/hostname: fetch_sync() cannot run inside a running event loop: "
+                               "use `await anyurl.fetch(url)` there")
+    gc.collect()
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]

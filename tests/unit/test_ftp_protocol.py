@@ -535,3 +535,19 @@ def test_content_type_per_suffix_matches_mimetypes() -> None:
     parts = ["", "a", ".", ".gz", ".tar", ".txt", "..", ".Z", ".svgz", ".tgz", ".PNG", "data:"]
     names = ["".join(p) for p in itertools.product(parts, repeat=4)]
     assert [n for n in names if _content_type(n) != guess_content_type(n)] == []
+
+
+@pytest.mark.parametrize("name", ["../../etc/passwd", "sub/../..", "/abs", "nul\x00name", ".", ".."])
+def test_listing_names_no_directory_can_hold_are_dropped(name: str) -> None:
+    # Entry.name must be usable as a local file name: a "/" or NUL means a hostile or garbled line.
+    assert ftp.parse_list_line(f"-rw-r--r--  1 0 0 10 Nov 22 10:17 {name}") is None
+    assert ftp.parse_list_line(f"01-31-24  09:15PM  10 {name}") is None
+    assert ftp.parse_mlsd_line(f"type=file;size=10; {name}") is None
+    assert ftp.parse_list_line(f"lrwxrwxrwx  1 0 0 10 Nov 22 10:17 {name} -> /etc") is None
+    # NLST keeps the last part of "dir/name" (servers prefix the directory), never "/" or NUL
+    item = ftp.parse_nlst_line(name)
+    assert item is None or ("/" not in item.name and item.name not in (".", ".."))
+    assert ftp.parse_nlst_line("nul\x00name") is None
+    assert ftp.parse_nlst_line("pub/sub/") == ftp.ListItem("sub", known=False)
+    # a legal Unix name stays, CR included (fetching it is refused as UnsafeURL)
+    assert ftp.parse_list_line("-rw-r--r--  1 0 0 10 Nov 22 10:17 cr\rname").name == "cr\rname"  # type: ignore[union-attr]

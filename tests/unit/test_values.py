@@ -145,3 +145,21 @@ def test_a_body_works_out_its_content_type_when_first_asked() -> None:
     assert late.content_type == "text/plain" and calls == [1]
     assert Body("u", nothing()).content_type == "application/octet-stream"
     assert Body("u", nothing(), content_type="text/html").content_type == "text/html"
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: Timeouts(read="5"), "Timeouts.read must be a number, not str"),
+    (lambda: Timeouts(total=True), "Timeouts.total must be a number, not bool"),
+    (lambda: Limits(per_host=2.5), "Limits.per_host must be an int, not float"),
+    (lambda: Limits(max_size="10M"), "Limits.max_size must be an int, not str"),
+    (lambda: Limits(per_host=True), "Limits.per_host must be an int, not bool"),
+    (lambda: Retry(attempts=2.5), "Retry.attempts must be an int, not float"),
+    (lambda: Retry(backoff="1"), "Retry.backoff must be a number, not str"),
+])
+def test_settings_of_the_wrong_type_are_a_type_error_naming_the_field(make: Any, message: str) -> None:
+    # Timeouts(read="5") failed with "'>' not supported between instances of 'str' and 'int'";
+    # Limits(per_host=2.5) and Retry(attempts=2.5) were accepted
+    with pytest.raises(TypeError) as info:
+        make()
+    assert str(info.value) == message
+    assert Timeouts(read=5, total=1.5).read == 5 and Limits(max_idle=1.5).max_idle == 1.5

@@ -87,6 +87,10 @@ class _Conn:
         try:
             data = await self.proto.next_chunk(timeout)  # one watchdog per transfer, not a timer per chunk
         except TimeoutError as exc:
+            read = self.req.timeouts.read
+            if timeout is not None and read is not None and timeout < read:  # cut short by Timeouts.total
+                raise FetchTimeout(f"the gopher transfer took longer than the total timeout "
+                                   f"{self.req.timeouts.total} s", url=self.url) from exc
             raise FetchTimeout(f"no data from the gopher server for {timeout} s", url=self.url) from exc
         except OSError as exc:
             raise ConnectError(f"connection lost: {exc.strerror or exc}", url=self.url) from exc

@@ -495,7 +495,7 @@ def _mlsd_time(value: str) -> datetime | None:
 def parse_mlsd_line(line: str) -> ListItem | None:
     """One MLSD line "fact=value;fact=value; name" (RFC 3659 7.2); None for "." and ".."."""
     item = _mlsd_item(line)
-    if item is None or item.name in (".", "..") or dict(item.facts).get("type", "").lower() in ("cdir", "pdir"):
+    if item is None or not _is_name(item.name) or dict(item.facts).get("type", "").lower() in ("cdir", "pdir"):
         return None
     return item
 
@@ -586,6 +586,13 @@ def _unix_date(mon_text: str, day_text: str, hh: str | None, mm: str | None, yea
     return when
 
 
+def _is_name(name: str) -> bool:
+    """A name a directory can hold: not "." or "..", no "/" or NUL. Anything else in a
+    listing is a hostile or garbled line ("../../etc/passwd"): the entry's ``name`` must be
+    safe to use as a local file name, so the line is dropped."""
+    return name not in (".", "..") and "/" not in name and "\0" not in name
+
+
 def parse_list_line(line: str, now: datetime | None = None) -> ListItem | None:
     """One LIST line in Unix ("-rw-r--r-- 1 u g 12 Jan 01 12:00 name") or
     Windows/IIS ("01-31-24  09:15PM  <DIR>  name") format; None if neither."""
@@ -599,7 +606,7 @@ def parse_list_line(line: str, now: datetime | None = None) -> ListItem | None:
         kind = {"d": "directory", "D": "directory", "l": "symlink"}.get(t, "file")
         if kind == "symlink" and " -> " in name:
             name, _, target = name.partition(" -> ")
-        if name in (".", ".."):
+        if not _is_name(name):
             return None
         return ListItem(name=name, kind=kind, size=int(m.group("size")) if kind == "file" else None,
                         modified=_unix_time(m, now), target=target, known=t in "-dDl")
@@ -620,6 +627,8 @@ def parse_list_line(line: str, now: datetime | None = None) -> ListItem | None:
         except ValueError:
             when = None
         is_dir = m.group("dir") is not None
+        if not _is_name(m.group("name")):
+            return None
         return ListItem(name=m.group("name"), kind="directory" if is_dir else "file",
                         size=None if is_dir else int(m.group("size")), modified=when)
     return None
@@ -637,8 +646,8 @@ def parse_nlst_line(line: str) -> ListItem | None:
     """One NLST name. Some servers prefix the directory ("dir/name"): keep the last part."""
     if not line:
         return None
-    name = line.rsplit("/", 1)[-1] if "/" in line.rstrip("/") else line
-    return None if name in (".", "..") else ListItem(name=name, known=False)
+    name = line.rstrip("/").rsplit("/", 1)[-1]
+    return ListItem(name=name, known=False) if _is_name(name) else None
 
 
 def parse_nlst(lines: list[str]) -> list[ListItem]:

@@ -347,8 +347,13 @@ def item_url(item: MenuItem) -> str | None:
     if kind in ("info", "error"):
         return None
     if kind == "page" and item.selector.startswith("URL:"):
-        return item.selector[4:]
+        link = item.selector[4:]
+        if link[:5].lower() == "file:":  # a remote menu never leads to local files (as HTML pages)
+            raise ValueError(f"a gopher menu links to a local file: {link!r}")
+        return link
     host = item.host.lower()
+    if _BAD_HOST_CHAR.search(host):  # "evil.host/../x" would make the URL say something else
+        raise ValueError(f"not a host name: {item.host!r}")
     if kind == "session":
         # RFC 1436: the selector of a telnet item is the login name, if any.
         user = item.selector.strip() or None
@@ -360,6 +365,8 @@ def item_url(item: MenuItem) -> str | None:
     return str(GopherURL("gopher", host, item.port or DEFAULT_PORT, None, None,
                          item.gophertype, item.selector))
 
+
+_BAD_HOST_CHAR = re.compile(r"[^a-z0-9.\-_:\[\]]")
 
 # Display strings of a link back up the tree, as menus write them.
 _PARENT_WORDS = frozenset({"..", "../", "parent", "parent directory", "parent menu", "up",
@@ -384,7 +391,9 @@ def _item_name(item: MenuItem, kind: str) -> str:
     if kind == "session":
         return item.selector.strip() or item.host
     segs = _segments(item.selector)
-    return segs[-1] if segs else (item.host or item.display.strip())
+    name = segs[-1] if segs else (item.host or item.display.strip())
+    # a selector is opaque text: its last segment may be ".." or hold a NUL, no file name
+    return "_" + name if name in (".", "..") else name.replace("\0", "_")
 
 
 def relation(item: MenuItem, menu: GopherURL) -> str | None:
@@ -409,10 +418,14 @@ def menu_entry(item: MenuItem, menu: GopherURL | None = None) -> Entry:
     """The :class:`Entry` of a menu item listed in *menu*: ``name`` the selector's last
     segment, ``title`` the display string, ``rel`` "parent"/"self" for links up or to
     *menu* itself, ``url`` where it leads."""
+    refused: str | None
     try:
         url = item_url(item)
-    except (ValueError, TypeError):  # an unrepresentable host: keep the item, without a URL
+    except (ValueError, TypeError) as exc:  # an unrepresentable host: keep the item, without a URL
         url = None
+        refused = str(exc)
+    else:
+        refused = None
     kind = kind_for(item.gophertype, item.selector)
     meta: dict[str, Any] = {"gophertype": item.gophertype, "selector": item.selector,
                             "host": item.host, "port": item.port, "plus": item.plus}
@@ -424,6 +437,8 @@ def menu_entry(item: MenuItem, menu: GopherURL | None = None) -> Entry:
         meta["host_defaulted"] = True
     if item.extra:
         meta["extra"] = list(item.extra)
+    if refused:
+        meta["url_refused"] = refused
     rel = relation(item, menu) if menu is not None and url is not None else None
     return Entry(name=_item_name(item, kind), url=url, kind=kind, title=item.display, rel=rel,
                  meta=meta)
