@@ -20,10 +20,8 @@ import filecmp
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,21 +29,12 @@ sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
+from bench.ab_common import run_timed  # noqa: E402
+
 
 def run_once(argv: list[str], env: dict[str, str], stdout: str | None) -> tuple[float, float]:
     """(wall s, user+sys CPU s) of one run of *argv*."""
-    out = os.open(stdout or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    start = time.perf_counter()
-    try:
-        proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=out, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-    finally:
-        os.close(out)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{argv[:6]}: exit {os.waitstatus_to_exitcode(status)}: {err[-500:]}")
-    return wall, usage.ru_utime + usage.ru_stime
+    return run_timed(argv, env, stdout)
 
 
 def main() -> int:

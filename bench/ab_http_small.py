@@ -32,6 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
+from bench.ab_common import tree_env  # noqa: E402
+
 SIZE = 4096
 
 
@@ -51,14 +53,6 @@ def run_once(argv: list[str], env: dict[str, str] | None, cwd: Path, out: Path,
     if want and (len(names) != want or any(os.path.getsize(out / n) != SIZE for n in names)):
         raise RuntimeError(f"{argv[:4]}: {len(names)} files, not {want} of {SIZE} bytes")
     return wall, usage.ru_utime, usage.ru_stime
-
-
-def tree_env(tree: Path, scratch: Path, tag: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = f"{tree}/src:{tree}"
-    env["PYTHONPYCACHEPREFIX"] = str(scratch / f"pyc-{tag}")
-    return env
 
 
 def main() -> int:

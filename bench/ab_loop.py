@@ -27,10 +27,8 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,23 +37,14 @@ sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
+from bench.ab_common import run_timed  # noqa: E402
+
 MIB = 1 << 20
 
 
 def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall s, user+sys CPU s) of one run of *argv* (its output to /dev/null)."""
-    out = os.open(os.devnull, os.O_WRONLY)
-    start = time.perf_counter()
-    try:
-        proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=out, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-    finally:
-        os.close(out)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{argv[:6]}: exit {os.waitstatus_to_exitcode(status)}: {err[-500:]}")
-    return wall, usage.ru_utime + usage.ru_stime
+    return run_timed(argv, env)
 
 
 def main() -> int:

@@ -975,12 +975,20 @@ class _BodyChunks:
                 await self._resp.release()  # the whole body arrived: the connection may be reused
             raise
         except BaseException as exc:
-            self._over = True
-            self._body = None
-            await self._resp.close()
-            if isinstance(exc, Exception) and not isinstance(exc, AnyURLError):
-                raise _translate(exc, self._url, "reading the body") from exc
-            raise
+            err = await self._failed(exc)
+            if err is exc:
+                raise
+            raise err from exc
+
+    async def _failed(self, exc: BaseException) -> BaseException:
+        """The response closed after *exc* broke a read; what to raise (a dependency's error as
+        the anyurl error naming the URL)."""
+        self._over = True
+        self._body = None
+        await self._resp.close()
+        if isinstance(exc, Exception) and not isinstance(exc, AnyURLError):
+            return _translate(exc, self._url, "reading the body")
+        return exc
 
     async def _first_whole(self, pieces: list[bytes]) -> bytes:
         """:meth:`__anext__`'s answer when the whole body is in *pieces* (nothing read yet): one
@@ -1076,12 +1084,10 @@ class _BodyChunks:
             elif max_size is not None and len(data) > max_size:
                 raise TransferError(f"resource larger than max_size={max_size} bytes", url=self._url)
         except BaseException as exc:
-            self._over = True
-            self._body = None
-            await self._resp.close()
-            if isinstance(exc, Exception) and not isinstance(exc, AnyURLError):
-                raise _translate(exc, self._url, "reading the body") from exc
-            raise
+            err = await self._failed(exc)
+            if err is exc:
+                raise
+            raise err from exc
         self._over = self._done = True
         body = self._body
         if body is not None:
