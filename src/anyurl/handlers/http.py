@@ -990,19 +990,22 @@ class _BodyChunks:
             return _translate(exc, self._url, "reading the body")
         return exc
 
-    async def _first_whole(self, pieces: list[bytes]) -> bytes:
-        """:meth:`__anext__`'s answer when the whole body is in *pieces* (nothing read yet): one
-        piece for all of it, checked once, and the response released at once, so the next
-        call ends the iteration with no read through the response. Decoded output still comes
-        in pieces of at most the chunk size (a second one left for the next calls)."""
-        received = sum(map(len, pieces))
-        self._received = received
+    def _check_whole(self, received: int) -> None:
+        """A body that arrived whole (*received* bytes) against the length announced."""
         expected = self._expected
         if expected is not None and received != expected:
             if received > expected:
                 raise OverlongTransfer(f"server sent more than the {expected} bytes it announced "
                                        f"({_announced(self._resp)})", url=self._url)
             raise TruncatedTransfer(f"connection closed after {received} of {expected} bytes", url=self._url)
+
+    async def _first_whole(self, pieces: list[bytes]) -> bytes:
+        """:meth:`__anext__`'s answer when the whole body is in *pieces* (nothing read yet): one
+        piece for all of it, checked once, and the response released at once, so the next
+        call ends the iteration with no read through the response. Decoded output still comes
+        in pieces of at most the chunk size (a second one left for the next calls)."""
+        received = self._received = sum(map(len, pieces))
+        self._check_whole(received)
         data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
         decoder = self._decoder
         if decoder is not None:
@@ -1062,12 +1065,7 @@ class _BodyChunks:
         :meth:`__anext__` made once for the lot."""
         try:
             received = sum(map(len, pieces))
-            expected = self._expected
-            if expected is not None and received != expected:
-                if received > expected:
-                    raise OverlongTransfer(f"server sent more than the {expected} bytes it announced "
-                                           f"({_announced(self._resp)})", url=self._url)
-                raise TruncatedTransfer(f"connection closed after {received} of {expected} bytes", url=self._url)
+            self._check_whole(received)
             self._received = received
             data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
             decoder = self._decoder
