@@ -201,17 +201,6 @@ class H1Connection(asyncio.BaseProtocol):
         self._last = self._loop.time()
         self.transport.write(head)
 
-    async def head(self, timeout: float | None) -> None:  # noqa: ASYNC109 - see _arm
-        """Wait for the response head (TimeoutError after *timeout* s of silence)."""
-        r = self.reader
-        assert r is not None
-        while not r.head_done:
-            if self._exc is not None:
-                raise self._exc
-            if self._lost:  # closed before this request was sent (a stale idle connection)
-                raise ConnectError("server closed the connection before answering", url=r.url)
-            await self._arm(timeout)
-
     async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _arm
         """The next body piece; None at the end of the body."""
         r = self.reader
@@ -519,7 +508,7 @@ class H1Client:
             self.pool.log.debug("%s:%s > %s %s", host, port, method, target)
         conn.send(reader, head)
         try:
-            while not reader.head_done:  # (conn.head, inline: a coroutine level less to resume)
+            while not reader.head_done:  # (here, not a method of conn: a coroutine level less to resume)
                 if conn._exc is not None:
                     raise conn._exc
                 if conn._lost:  # closed before this request was sent (a stale idle connection)

@@ -123,13 +123,9 @@ class Lease(Generic[C]):
         self.released = True
         pool = self.pool
         pool._lent.pop(id(conn), None)
-        h = self._host
-        h.idle.append(_Idle(conn, time.monotonic()))
         if pool.debug:
             pool.log.debug("keeping connection to %s:%s for reuse", *self.address)
-        h.busy -= 1
-        if h.waiters:
-            h.wake()
+        pool._keep(self._host, conn)
         return True
 
     def release_slot(self) -> None:
@@ -253,6 +249,12 @@ class Pool(Generic[C]):
         h.busy -= 1
         h.wake()
 
+    @classmethod
+    def _keep(cls, h: _Host[C], conn: C) -> None:
+        """*conn*, clean, back on *h*'s idle list and its slot given back."""
+        h.idle.append(_Idle(conn, time.monotonic()))
+        cls._give_back(h)
+
     async def _close_all(self, conns: list[C], address: tuple[str, int]) -> None:
         for conn in conns:
             self.log.debug("closing idle connection to %s:%s (expired, dropped by the server, "
@@ -349,13 +351,11 @@ class Pool(Generic[C]):
         if conn is None:
             self._give_back(h)
             return
-        keep = keep and reusable and not self.closed and conn.is_reusable()
-        if keep:
-            h.idle.append(_Idle(conn, time.monotonic()))
+        if keep and reusable and not self.closed and conn.is_reusable():
             self.log.debug("keeping connection to %s:%s for reuse", *address)
-        self._give_back(h)
-        if keep:
+            self._keep(h, conn)
             return
+        self._give_back(h)
         if reusable:
             # The caller was done, but the connection holds something unasked (or the pool
             # is closing): say goodbye, never reuse it.
