@@ -968,17 +968,24 @@ class _BodyChunks:
                 return data
         except StopAsyncIteration:
             if not self._done:  # (else released already: an empty body taken whole)
-                self._over = self._done = True
-                if self._body is not None:
-                    self._body._exhausted = True
-                    self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
-                await self._resp.release()  # the whole body arrived: the connection may be reused
+                await self._ended(0)
             raise
         except BaseException as exc:
             err = await self._failed(exc)
             if err is exc:
                 raise
             raise err from exc
+
+    async def _ended(self, last: int) -> None:
+        """The whole body arrived (*last* bytes of it handed out just now): the body told, and
+        the response released (the connection may be reused)."""
+        self._over = self._done = True
+        body = self._body
+        if body is not None:
+            body.bytes_read += last
+            body._exhausted = True
+            self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
+        await self._resp.release()
 
     async def _failed(self, exc: BaseException) -> BaseException:
         """The response closed after *exc* broke a read; what to raise (a dependency's error as
@@ -1020,14 +1027,7 @@ class _BodyChunks:
                     return first
             decoder.finish(received)
             data = b"" if first is None else first
-        # the end of the body: released now (the connection may be reused)
-        self._over = self._done = True
-        body = self._body
-        if body is not None:
-            body.bytes_read += len(data)
-            body._exhausted = True
-            self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
-        await self._resp.release()
+        await self._ended(len(data))  # the end of the body: released now
         if not data:
             raise StopAsyncIteration
         return data
@@ -1086,13 +1086,7 @@ class _BodyChunks:
             if err is exc:
                 raise
             raise err from exc
-        self._over = self._done = True
-        body = self._body
-        if body is not None:
-            body.bytes_read += len(data)
-            body._exhausted = True
-            self._body = None
-        await self._resp.release()  # the whole body arrived: the connection may be reused
+        await self._ended(len(data))
         return data
 
     async def aclose(self) -> None:
