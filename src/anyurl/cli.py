@@ -129,7 +129,8 @@ def _epilog() -> str:
         "  open URL          interactive session (telnet)",
         "`anyurl URL...` is `anyurl get URL...` (`anyurl open URL` for telnet: URLs).",
         "",
-        "exit codes (with several URLs: the first failing URL's code):",
+        "exit codes (with several URLs: the first failing URL's code; mirror: the first failing",
+        "entry's in tree order):",
     ]
     for code, name, doc in exit_code_table():
         lines.append(f"  {code:>3}  {name:<18} {doc}")
@@ -280,7 +281,10 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Copy every file below URL (FTP or file: directory, gopher menu, "
                                     "news group...) into DIR, keeping the tree. Names are decoded once "
                                     "and kept inside DIR; files are byte-exact; an existing file with "
-                                    "other content is never replaced without --force or --newer.")
+                                    "other content is never replaced without --force or --newer. "
+                                    "Every error is reported; the exit code is that of the first "
+                                    "failing entry in tree order (paths compared name by name), "
+                                    "whichever failed first in time (0 when none).")
     mir.add_argument("url", metavar="URL")
     mir.add_argument("dir", metavar="DIR")
     mir.add_argument("--parallel", type=_positive_int, default=8, metavar="N",
