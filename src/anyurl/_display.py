@@ -10,10 +10,13 @@ never passes through here.
 from __future__ import annotations
 
 import codecs
-import logging
 import re
+from typing import TYPE_CHECKING
 
-__all__ = ["SafeFormatter", "TerminalText", "json_safe", "printable"]
+if TYPE_CHECKING:
+    import logging
+
+__all__ = ["TerminalText", "json_safe", "printable", "safe_formatter"]
 
 
 def printable(text: object) -> str:
@@ -34,11 +37,16 @@ def json_safe(text: str) -> str:
     return text.translate(_JSON_MORE)
 
 
-class SafeFormatter(logging.Formatter):
-    """A log line (``-v``: replies the server sent) with its controls shown escaped."""
+def safe_formatter(fmt: str) -> logging.Formatter:
+    """A formatter whose lines (``-v``: replies a server sent) show their controls escaped
+    (logging is loaded only by -v)."""
+    import logging
 
-    def format(self, record: logging.LogRecord) -> str:
-        return "\n".join(printable(line) for line in super().format(record).split("\n"))
+    class SafeFormatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return "\n".join(printable(line) for line in super().format(record).split("\n"))
+
+    return SafeFormatter(fmt)
 
 
 class TerminalText:

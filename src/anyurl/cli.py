@@ -549,10 +549,9 @@ def _getpass(prompt: str) -> str:
 
 def _printable(text: object) -> str:
     """Text from URLs and servers, with control characters made visible (no terminal escapes)."""
-    s = str(text)
-    if s.isprintable():
-        return s
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    from ._display import printable
+
+    return printable(text)
 
 
 def _json(value: object, indent: int | None = None) -> str:
@@ -1465,9 +1464,9 @@ def _log_to_stderr() -> None:
     import logging
 
     handler = logging.StreamHandler(sys.stderr)
-    from ._display import SafeFormatter
+    from ._display import safe_formatter
 
-    handler.setFormatter(SafeFormatter("* %(name)s %(message)s"))  # replies a server sent: no escapes
+    handler.setFormatter(safe_formatter("* %(name)s %(message)s"))  # replies a server sent: no escapes
     log = logging.getLogger("anyurl")
     log.addHandler(handler)
     log.setLevel(logging.DEBUG)
