@@ -129,7 +129,8 @@ def _epilog() -> str:
         "  open URL          interactive session (telnet)",
         "`anyurl URL...` is `anyurl get URL...` (`anyurl open URL` for telnet: URLs).",
         "",
-        "exit codes (with several URLs: the first failing URL's code):",
+        "exit codes (with several URLs: the first failing URL's code; mirror: the first failing",
+        "entry's in tree order):",
     ]
     for code, name, doc in exit_code_table():
         lines.append(f"  {code:>3}  {name:<18} {doc}")
@@ -260,7 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument("-i", "--input-file", metavar="FILE",
                      help="also read URLs from FILE, one a line ('-': standard input; # comments)")
     out = get.add_mutually_exclusive_group()
-    out.add_argument("-o", "--output", metavar="FILE", help="write to FILE ('-': standard output)")
+    out.add_argument("-o", "--output", metavar="FILE",
+                     help="write to FILE ('-': standard output, byte-exact even on a terminal; without -o "
+                          "a terminal is shown the data with control characters escaped)")
     out.add_argument("-O", "--remote-name", action="store_true",
                      help="name the file after the URL's last path component (made safe)")
     out.add_argument("-d", "--dir", metavar="DIR",
@@ -280,7 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Copy every file below URL (FTP or file: directory, gopher menu, "
                                     "news group...) into DIR, keeping the tree. Names are decoded once "
                                     "and kept inside DIR; files are byte-exact; an existing file with "
-                                    "other content is never replaced without --force or --newer.")
+                                    "other content is never replaced without --force or --newer. "
+                                    "Every error is reported; the exit code is that of the first "
+                                    "failing entry in tree order (paths compared name by name), "
+                                    "whichever failed first in time (0 when none).")
     mir.add_argument("url", metavar="URL")
     mir.add_argument("dir", metavar="DIR")
     mir.add_argument("--parallel", type=_positive_int, default=8, metavar="N",
@@ -543,10 +549,22 @@ def _getpass(prompt: str) -> str:
 
 def _printable(text: object) -> str:
     """Text from URLs and servers, with control characters made visible (no terminal escapes)."""
-    s = str(text)
-    if s.isprintable():
-        return s
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    from ._display import printable
+
+    return printable(text)
+
+
+def _json(value: object, indent: int | None = None) -> str:
+    """JSON of what servers sent: json escapes C0 controls; DEL and C1 (CSI) are escaped too."""
+    from ._display import json_safe
+
+    return json_safe(json.dumps(value, ensure_ascii=False, indent=indent, default=str))
+
+
+def _print_traceback(exc: BaseException) -> None:
+    """--debug: the traceback, whose messages may quote a server, with controls escaped."""
+    for line in traceback.format_exception(exc):
+        sys.stderr.write("\n".join(_printable(part) for part in line.split("\n")))
 
 
 # -- output helpers -------------------------------------------------------------
@@ -573,7 +591,7 @@ class Reporter:
     def info(self, text: str) -> None:
         """A message, unless -q."""
         if not self.quiet:
-            self._print(f"anyurl: {text}")
+            self._print(f"anyurl: {_printable(text)}")
 
 
 def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
@@ -677,6 +695,11 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
     out = sys.stdout.buffer
     writing = _WritingStdout(url)
     bar = tp.bar(label) if tp is not None else None
+    shown = None  # a terminal gets the text with its controls escaped; `-o -` gets the bytes
+    if args.output is None and out.isatty():
+        from ._display import TerminalText
+
+        shown = TerminalText()
     ok = False
     try:
         async with client.open(url) as body:
@@ -694,10 +717,12 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
                     raise TransferError(f"resource larger than the limit of {args.max_size} bytes",
                                         url=url)
                 with writing:
-                    _write_all(out, chunk)
+                    _write_all(out, chunk if shown is None else shown.feed(chunk))
                 if bar is not None:
                     bar(done, total)
             with writing:
+                if shown is not None:
+                    _write_all(out, shown.feed(b"", final=True))
                 out.flush()
             if total is not None and done < total:
                 raise TruncatedTransfer(f"got {done} of {total} bytes", url=url)
@@ -908,7 +933,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             failure[:] = [i, exc.exit_code]
         rep.error(exc)
         if args.debug:
-            traceback.print_exception(exc, file=sys.stderr)
+            _print_traceback(exc)
 
     tp = _progress(args.quiet, lambda: _expected_count(args, listing) if several else 1)
     rep.progress = tp
@@ -1134,7 +1159,7 @@ async def cmd_stat(args: argparse.Namespace, client: Client, rep: Reporter) -> i
     data["url"] = mask_password(data["url"])
     with _WritingStdout(u):
         if args.json:
-            json.dump(data, sys.stdout, ensure_ascii=False, indent=1, default=str)
+            sys.stdout.write(_json(data, indent=1))
             sys.stdout.write("\n")
         else:
             for key in ("url", "kind", "size", "modified", "content_type"):
@@ -1196,12 +1221,12 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
 
 def _print_entries(args: argparse.Namespace, entries: list[Entry]) -> None:
     if args.json:
-        json.dump([e.as_dict() for e in entries], sys.stdout, ensure_ascii=False, indent=1, default=str)
+        sys.stdout.write(_json([e.as_dict() for e in entries], indent=1))
         sys.stdout.write("\n")
         return
     if args.json_lines:
         for e in entries:
-            sys.stdout.write(json.dumps(e.as_dict(), ensure_ascii=False, default=str) + "\n")
+            sys.stdout.write(_json(e.as_dict()) + "\n")
         return
     if not entries:
         return
@@ -1439,7 +1464,9 @@ def _log_to_stderr() -> None:
     import logging
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("* %(name)s %(message)s"))
+    from ._display import safe_formatter
+
+    handler.setFormatter(safe_formatter("* %(name)s %(message)s"))  # replies a server sent: no escapes
     log = logging.getLogger("anyurl")
     log.addHandler(handler)
     log.setLevel(logging.DEBUG)
@@ -1488,12 +1515,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PIPE
     except AnyURLError as exc:
         if debug:
-            traceback.print_exc()
+            _print_traceback(exc)
         rep.error(exc)
         return exc.exit_code
     except Exception as exc:
         if debug:
-            traceback.print_exc()
+            _print_traceback(exc)
         else:
             print(f"anyurl: internal error: {type(exc).__name__}: {_printable(exc)} "
                   "(run with --debug for the traceback)", file=sys.stderr)

@@ -263,6 +263,27 @@ class Client:
             agen.asend(None).send(None)
         except StopIteration:
             self._loop_end = agen
+            _close_at_exit(self)
+
+    def _close_on_stopped_loop(self) -> None:
+        """At interpreter exit: a loop stopped but never closed (nor shut down) never ends
+        the parked generator, and its connections were left to the garbage collector
+        ("unclosed transport"). Run that loop once more to close them politely."""
+        loop, agen = self._loop, self._loop_end
+        if loop is None or agen is None or loop.is_running() or loop.is_closed():
+            return  # (a closed loop can run nothing: its connections are lost with it)
+
+        async def end() -> None:
+            with suppress(Exception):
+                async with asyncio.timeout(_EXIT_CLOSE_SECONDS):
+                    await agen.aclose()
+
+        task = loop.create_task(end())
+        for _ in range(2):  # a loop.stop() asked before ends the first run after one pass
+            with suppress(Exception):
+                loop.run_until_complete(task)
+            if task.done():
+                break
 
     async def _until_loop_end(self, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[None, None]:
         try:
@@ -444,6 +465,26 @@ class Client:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+_EXIT_CLOSE_SECONDS = 2.0  # the most interpreter exit waits for a Client's polite goodbyes
+_bound: Any = None  # weakref.WeakSet of Clients tied to a loop, made on first use
+
+
+def _close_at_exit(client: Client) -> None:
+    global _bound
+    if _bound is None:
+        import atexit
+        import weakref
+
+        _bound = weakref.WeakSet()
+        atexit.register(_close_left_open)
+    _bound.add(client)
+
+
+def _close_left_open() -> None:
+    for client in list(_bound or ()):
+        client._close_on_stopped_loop()
 
 
 # -- module-level conveniences: one short-lived Client per call ----------------

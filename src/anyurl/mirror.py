@@ -102,7 +102,7 @@ class MirrorResult:
     directories: int = 0
     bytes: int = 0          # bytes written
     aliases: int = 0        # symlinked directories not walked twice
-    errors: list[tuple[str, AnyURLError]] = field(default_factory=list)
+    errors: list[tuple[str, AnyURLError]] = field(default_factory=list)  # in tree order at the end
     renamed: list[tuple[str, Path]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -224,6 +224,7 @@ class _Mirror:
         self.ftp_dirs: dict[str, tuple[FTPURL, str] | None] = {}
         self.web: tuple[tuple[str, str | None, int | None], str] | None = None  # http(s): origin, base path
         self.made: set[str] = set()  # directories made for a web page's links
+        self.error_paths: list[tuple[str, ...]] = []  # the tree path of each result.errors item
 
     def ftp_file(self, found: Found) -> URL | None:
         """The ``;type=i`` URL of an FTP file whose text is exactly the serializer's for its
@@ -290,7 +291,7 @@ class _Mirror:
                 try:
                     _own_dir(folder)
                 except OSError as exc:
-                    self.fail(found.url, TransferError(f"cannot create directory {folder}: {exc.strerror or exc}",
+                    self.fail(found, TransferError(f"cannot create directory {folder}: {exc.strerror or exc}",
                                                        url=found.url))
                     return None
                 self.made.add(folder)
@@ -304,15 +305,23 @@ class _Mirror:
         self.rels[found.path] = "/".join(names)
         return path, names[-1]
 
-    def fail(self, url: str, exc: BaseException) -> None:
-        err = exc if isinstance(exc, AnyURLError) else translate_errors(exc, url)
-        self.result.errors.append((url, err))
+    def fail(self, found: Found, exc: BaseException) -> None:
+        err = exc if isinstance(exc, AnyURLError) else translate_errors(exc, found.url)
+        self.result.errors.append((found.url, err))
+        self.error_paths.append(found.path)
+
+    def errors_in_tree_order(self) -> None:
+        """Sort the errors by the entry's path (names compared in order): the first is the same
+        whichever transfer failed first, so two runs over one tree exit alike."""
+        pairs = sorted(zip(self.error_paths, self.result.errors, strict=True), key=lambda p: p[0])
+        self.result.errors[:] = [e for _, e in pairs]
+        self.error_paths[:] = [p for p, _ in pairs]
 
     def directory(self, found: Found, path: str) -> None:
         try:
             _own_dir(path)
         except OSError as exc:
-            self.fail(found.url, TransferError(f"cannot create directory {path}: {exc.strerror or exc}",
+            self.fail(found, TransferError(f"cannot create directory {path}: {exc.strerror or exc}",
                                                url=found.url))
             return
         self.dirs[found.path] = path
@@ -322,7 +331,7 @@ class _Mirror:
         try:
             await self._file(found, path)
         except Exception as exc:
-            self.fail(found.url, exc)
+            self.fail(found, exc)
         finally:
             if self.progress is not None:
                 self.progress(self.result)
@@ -433,7 +442,7 @@ class _Mirror:
                     self.result.aliases += 1
                     continue
                 if found.error is not None:
-                    self.fail(found.url, found.error)
+                    self.fail(found, found.error)
                     continue
                 if found.depth == 0:
                     if found.directory:
@@ -462,6 +471,7 @@ class _Mirror:
             for t in workers:
                 with contextlib.suppress(BaseException):
                     await t
+            self.errors_in_tree_order()
             self.result.seconds = time.monotonic() - start
         return self.result
 
@@ -502,7 +512,9 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     glob patterns matched against the relative path and the file name.
     *progress* is called with the running :class:`MirrorResult` after each
     file. Other keywords go to :func:`anyurl.walk.walk`. Failures are
-    collected in ``result.errors``; the mirror goes on.
+    collected in ``result.errors``; the mirror goes on. At the end they are in
+    tree order (by the entries' paths, names compared one by one), not in the
+    order they happened, so the first error does not depend on timing.
     """
     target = Path(dest)
     try:

@@ -300,7 +300,7 @@ class GopherHandler(Handler):
         if meta is None:
             meta = {"gophertype": gtype, "selector": url.selector, "request": plan.request}
         if plan.kind in ("plain", "search"):
-            return await self._gopher0(url, gtype, conn, meta, plan)
+            return await self._gopher0(url, gtype, conn, meta, plan, on_send)
         # A Gopher+ request: the reply starts with a +<n> / -<n> header...
         first = await conn.peek_line(32)
         header = gp.parse_plus_header(first)
@@ -326,7 +326,7 @@ class GopherHandler(Handler):
                 raise ProtocolError("the server did not answer with a Gopher+ reply: it does not "
                                     "support Gopher+ attribute requests", url=url)
             meta["gopher_plus"] = False
-            return await self._gopher0(url, gtype, conn, meta, plan)
+            return await self._gopher0(url, gtype, conn, meta, plan, on_send)
         conn.skip(len(first))
         meta["gopher_plus"] = True
         meta["plus_length"] = header.length
@@ -351,9 +351,11 @@ class GopherHandler(Handler):
                     on_close=conn.close)
 
     async def _gopher0(self, url: GopherURL, gtype: str, conn: _Conn, meta: dict[str, Any],
-                       plan: gp.RequestPlan) -> Body:
+                       plan: gp.RequestPlan, on_send: SendHook | None) -> Body:
         # An error item (type 3) or gophernicus' "Error: ..." text in place of the resource.
         first = await conn.peek_line(4096)
+        if not first and conn.eof:
+            return await self._nothing_sent(url, gtype, conn, meta, plan, on_send)
         found = gp.error_text(first) if first.endswith(b"\n") else None
         if found is not None:
             text, certain = found
@@ -368,6 +370,33 @@ class GopherHandler(Handler):
         view = plan.view if meta.get("gopher_plus") else None
         return Body(url, chunks, content_type=lambda: gp.content_type_for(gtype, url.selector, view), meta=meta,
                     on_close=conn.close)
+
+    async def _nothing_sent(self, url: GopherURL, gtype: str, conn: _Conn, meta: dict[str, Any],
+                            plan: gp.RequestPlan, on_send: SendHook | None) -> Body:
+        """The server closed without sending a byte. That is never a whole RFC 1436 text or
+        menu (both end with a "." line), and a binary item has no length, so an empty file
+        looks just like a server that failed (pygopherd and gophernicus send nothing for an
+        empty file; curl and Lynx call it success). Asked again with Gopher+ ("\t+"), a
+        Gopher+ server states the length ("+0", or "+-2" and the close): that empty item is
+        accepted. Otherwise the transfer is reported as truncated, never as success."""
+        await conn.close()
+        if plan.kind in ("plain", "search") and not meta.get("empty_asked"):
+            meta["empty_asked"] = True
+            again = gp.plan_request(replace(url, gopher_plus="+"))
+            retry = await self._connect(url, again.request, on_send, conn.req)
+            meta["request"] = again.request
+            try:
+                return await self._reply(url, again, retry, on_send, meta)
+            except BaseException:
+                await retry.close()
+                raise
+        what = ("an RFC 1436 menu ends with a \".\" line" if gtype in gp.MENU_TYPES
+                else "RFC 1436 text ends with a \".\" line" if gp.is_text_type(gtype)
+                else "a gopher binary item has no length")
+        asked = ", also when asked again with Gopher+" if meta.get("empty_asked") else ""
+        raise TruncatedTransfer(f"the server closed the connection without sending anything{asked}: "
+                                f"{what}, so an empty reply cannot be told from a failed one",
+                                url=url)
 
     # -- reply shapes ------------------------------------------------------------
 

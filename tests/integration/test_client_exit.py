@@ -1,0 +1,52 @@
+"""A Client left on an event loop that was stopped but never closed (no asyncio.run, no
+aclose): at interpreter exit its pooled connections are closed politely (QUIT reaches the
+server) and nothing is left for the collector to warn about. They were left to the garbage
+collector: "ResourceWarning: unclosed transport" and "unclosed <socket.socket ...>"."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from fixtures.launcher import Endpoint, Launcher
+from fixtures.servers import _ftp_seed as seed
+from fixtures.servers import vsftpd
+
+SCRIPT = """
+import asyncio, sys
+import uvloop
+from anyurl import Client
+
+def main():
+    client = Client()
+    loop = {make}()
+    sys.stdout.write(loop.run_until_complete(client.fetch(sys.argv[1])).content.decode())
+    {end}
+
+main()
+"""
+
+
+@pytest.fixture()
+def ftp(servers: Launcher) -> Endpoint:
+    return servers.get("vsftpd")
+
+
+@pytest.mark.parametrize("make", ["asyncio.new_event_loop", "uvloop.new_event_loop"])
+@pytest.mark.parametrize("end", ["pass", "loop.stop()"])
+def test_client_on_a_loop_never_closed_leaves_no_resource_warning(ftp: Endpoint, end: str, make: str) -> None:
+    mark = os.path.getsize(ftp.info["log"])
+    proc = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning",
+                           "-c", SCRIPT.format(end=end, make=make), ftp.url("ftp", "/pub/hello.txt")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == seed.HELLO.decode()
+    # the loop and its self-pipe (AF_UNIX) are the caller's to close, and asyncio says so; no
+    # connection of the Client is left: no transport, stream or TCP socket
+    for leak in ("unclosed transport", "StreamWriter", "family=2", "family=10"):
+        assert leak not in proc.stderr, proc.stderr
+    assert "RuntimeWarning" not in proc.stderr, proc.stderr
+    logged = vsftpd.commands(ftp.info["log"], mark)
+    assert "RETR hello.txt" in logged and logged[-1] == "QUIT", logged
