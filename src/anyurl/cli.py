@@ -679,7 +679,8 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
     bar = tp.bar(label) if tp is not None else None
     ok = False
     try:
-        async with client.open(url) as body:
+        # (Client.open with the limit in the request: a handler that learns the size first refuses early)
+        async with contextlib.aclosing(await client._open(client.request(url, max_size=args.max_size))) as body:
             _refuse_listing(url)(body)
             total = body.size
             if args.max_size is not None and total is not None and total > args.max_size:

@@ -227,8 +227,9 @@ class Client:
 
     def request(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
                 retry: Retry | None = None, offset: int = 0, length: int | None = None,
-                options: object | None = None) -> Request:
-        """The :class:`Request` a call with these arguments hands its handler."""
+                options: object | None = None, max_size: int | None = None) -> Request:
+        """The :class:`Request` a call with these arguments hands its handler (*max_size*:
+        the caller refuses a larger body, see :class:`Request`)."""
         u = url if isinstance(url, URL) else parse(url)
         t = self.timeouts if timeouts is None else _typed("timeouts", timeouts, Timeouts) or self.timeouts
         loop = asyncio.get_running_loop()
@@ -239,7 +240,7 @@ class Client:
             deadline = loop.time() + t.total
         return Request(u, t, self.limits if limits is None else _typed("limits", limits, Limits) or self.limits,
                        self.retry if retry is None else _typed("retry", retry, Retry) or self.retry,
-                       offset, length, options, deadline)
+                       offset, length, options, deadline, max_size)
 
     def _bind(self, loop: asyncio.AbstractEventLoop, url: URL) -> None:
         """Tie the Client to *loop*. After ``asyncio.run`` ended the previous loop, its pooled
@@ -332,9 +333,11 @@ class Client:
                     retry: Retry | None = None, offset: int = 0, length: int | None = None,
                     options: object | None = None, max_size: int | None = None) -> Response:
         """Retrieve a whole resource into memory (at most ``max_size`` or ``Limits.max_size`` bytes)."""
+        limit = max_size
+        if limit is None:
+            limit = (self.limits if limits is None else _typed("limits", limits, Limits) or self.limits).max_size
         req = self.request(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
-                           length=length, options=options)
-        limit = max_size if max_size is not None else req.limits.max_size
+                           length=length, options=options, max_size=limit)
         try:
             async with asyncio.timeout_at(req.deadline):
                 body = await self._open(req)

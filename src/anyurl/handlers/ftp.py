@@ -34,6 +34,7 @@ from ..errors import (
     OverlongTransfer,
     ProtocolError,
     ResourceNotFound,
+    TransferError,
     TruncatedTransfer,
     mask_password,
 )
@@ -1014,8 +1015,18 @@ class FTPHandler(Handler):
         offset, length = req.offset, req.length
         await conn.set_type(plan.type)
         total: int | None = None
+        limit = req.max_size
         want_size = (plan.type == "I" and opts.use_size and conn.size_ok
-                     and not (conn.size_in_150 and not offset))
+                     and not (conn.size_in_150 and not offset and limit is None))
+        if want_size and limit is not None:
+            # the caller's limit is checked before RETR: SIZE on its own, never pipelined with RETR
+            want_size = False
+            reply = await conn.cmd("SIZE", plan.argument)
+            total = proto.parse_size(reply)
+            if reply.code in (500, 502):
+                conn.size_ok = False
+            if total is not None:
+                self._check_limit(conn, url, total, offset, length, limit)
         chunk_size = req.limits.chunk_size
 
         loop = conn.loop
@@ -1081,6 +1092,19 @@ class FTPHandler(Handler):
         return Body(url, chunks, content_type=functools.partial(_content_type, url.name), size=body_size,
                     offset=offset, meta={"ftp_type": plan.type, "ftp_reply": reply.text}, on_close=on_close,
                     resumable=plan.type == "I"), True  # REST offsets count bytes only under TYPE I
+
+    @staticmethod
+    def _check_limit(conn: _Control, url: FTPURL, total: int, offset: int, length: int | None, limit: int) -> None:
+        """The caller's TransferError for a file SIZE says is over its limit, before any RETR
+        (the connection stays in step and is kept)."""
+        size = max(total - offset, 0) if length is None else min(max(total - offset, 0), length)
+        if size <= limit:
+            return
+        part = f" ({size} of them from byte {offset})" if offset or length is not None else ""
+        conn.refused = err = TransferError(
+            f"resource is {total} bytes{part}, larger than the limit of {limit} bytes "
+            "(SIZE said so; not retrieved)", url=url)
+        raise err
 
     @staticmethod
     def _close_data(chan: _DataChannel, reader: _AnyReader | None) -> None:
