@@ -336,7 +336,7 @@ class _Control:
         except asyncio.LimitOverrunError as exc:
             raise ProtocolError(f"reply line longer than {limit} bytes", url=self.url) from exc
         except TimeoutError as exc:  # set by the watchdog (an outer timeout cancels instead)
-            raise FetchTimeout("timed out waiting for a reply line", url=self.url) from exc
+            raise FetchTimeout(_waited(self.req, "a reply line"), url=self.url) from exc
         finally:
             self._due = None
         if len(line) > limit:
@@ -508,6 +508,16 @@ class _Control:
                     await self.writer.wait_closed()
             except (OSError, TimeoutError):
                 pass
+
+
+def _waited(req: Request, what: str) -> str:
+    """What a wait for *what* that timed out ran into: the read timeout, or the total deadline
+    (``Timeouts.total``), which cuts the read timeout short when it comes first."""
+    deadline = req.deadline
+    if deadline is not None and deadline - asyncio.get_running_loop().time() < 0.01:
+        return (f"the total timeout (Timeouts.total={req.timeouts.total:g} s) ran out "
+                f"while waiting for {what}")
+    return f"timed out waiting for {what} (read timeout {req.timeouts.read:g} s)"
 
 
 def _show(verb: str, arg: str | None) -> str:
@@ -1157,7 +1167,7 @@ class FTPHandler(Handler):
                 try:
                     chunk = await reader.next_chunk(timeout)
                 except TimeoutError as exc:
-                    raise FetchTimeout("timed out waiting for data", url=url) from exc
+                    raise FetchTimeout(_waited(req, "data"), url=url) from exc
                 except (OSError, ssl.SSLError) as exc:
                     raise TruncatedTransfer(f"data connection failed after {received} bytes: {exc}",
                                             url=url) from exc
@@ -1256,7 +1266,7 @@ class FTPHandler(Handler):
                 try:
                     chunk = await reader.next_chunk(req.read_timeout)
                 except TimeoutError as exc:
-                    raise FetchTimeout("timed out reading a listing", url=url) from exc
+                    raise FetchTimeout(_waited(req, "listing data"), url=url) from exc
                 except (OSError, ssl.SSLError) as exc:
                     raise TruncatedTransfer(f"listing data connection failed: {exc}", url=url) from exc
                 if chunk is None:
