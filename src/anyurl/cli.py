@@ -1304,6 +1304,8 @@ async def cmd_put(args: argparse.Namespace, client: Client, rep: Reporter) -> in
     path = str(args.file)
     u = client.parse(args.url)
     size = _local_file_size(path, "local file", u)
+    if u.scheme in ("ftp", "ftps") and not getattr(u, "name", "x") and getattr(u, "typecode", None) is None:
+        u = u.__replace__(name=os.path.basename(path))  # ftp://h/dir/: dir/FILE's base name, as curl -T
     start = time.monotonic()
     await _with_deadline(args.max_time, client.upload(u, path), u)
     rep.info(f"stored {size} bytes at {mask_password(str(u))} "
