@@ -270,42 +270,52 @@ class Pool(Generic[C]):
                       connect: Callable[[], Awaitable[C]], target: Any = None, *,
                       fresh: bool = False) -> Lease[C]:
         """A connection to host:port for *key*: an idle one reset for *target*, else a new
-        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool``)."""
-        address = (host, port)
-        h = self._host(address)
-        until: float | None = None  # once the server refused a new connection: the end of the wait
+        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool``).
+
+        A new connection the server refuses with a closing reply ("421 too many connections"
+        at an FTP login) while others to the host are open (or opening) meets the server's
+        own limit: the host's cap comes down to those, and the request waits for one of them
+        (at most ``Timeouts.pool`` in all) instead of failing. With none open the error stands."""
+        until: float | None = None  # once refused: when the wait for a free connection ends
         while True:
-            conn, discard = await self._take(req, h, address, key, fresh, until)
-            opening = False
             try:
-                if discard:
-                    await self._close_all(discard, address)
-                if conn is not None:
-                    if await conn.reset_for(target):
-                        self.log.debug("reusing idle connection to %s:%s", host, port)
-                        return self._lend(Lease(self, h, address, conn, True))
-                    self.log.debug("idle connection to %s:%s cannot be reset; closing it", host, port)
-                    conn.abort()
-                    conn = None
-                opening = True
-                conn = await connect()
-                self.log.debug("opened connection to %s:%s", host, port)
-                return self._lend(Lease(self, h, address, conn, False))
-            except BaseException as exc:
-                if conn is not None:
-                    conn.abort()
-                self._give_back(h)
-                others = h.busy + len(h.idle)
-                if not (opening and others and self._refused(exc)):
+                return await self._acquire(req, host, port, key, connect, target, fresh, until)
+            except AnyURLError as exc:
+                h = self._host((host, port))
+                others = h.busy + len(h.idle)  # (this request's slot is given back already)
+                if not (others and self._refused(exc)):
                     raise
-                # "421 too many connections" while others to the host are open (or opening): the
-                # server's own limit. Keep under it from now on and wait for one of ours to be free.
                 h.cap = others if h.cap is None else min(h.cap, others)
                 self.log.info("%s:%s refused a new connection (%s) with %d open: at most %d from now on",
-                              host, port, getattr(exc, "reply", None), others, h.cap)
+                              host, port, exc.reply, others, h.cap)
                 if until is None:
                     wait = req.bound(req.timeouts.pool)
                     until = None if wait is None else asyncio.get_running_loop().time() + wait
+
+    async def _acquire(self, req: Request, host: str, port: int, key: Hashable,
+                       connect: Callable[[], Awaitable[C]], target: Any, fresh: bool,
+                       until: float | None) -> Lease[C]:
+        address = (host, port)
+        h = self._host(address)
+        conn, discard = await self._take(req, h, address, key, fresh, until)
+        try:
+            if discard:
+                await self._close_all(discard, address)
+            if conn is not None:
+                if await conn.reset_for(target):
+                    self.log.debug("reusing idle connection to %s:%s", host, port)
+                    return self._lend(Lease(self, h, address, conn, True))
+                self.log.debug("idle connection to %s:%s cannot be reset; closing it", host, port)
+                conn.abort()
+                conn = None
+            conn = await connect()
+            self.log.debug("opened connection to %s:%s", host, port)
+            return self._lend(Lease(self, h, address, conn, False))
+        except BaseException:
+            if conn is not None:
+                conn.abort()
+            self._give_back(h)
+            raise
 
     def lend_idle(self, req: Request, host: str, port: int, key: Hashable) -> Lease[C] | None:
         """The common case of :meth:`acquire` without a coroutine: the most recently used idle
