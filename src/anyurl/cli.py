@@ -702,7 +702,8 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
         shown = TerminalText()
     ok = False
     try:
-        async with client.open(url) as body:
+        # (Client.open with the limit in the request: a handler that learns the size first refuses early)
+        async with contextlib.aclosing(await client._open(client.request(url, max_size=args.max_size))) as body:
             _refuse_listing(url)(body)
             total = body.size
             if args.max_size is not None and total is not None and total > args.max_size:
@@ -1328,6 +1329,8 @@ async def cmd_put(args: argparse.Namespace, client: Client, rep: Reporter) -> in
     path = str(args.file)
     u = client.parse(args.url)
     size = _local_file_size(path, "local file", u)
+    if u.scheme in ("ftp", "ftps") and not getattr(u, "name", "x") and getattr(u, "typecode", None) is None:
+        u = u.__replace__(name=os.path.basename(path))  # ftp://h/dir/: dir/FILE's base name, as curl -T
     start = time.monotonic()
     await _with_deadline(args.max_time, client.upload(u, path), u)
     rep.info(f"stored {size} bytes at {mask_password(str(u))} "

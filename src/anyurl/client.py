@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import logging
 import os
+import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -227,8 +228,9 @@ class Client:
 
     def request(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
                 retry: Retry | None = None, offset: int = 0, length: int | None = None,
-                options: object | None = None) -> Request:
-        """The :class:`Request` a call with these arguments hands its handler."""
+                options: object | None = None, max_size: int | None = None) -> Request:
+        """The :class:`Request` a call with these arguments hands its handler (*max_size*:
+        the caller refuses a larger body, see :class:`Request`)."""
         u = url if isinstance(url, URL) else parse(url)
         t = self.timeouts if timeouts is None else _typed("timeouts", timeouts, Timeouts) or self.timeouts
         loop = asyncio.get_running_loop()
@@ -239,7 +241,7 @@ class Client:
             deadline = loop.time() + t.total
         return Request(u, t, self.limits if limits is None else _typed("limits", limits, Limits) or self.limits,
                        self.retry if retry is None else _typed("retry", retry, Retry) or self.retry,
-                       offset, length, options, deadline)
+                       offset, length, options, deadline, max_size)
 
     def _bind(self, loop: asyncio.AbstractEventLoop, url: URL) -> None:
         """Tie the Client to *loop*. After ``asyncio.run`` ended the previous loop, its pooled
@@ -304,12 +306,13 @@ class Client:
                 return await self._call(req.url, op(req))
             except AnyURLError as exc:
                 if not await self._may_retry(req, attempt, exc):
+                    _tried(exc, attempt)
                     raise
                 attempt += 1
 
     async def _may_retry(self, req: Request, attempt: int, exc: AnyURLError) -> bool:
         """Sleep before the next try and return True, or False when *exc* is final."""
-        if attempt >= req.retry.attempts or not req.retry.retries(exc):
+        if attempt >= req.retry.attempts or not req.retry.retries(exc) or _name_unknown(exc):
             return False
         delay = req.retry.delay(attempt + 1, exc)
         left = req.remaining()
@@ -353,9 +356,11 @@ class Client:
                     retry: Retry | None = None, offset: int = 0, length: int | None = None,
                     options: object | None = None, max_size: int | None = None) -> Response:
         """Retrieve a whole resource into memory (at most ``max_size`` or ``Limits.max_size`` bytes)."""
+        limit = max_size
+        if limit is None:
+            limit = (self.limits if limits is None else _typed("limits", limits, Limits) or self.limits).max_size
         req = self.request(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
-                           length=length, options=options)
-        limit = max_size if max_size is not None else req.limits.max_size
+                           length=length, options=options, max_size=limit)
         try:
             async with asyncio.timeout_at(req.deadline):
                 body = await self._open(req)
@@ -710,6 +715,34 @@ class _Opening:
             await self._body.aclose()
 
 
+def _tried(exc: AnyURLError, tries: int) -> None:
+    """Make the final error's message say how many tries were made, when there was more than one."""
+    if tries > 1 and not exc.message.endswith(" tries)"):
+        exc.message = f"{exc.message} (after {tries} tries)"
+        exc.args = (exc.message,)
+
+
+# getaddrinfo's final answers: the name does not exist, or has no address. Asking again
+# gets the same answer (EAI_AGAIN, "try again later", is retried).
+_NAME_UNKNOWN = frozenset(getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, n))
+
+
+def _name_unknown(exc: BaseException) -> bool:
+    """True when a resolver's final "no such name" is under *exc* (its causes and contexts
+    followed: a translation re-raised ``from`` itself leaves the resolver's error in the context)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo and len(seen) < 32:
+        cause = todo.pop()
+        if cause is None or id(cause) in seen:
+            continue
+        seen.add(id(cause))
+        if isinstance(cause, socket.gaierror):
+            return cause.errno in _NAME_UNKNOWN
+        todo += (cause.__context__, cause.__cause__)
+    return False
+
+
 def _typed(name: str, value: T | None, cls: type[T]) -> T | None:
     if value is not None and not isinstance(value, cls):
         raise TypeError(f"{name}= must be a {cls.__name__}, not {type(value).__name__}")
@@ -775,6 +808,7 @@ class _GuardedBody:
                     yield entry
             except AnyURLError as exc:
                 if handed or not await self.client._may_retry(req, self.attempt, exc):
+                    _tried(exc, self.attempt)
                     raise
                 self.attempt += 1
                 with suppress(Exception):
@@ -794,8 +828,10 @@ class _GuardedBody:
                     yield chunk
             except AnyURLError as exc:
                 if handed and not self.current.resumable:
+                    _tried(exc, self.attempt)
                     raise
                 if not await self.client._may_retry(req, self.attempt, exc):
+                    _tried(exc, self.attempt)
                     raise
                 self.attempt += 1
                 with suppress(Exception):

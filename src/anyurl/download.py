@@ -555,7 +555,9 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
     """Stream the body into *fd*; *fresh*: fd is a just-truncated regular file (size 0, at offset 0)."""
     try:
         # Client.open without its context manager (the same request, opened and closed here)
-        body = await client._open(client.request(u, offset=offset, **options))
+        # the limit goes along: a handler that learns the size first (FTP SIZE) refuses before the transfer
+        body = await client._open(client.request(
+            u, offset=offset, max_size=None if max_size is None else max(max_size - offset, 0), **options))
     except _NO_RESTART:
         raise
     except AnyURLError:
@@ -563,7 +565,7 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
             raise
         # this handler (or server) cannot resume: start over
         offset = 0
-        body = await client._open(client.request(u, **options))
+        body = await client._open(client.request(u, max_size=max_size, **options))
     try:
         start = body.offset if isinstance(body.offset, int) else 0
         if start > offset:

@@ -181,9 +181,12 @@ class Request(Record):
     ``FTPOptions``) that replaces the Client's for this call; handlers read it
     through :meth:`anyurl.handlers.base.Handler.options`. ``deadline`` is the
     event-loop time by which the call must end (from ``Timeouts.total``).
+    ``max_size``: the caller refuses a body of more bytes (``fetch``'s limit, the CLI's
+    ``--max-size``); a handler that learns the size before the transfer starts (FTP
+    SIZE) fails then, with the caller's :class:`~anyurl.errors.TransferError`.
     """
 
-    __slots__ = ("url", "timeouts", "limits", "retry", "offset", "length", "options", "deadline")
+    __slots__ = ("url", "timeouts", "limits", "retry", "offset", "length", "options", "deadline", "max_size")
     _factories = {"timeouts": Timeouts, "limits": Limits, "retry": Retry}  # None in __init__: a fresh default
     url: URL
     timeouts: Timeouts
@@ -193,10 +196,12 @@ class Request(Record):
     length: int | None
     options: object | None
     deadline: float | None
+    max_size: int | None
 
     def __init__(self, url: URL, timeouts: Timeouts | None = None, limits: Limits | None = None,
                  retry: Retry | None = None, offset: int = 0, length: int | None = None,
-                 options: object | None = None, deadline: float | None = None) -> None:
+                 options: object | None = None, deadline: float | None = None,
+                 max_size: int | None = None) -> None:
         _set(self, "url", url)
         _set(self, "timeouts", Timeouts() if timeouts is None else timeouts)
         _set(self, "limits", Limits() if limits is None else limits)
@@ -205,6 +210,7 @@ class Request(Record):
         _set(self, "length", length)
         _set(self, "options", options)
         _set(self, "deadline", deadline)
+        _set(self, "max_size", max_size)
         if offset < 0:
             raise ConfigurationError(f"offset must be >= 0 (got {offset})", url=url)
         if length is not None and length < 0:

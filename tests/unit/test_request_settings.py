@@ -196,3 +196,20 @@ async def test_stat_and_unsupported_stat() -> None:
         assert st.size == len(DATA) and st.as_dict()["size"] == len(DATA)
         with pytest.raises(NotSupported, match="telnet URLs have no way"):
             await c.stat("telnet://127.0.0.1/")
+
+
+async def test_final_error_says_how_many_tries_at_open_and_mid_stream() -> None:
+    Scripted.steps = ["refuse"] * 3
+    async with Client(retry=Retry(attempts=3, backoff=0)) as c:
+        with pytest.raises(TemporaryFailure) as info:
+            await c.fetch(URL)
+        assert info.value.message == "421 too many users (after 3 tries)"
+        Scripted.steps = ["cut"] * 3  # each try hands over 1000 more bytes, then breaks
+        with pytest.raises(TruncatedTransfer) as cut:
+            await c.fetch(URL)
+        assert str(cut.value) == f"{URL}: connection closed mid-transfer (after 3 tries)"
+        Scripted.steps = ["refuse"]
+        with pytest.raises(TemporaryFailure) as once:
+            await c.fetch(URL, retry=Retry(attempts=1))
+        assert once.value.message == "421 too many users"
+    assert Scripted.opened[3:6] == [(0, None), (1000, None), (2000, None)]

@@ -34,6 +34,7 @@ from ..errors import (
     OverlongTransfer,
     ProtocolError,
     ResourceNotFound,
+    TransferError,
     TruncatedTransfer,
     mask_password,
 )
@@ -335,7 +336,7 @@ class _Control:
         except asyncio.LimitOverrunError as exc:
             raise ProtocolError(f"reply line longer than {limit} bytes", url=self.url) from exc
         except TimeoutError as exc:  # set by the watchdog (an outer timeout cancels instead)
-            raise FetchTimeout("timed out waiting for a reply line", url=self.url) from exc
+            raise FetchTimeout(_waited(self.req, "a reply line"), url=self.url) from exc
         finally:
             self._due = None
         if len(line) > limit:
@@ -507,6 +508,16 @@ class _Control:
                     await self.writer.wait_closed()
             except (OSError, TimeoutError):
                 pass
+
+
+def _waited(req: Request, what: str) -> str:
+    """What a wait for *what* that timed out ran into: the read timeout, or the total deadline
+    (``Timeouts.total``), which cuts the read timeout short when it comes first."""
+    deadline = req.deadline
+    if deadline is not None and deadline - asyncio.get_running_loop().time() < 0.01:
+        return (f"the total timeout (Timeouts.total={req.timeouts.total:g} s) ran out "
+                f"while waiting for {what}")
+    return f"timed out waiting for {what} (read timeout {req.timeouts.read:g} s)"
 
 
 def _show(verb: str, arg: str | None) -> str:
@@ -1014,8 +1025,18 @@ class FTPHandler(Handler):
         offset, length = req.offset, req.length
         await conn.set_type(plan.type)
         total: int | None = None
+        limit = req.max_size
         want_size = (plan.type == "I" and opts.use_size and conn.size_ok
-                     and not (conn.size_in_150 and not offset))
+                     and not (conn.size_in_150 and not offset and limit is None))
+        if want_size and limit is not None:
+            # the caller's limit is checked before RETR: SIZE on its own, never pipelined with RETR
+            want_size = False
+            reply = await conn.cmd("SIZE", plan.argument)
+            total = proto.parse_size(reply)
+            if reply.code in (500, 502):
+                conn.size_ok = False
+            if total is not None:
+                self._check_limit(conn, url, total, offset, length, limit)
         chunk_size = req.limits.chunk_size
 
         loop = conn.loop
@@ -1083,6 +1104,19 @@ class FTPHandler(Handler):
                     resumable=plan.type == "I"), True  # REST offsets count bytes only under TYPE I
 
     @staticmethod
+    def _check_limit(conn: _Control, url: FTPURL, total: int, offset: int, length: int | None, limit: int) -> None:
+        """The caller's TransferError for a file SIZE says is over its limit, before any RETR
+        (the connection stays in step and is kept)."""
+        size = max(total - offset, 0) if length is None else min(max(total - offset, 0), length)
+        if size <= limit:
+            return
+        part = f" ({size} of them from byte {offset})" if offset or length is not None else ""
+        conn.refused = err = TransferError(
+            f"resource is {total} bytes{part}, larger than the limit of {limit} bytes "
+            "(SIZE said so; not retrieved)", url=url)
+        raise err
+
+    @staticmethod
     def _close_data(chan: _DataChannel, reader: _AnyReader | None) -> None:
         chan.close()
         if reader is not None:
@@ -1133,7 +1167,7 @@ class FTPHandler(Handler):
                 try:
                     chunk = await reader.next_chunk(timeout)
                 except TimeoutError as exc:
-                    raise FetchTimeout("timed out waiting for data", url=url) from exc
+                    raise FetchTimeout(_waited(req, "data"), url=url) from exc
                 except (OSError, ssl.SSLError) as exc:
                     raise TruncatedTransfer(f"data connection failed after {received} bytes: {exc}",
                                             url=url) from exc
@@ -1232,7 +1266,7 @@ class FTPHandler(Handler):
                 try:
                     chunk = await reader.next_chunk(req.read_timeout)
                 except TimeoutError as exc:
-                    raise FetchTimeout("timed out reading a listing", url=url) from exc
+                    raise FetchTimeout(_waited(req, "listing data"), url=url) from exc
                 except (OSError, ssl.SSLError) as exc:
                     raise TruncatedTransfer(f"listing data connection failed: {exc}", url=url) from exc
                 if chunk is None:

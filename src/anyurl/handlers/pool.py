@@ -71,10 +71,11 @@ class _Idle(Generic[C]):
 class _Host(Generic[C]):
     """The connections to one host:port."""
 
-    __slots__ = ("busy", "idle", "waiters")
+    __slots__ = ("busy", "cap", "idle", "waiters")
 
     def __init__(self) -> None:
         self.busy = 0
+        self.cap: int | None = None  # lowered from per_host once the server refused a new connection
         self.idle: list[_Idle[C]] = []  # oldest first
         self.waiters: deque[asyncio.Future[None]] = deque()
 
@@ -190,7 +191,7 @@ class Pool(Generic[C]):
                         h.busy += 1
                         return True, item.conn
                     discard.append(item.conn)  # dropped by the server while idle
-        if h.busy + len(h.idle) < limits.per_host:
+        if h.busy + len(h.idle) < (limits.per_host if h.cap is None else min(h.cap, limits.per_host)):
             h.busy += 1
             return True, None
         if h.idle:  # full, but some are idle for another key: make room
@@ -200,8 +201,9 @@ class Pool(Generic[C]):
         return False, None
 
     async def _take(self, req: Request, h: _Host[C], address: tuple[str, int], key: Hashable | None,
-                    fresh: bool) -> tuple[C | None, list[C]]:
-        """Wait for a slot: (an idle connection of *key* or None, connections to close)."""
+                    fresh: bool, until: float | None = None) -> tuple[C | None, list[C]]:
+        """Wait for a slot: (an idle connection of *key* or None, connections to close).
+        *until*: the loop time the wait ends at, instead of ``Timeouts.pool`` from now."""
         # idle ages on time.monotonic(): the loop's clock would cost a getpid() per call
         # (asyncio.get_running_loop checks the pid) for the same time
         discard: list[C] = []
@@ -209,8 +211,8 @@ class Pool(Generic[C]):
         if got:  # the common case: no timer armed, no waiting
             return conn, discard
         loop = asyncio.get_running_loop()
-        limit = req.limits.per_host
-        timeout = req.bound(req.timeouts.pool)
+        limit = req.limits.per_host if h.cap is None else min(h.cap, req.limits.per_host)
+        timeout = req.bound(req.timeouts.pool if until is None else max(0.0, until - loop.time()))
         try:
             async with asyncio.timeout(timeout):
                 while True:
@@ -231,8 +233,9 @@ class Pool(Generic[C]):
                 why = f"waited {timeout:.3g} s (the rest of the total timeout)"
             else:
                 why = f"waited {timeout:.3g} s"
+            held = f"Limits.per_host={limit}" if h.cap is None else f"at most {limit}: the server refused more"
             raise PoolTimeout(f"{why} for a free connection to {address[0]}:{address[1]} "
-                              f"(Limits.per_host={limit}, all busy)", url=req.url) from None
+                              f"({held}, all busy)", url=req.url) from None
         except BaseException:
             await self._close_all(discard, address)
             raise
@@ -267,10 +270,34 @@ class Pool(Generic[C]):
                       connect: Callable[[], Awaitable[C]], target: Any = None, *,
                       fresh: bool = False) -> Lease[C]:
         """A connection to host:port for *key*: an idle one reset for *target*, else a new
-        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool``)."""
+        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool``).
+
+        A new connection the server refuses with a closing reply ("421 too many connections"
+        at an FTP login) while others to the host are open (or opening) meets the server's
+        own limit: the host's cap comes down to those, and the request waits for one of them
+        (at most ``Timeouts.pool`` in all) instead of failing. With none open the error stands."""
+        until: float | None = None  # once refused: when the wait for a free connection ends
+        while True:
+            try:
+                return await self._acquire(req, host, port, key, connect, target, fresh, until)
+            except AnyURLError as exc:
+                h = self._host((host, port))
+                others = h.busy + len(h.idle)  # (this request's slot is given back already)
+                if not (others and self._refused(exc)):
+                    raise
+                h.cap = others if h.cap is None else min(h.cap, others)
+                self.log.info("%s:%s refused a new connection (%s) with %d open: at most %d from now on",
+                              host, port, exc.reply, others, h.cap)
+                if until is None:
+                    wait = req.bound(req.timeouts.pool)
+                    until = None if wait is None else asyncio.get_running_loop().time() + wait
+
+    async def _acquire(self, req: Request, host: str, port: int, key: Hashable,
+                       connect: Callable[[], Awaitable[C]], target: Any, fresh: bool,
+                       until: float | None) -> Lease[C]:
         address = (host, port)
         h = self._host(address)
-        conn, discard = await self._take(req, h, address, key, fresh)
+        conn, discard = await self._take(req, h, address, key, fresh, until)
         try:
             if discard:
                 await self._close_all(discard, address)
@@ -367,12 +394,14 @@ class Pool(Generic[C]):
 
     # -- the one retry rule ------------------------------------------------------
 
-    def is_stale(self, exc: BaseException) -> bool:
-        """An error that, on a reused connection, means the server dropped it while idle."""
-        if isinstance(exc, ConnectError):
-            return True
+    def _refused(self, exc: BaseException) -> bool:
+        """A server's "closing" reply (*closing_replies*) to a new connection: FTP 421 at login."""
         reply = exc.reply if isinstance(exc, AnyURLError) else None
         return bool(reply) and any(str(reply).startswith(code) for code in self.closing_replies)
+
+    def is_stale(self, exc: BaseException) -> bool:
+        """An error that, on a reused connection, means the server dropped it while idle."""
+        return isinstance(exc, ConnectError) or self._refused(exc)
 
     async def run(self, acquire: Callable[[bool], Awaitable[Lease[C]]],
                   step: Callable[[Lease[C]], Awaitable[T]], *, keep_on_error: bool = False,
