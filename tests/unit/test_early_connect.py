@@ -78,6 +78,7 @@ def test_a_plain_tcp_url_is_connected_early_to_its_host_and_port(url: str, key: 
 
 @pytest.mark.parametrize("url", [
     "https://127.0.0.1/x",  # TLS: not started early
+    "http://bücher.example/x",  # aiohttp's path, which connects by itself
     "file:///etc/hostname", "mailto:a@b.example", "news:comp.lang", "telnet://h/",
     "gopher://127.0.0.1:25/0x",  # a service port the default policy refuses before any I/O
     "gopher://127.0.0.1/0a%0D%0AQUIT",  # CR LF: refused before any I/O
