@@ -1,6 +1,6 @@
 """The CLI's early connect (anyurl._early): which command lines start one, and the socket's fate.
 
-The transfers over a real server's early connection are in tests/integration/test_early_connect.py;
+The transfers over a real server's early connection are in tests/integration/test_cli_early_connect.py;
 here a plain listening socket stands for "a port that accepts", "a closed port" and "a port
 whose SYNs are dropped" (a full accept queue), which no real server gives on demand.
 """

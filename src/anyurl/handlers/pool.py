@@ -416,7 +416,6 @@ class Pool(Generic[C]):
             h.wake()
 
 
-
 # -- the CLI's early connection ----------------------------------------------------
 
 
