@@ -1501,6 +1501,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_parse(args, rep)
         if args.command == "extract":
             return cmd_extract(args, rep)
+        from . import _early
+
+        _early.start(args)  # the first URL's connect overlaps the imports below (see _early.py)
         factory = _loop_factory()
         with asyncio.Runner(loop_factory=factory) as runner:
             return runner.run(_run(args, rep))
@@ -1528,6 +1531,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"anyurl: internal error: {type(exc).__name__}: {_printable(exc)} "
                   "(run with --debug for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        if "anyurl._early" in sys.modules:  # an early connection nobody used is closed
+            sys.modules["anyurl._early"].discard()
 
 
 def run(argv: Sequence[str] | None = None) -> int:

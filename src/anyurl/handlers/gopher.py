@@ -31,7 +31,7 @@ from ..protocols import gopher as gp
 from ..response import Body, Entry, Stat
 from ..urls import GopherURL
 from .base import Handler, Request, apply_length, os_reason
-from .pool import Lease, Pool
+from .pool import Lease, Pool, early_socket
 from .stream import BulkReader
 
 if TYPE_CHECKING:
@@ -260,7 +260,11 @@ class GopherHandler(Handler):
         slot = await self.pool.lend_slot(req, url.host, port)  # waiting here is not the connect timeout
         try:
             async with asyncio.timeout(req.connect_timeout):
-                _, proto = await loop.create_connection(lambda: BulkReader(size, rcvbuf=2 * size), url.host, port)
+                sock = await early_socket("gopher", url.host, port)  # the CLI's, opened at start-up
+                if sock is not None:
+                    _, proto = await loop.create_connection(lambda: BulkReader(size, rcvbuf=2 * size), sock=sock)
+                else:
+                    _, proto = await loop.create_connection(lambda: BulkReader(size, rcvbuf=2 * size), url.host, port)
         except TimeoutError as exc:
             await slot.release(False)
             raise FetchTimeout(f"connecting to {url.host}:{port} timed out", url=url) from exc

@@ -30,8 +30,9 @@ from urllib.parse import unquote, urlsplit
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from ..response import Entry
+
 from ..errors import ProtocolError, ResourceNotFound, TemporaryFailure, TransferError, UnsafeURL
-from ..response import Entry, guess_content_type
 from ..urls import GopherURL, TelnetURL, to_wire
 
 __all__ = [
@@ -218,6 +219,8 @@ def file_type(gophertype: str) -> str:
 def content_type_for(gophertype: str, selector: str, view: str | None = None) -> str:
     """The MIME type of an item: the Gopher+ view when one was asked for, else by type
     (refined by the selector's suffix for generic binary, image and sound types)."""
+    from ..response import guess_content_type  # (here: anyurl.response imports asyncio, see _early.py)
+
     if view and "/" in view:
         return view
     if gophertype in MENU_TYPES:
@@ -418,6 +421,8 @@ def menu_entry(item: MenuItem, menu: GopherURL | None = None) -> Entry:
     """The :class:`Entry` of a menu item listed in *menu*: ``name`` the selector's last
     segment, ``title`` the display string, ``rel`` "parent"/"self" for links up or to
     *menu* itself, ``url`` where it leads."""
+    from ..response import Entry  # (here: anyurl.response imports asyncio, see _early.py)
+
     refused: str | None
     try:
         url = item_url(item)

@@ -1,0 +1,204 @@
+"""The CLI's early connection: the first URL's TCP connect started before asyncio is imported.
+
+``anyurl get gopher://host/9/big`` spends ~80 ms importing asyncio, uvloop and
+anyurl's handlers before its first connect. :func:`start` (called by
+:func:`anyurl.cli.main` once the command line is read) begins a non-blocking
+connect to the first URL's host:port, so the handshake, and a server that
+starts a process per connection, overlap the import. The connection layer
+then adopts that socket for the first connection to exactly that
+(scheme, host, port) (:func:`anyurl.handlers.pool.early_socket`); the
+handlers speak their protocol on it as on any other. Nothing is sent early.
+
+Started only for a plain-TCP scheme whose handler connects straight to the
+URL's host (gopher, http, ftp, nntp), never when a proxy applies or the URL
+does not parse. A literal IP address is connected at once; a name is
+resolved and connected in a daemon thread, and when that thread has not
+finished by the time the handler connects, its result is dropped and the
+handler connects as usual (no wait on a resolver with no deadline). A failed
+early connect is dropped the same way, so the error the user sees comes from
+the usual path. :func:`discard` closes a socket nobody took.
+``ANYURL_EARLY_CONNECT=0`` turns it off.
+
+This module imports neither asyncio nor the handlers: it runs before them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+
+TYPE_CHECKING = False  # not typing's: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["discard", "start", "take"]
+
+#: the schemes whose handler opens a plain TCP connection to the URL's own host:port
+SCHEMES = frozenset({"gopher", "http", "ftp", "nntp"})
+_PROXIED = frozenset({"http", "https", "ftp"})  # as anyurl.protocols.proxy.PROXIED_SCHEMES
+# as anyurl.client._PROXY_VARIABLES (that module imports asyncio; a unit test keeps them equal)
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
+                    "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
+
+
+class _Early:
+    """One early connection: set by the resolving thread (or at once), taken by the handler."""
+
+    __slots__ = ("abandoned", "done", "key", "lock", "sock")
+
+    def __init__(self, key: tuple[str, str, int]) -> None:
+        self.key = key
+        self.sock: socket.socket | None = None
+        self.done = False  # the socket (or the failure) is known
+        self.abandoned = False  # nobody will take it: the thread closes what it makes
+        self.lock = threading.Lock()
+
+    def connect(self, family: int, address: Any) -> None:
+        """Start a non-blocking connect to *address* (its outcome is read by the taker)."""
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setblocking(False)
+            sock.connect_ex(address)  # EINPROGRESS; refused and the like show in SO_ERROR
+        except OSError:
+            sock.close()
+            return
+        with self.lock:
+            if self.abandoned:
+                sock.close()
+            else:
+                self.sock = sock
+
+    def resolve(self) -> None:
+        """The thread's work: getaddrinfo, then a connect to the first address (as asyncio tries first)."""
+        try:
+            host, port = self.key[1], self.key[2]
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            if infos:
+                family, _, _, _, address = infos[0]
+                self.connect(family, address)
+        except (OSError, UnicodeError):
+            pass  # the handler's own connect reports it
+        finally:
+            with self.lock:
+                self.done = True
+                if self.abandoned and self.sock is not None:
+                    self.sock.close()
+                    self.sock = None
+
+
+_pending: _Early | None = None
+
+
+def _literal(host: str) -> int | None:
+    """The address family of an IP address literal, None for a name."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except OSError:
+            continue
+        return family
+    return None
+
+
+def _proxied(scheme: str, host: str, port: int, proxy: str | None, no_proxy: str | None) -> bool:
+    """True when the Client could send this URL through a proxy (the CLI's Client trusts the environment)."""
+    if scheme not in _PROXIED or proxy == "":
+        return False
+    if proxy is None:
+        if not any(os.environ.get(name) for name in _PROXY_VARIABLES if "no_proxy" not in name.lower()):
+            return False  # the common case: no proxy variable at all
+    from .protocols.proxy import select_proxy
+
+    env = {name: value for name in _PROXY_VARIABLES if (value := os.environ.get(name)) is not None}
+    try:
+        return select_proxy(scheme, host, port, proxy=proxy, no_proxy=no_proxy, env=env) is not None
+    except ValueError:
+        return True  # a bad proxy setting: the Client reports it; connect nothing
+
+
+def _target(args: Any) -> tuple[str, str, int] | None:
+    """(scheme, host, port) to connect early for the command line *args*, or None."""
+    if os.environ.get("ANYURL_EARLY_CONNECT", "").strip().lower() in ("0", "no", "off", "false"):
+        return None
+    if args.command == "get":
+        urls = args.urls
+    elif args.command in ("ls", "stat"):
+        urls = [args.url]
+    else:
+        return None
+    if not urls or getattr(args, "input_file", None):
+        return None
+    text = urls[0]
+    if not isinstance(text, str) or text.partition(":")[0].lower() not in SCHEMES:
+        return None
+    if any(c in text for c in "\r\n\0") or any(e in text.lower() for e in ("%0d", "%0a", "%00")):
+        return None  # refused by the handler before any I/O: none here either
+    from .urls import parse
+
+    try:
+        url = parse(text)
+    except ValueError:
+        return None
+    scheme, host, port = url.scheme, getattr(url, "host", None), getattr(url, "port", None)
+    if scheme not in SCHEMES or not host or not isinstance(port, int):
+        return None
+    if scheme == "http" and not host.isascii():
+        return None  # aiohttp's path (it applies IDNA), which connects by itself
+    if scheme == "gopher":
+        from .protocols.gopher import service_port_refusal
+
+        if service_port_refusal(port):
+            return None  # refused by the default policy before any I/O
+    if _proxied(scheme, host, port, args.proxy, args.noproxy):
+        return None
+    return scheme, host, port
+
+
+def start(args: Any) -> None:
+    """Begin the early connect for the command line *args* (argparse's namespace), if it applies."""
+    global _pending
+    discard()
+    try:
+        key = _target(args)
+    except Exception:  # never a reason for the command to fail: the usual path reports it
+        key = None
+    if key is None:
+        return
+    early = _Early(key)
+    family = _literal(key[1])
+    if family is not None:
+        early.connect(family, (key[1], key[2]))
+        early.done = True
+    else:
+        threading.Thread(target=early.resolve, name="anyurl-early-connect", daemon=True).start()
+    _pending = early
+
+
+def take(scheme: str, host: str, port: int) -> socket.socket | None:
+    """The early socket for (scheme, host, port), once: connected, still connecting, or failed
+    (the caller checks). None when there is none, it is for another target, or not ready."""
+    global _pending
+    early = _pending
+    if early is None or early.key != (scheme, host, port):
+        return None
+    _pending = None
+    with early.lock:
+        if not early.done:  # still resolving: no wait on a resolver without a deadline
+            early.abandoned = True
+            return None
+        sock, early.sock = early.sock, None
+    return sock
+
+
+def discard() -> None:
+    """Close the early socket if nobody took it (the end of the command)."""
+    global _pending
+    early, _pending = _pending, None
+    if early is None:
+        return
+    with early.lock:
+        early.abandoned = True
+        sock, early.sock = early.sock, None
+    if sock is not None:
+        sock.close()

@@ -1,0 +1,132 @@
+"""The CLI's early connect against real servers: the socket connected before asyncio was
+imported is the one the transfer uses (one connection, one request in the server's log),
+and a proxy setting keeps it off."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures.launcher import Endpoint, Launcher
+from fixtures.servers import vsftpd as vsftpd_module
+
+import anyurl
+
+SRC = str(Path(anyurl.__file__).parent.parent)
+PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
+              "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "ANYURL_EARLY_CONNECT")
+EARLY = "opened at start-up"
+
+
+def anyurl_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m anyurl -v ARGS`` in a fresh interpreter (the early connect happens at start-up)."""
+    base = {k: v for k, v in os.environ.items() if k not in PROXY_VARS}
+    return subprocess.run([sys.executable, "-m", "anyurl", "-v", *args], capture_output=True, text=True,
+                          timeout=60, env={**base, "PYTHONPATH": SRC, **env})
+
+
+class Log:
+    """Lines appended to a log file since this object was made."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.start = os.path.getsize(path) if os.path.exists(path) else 0
+
+    def text(self) -> str:
+        with open(self.path, "rb") as f:
+            f.seek(self.start)
+            return f.read().decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="module")
+def gophernicus(servers: Launcher) -> Endpoint:
+    return servers.get("gophernicus")
+
+
+@pytest.fixture(scope="module")
+def nginx(servers: Launcher) -> Endpoint:
+    return servers.get("nginx")
+
+
+def test_gopher_item_arrives_over_the_early_connection(gophernicus: Endpoint, tmp_path: Path) -> None:
+    src = Path(gophernicus.info["root"]) / "early-connect.bin"
+    src.write_bytes(os.urandom(3 << 20))
+    src.chmod(0o644)
+    log = Log(gophernicus.info["access_log"])
+    out = tmp_path / "out.bin"
+    proc = anyurl_cli("get", "-q", "-o", str(out), f"gopher://{gophernicus.host}:{gophernicus.port}/9/early-connect.bin")
+    assert proc.returncode == 0, proc.stderr
+    assert f"using the connection to {gophernicus.host}:{gophernicus.port} {EARLY}" in proc.stderr
+    assert out.read_bytes() == src.read_bytes()
+    logged = [line for line in log.text().splitlines() if "early-connect.bin" in line]
+    assert len(logged) == 1, log.text()  # one request: the early connection carried it
+
+
+def test_http_file_arrives_over_the_early_connection(nginx: Endpoint, tmp_path: Path) -> None:
+    name = f"early-connect-{os.getpid()}.txt"
+    src = Path(nginx.info["www"]) / name
+    src.write_bytes(b"early\n" * 1000)
+    src.chmod(0o644)
+    log = Log(nginx.info["access_log"])
+    out = tmp_path / "out.txt"
+    proc = anyurl_cli("get", "-q", "-o", str(out), f"http://{nginx.host}:{nginx.port}/{name}")
+    assert proc.returncode == 0, proc.stderr
+    assert f"using the connection to {nginx.host}:{nginx.port} {EARLY}" in proc.stderr
+    assert "opened connection to" in proc.stderr  # the pool's first (and only) connection
+    assert out.read_bytes() == src.read_bytes()
+    assert len([line for line in log.text().splitlines() if name in line]) == 1
+
+
+def test_ftp_login_and_retrieval_run_on_the_early_connection(servers: Launcher, tmp_path: Path) -> None:
+    vsftpd = servers.get("vsftpd")
+    log = Log(vsftpd.info["log"])
+    out = tmp_path / "out.bin"
+    proc = anyurl_cli("get", "-q", "-o", str(out), f"ftp://{vsftpd.host}:{vsftpd.port}/pub/hello.txt")
+    assert proc.returncode == 0, proc.stderr
+    assert f"using the connection to {vsftpd.host}:{vsftpd.port} {EARLY}" in proc.stderr
+    assert out.read_bytes() == (Path(vsftpd.info["anon_root"]) / "pub" / "hello.txt").read_bytes()
+    commands = vsftpd_module.commands(vsftpd.info["log"], log.start)
+    # one control connection, one login (vsftpd's CONNECT lines are no count: the launcher's
+    # readiness probe is logged late after a start)
+    assert [c.split()[0] for c in commands].count("USER") == 1
+    assert proc.stderr.count("opened connection to") == 1
+
+
+def test_nntp_article_arrives_over_the_early_connection(servers: Launcher, tmp_path: Path) -> None:
+    inn = servers.get("inn")
+    first = inn.info["articles"][0]
+    out = tmp_path / "article"
+    proc = anyurl_cli("get", "-q", "-o", str(out), f"nntp://{inn.host}:{inn.port}/{inn.info['group']}/{first['number']}")
+    assert proc.returncode == 0, proc.stderr
+    assert f"using the connection to {inn.host}:{inn.port} {EARLY}" in proc.stderr
+    assert first["message_id"].encode() in out.read_bytes()
+
+
+def test_a_proxy_in_the_environment_keeps_the_http_connect_for_the_proxy(servers: Launcher, nginx: Endpoint,
+                                                                          tmp_path: Path) -> None:
+    squid = servers.get("squid")
+    name = f"early-proxy-{os.getpid()}.txt"
+    src = Path(nginx.info["www"]) / name
+    src.write_bytes(b"proxied\n")
+    src.chmod(0o644)
+    out = tmp_path / "out.txt"
+    proc = anyurl_cli("get", "-q", "-o", str(out), f"http://{nginx.host}:{nginx.port}/{name}",
+                      http_proxy=f"http://{squid.host}:{squid.port}")
+    assert proc.returncode == 0, proc.stderr
+    assert EARLY not in proc.stderr
+    assert out.read_bytes() == b"proxied\n"
+
+
+def test_anyurl_early_connect_0_connects_as_before(gophernicus: Endpoint, tmp_path: Path) -> None:
+    out = tmp_path / "out.bin"
+    src = Path(gophernicus.info["root"]) / "early-off.bin"
+    src.write_bytes(b"off\n")
+    src.chmod(0o644)
+    proc = anyurl_cli("get", "-q", "-o", str(out), f"gopher://{gophernicus.host}:{gophernicus.port}/9/early-off.bin",
+                      ANYURL_EARLY_CONNECT="0")
+    assert proc.returncode == 0, proc.stderr
+    assert EARLY not in proc.stderr
+    assert out.read_bytes() == b"off\n"

@@ -1,0 +1,213 @@
+"""The CLI's early connect (anyurl._early): which command lines start one, and the socket's fate.
+
+The transfers over a real server's early connection are in tests/integration/test_cli_early_connect.py;
+here a plain listening socket stands for "a port that accepts", "a closed port" and "a port
+whose SYNs are dropped" (a full accept queue), which no real server gives on demand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import anyurl
+from anyurl import _early, cli, client
+from anyurl._quick import Args
+from anyurl.errors import FetchTimeout
+
+SRC = str(Path(anyurl.__file__).parent.parent)
+_NO_PROXY_ENV = [n for n in client._PROXY_VARIABLES] + ["ANYURL_EARLY_CONNECT"]
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in _NO_PROXY_ENV:
+        monkeypatch.delenv(name, raising=False)
+    yield
+    _early.discard()
+
+
+def _args(*urls: str, command: str = "get", **options: object) -> Args:
+    values: dict[str, object] = {"command": command, "proxy": None, "noproxy": None, "input_file": None}
+    if command == "get":
+        values["urls"] = list(urls)
+    else:
+        values["url"] = urls[0]
+    values.update(options)
+    return Args(values)
+
+
+@contextlib.contextmanager
+def _listener(backlog: int = 8) -> Iterator[socket.socket]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(backlog)
+        yield s
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- which command lines connect early ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("url", "key"), [
+    ("gopher://127.0.0.1:7070/9/big.bin", ("gopher", "127.0.0.1", 7070)),
+    ("gopher://Example.ORG/", ("gopher", "example.org", 70)),
+    ("http://127.0.0.1/x", ("http", "127.0.0.1", 80)),
+    ("ftp://user:pw@[::1]:2121/pub/f", ("ftp", "::1", 2121)),
+    ("nntp://news.example/comp.lang/1", ("nntp", "news.example", 119)),
+])
+def test_a_plain_tcp_url_is_connected_early_to_its_host_and_port(url: str, key: tuple[str, str, int]) -> None:
+    assert _early._target(_args(url)) == key
+
+
+@pytest.mark.parametrize("url", [
+    "https://127.0.0.1/x",  # TLS: not started early
+    "http://bücher.example/x",  # aiohttp's path, which connects by itself
+    "file:///etc/hostname", "mailto:a@b.example", "news:comp.lang", "telnet://h/",
+    "gopher://127.0.0.1:25/0x",  # a service port the default policy refuses before any I/O
+    "gopher://127.0.0.1/0a%0D%0AQUIT",  # CR LF: refused before any I/O
+    "http://[::1/x", "gopher://host:99999/", "ftp://",  # do not parse
+])
+def test_no_early_connect_for_urls_the_handler_would_not_connect_to_directly(url: str) -> None:
+    assert _early._target(_args(url)) is None
+
+
+def test_ls_and_stat_connect_early_but_not_parse_mirror_or_a_url_list() -> None:
+    url = "ftp://127.0.0.1:2121/pub/"
+    assert _early._target(_args(url, command="ls")) == ("ftp", "127.0.0.1", 2121)
+    assert _early._target(_args(url, command="stat")) == ("ftp", "127.0.0.1", 2121)
+    assert _early._target(_args(url, command="mirror")) is None
+    assert _early._target(_args(command="get", input_file="urls.txt")) is None
+    assert _early._target(_args()) is None
+
+
+@pytest.mark.parametrize("value", ["0", "off", "no", "false"])
+def test_anyurl_early_connect_0_turns_it_off(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANYURL_EARLY_CONNECT", value)
+    assert _early._target(_args("gopher://127.0.0.1/")) is None
+
+
+def test_a_proxy_from_the_environment_or_the_command_line_disables_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    http, ftp, gopher = "http://127.0.0.1:8080/x", "ftp://127.0.0.1/f", "gopher://127.0.0.1/"
+    monkeypatch.setenv("http_proxy", "http://proxy.example:3128")
+    assert _early._target(_args(http)) is None
+    assert _early._target(_args(ftp)) == ("ftp", "127.0.0.1", 21)  # ftp_proxy is not set
+    assert _early._target(_args(gopher)) == ("gopher", "127.0.0.1", 70)  # gopher is never proxied
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    assert _early._target(_args(http)) == ("http", "127.0.0.1", 8080)  # reached directly
+    monkeypatch.delenv("no_proxy")
+    assert _early._target(_args(http, proxy="")) == ("http", "127.0.0.1", 8080)  # --proxy '': none
+    monkeypatch.delenv("http_proxy")
+    monkeypatch.setenv("ALL_PROXY", "proxy.example:3128")
+    assert _early._target(_args(ftp)) is None
+    monkeypatch.delenv("ALL_PROXY")
+    assert _early._target(_args(ftp, proxy="proxy.example:3128")) is None  # --proxy
+    assert _early._target(_args(ftp, proxy="proxy.example:3128", noproxy="*")) == ("ftp", "127.0.0.1", 21)
+
+
+def test_the_proxy_variables_read_are_the_client_s() -> None:
+    assert _early._PROXY_VARIABLES == client._PROXY_VARIABLES
+
+
+def test_starting_imports_neither_asyncio_nor_the_handlers() -> None:
+    code = ("import sys; from anyurl import _early; from anyurl._quick import Args\n"
+            "_early.start(Args({'command': 'get', 'urls': ['gopher://127.0.0.1:1/9/x'], 'proxy': None,"
+            " 'noproxy': None}))\n"
+            "assert _early._pending is not None\n"
+            "_early.discard()\n"
+            "print(sorted(m for m in sys.modules if m == 'asyncio' or m.startswith(('uvloop', 'anyurl.handlers'))))")
+    env = {k: v for k, v in os.environ.items() if k not in _NO_PROXY_ENV}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**env, "PYTHONPATH": SRC})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+# -- the socket's fate ----------------------------------------------------------------------
+
+
+def test_an_unused_early_socket_is_closed_without_a_resource_warning() -> None:
+    with _listener() as server:
+        port = server.getsockname()[1]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ResourceWarning)
+            _early.start(_args(f"gopher://127.0.0.1:{port}/0x"))
+            peer, _ = server.accept()  # the connect did happen
+            with peer:
+                _early.discard()
+                peer.settimeout(5)
+                assert peer.recv(1) == b""  # closed by us, nothing sent
+            gc.collect()
+    assert _early._pending is None
+
+
+def test_a_socket_for_another_target_is_not_taken() -> None:
+    with _listener() as server:
+        port = server.getsockname()[1]
+        _early.start(_args(f"gopher://127.0.0.1:{port}/0x"))
+        assert _early.take("gopher", "127.0.0.1", port + 1) is None
+        assert _early.take("http", "127.0.0.1", port) is None
+        sock = _early.take("gopher", "127.0.0.1", port)
+        assert sock is not None
+        sock.close()
+        assert _early.take("gopher", "127.0.0.1", port) is None  # once
+
+
+def _main(*argv: str) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, err.getvalue()
+
+
+def test_a_refused_port_gives_the_same_error_and_exit_code_as_without_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    port = _closed_port()
+    for scheme, path in (("gopher", "0x"), ("http", "x"), ("ftp", "x")):
+        url = f"{scheme}://127.0.0.1:{port}/{path}"
+        early = _main("get", "-q", "-o", str(tmp_path / "a"), url)
+        monkeypatch.setenv("ANYURL_EARLY_CONNECT", "0")
+        usual = _main("get", "-q", "-o", str(tmp_path / "b"), url)
+        monkeypatch.delenv("ANYURL_EARLY_CONNECT")
+        assert early == usual
+        assert early == (13, f"anyurl: {url}: cannot connect to 127.0.0.1:{port}: Connection refused\n")
+
+
+def test_a_connect_that_never_completes_fails_at_the_connect_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[socket.socket | None] = []
+    real_take = _early.take
+
+    def take(scheme: str, host: str, port: int) -> socket.socket | None:
+        taken.append(real_take(scheme, host, port))
+        return taken[-1]
+
+    monkeypatch.setattr(_early, "take", take)
+    # a full accept queue: the kernel drops the SYNs, as a firewall that blackholes them would
+    with _listener(backlog=0) as server, socket.create_connection(server.getsockname()):
+        port = server.getsockname()[1]
+        url = f"gopher://127.0.0.1:{port}/0x"
+        start = time.monotonic()
+        early = _main("get", "-q", "--connect-timeout", "0.5", url)
+        took = time.monotonic() - start
+        assert taken and taken[0] is not None  # the early socket was waited for...
+        assert taken[0].fileno() == -1  # ...and closed at the deadline
+        monkeypatch.setenv("ANYURL_EARLY_CONNECT", "0")
+        usual = _main("get", "-q", "--connect-timeout", "0.5", url)
+    assert early == usual == (FetchTimeout.exit_code, f"anyurl: {url}: connecting to 127.0.0.1:{port} timed out\n")
+    assert 0.45 < took < 5
