@@ -42,7 +42,7 @@ RAW = "raw asyncio+uvloop (ceiling)"
 # The same with the copy left to the kernel: plain socket + add_reader + splice (bench/raw_splice.py).
 RAW_SPLICE = "raw asyncio+uvloop, splice"
 # No asyncio at all: a blocking socket, python -S (bench/raw_gopher_sync.py): the ceiling for any Python process.
-SYNC = "raw Python, no asyncio (ceiling for any Python process)"
+SYNC = "raw Python, no asyncio (any-Python ceiling)"
 SYNC_SCRIPT = Path(__file__).resolve().parent / "raw_gopher_sync.py"
 SYNC_OPTS: list[str] = []  # its best settings on this machine (bench/ab_py_ceiling.py)
 

@@ -35,7 +35,7 @@ from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, outp
 
 MIB = 1 << 20
 # The fastest client any Python process can be, asyncio or not (bench/raw_http_sync.py).
-SYNC = "raw Python, no asyncio (ceiling for any Python process)"
+SYNC = "raw Python, no asyncio (any-Python ceiling)"
 SYNC_SCRIPT = Path(__file__).resolve().parent / "raw_http_sync.py"
 STREAMS, STREAM_MIB = 128, 16
 
