@@ -44,7 +44,7 @@ RAW_SPLICE = "raw asyncio+uvloop, splice"
 # No asyncio at all: a blocking socket, python -S (bench/raw_gopher_sync.py): the ceiling for any Python process.
 SYNC = "raw Python, no asyncio (any-Python ceiling)"
 SYNC_SCRIPT = Path(__file__).resolve().parent / "raw_gopher_sync.py"
-SYNC_OPTS: list[str] = []  # its best settings on this machine (bench/ab_py_ceiling.py)
+SYNC_OPTS: list[str] = []  # its defaults (recv_into 256 KiB) measured best here (bench/ab_py_ceiling.py)
 
 
 def _big_file(root: Path, size: int) -> Path:
