@@ -21,6 +21,8 @@ anyurl API (no CLI) used as a third case for the big item; bench/raw_gopher.py
 callback) is the fourth, bench/raw_splice.py (the same, the copy done by splice(2))
 the fifth: the ceilings for an asyncio-based Python process, whose interpreter
 start and ``import asyncio`` alone cost about half of curl's whole run.
+bench/raw_gopher_sync.py (a blocking socket, no asyncio, python -S) is the
+sixth: the ceiling for any Python process.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ CONCURRENCY = 32
 RAW = "raw asyncio+uvloop (ceiling)"
 # The same with the copy left to the kernel: plain socket + add_reader + splice (bench/raw_splice.py).
 RAW_SPLICE = "raw asyncio+uvloop, splice"
+# No asyncio at all: a blocking socket, python -S (bench/raw_gopher_sync.py): the ceiling for any Python process.
+SYNC = "raw Python, no asyncio (any-Python ceiling)"
+SYNC_SCRIPT = Path(__file__).resolve().parent / "raw_gopher_sync.py"
+SYNC_OPTS: list[str] = []  # its defaults (recv_into 256 KiB) measured best here (bench/ab_py_ceiling.py)
 
 
 def _big_file(root: Path, size: int) -> Path:
@@ -78,6 +84,7 @@ def run(launcher: object, quick: bool) -> None:
              rm_out, check_out),
         Case(RAW, python_cmd("-m", "bench.raw_gopher", url, str(out)), rm_out, check_out),
         Case(RAW_SPLICE, python_cmd("-m", "bench.raw_splice", url, str(out)), rm_out, check_out),
+        Case(SYNC, python_cmd("-S", str(SYNC_SCRIPT), *SYNC_OPTS, url, str(out)), rm_out, check_out),
     ], "curl -o FILE", unit_work=(mib, "MiB"))
     compare(f"gopher: one {mib} MiB binary item to /dev/null (gophernicus)", [
         Case("curl > /dev/null", [curl, "-s", url]),
@@ -85,6 +92,7 @@ def run(launcher: object, quick: bool) -> None:
         Case("anyurl API (script)", python_cmd("-m", "bench.bench_gopher", "fetch", url, os.devnull)),
         Case(RAW, python_cmd("-m", "bench.raw_gopher", url, "-")),
         Case(RAW_SPLICE, python_cmd("-m", "bench.raw_splice", url, "-")),
+        Case(SYNC, python_cmd("-S", str(SYNC_SCRIPT), *SYNC_OPTS, url, "-")),
     ], "curl > /dev/null", unit_work=(mib, "MiB"))
 
     urls = [f"{base}/0/many/t{i:04d}.txt" for i in range(n_small)]

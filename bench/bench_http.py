@@ -8,7 +8,8 @@ Groups (interleaved rounds, see bench/harness.py):
   * the same file to /dev/null (network and parsing cost only),
   * 1,000 small files (4 KiB each) at concurrency 32 into a directory, once with the
     directory on tmpfs and once on disk, each with the filesystem anchor (bench/harness.py)
-    and the asyncio ceiling (bench/raw_http_lean.py: uvloop, httptools, keep-alive, nothing else),
+    the asyncio ceiling (bench/raw_http_lean.py: uvloop, httptools, keep-alive, nothing else)
+    and the ceiling for any Python process (bench/raw_http_sync.py: epoll, no asyncio, python -S),
   * 128 concurrent transfers of a 16 MiB file to /dev/null: peak RSS.
 
 anyurl runs as its CLI (``anyurl get``) and as a small library script (this
@@ -33,6 +34,9 @@ from pathlib import Path
 from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, outputs, python_cmd, wanted
 
 MIB = 1 << 20
+# The fastest client any Python process can be, asyncio or not (bench/raw_http_sync.py).
+SYNC = "raw Python, no asyncio (any-Python ceiling)"
+SYNC_SCRIPT = Path(__file__).resolve().parent / "raw_http_sync.py"
 STREAMS, STREAM_MIB = 128, 16
 
 
@@ -108,6 +112,9 @@ def run(launcher: object, quick: bool) -> None:
                 # the yardstick: what an asyncio process can do at best (uvloop, httptools, nothing else)
                 Case("raw asyncio+httptools keep-alive (ceiling)",
                      python_cmd("-m", "bench.raw_http_lean", "--parallel", "32", "-d", str(outdir), *urls),
+                     fresh, count),
+                # no asyncio at all: epoll, non-blocking sockets, python -S (ceiling for any Python process)
+                Case(SYNC, python_cmd("-S", str(SYNC_SCRIPT), "--parallel", "32", "-d", str(outdir), *urls),
                      fresh, count),
                 Case("raw asyncio+httptools keep-alive (ceiling), gzip as anyurl asks",
                      python_cmd("-m", "bench.raw_http_lean", "--gzip", "--parallel", "32", "-d", str(outdir),
