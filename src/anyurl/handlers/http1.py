@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import ssl
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, cast
@@ -68,6 +69,8 @@ class H1Connection(asyncio.BaseProtocol):
         self._chunk_size = chunk_size
         self._size = min(_START, chunk_size)  # the transport's receive size now
         self._sizable = False
+        self._dropped = False  # connection_lost came: the socket is closed
+        self._gone: asyncio.Future[None] | None = None  # what aclose waits on for connection_lost
 
     # -- protocol side -------------------------------------------------------------
 
@@ -127,6 +130,10 @@ class H1Connection(asyncio.BaseProtocol):
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
+        self._dropped = True
+        gone = self._gone
+        if gone is not None and not gone.done():
+            gone.set_result(None)
 
     # -- internals -----------------------------------------------------------------
 
@@ -259,6 +266,13 @@ class H1Connection(asyncio.BaseProtocol):
             # later. HTTP needs no answer (RFC 9112 9.8): close the socket now.
             self.transport.close()
             self.transport.abort()
+            # the transport closes its socket on the next loop turn (connection_lost): wait for
+            # it, so that the socket is closed when Client.aclose() returns
+            if not self._dropped:
+                self._gone = gone = self._loop.create_future()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(1.0):
+                        await gone
 
     def abort(self) -> None:
         if self.transport is not None:
