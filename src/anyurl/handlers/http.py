@@ -254,6 +254,18 @@ _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 # %-encoded (%00, %0A, %0D); a "?" in the path; a host other than a lower-case name or IPv4 address
 _UNSAFE_TEXT = re.compile(r"[\r\n\0]|%0[0aAdD]")
 _PLAIN_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
+_plain_hosts: set[str] = set()  # hosts _PLAIN_HOST matched: a batch asks one host again and again
+
+
+def _is_plain_host(host: str) -> bool:
+    if host in _plain_hosts:
+        return True
+    if _PLAIN_HOST.fullmatch(host) is None:
+        return False
+    if len(_plain_hosts) >= 256:  # bounded: a crawl meets many hosts
+        _plain_hosts.clear()
+    _plain_hosts.add(host)
+    return True
 
 
 class _Target:
@@ -527,8 +539,10 @@ class HTTPHandler(Handler):
         path = url.path
         search = url.search
         host = url.host
-        if (_UNSAFE_TEXT.search(path) or "?" in path or (search is not None and _UNSAFE_TEXT.search(search))
-                or not _PLAIN_HOST.fullmatch(host)
+        # (str's own "in" for the path, not the pattern: a scan per character costs more)
+        if ((("%0" in path or "\r" in path or "\n" in path or "\0" in path) and _UNSAFE_TEXT.search(path))
+                or "?" in path or (search is not None and _UNSAFE_TEXT.search(search))
+                or (host not in _plain_hosts and not _is_plain_host(host))
                 or (url.user is not None and _UNSAFE_TEXT.search(url.user))
                 or (url.password is not None and _UNSAFE_TEXT.search(url.password))):
             return None
