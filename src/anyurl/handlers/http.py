@@ -356,6 +356,9 @@ class _Response(Protocol):
     async def release(self) -> None:
         """Done: the connection may be reused if the body was read to its end."""
 
+    def release_now(self) -> bool:
+        """:meth:`release` when it needs no wait (the lean path's kept connection); False: call it."""
+
     async def close(self) -> None:
         """Done, unread data left: the connection is closed."""
 
@@ -381,6 +384,9 @@ class _AioResponse:
 
     def widen(self, chunk_size: int) -> None:
         _widen_reads(self.resp, chunk_size)
+
+    def release_now(self) -> bool:
+        return False
 
     async def release(self) -> None:
         self.resp.release()
@@ -999,7 +1005,8 @@ class _BodyChunks:
             body.bytes_read += last
             body._exhausted = True
             self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
-        await self._resp.release()
+        if not self._resp.release_now():  # (the kept connection's case without a coroutine)
+            await self._resp.release()
 
     async def _failed(self, exc: BaseException) -> BaseException:
         """The response closed after *exc* broke a read; what to raise (a dependency's error as

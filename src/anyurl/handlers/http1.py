@@ -403,6 +403,18 @@ class LeanResponse:
     def widen(self, chunk_size: int) -> None:
         """Nothing to do: receive sizes grow by themselves."""
 
+    def release_now(self) -> bool:
+        """:meth:`release` without a coroutine when the connection is kept (the common case):
+        True when released so (or released already); False: await :meth:`release`."""
+        if self._done:
+            return True
+        if self.conn.done() and self.lease.keep_idle():
+            self._done = True
+            if self._counted:
+                self._uncount()
+            return True
+        return False
+
     async def release(self) -> None:
         """Done with the response: the connection goes back to the pool if the response
         arrived whole (what was not read of it is dropped), else it is closed. Only the
