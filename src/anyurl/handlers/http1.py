@@ -80,8 +80,6 @@ class H1Connection(asyncio.BaseProtocol):
         self._sizable = isinstance(getattr(transport, "max_size", None), int)
         if self._sizable:
             transport.max_size = self._size  # type: ignore[attr-defined]
-        elif isinstance(self, H1BufferedConnection):
-            self._sizable = True  # the buffer's size is the receive size
 
     def data_received(self, data: bytes) -> None:
         r = self.reader
@@ -108,6 +106,8 @@ class H1Connection(asyncio.BaseProtocol):
                 full = len(data) >= self._size
                 if full or self._size > _START:  # (a short receive at the start size changes nothing)
                     self._resize(full)
+            elif len(data) >= _START and isinstance(self, H1BufferedConnection):
+                self._read_into_buffer()
             if self._queued >= 2 * self._size and not self._paused and not r.complete:
                 self._paused = True
                 assert self.transport is not None
@@ -279,22 +279,36 @@ class H1Connection(asyncio.BaseProtocol):
             self.transport.abort()
 
 
-class H1BufferedConnection(H1Connection, asyncio.BufferedProtocol):
+class H1BufferedConnection(H1Connection):
     """An :class:`H1Connection` whose transport reads into its buffer (``get_buffer``)
-    instead of handing over bytes: how the receive size is set on uvloop, whose
-    transports have no ``max_size``. Each receive is copied out once, as uvloop
-    copies its own buffer for ``data_received``. (uvloop reads into a buffer only for
-    a protocol that is no ``asyncio.Protocol``: hence H1Connection's BaseProtocol.)"""
+    instead of handing over bytes once the stream proves fast: how the receive size is
+    set on uvloop, whose transports have no ``max_size``. Each receive is copied out
+    once, as uvloop copies its own buffer for ``data_received``.
+
+    It starts as a plain protocol (uvloop's shared buffer, one Python call per receive,
+    no buffer of its own: what small responses want) and turns buffered at the first
+    receive of ``_START`` bytes or more: the methods get their public names on the
+    instance and the transport is told again (uvloop looks for ``get_buffer`` on a
+    protocol that is no ``asyncio.Protocol``: hence H1Connection's BaseProtocol).
+    """
 
     _view: memoryview | None = None
 
-    def get_buffer(self, sizehint: int) -> memoryview:
+    def _read_into_buffer(self) -> None:
+        self.get_buffer = self._get_buffer
+        self.buffer_updated = self._buffer_updated
+        self._sizable = True  # the buffer's size is the receive size
+        self._resize(True)  # (from the start size, within this stream's share of the budget)
+        if self.transport is not None and not self._lost:
+            self.transport.set_protocol(self)
+
+    def _get_buffer(self, sizehint: int) -> memoryview:
         view = self._view
         if view is None or len(view) != self._size:
             view = self._view = memoryview(bytearray(self._size))
         return view
 
-    def buffer_updated(self, nbytes: int) -> None:
+    def _buffer_updated(self, nbytes: int) -> None:
         assert self._view is not None
         self.data_received(self._view[:nbytes].tobytes())
 
