@@ -562,4 +562,9 @@ class H1Client:
         return LeanResponse(conn, lease, reader, timeout)
 
     async def aclose(self) -> None:
+        # every idle socket aborted at once first: their transports all close in the next loop
+        # turn, which the first connection's aclose waits for (not one turn per connection)
+        for h in self.pool._hosts.values():
+            for item in h.idle:
+                item.conn.abort()
         await self.pool.aclose()
