@@ -259,13 +259,18 @@ class H1Connection(asyncio.BaseProtocol):
         self.reader = None  # idle until the next send
         return True
 
-    async def aclose(self) -> None:
+    def shut(self) -> None:
+        """Close now: over TLS close() sends close_notify, then keeps the socket until the
+        server's close_notify comes (up to 30 s): past the Client and its loop, a
+        ResourceWarning later. HTTP needs no answer (RFC 9112 9.8): the socket is aborted too
+        (closed on the next loop turn)."""
         if self.transport is not None:
-            # Over TLS close() sends close_notify, then keeps the socket until the server's
-            # close_notify comes (up to 30 s): past the Client and its loop, a ResourceWarning
-            # later. HTTP needs no answer (RFC 9112 9.8): close the socket now.
             self.transport.close()
             self.transport.abort()
+
+    async def aclose(self) -> None:
+        if self.transport is not None:
+            self.shut()
             # the transport closes its socket on the next loop turn (connection_lost): wait for
             # it, so that the socket is closed when Client.aclose() returns
             if not self._dropped:
@@ -562,9 +567,9 @@ class H1Client:
         return LeanResponse(conn, lease, reader, timeout)
 
     async def aclose(self) -> None:
-        # every idle socket aborted at once first: their transports all close in the next loop
+        # every idle socket shut at once first: their transports all close in the next loop
         # turn, which the first connection's aclose waits for (not one turn per connection)
         for h in self.pool._hosts.values():
             for item in h.idle:
-                item.conn.abort()
+                item.conn.shut()
         await self.pool.aclose()
