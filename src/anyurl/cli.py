@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs star
     import json
     import signal
     import traceback
-    from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+    from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
     from typing import Any, TextIO, TypeVar
 
     from .client import Client
@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs star
     from .urls import URL
 
     _N = TypeVar("_N", int, float)
+    _Job = tuple[int, URL, str, str, str | None]  # (index, URL, destination, its file name, note)
 else:
     class _OnFirstUse:
         """A module imported when first used: `anyurl --version` and `anyurl parse` need no asyncio."""
@@ -964,8 +965,8 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         # a batch: one listing instead of two failing lookups per file (see DirNames)
         listed = DirNames(directory) if several and not args.output and not args.resume else None
 
-        async def jobs() -> AsyncGenerator[tuple[int, URL, str, str | None], None]:
-            """(index, URL, destination) in the order given; bad URLs reported as they come."""
+        async def jobs() -> AsyncGenerator[_Job, None]:
+            """The jobs in the order given; bad URLs reported as they come."""
             i = -1
             for text in first:
                 i += 1
@@ -980,7 +981,20 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             if tp is not None:
                 tp.set_count(i + 1)
 
-        def dest_for(i: int, text: str) -> tuple[int, URL, str, str | None] | None:
+        def jobs_of_args() -> Iterator[_Job]:
+            """:func:`jobs` when every URL is an argument (no -i list): a plain generator, so the
+            workers take the next job without a lock or an await."""
+            for i, text in enumerate(args.urls):
+                job = dest_for(i, text)
+                if job is not None:
+                    yield job
+            if tp is not None:
+                tp.set_count(len(args.urls))
+
+        # (a directory path once, not os.path.join's per file: the names are safe, without "/")
+        prefix = directory if not directory or directory.endswith("/") else directory + "/"
+
+        def dest_for(i: int, text: str) -> _Job | None:
             try:
                 u = client.parse(text)
             except AnyURLError as exc:
@@ -989,30 +1003,36 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 fail(i, exc)
                 return None
             if args.output:
-                return i, u, args.output, None
+                return i, u, args.output, os.path.basename(args.output), None
             name = name_for_url(u)
             unique = names.unique(name)
-            dest = os.path.join(directory, unique)
+            dest = prefix + unique
             # several URLs of one name: each keeps its own file (said once it is saved)
             note = None if unique == name else f"{mask_password(str(u))} saved as {dest} ({name} is taken by another URL)"
-            return i, u, dest, note
+            return i, u, dest, unique, note
 
         feed = jobs()
         turn = asyncio.Lock()  # one worker at a time takes the next URL
         force = bool(getattr(args, "force", False))
+        quick: Iterator[_Job] | None = None
+        if listing is None:  # (first holds the first arguments: taken again from args.urls)
+            quick = jobs_of_args()
 
         async def worker() -> None:
             # N workers pull from one iterator: memory stays flat however long the list
             while True:
-                async with turn:
-                    job = await anext(feed, None)
+                if quick is not None:
+                    job = next(quick, None)
+                else:
+                    async with turn:
+                        job = await anext(feed, None)
                 if job is None:
                     return
-                i, u, dest, note = job
-                bar = tp.bar(os.path.basename(dest)) if tp is not None else None
+                i, u, dest, base, note = job
+                bar = tp.bar(base) if tp is not None else None
                 ok = False
                 try:
-                    new = listed is not None and listed.new(os.path.basename(dest))
+                    new = listed is not None and listed.new(base)
                     run = _download(client, u, dest, args.resume, bar, args.max_size, _refuse_listing(u), force,
                                     {}, new)
                     await (run if args.max_time is None else _with_deadline(args.max_time, run, u))

@@ -386,7 +386,8 @@ class Body:
         if self._closed:
             return
         self._closed = True
-        aclose = getattr(self._chunks, "aclose", None)
+        # chunks read to their end (not a listing's) have nothing to close: no coroutine for them
+        aclose = None if self._exhausted and self.entries is None else getattr(self._chunks, "aclose", None)
         # a listing's entry iterator holds the connection even if the renderer never started
         close_entries = getattr(self._entry_stream, "aclose", None)
         try:

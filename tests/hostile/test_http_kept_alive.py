@@ -11,8 +11,10 @@ connection still end as they do on a fresh connection.
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import gzip
+import os
 
 import pytest
 from tests.hostile.base import AsyncServer
@@ -217,3 +219,36 @@ async def test_empty_and_broken_bodies_on_the_quick_read() -> None:
                 await body.read()
         assert srv.url("/bad-gz") in str(info.value) and not body.complete
         assert (await c.fetch(srv.url("/gz"))).content == BODY
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_aclose_closes_every_kept_alive_socket_before_it_returns(loop: str) -> None:
+    # the transports close their sockets a loop turn after close(): aclose waits for that, so
+    # nothing is left open once it returns (a caller may exit, fork or count fds right after)
+    async def go() -> list[int]:
+        async with KeepAliveServer() as srv:
+            c = Client(limits=Limits(per_host=3))
+            got = await asyncio.gather(*(c.fetch(srv.url("/ok")) for _ in range(3)))
+            assert [g.content for g in got] == [BODY] * 3
+            handler = c.handler(c.parse(srv.url("/ok")))
+            pool = handler._h1.pool  # type: ignore[attr-defined]
+            conns = [i.conn for h in pool._hosts.values() for i in h.idle]
+            fds = [conn.transport.get_extra_info("socket").fileno() for conn in conns]
+            assert len(fds) == 3 and all(fd >= 0 for fd in fds)
+            await c.aclose()
+            # no await between aclose and here: no loop turn
+            closed = []
+            for fd in fds:
+                try:
+                    os.fstat(fd)
+                except OSError as exc:
+                    closed.append(exc.errno)
+            assert closed == [errno.EBADF] * 3
+            return fds
+
+    if loop == "uvloop":
+        import uvloop
+
+        uvloop.run(go())
+    else:
+        asyncio.run(go())

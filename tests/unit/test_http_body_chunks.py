@@ -49,6 +49,10 @@ class ArrivedResponse:
     async def release(self) -> None:
         self.calls.append("release")
 
+    def release_now(self) -> bool:  # (LeanResponse's with a kept connection: released, no coroutine)
+        self.calls.append("release")
+        return True
+
     async def close(self) -> None:
         self.calls.append("close")
 

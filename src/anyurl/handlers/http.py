@@ -254,6 +254,18 @@ _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 # %-encoded (%00, %0A, %0D); a "?" in the path; a host other than a lower-case name or IPv4 address
 _UNSAFE_TEXT = re.compile(r"[\r\n\0]|%0[0aAdD]")
 _PLAIN_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
+_plain_hosts: set[str] = set()  # hosts _PLAIN_HOST matched: a batch asks one host again and again
+
+
+def _is_plain_host(host: str) -> bool:
+    if host in _plain_hosts:
+        return True
+    if _PLAIN_HOST.fullmatch(host) is None:
+        return False
+    if len(_plain_hosts) >= 256:  # bounded: a crawl meets many hosts
+        _plain_hosts.clear()
+    _plain_hosts.add(host)
+    return True
 
 
 class _Target:
@@ -344,6 +356,9 @@ class _Response(Protocol):
     async def release(self) -> None:
         """Done: the connection may be reused if the body was read to its end."""
 
+    def release_now(self) -> bool:
+        """:meth:`release` when it needs no wait (the lean path's kept connection); False: call it."""
+
     async def close(self) -> None:
         """Done, unread data left: the connection is closed."""
 
@@ -369,6 +384,9 @@ class _AioResponse:
 
     def widen(self, chunk_size: int) -> None:
         _widen_reads(self.resp, chunk_size)
+
+    def release_now(self) -> bool:
+        return False
 
     async def release(self) -> None:
         self.resp.release()
@@ -527,8 +545,10 @@ class HTTPHandler(Handler):
         path = url.path
         search = url.search
         host = url.host
-        if (_UNSAFE_TEXT.search(path) or "?" in path or (search is not None and _UNSAFE_TEXT.search(search))
-                or not _PLAIN_HOST.fullmatch(host)
+        # (str's own "in" for the path, not the pattern: a scan per character costs more)
+        if ((("%0" in path or "\r" in path or "\n" in path or "\0" in path) and _UNSAFE_TEXT.search(path))
+                or "?" in path or (search is not None and _UNSAFE_TEXT.search(search))
+                or (host not in _plain_hosts and not _is_plain_host(host))
                 or (url.user is not None and _UNSAFE_TEXT.search(url.user))
                 or (url.password is not None and _UNSAFE_TEXT.search(url.password))):
             return None
@@ -985,7 +1005,8 @@ class _BodyChunks:
             body.bytes_read += last
             body._exhausted = True
             self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
-        await self._resp.release()
+        if not self._resp.release_now():  # (the kept connection's case without a coroutine)
+            await self._resp.release()
 
     async def _failed(self, exc: BaseException) -> BaseException:
         """The response closed after *exc* broke a read; what to raise (a dependency's error as

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import ssl
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, cast
@@ -68,6 +69,8 @@ class H1Connection(asyncio.BaseProtocol):
         self._chunk_size = chunk_size
         self._size = min(_START, chunk_size)  # the transport's receive size now
         self._sizable = False
+        self._dropped = False  # connection_lost came: the socket is closed
+        self._gone: asyncio.Future[None] | None = None  # what aclose waits on for connection_lost
 
     # -- protocol side -------------------------------------------------------------
 
@@ -77,8 +80,6 @@ class H1Connection(asyncio.BaseProtocol):
         self._sizable = isinstance(getattr(transport, "max_size", None), int)
         if self._sizable:
             transport.max_size = self._size  # type: ignore[attr-defined]
-        elif isinstance(self, H1BufferedConnection):
-            self._sizable = True  # the buffer's size is the receive size
 
     def data_received(self, data: bytes) -> None:
         r = self.reader
@@ -105,6 +106,8 @@ class H1Connection(asyncio.BaseProtocol):
                 full = len(data) >= self._size
                 if full or self._size > _START:  # (a short receive at the start size changes nothing)
                     self._resize(full)
+            elif len(data) >= _START and isinstance(self, H1BufferedConnection):
+                self._read_into_buffer()
             if self._queued >= 2 * self._size and not self._paused and not r.complete:
                 self._paused = True
                 assert self.transport is not None
@@ -127,6 +130,10 @@ class H1Connection(asyncio.BaseProtocol):
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
+        self._dropped = True
+        gone = self._gone
+        if gone is not None and not gone.done():
+            gone.set_result(None)
 
     # -- internals -----------------------------------------------------------------
 
@@ -252,35 +259,61 @@ class H1Connection(asyncio.BaseProtocol):
         self.reader = None  # idle until the next send
         return True
 
-    async def aclose(self) -> None:
+    def shut(self) -> None:
+        """Close now: over TLS close() sends close_notify, then keeps the socket until the
+        server's close_notify comes (up to 30 s): past the Client and its loop, a
+        ResourceWarning later. HTTP needs no answer (RFC 9112 9.8): the socket is aborted too
+        (closed on the next loop turn)."""
         if self.transport is not None:
-            # Over TLS close() sends close_notify, then keeps the socket until the server's
-            # close_notify comes (up to 30 s): past the Client and its loop, a ResourceWarning
-            # later. HTTP needs no answer (RFC 9112 9.8): close the socket now.
             self.transport.close()
             self.transport.abort()
+
+    async def aclose(self) -> None:
+        if self.transport is not None:
+            self.shut()
+            # the transport closes its socket on the next loop turn (connection_lost): wait for
+            # it, so that the socket is closed when Client.aclose() returns
+            if not self._dropped:
+                self._gone = gone = self._loop.create_future()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(1.0):
+                        await gone
 
     def abort(self) -> None:
         if self.transport is not None:
             self.transport.abort()
 
 
-class H1BufferedConnection(H1Connection, asyncio.BufferedProtocol):
+class H1BufferedConnection(H1Connection):
     """An :class:`H1Connection` whose transport reads into its buffer (``get_buffer``)
-    instead of handing over bytes: how the receive size is set on uvloop, whose
-    transports have no ``max_size``. Each receive is copied out once, as uvloop
-    copies its own buffer for ``data_received``. (uvloop reads into a buffer only for
-    a protocol that is no ``asyncio.Protocol``: hence H1Connection's BaseProtocol.)"""
+    instead of handing over bytes once the stream proves fast: how the receive size is
+    set on uvloop, whose transports have no ``max_size``. Each receive is copied out
+    once, as uvloop copies its own buffer for ``data_received``.
+
+    It starts as a plain protocol (uvloop's shared buffer, one Python call per receive,
+    no buffer of its own: what small responses want) and turns buffered at the first
+    receive of ``_START`` bytes or more: the methods get their public names on the
+    instance and the transport is told again (uvloop looks for ``get_buffer`` on a
+    protocol that is no ``asyncio.Protocol``: hence H1Connection's BaseProtocol).
+    """
 
     _view: memoryview | None = None
 
-    def get_buffer(self, sizehint: int) -> memoryview:
+    def _read_into_buffer(self) -> None:
+        self.get_buffer = self._get_buffer
+        self.buffer_updated = self._buffer_updated
+        self._sizable = True  # the buffer's size is the receive size
+        self._resize(True)  # (from the start size, within this stream's share of the budget)
+        if self.transport is not None and not self._lost:
+            self.transport.set_protocol(self)
+
+    def _get_buffer(self, sizehint: int) -> memoryview:
         view = self._view
         if view is None or len(view) != self._size:
             view = self._view = memoryview(bytearray(self._size))
         return view
 
-    def buffer_updated(self, nbytes: int) -> None:
+    def _buffer_updated(self, nbytes: int) -> None:
         assert self._view is not None
         self.data_received(self._view[:nbytes].tobytes())
 
@@ -388,6 +421,18 @@ class LeanResponse:
 
     def widen(self, chunk_size: int) -> None:
         """Nothing to do: receive sizes grow by themselves."""
+
+    def release_now(self) -> bool:
+        """:meth:`release` without a coroutine when the connection is kept (the common case):
+        True when released so (or released already); False: await :meth:`release`."""
+        if self._done:
+            return True
+        if self.conn.done() and self.lease.keep_idle():
+            self._done = True
+            if self._counted:
+                self._uncount()
+            return True
+        return False
 
     async def release(self) -> None:
         """Done with the response: the connection goes back to the pool if the response
@@ -527,4 +572,9 @@ class H1Client:
         return LeanResponse(conn, lease, reader, timeout)
 
     async def aclose(self) -> None:
+        # every idle socket shut at once first: their transports all close in the next loop
+        # turn, which the first connection's aclose waits for (not one turn per connection)
+        for h in self.pool._hosts.values():
+            for item in h.idle:
+                item.conn.shut()
         await self.pool.aclose()
