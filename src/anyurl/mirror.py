@@ -9,8 +9,9 @@ one Client.
 Local names are the decoded remote names, decoded once. They never lead
 outside DIR: "/" and NUL become ``%2F`` and ``%00``, "." and ".." become
 ``%2E`` and ``%2E%2E``, and an over-long name is shortened. When two remote
-names map to one local name, the second is renamed (``name~2.ext``) and the
-rename is reported in :attr:`MirrorResult.renamed`. An existing file with
+names map to one local name, the one listed later in their directory is renamed
+(``name~2.ext``; fixed when the directory is listed, not by which transfer ends
+first) and the rename is reported in :attr:`MirrorResult.renamed` (in tree order). An existing file with
 other content is never replaced unless ``force=True``, or ``newer=True`` and the
 remote file is newer (size and date, from the listing or ``client.stat``).
 """
@@ -225,6 +226,10 @@ class _Mirror:
         self.web: tuple[tuple[str, str | None, int | None], str] | None = None  # http(s): origin, base path
         self.made: set[str] = set()  # directories made for a web page's links
         self.error_paths: list[tuple[str, ...]] = []  # the tree path of each result.errors item
+        # (parent's tree path, child URL) -> its local path, fixed in listing order when the parent is
+        # listed: sibling directories are found as their own listings end, in no fixed order
+        self.reserved: dict[tuple[tuple[str, ...], str], str] = {}
+        self.renamed_paths: list[tuple[str, ...]] = []  # the tree path of each result.renamed item
 
     def ftp_file(self, found: Found) -> URL | None:
         """The ``;type=i`` URL of an FTP file whose text is exactly the serializer's for its
@@ -259,12 +264,16 @@ class _Mirror:
         if parent is None:
             return None  # its directory could not be made
         name = local_name(_remote_name(found))
-        path = os.path.join(parent, name)
-        owner = self.taken.get(path)
-        if owner is not None and owner != found.url:
-            path = _unique(path, self.taken)
+        path = self.reserved.pop((parent_key, found.url), None) or os.path.join(parent, name)
+        if os.path.basename(path) != name:  # renamed when its directory was listed
             name = os.path.basename(path)
-            self.result.renamed.append((found.url, Path(path)))
+            self.renamed(found, path)
+        else:
+            owner = self.taken.get(path)
+            if owner is not None and owner != found.url:
+                path = _unique(path, self.taken)
+                name = os.path.basename(path)
+                self.renamed(found, path)
         self.taken[path] = found.url
         rel = self.rels[parent_key]
         self.rels[found.path] = f"{rel}/{name}" if rel else name
@@ -300,10 +309,31 @@ class _Mirror:
         if owner is not None and owner != found.url:
             path = _unique(path, self.taken)
             names[-1] = os.path.basename(path)
-            self.result.renamed.append((found.url, Path(path)))
+            self.renamed(found, path)
         self.taken[path] = found.url
         self.rels[found.path] = "/".join(names)
         return path, names[-1]
+
+    def reserve(self, found: Found, path: str) -> None:
+        """Fix the local paths of the children of the listed directory *found* (at *path*), in
+        its listing's order: of two names that map to one local name, the one listed first
+        keeps it, however the walk's concurrent listings happen to end."""
+        if self.web is not None or not found.entries:
+            return  # a web file's place comes from its URL (_place_by_url)
+        for entry in found.entries:
+            url = entry.url
+            if url is None or entry.kind in ("info", "error", "session") or entry.rel is not None:
+                continue  # never yielded by the walk
+            child = os.path.join(path, local_name(entry.name or name_for_url(url)))
+            owner = self.taken.get(child)
+            if owner is not None and owner != url:
+                child = _unique(child, self.taken)
+            self.taken[child] = url
+            self.reserved[(found.path, url)] = child
+
+    def renamed(self, found: Found, path: str) -> None:
+        self.result.renamed.append((found.url, Path(path)))
+        self.renamed_paths.append(found.path)
 
     def fail(self, found: Found, exc: BaseException) -> None:
         err = exc if isinstance(exc, AnyURLError) else translate_errors(exc, found.url)
@@ -316,6 +346,8 @@ class _Mirror:
         pairs = sorted(zip(self.error_paths, self.result.errors, strict=True), key=lambda p: p[0])
         self.result.errors[:] = [e for _, e in pairs]
         self.error_paths[:] = [p for p, _ in pairs]
+        renames = sorted(zip(self.renamed_paths, self.result.renamed, strict=True), key=lambda p: p[0])
+        self.result.renamed[:] = [r for _, r in renames]
 
     def directory(self, found: Found, path: str) -> None:
         try:
@@ -326,6 +358,7 @@ class _Mirror:
             return
         self.dirs[found.path] = path
         self.result.directories += 1
+        self.reserve(found, path)
 
     async def file(self, found: Found, path: str) -> None:
         try:
@@ -447,6 +480,7 @@ class _Mirror:
                 if found.depth == 0:
                     if found.directory:
                         self.dirs[()] = self.dest
+                        self.reserve(found, self.dest)
                         continue
                     self.dirs[()] = self.dest  # a single file: DIR/<its name>
                 placed = self.place(found)
