@@ -37,7 +37,7 @@ from .errors import AnyURLError, TransferError, TruncatedTransfer
 from .protocols.ftp import directory_text
 from .response import Entry, translate_errors
 from .urls import FTPURL, HTTPURL, URL, parse, percent_decode
-from .walk import Found, _child_key, _listed_dir, walk
+from .walk import _SKIP_KINDS, Found, _child_key, _listed_dir, walk
 
 if TYPE_CHECKING:
     from .client import Client
@@ -81,6 +81,9 @@ def _remote_name(found: Found) -> str:
 
 
 def _unique(path: str, taken: dict[str, str]) -> str:
+    """``name~N.ext`` for the first N that no other entry of this run holds. Not chosen by what
+    is on disk: a second run picks the same names (an unrelated local file is never replaced
+    without ``force``: the entry then fails like any other)."""
     folder, name = os.path.split(path)
     stem, dot, ext = name.rpartition(".")
     if not dot or not stem:
@@ -88,7 +91,7 @@ def _unique(path: str, taken: dict[str, str]) -> str:
     n = 2
     while True:
         cand = os.path.join(folder, f"{stem}~{n}" + (f".{ext}" if ext else ""))
-        if cand not in taken and not os.path.lexists(cand):
+        if cand not in taken:
             return cand
         n += 1
 
@@ -322,7 +325,7 @@ class _Mirror:
             return  # a web file's place comes from its URL (_place_by_url)
         for entry in found.entries:
             url = entry.url
-            if url is None or entry.kind in ("info", "error", "session") or entry.rel is not None:
+            if url is None or entry.kind in _SKIP_KINDS or entry.rel is not None:
                 continue  # never yielded by the walk
             child = os.path.join(path, local_name(entry.name or name_for_url(url)))
             owner = self.taken.get(child)

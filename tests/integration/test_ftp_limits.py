@@ -292,6 +292,8 @@ async def test_library_upload_to_a_directory_url_uses_the_source_name(servers: L
             await c.upload(url, by_path)
             with by_file.open("rb") as f:
                 await c.upload(url, f)
+            with by_file.open("r") as text, pytest.raises(ConfigurationError, match="binary mode"):
+                await c.upload(url, text)
             for nameless in (b"data", io.BytesIO(b"data")):
                 with pytest.raises(ConfigurationError) as info:
                     await c.upload(url, nameless)

@@ -235,7 +235,8 @@ async def test_mirror_colliding_directories_named_in_listing_order(servers: Laun
     # "d.anyurl-part" is saved as "d.anyurl-part_" (never our part-file suffix), the name its
     # sibling has: the one listed first keeps it and the other becomes "d~2.anyurl-part_",
     # whichever listing ends first (was: the quicker listing won, here the one listed second,
-    # whose own listing is much shorter); the same on a second run
+    # whose own listing is much shorter); a second run into the same directory finds both
+    # unchanged (was: "d~3.anyurl-part_", a new copy, as "d~2..." was on disk)
     ep = servers.get("vsftpd")
     root = Path(ep.info["anon_root"]) / "pub" / f"collide-{os.getpid()}"
     try:
@@ -250,11 +251,13 @@ async def test_mirror_colliding_directories_named_in_listing_order(servers: Laun
             (root / first / f"f{i:04}").touch()
         (root / first / "mark").write_bytes(b"first")
         (root / second / "mark").write_bytes(b"second")
-        for attempt in range(2):
-            out = tmp_path / f"out{attempt}"
+        for attempt in range(3):  # twice into a new directory, then again into the second
+            out = tmp_path / f"out{min(attempt, 1)}"
             async with Client() as client:
                 res = await mirror(client, url, out, exclude=["f*"])
-            assert res.errors == [] and res.files == 2 and res.excluded == 2500, res.errors
+            assert res.errors == [] and res.excluded == 2500, res.errors
+            assert (res.files, res.unchanged) == ((2, 0) if attempt < 2 else (0, 2))
+            assert sorted(p.name for p in out.iterdir()) == ["d.anyurl-part_", "d~2.anyurl-part_"]
             assert (out / "d.anyurl-part_" / "mark").read_bytes() == b"first"
             assert (out / "d~2.anyurl-part_" / "mark").read_bytes() == b"second"
             assert [p.name for _, p in res.renamed] == ["d~2.anyurl-part_"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import functools
+import io
 import logging
 import os
 import socket
@@ -1375,14 +1376,14 @@ class FTPHandler(Handler):
         if isinstance(source, (bytes, bytearray, memoryview)):
             data = bytes(source)
         elif isinstance(source, (str, os.PathLike)):
-            path = os.fspath(source)
-            if not isinstance(path, str) or not os.path.isfile(path):  # noqa: ASYNC240 - one stat
+            path = os.fsdecode(source)
+            if not os.path.isfile(path):  # noqa: ASYNC240 - one stat
                 raise ConfigurationError(f"no such file to upload: {path}", url=url)
-        elif callable(getattr(source, "read", None)):
+        elif callable(getattr(source, "read", None)) and not isinstance(source, io.TextIOBase):
             path = source
         else:
-            raise ConfigurationError("upload source must be bytes, a file path or a binary file object",
-                                     url=url)
+            raise ConfigurationError("upload source must be bytes, a file path or a file object "
+                                     "opened in binary mode", url=url)
         conn = await self._acquire(furl, plan, opts)
         try:
             await conn.change_dirs(plan.cwds)
