@@ -11,9 +11,10 @@ outside DIR: "/" and NUL become ``%2F`` and ``%00``, "." and ".." become
 ``%2E`` and ``%2E%2E``, and an over-long name is shortened. When two remote
 names map to one local name, the one listed later in their directory is renamed
 (``name~2.ext``; fixed when the directory is listed, not by which transfer ends
-first) and the rename is reported in :attr:`MirrorResult.renamed` (in tree order). An existing file with
-other content is never replaced unless ``force=True``, or ``newer=True`` and the
-remote file is newer (size and date, from the listing or ``client.stat``).
+first) and the rename is reported in :attr:`MirrorResult.renamed` (in tree
+order). An existing file with other content is never replaced unless
+``force=True``, or ``newer=True`` and the remote file is newer (size and date,
+from the listing or ``client.stat``).
 """
 
 from __future__ import annotations
@@ -327,6 +328,8 @@ class _Mirror:
             url = entry.url
             if url is None or entry.kind in _SKIP_KINDS or entry.rel is not None:
                 continue  # never yielded by the walk
+            if (found.path, url) in self.reserved:
+                continue  # listed twice: the walk yields the first
             child = os.path.join(path, local_name(entry.name or name_for_url(url)))
             owner = self.taken.get(child)
             if owner is not None and owner != url:
