@@ -9,7 +9,7 @@ import os
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
@@ -426,9 +426,10 @@ class Client:
 
         return walk(self, url, **kwargs)
 
-    async def upload(self, url: str | URL, source: bytes | str | os.PathLike[str], *,
+    async def upload(self, url: str | URL, source: bytes | str | os.PathLike[str] | BinaryIO, *,
                      timeouts: Timeouts | None = None, options: object | None = None) -> None:
-        """Store *source* (bytes, or a local file path) at *url* (FTP STOR)."""
+        """Store *source* (bytes, a local file path or a binary file object) at *url* (FTP STOR).
+        A URL ending in "/" stores it under the source's base name (a path's, or a file's ``.name``)."""
         req = self.request(url, timeouts=timeouts, options=options)
         await self._call(req.url, self.handler(req.url).upload(req, source))
 

@@ -9,10 +9,12 @@ one Client.
 Local names are the decoded remote names, decoded once. They never lead
 outside DIR: "/" and NUL become ``%2F`` and ``%00``, "." and ".." become
 ``%2E`` and ``%2E%2E``, and an over-long name is shortened. When two remote
-names map to one local name, the second is renamed (``name~2.ext``) and the
-rename is reported in :attr:`MirrorResult.renamed`. An existing file with
-other content is never replaced unless ``force=True``, or ``newer=True`` and the
-remote file is newer (size and date, from the listing or ``client.stat``).
+names map to one local name, the one listed later in their directory is renamed
+(``name~2.ext``; fixed when the directory is listed, not by which transfer ends
+first) and the rename is reported in :attr:`MirrorResult.renamed` (in tree
+order). An existing file with other content is never replaced unless
+``force=True``, or ``newer=True`` and the remote file is newer (size and date,
+from the listing or ``client.stat``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from .errors import AnyURLError, TransferError, TruncatedTransfer
 from .protocols.ftp import directory_text
 from .response import Entry, translate_errors
 from .urls import FTPURL, HTTPURL, URL, parse, percent_decode
-from .walk import Found, _child_key, _listed_dir, walk
+from .walk import _SKIP_KINDS, Found, _child_key, _listed_dir, walk
 
 if TYPE_CHECKING:
     from .client import Client
@@ -80,6 +82,9 @@ def _remote_name(found: Found) -> str:
 
 
 def _unique(path: str, taken: dict[str, str]) -> str:
+    """``name~N.ext`` for the first N that no other entry of this run holds. Not chosen by what
+    is on disk: a second run picks the same names (an unrelated local file is never replaced
+    without ``force``: the entry then fails like any other)."""
     folder, name = os.path.split(path)
     stem, dot, ext = name.rpartition(".")
     if not dot or not stem:
@@ -87,7 +92,7 @@ def _unique(path: str, taken: dict[str, str]) -> str:
     n = 2
     while True:
         cand = os.path.join(folder, f"{stem}~{n}" + (f".{ext}" if ext else ""))
-        if cand not in taken and not os.path.lexists(cand):
+        if cand not in taken:
             return cand
         n += 1
 
@@ -225,6 +230,10 @@ class _Mirror:
         self.web: tuple[tuple[str, str | None, int | None], str] | None = None  # http(s): origin, base path
         self.made: set[str] = set()  # directories made for a web page's links
         self.error_paths: list[tuple[str, ...]] = []  # the tree path of each result.errors item
+        # (parent's tree path, child URL) -> its local path, fixed in listing order when the parent is
+        # listed: sibling directories are found as their own listings end, in no fixed order
+        self.reserved: dict[tuple[tuple[str, ...], str], str] = {}
+        self.renamed_paths: list[tuple[str, ...]] = []  # the tree path of each result.renamed item
 
     def ftp_file(self, found: Found) -> URL | None:
         """The ``;type=i`` URL of an FTP file whose text is exactly the serializer's for its
@@ -259,12 +268,16 @@ class _Mirror:
         if parent is None:
             return None  # its directory could not be made
         name = local_name(_remote_name(found))
-        path = os.path.join(parent, name)
-        owner = self.taken.get(path)
-        if owner is not None and owner != found.url:
-            path = _unique(path, self.taken)
+        path = self.reserved.pop((parent_key, found.url), None) or os.path.join(parent, name)
+        if os.path.basename(path) != name:  # renamed when its directory was listed
             name = os.path.basename(path)
-            self.result.renamed.append((found.url, Path(path)))
+            self.renamed(found, path)
+        else:
+            owner = self.taken.get(path)
+            if owner is not None and owner != found.url:
+                path = _unique(path, self.taken)
+                name = os.path.basename(path)
+                self.renamed(found, path)
         self.taken[path] = found.url
         rel = self.rels[parent_key]
         self.rels[found.path] = f"{rel}/{name}" if rel else name
@@ -300,10 +313,33 @@ class _Mirror:
         if owner is not None and owner != found.url:
             path = _unique(path, self.taken)
             names[-1] = os.path.basename(path)
-            self.result.renamed.append((found.url, Path(path)))
+            self.renamed(found, path)
         self.taken[path] = found.url
         self.rels[found.path] = "/".join(names)
         return path, names[-1]
+
+    def reserve(self, found: Found, path: str) -> None:
+        """Fix the local paths of the children of the listed directory *found* (at *path*), in
+        its listing's order: of two names that map to one local name, the one listed first
+        keeps it, however the walk's concurrent listings happen to end."""
+        if self.web is not None or not found.entries:
+            return  # a web file's place comes from its URL (_place_by_url)
+        for entry in found.entries:
+            url = entry.url
+            if url is None or entry.kind in _SKIP_KINDS or entry.rel is not None:
+                continue  # never yielded by the walk
+            if (found.path, url) in self.reserved:
+                continue  # listed twice: the walk yields the first
+            child = os.path.join(path, local_name(entry.name or name_for_url(url)))
+            owner = self.taken.get(child)
+            if owner is not None and owner != url:
+                child = _unique(child, self.taken)
+            self.taken[child] = url
+            self.reserved[(found.path, url)] = child
+
+    def renamed(self, found: Found, path: str) -> None:
+        self.result.renamed.append((found.url, Path(path)))
+        self.renamed_paths.append(found.path)
 
     def fail(self, found: Found, exc: BaseException) -> None:
         err = exc if isinstance(exc, AnyURLError) else translate_errors(exc, found.url)
@@ -316,6 +352,8 @@ class _Mirror:
         pairs = sorted(zip(self.error_paths, self.result.errors, strict=True), key=lambda p: p[0])
         self.result.errors[:] = [e for _, e in pairs]
         self.error_paths[:] = [p for p, _ in pairs]
+        renames = sorted(zip(self.renamed_paths, self.result.renamed, strict=True), key=lambda p: p[0])
+        self.result.renamed[:] = [r for _, r in renames]
 
     def directory(self, found: Found, path: str) -> None:
         try:
@@ -326,6 +364,7 @@ class _Mirror:
             return
         self.dirs[found.path] = path
         self.result.directories += 1
+        self.reserve(found, path)
 
     async def file(self, found: Found, path: str) -> None:
         try:
@@ -447,6 +486,7 @@ class _Mirror:
                 if found.depth == 0:
                     if found.directory:
                         self.dirs[()] = self.dest
+                        self.reserve(found, self.dest)
                         continue
                     self.dirs[()] = self.dest  # a single file: DIR/<its name>
                 placed = self.place(found)

@@ -77,6 +77,8 @@ class Found:
     (it was, or would be below ``max_depth``, listed). ``error`` is set when
     listing it failed (the walk goes on). ``same_as`` names the directory an
     alias (a symlinked directory) stands for when that one is walked instead.
+    ``entries`` is a listed directory's listing, in the listing's order (a
+    mirror names its children by it, whichever of them is found first).
     """
 
     url: str
@@ -87,6 +89,7 @@ class Found:
     parent: str | None = None
     error: AnyURLError | None = None
     same_as: str | None = None
+    entries: list[Entry] | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -332,7 +335,7 @@ class _Walker:
             await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
                                   same_as=job.parent))
             return
-        await self.emit(Found(job.url, job.entry, job.depth, job.path, not page, job.parent))
+        await self.emit(Found(job.url, job.entry, job.depth, job.path, not page, job.parent, entries=entries))
         here = _canonical(target)
         ancestors = (*job.ancestors, here)
         prints = (*job.prints, fp)

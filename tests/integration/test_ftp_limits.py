@@ -19,7 +19,7 @@ from fixtures.servers import _ftp_seed as seed
 from fixtures.servers import aioftp_server, pyftpdlib_server, vsftpd, vsftpd_per_ip
 
 from anyurl.client import Client, Limits, Timeouts
-from anyurl.errors import FetchTimeout, NotRetrievable, TemporaryFailure, TransferError
+from anyurl.errors import ConfigurationError, FetchTimeout, NotRetrievable, TemporaryFailure, TransferError
 from anyurl.handlers.ftp import FTPOptions
 
 ANYURL = str(Path(sys.executable).parent / "anyurl")
@@ -272,3 +272,40 @@ def test_cli_put_to_http_is_refused_clearly(servers: Launcher, tmp_path: Path) -
     assert proc.returncode == NotRetrievable.exit_code
     assert error_line(proc) == f"anyurl: {url}: http URLs cannot be written to"
     assert (log.read_bytes() if log.exists() else b"") == before  # nothing was sent
+
+
+async def test_library_upload_to_a_directory_url_uses_the_source_name(servers: Launcher, tmp_path: Path) -> None:
+    """Client.upload to ftp://h/dir/ stores dir/<base name> of a path or of a file object's .name,
+    and a nameless source (bytes, a BytesIO) is refused before any command, naming the URL."""
+    import io
+
+    ep = servers.get("vsftpd")
+    srv = Logged(ep, "vsftpd")
+    root = Path(ep.info["local_root"]) / "upload"
+    by_path = tmp_path / f"lib-path-{os.getpid()}.bin"
+    by_path.write_bytes(os.urandom(5000))
+    by_file = tmp_path / f"lib-file-{os.getpid()}.bin"
+    by_file.write_bytes(os.urandom(3000))
+    url = srv.url("/upload/", f"{vsftpd.USER}:{vsftpd.PASSWORD}@")
+    try:
+        async with client() as c:
+            await c.upload(url, by_path)
+            with by_file.open("rb") as f:
+                await c.upload(url, f)
+            with by_file.open("r") as text, pytest.raises(ConfigurationError, match="binary mode"):
+                await c.upload(url, text)
+            for nameless in (b"data", io.BytesIO(b"data")):
+                with pytest.raises(ConfigurationError) as info:
+                    await c.upload(url, nameless)
+                assert url.replace(vsftpd.PASSWORD, "****") in str(info.value)
+                assert "ends in '/'" in str(info.value) and "no file name" in str(info.value)
+        assert (root / by_path.name).read_bytes() == by_path.read_bytes()
+        assert (root / by_file.name).read_bytes() == by_file.read_bytes()
+        cmds = srv.commands()
+        stor = [c for c in cmds if c.startswith(("STOR ", "RNTO "))]
+        assert [c.split()[0] for c in stor] == ["STOR", "RNTO", "STOR", "RNTO"], cmds
+        assert stor[0].startswith(f"STOR .{by_path.name}.") and stor[1] == f"RNTO {by_path.name}", cmds
+        assert stor[2].startswith(f"STOR .{by_file.name}.") and stor[3] == f"RNTO {by_file.name}", cmds
+    finally:
+        (root / by_path.name).unlink(missing_ok=True)
+        (root / by_file.name).unlink(missing_ok=True)

@@ -4,6 +4,7 @@ pygopherd and gophernicus: bytes that arrived, files left alone, exit codes."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -228,6 +229,41 @@ async def test_mirror_local_name_collision_is_renamed(tmp_path: Path, resume: bo
     renamed = parse(res.renamed[0][0])
     assert isinstance(renamed, FileURL)
     assert got["x%01~2.txt"] == Path("/" + renamed.path).read_bytes()  # noqa: ASYNC240 - the URL reported is the renamed one
+
+
+async def test_mirror_colliding_directories_named_in_listing_order(servers: Launcher, tmp_path: Path) -> None:
+    # "d.anyurl-part" is saved as "d.anyurl-part_" (never our part-file suffix), the name its
+    # sibling has: the one listed first keeps it and the other becomes "d~2.anyurl-part_",
+    # whichever listing ends first (was: the quicker listing won, here the one listed second,
+    # whose own listing is much shorter); a second run into the same directory finds both
+    # unchanged (was: "d~3.anyurl-part_", a new copy, as "d~2..." was on disk)
+    ep = servers.get("vsftpd")
+    root = Path(ep.info["anon_root"]) / "pub" / f"collide-{os.getpid()}"
+    try:
+        for d in ("d.anyurl-part", "d.anyurl-part_"):
+            (root / d).mkdir(parents=True)
+        url = f"ftp://{ep.host}:{ep.port}/pub/{root.name}/"
+        async with Client() as client:
+            listed = [e.name for e in (await client.fetch(url)).entries or []]
+        assert sorted(listed) == ["d.anyurl-part", "d.anyurl-part_"], listed
+        first, second = listed
+        for i in range(2500):  # a long listing for the first, listed at the same time as the second
+            (root / first / f"f{i:04}").touch()
+        (root / first / "mark").write_bytes(b"first")
+        (root / second / "mark").write_bytes(b"second")
+        for attempt in range(3):  # twice into a new directory, then again into the second
+            out = tmp_path / f"out{min(attempt, 1)}"
+            async with Client() as client:
+                res = await mirror(client, url, out, exclude=["f*"])
+            assert res.errors == [] and res.excluded == 2500, res.errors
+            assert (res.files, res.unchanged) == ((2, 0) if attempt < 2 else (0, 2))
+            assert sorted(p.name for p in out.iterdir()) == ["d.anyurl-part_", "d~2.anyurl-part_"]
+            assert (out / "d.anyurl-part_" / "mark").read_bytes() == b"first"
+            assert (out / "d~2.anyurl-part_" / "mark").read_bytes() == b"second"
+            assert [p.name for _, p in res.renamed] == ["d~2.anyurl-part_"]
+            assert res.renamed[0][0].rstrip("/") == url + second
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_cli_mirror_of_a_web_page_copies_only_what_lies_below_it(servers: Launcher, tmp_path: Path) -> None:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import errno
 import functools
+import io
 import logging
 import os
 import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from .._record import Record
 from ..errors import (
@@ -776,6 +777,18 @@ class _Listing:
 # ---------------------------------------------------------------------------
 
 
+def _source_name(source: Any, url: URL) -> str:
+    """The base name an upload to a directory URL stores *source* under: a path's, or a file
+    object's ``.name`` (not a descriptor number nor a pseudo name like ``<stdin>``)."""
+    name = source if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
+    if isinstance(name, (str, bytes, os.PathLike)):
+        base = os.path.basename(os.fsdecode(name))
+        if base not in ("", ".", "..") and not (base.startswith("<") and base.endswith(">")):
+            return base
+    raise ConfigurationError("the upload URL ends in '/' and the source has no file name to store "
+                             "it under: put the name in the URL", url=url)
+
+
 class FTPHandler(Handler):
     """ftp:// (RFC 1738 section 3.2) and ftps:// (implicit TLS); explicit TLS via FTPOptions."""
 
@@ -1343,7 +1356,9 @@ class FTPHandler(Handler):
     # -- upload ----------------------------------------------------------------
 
     async def upload(self, req: Request, source: Any) -> None:
-        """STOR *source* (bytes or a local path) at ``req.url``: to a temporary name, then RNFR/RNTO.
+        """STOR *source* (bytes, a local path or a binary file object) at ``req.url``: to a
+        temporary name, then RNFR/RNTO. A URL ending in "/" stores the source's base name in
+        that directory (as ``curl -T``); a source without a name is refused there.
 
         How it was stored is logged on the "anyurl.ftp" logger: "temp-dot" (``.name.XXXX.part``),
         "temp" (``name.XXXX.part``, when the server refuses dot names) at INFO, or "direct" (STOR
@@ -1351,18 +1366,24 @@ class FTPHandler(Handler):
         """
         url = req.url
         opts = self.options(req, FTPOptions)
+        if isinstance(url, FTPURL) and not url.name and url.typecode is None:
+            url = url.__replace__(name=_source_name(source, url))  # ftp://h/dir/: dir/<base name>
         furl, plan = self._plan(url, opts)
         if not furl.name or furl.typecode == "d":
             raise ConfigurationError("an upload URL needs a file name", url=url)
+        path: str | BinaryIO | None = None
+        data: bytes | None = None
         if isinstance(source, (bytes, bytearray, memoryview)):
-            data: bytes | None = bytes(source)
-            path = None
+            data = bytes(source)
         elif isinstance(source, (str, os.PathLike)):
-            data, path = None, os.fspath(source)
+            path = os.fsdecode(source)
             if not os.path.isfile(path):  # noqa: ASYNC240 - one stat
                 raise ConfigurationError(f"no such file to upload: {path}", url=url)
+        elif callable(getattr(source, "read", None)) and not isinstance(source, io.TextIOBase):
+            path = source
         else:
-            raise ConfigurationError("upload source must be bytes or a file path", url=url)
+            raise ConfigurationError("upload source must be bytes, a file path or a file object "
+                                     "opened in binary mode", url=url)
         conn = await self._acquire(furl, plan, opts)
         try:
             await conn.change_dirs(plan.cwds)
@@ -1379,7 +1400,7 @@ class FTPHandler(Handler):
             log.info("%s: stored by %s", mask_password(str(furl)), method)
 
     async def _store(self, conn: _Control, req: Request, url: FTPURL, final: str, data: bytes | None,
-                     path: str | None, opts: FTPOptions) -> str:
+                     path: str | BinaryIO | None, opts: FTPOptions) -> str:
         """STOR under each temporary name the server accepts, then RNFR/RNTO; the method used."""
         if not opts.atomic_upload:
             await self._stor(conn, req, url, final, data, path, opts)
@@ -1410,11 +1431,13 @@ class FTPHandler(Handler):
         return "direct"
 
     async def _stor(self, conn: _Control, req: Request, url: FTPURL, name: str, data: bytes | None,
-                    path: str | None, opts: FTPOptions, *, discard: bool = False) -> None:
+                    path: str | BinaryIO | None, opts: FTPOptions, *, discard: bool = False) -> None:
         """STOR *name*; with *discard* (a temporary name), a transfer that failed with the
         connection in step is followed by DELE of what the server kept of it."""
         chan = await _DataChannel.prepare(conn, opts, _Writer)
         writer: _Writer | None = None
+        # a file object is rewound after a failure: the next temporary name sends it all again
+        start = path.tell() if not isinstance(path, str | None) and path.seekable() else None
         try:
             reply = await conn.cmd("STOR", name)
             if reply.kind != 1:
@@ -1428,8 +1451,12 @@ class FTPHandler(Handler):
                 else:
                     assert path is not None
                     size = req.limits.chunk_size
-                    with open(path, "rb") as f:  # noqa: ASYNC230 - local file reads are short
-                        while block := f.read(size):
+                    if isinstance(path, str):
+                        with open(path, "rb") as f:  # noqa: ASYNC230 - local file reads are short
+                            while block := f.read(size):
+                                await writer.write(block, timeout)
+                    else:  # the caller's file object, from where it stands (left open)
+                        while block := path.read(size):
                             await writer.write(block, timeout)
                 assert writer.transport is not None
                 writer.transport.close()
@@ -1457,6 +1484,9 @@ class FTPHandler(Handler):
             if final.kind != 2:
                 raise conn.ended(final, f"STOR {name}", url)
         except BaseException as exc:
+            if start is not None:
+                assert not isinstance(path, str | None)
+                path.seek(start)
             if writer is not None and discard and conn.in_step_after(exc):
                 await self._discard(conn, name)
             raise
