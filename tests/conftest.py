@@ -19,6 +19,16 @@ from fixtures.launcher import Launcher
 
 LOOP = os.environ.get("ANYURL_LOOP", "asyncio")
 
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:  # pragma: no cover - the test extra installs it
+    pass
+else:
+    # Property tests check answers, not speed: the default 200 ms per example failed one
+    # (test_fast_path_agrees_on_random_text) on a loaded 2-core machine.
+    _hypothesis_settings.register_profile("anyurl", deadline=None)
+    _hypothesis_settings.load_profile("anyurl")
+
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item
                                   ) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
