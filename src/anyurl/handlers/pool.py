@@ -449,6 +449,16 @@ class Pool(Generic[C]):
                 await lease.release(False)
                 raise
 
+    def abort_idle(self) -> None:
+        """Close every idle connection's socket now, with no event loop (its loop was closed:
+        no goodbye can be said, but nothing is left for the collector to warn about)."""
+        self.closed = True
+        hosts, self._hosts = self._hosts, {}
+        for h in hosts.values():
+            idle, h.idle = h.idle, []
+            for item in idle:
+                _abort_without_loop(item.conn)
+
     async def aclose(self) -> None:
         """Close every idle connection; busy ones close when released."""
         self.closed = True
@@ -457,6 +467,18 @@ class Pool(Generic[C]):
             idle, h.idle = h.idle, []
             await self._close_all([i.conn for i in idle], address)
             h.wake()
+
+
+def _abort_without_loop(conn: Connection) -> None:
+    with contextlib.suppress(Exception):
+        conn.abort()  # marks its transport closing; a closed loop refuses the rest (RuntimeError)
+    transport = getattr(conn, "transport", None) or getattr(getattr(conn, "writer", None), "transport", None)
+    # asyncio's selector transports: run the step abort() asked the closed loop for (it closes
+    # the socket). (uvloop closed its sockets in loop.close() already.)
+    lost = getattr(transport, "_call_connection_lost", None)
+    if lost is not None and getattr(transport, "_sock", None) is not None:
+        with contextlib.suppress(Exception):
+            lost(None)
 
 
 # -- the CLI's early connection ----------------------------------------------------
