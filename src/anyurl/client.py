@@ -740,7 +740,7 @@ _NAME_UNKNOWN = frozenset(getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA
 
 def _name_unknown(exc: BaseException) -> bool:
     """True when a resolver's final "no such name" is under *exc* (its causes and contexts
-    followed: a translation re-raised ``from`` itself leaves the resolver's error in the context)."""
+    followed: a translation may leave the resolver's error in the context only)."""
     seen: set[int] = set()
     todo: list[BaseException | None] = [exc]
     while todo and len(seen) < 32:
