@@ -270,10 +270,21 @@ class Client:
     def _close_on_stopped_loop(self) -> None:
         """At interpreter exit: a loop stopped but never closed (nor shut down) never ends
         the parked generator, and its connections were left to the garbage collector
-        ("unclosed transport"). Run that loop once more to close them politely."""
+        ("unclosed transport"). Run that loop once more to close them politely; on a loop
+        closed already, close their sockets without it."""
         loop, agen = self._loop, self._loop_end
-        if loop is None or agen is None or loop.is_running() or loop.is_closed():
-            return  # (a closed loop can run nothing: its connections are lost with it)
+        if loop is None or agen is None or loop.is_running():
+            return
+        if loop.is_closed():  # (closed with no shutdown_asyncgens): it can run no goodbye
+            self._loop_end = None
+            for handler in self._handlers.values():
+                # its pool, or its parts' (the HTTP handler's own HTTP/1.1 client)
+                for part in (handler, *getattr(handler, "__dict__", {}).values()):
+                    abort = getattr(getattr(part, "pool", None), "abort_idle", None)
+                    if abort is not None:
+                        with suppress(Exception):
+                            abort()
+            return
 
         async def end() -> None:
             with suppress(Exception):
@@ -730,7 +741,7 @@ _NAME_UNKNOWN = frozenset(getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA
 
 def _name_unknown(exc: BaseException) -> bool:
     """True when a resolver's final "no such name" is under *exc* (its causes and contexts
-    followed: a translation re-raised ``from`` itself leaves the resolver's error in the context)."""
+    followed: a translation may leave the resolver's error in the context only)."""
     seen: set[int] = set()
     todo: list[BaseException | None] = [exc]
     while todo and len(seen) < 32:

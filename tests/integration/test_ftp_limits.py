@@ -204,6 +204,72 @@ async def test_adapted_wait_is_bounded_by_the_pool_timeout(per_ip: tuple[Endpoin
         assert (await c.fetch(srv.url("/pub/batch/b00.bin"))).content == files["b00.bin"]
 
 
+def refusals(srv: Logged, since: int) -> int:
+    """The logins the server refused for its per-address limit since log offset *since*."""
+    with open(srv.ep.info["log"], "rb") as f:
+        f.seek(since)
+        return f.read().count(b"421 There are too many connections")
+
+
+async def _meet_the_limit(c: Client, srv: Logged, files: dict[str, bytes], names: list[str]) -> None:
+    """*c* fetches *names* at once while someone else holds one of the server's two sessions:
+    its second login is refused and its cap comes down to one."""
+    got = await asyncio.gather(*(c.fetch(srv.url(f"/pub/batch/{n}")) for n in names))
+    assert [r.content for r in got] == [files[n] for n in names]
+    assert refusals(srv, srv.mark) > 0
+
+
+async def test_lowered_limit_rises_again_once_the_server_takes_more(
+        per_ip: tuple[Endpoint, dict[str, bytes]]) -> None:
+    # A long-lived Client met the limit while another client held a session (a passing limit).
+    # Once that one left and Limits.max_idle passed without a refusal, it runs two at once again.
+    ep, files = per_ip
+    srv = Logged(ep, "vsftpd_per_ip")
+    names = list(files)
+    url = lambda n: srv.url(f"/pub/batch/{n}")  # noqa: E731
+    from anyurl.errors import PoolTimeout
+
+    async with client(limits=Limits(per_host=8, max_idle=2.5), timeouts=Timeouts(connect=10, read=10, pool=0.5)) as c:
+        pool = c.handler(c.parse(url(names[0]))).pool  # type: ignore[attr-defined]
+        async with client() as other, other.open(url(names[19])) as held:
+            await _meet_the_limit(c, srv, files, names[:3])
+            assert await held.read() == files[names[19]]
+        # the other client is gone, but the lowered cap holds until max_idle has passed
+        async with c.open(url(names[3])) as a:  # (kept busy: an idle one would expire meanwhile)
+            with pytest.raises(PoolTimeout, match="at most 1: the server refused more"):
+                await c.fetch(url(names[4]))
+            await asyncio.sleep(2.2)
+            mark = Logged(ep, "vsftpd_per_ip").mark
+            async with c.open(url(names[5])) as b:
+                assert pool.open_count(ep.host, ep.port) == 2
+                assert await a.read() == files[names[3]] and await b.read() == files[names[5]]
+        assert (await c.fetch(url(names[6]))).content == files[names[6]]
+    assert refusals(srv, mark) == 0
+
+
+async def test_probe_above_a_lowered_limit_is_one_login_per_quiet_period(
+        per_ip: tuple[Endpoint, dict[str, bytes]]) -> None:
+    # The server's limit stays: after max_idle one probe login is refused, the cap comes down
+    # again and the request waits as before (no storm of refused logins).
+    ep, files = per_ip
+    srv = Logged(ep, "vsftpd_per_ip")
+    names = list(files)
+    url = lambda n: srv.url(f"/pub/batch/{n}")  # noqa: E731
+    from anyurl.errors import PoolTimeout
+
+    async with client(limits=Limits(per_host=8, max_idle=1.5), timeouts=Timeouts(connect=10, read=10, pool=1.0)) as c:
+        async with client() as other, other.open(url(names[19])) as held:
+            await _meet_the_limit(c, srv, files, names[:3])
+            async with c.open(url(names[3])) as a:  # (kept busy: an idle one would expire meanwhile)
+                await asyncio.sleep(1.7)
+                mark = Logged(ep, "vsftpd_per_ip").mark
+                with pytest.raises(PoolTimeout, match="at most 1: the server refused more"):
+                    await c.fetch(url(names[4]))
+                assert await a.read() == files[names[3]]
+            assert refusals(srv, mark) == 1
+            assert await held.read() == files[names[19]]
+
+
 # -- 3. the total deadline named when it cuts a reply wait short ----------------------
 
 

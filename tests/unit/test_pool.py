@@ -208,3 +208,46 @@ async def test_aclose_closes_idle_connections() -> None:
     await a.release(True)
     await pool.aclose()
     assert a.conn.closed == "polite"
+
+
+async def test_a_cap_lowered_by_a_refusal_rises_by_one_probe_per_quiet_period(monkeypatch: pytest.MonkeyPatch) -> None:
+    import anyurl.handlers.pool as pool_module
+
+    monkeypatch.setattr(pool_module, "_PROBE_MIN_SECONDS", 0.05)
+    pool: Pool[FakeConn] = Pool("t", closing_replies=("421",))
+    server_limit = 1  # what the server takes from us: someone else holds its other sessions
+    made: list[FakeConn] = []
+    refused = 0
+
+    async def connect() -> FakeConn:
+        nonlocal refused
+        if sum(c.closed is None for c in made) >= server_limit:
+            refused += 1
+            raise TemporaryFailure("too many", reply="421 There are too many connections")
+        made.append(FakeConn("k", len(made)))
+        return made[-1]
+
+    r = req(per_host=4, max_idle=0.5)
+    a = await pool.acquire(r, "h", 1, "k", connect)
+    waiting = asyncio.create_task(pool.acquire(r, "h", 1, "k", connect))
+    await asyncio.sleep(0.02)
+    assert refused == 1 and not waiting.done()  # refused with one open: waits for it
+    await a.release(True)
+    b = await asyncio.wait_for(waiting, 5)
+    assert b.conn is made[0]
+    # within the quiet period the cap holds: no new login is tried
+    with pytest.raises(PoolTimeout, match="at most 1: the server refused more"):
+        await pool.acquire(req(per_host=4, max_idle=0.5, pool=0.05), "h", 1, "k", connect)
+    assert refused == 1 and len(made) == 1
+    await asyncio.sleep(0.55)
+    server_limit = 2  # the other client left
+    c = await asyncio.wait_for(pool.acquire(r, "h", 1, "k", connect), 5)  # the probe: let in
+    assert c.conn is made[1] and pool.open_count("h", 1) == 2 and refused == 1
+    # the next probe, after another quiet period, is refused: back to two, and it waits
+    await asyncio.sleep(0.55)
+    with pytest.raises(PoolTimeout, match="at most 2: the server refused more"):
+        await pool.acquire(req(per_host=4, max_idle=0.5, pool=0.1), "h", 1, "k", connect)
+    assert refused == 2 and len(made) == 2
+    await b.release(True)
+    await c.release(True)
+    await pool.aclose()

@@ -650,6 +650,8 @@ class HTTPHandler(Handler):
                         target.hostport, wire, url)
                 else:
                     resp = await self._aio_request(req, method, target, headers_now, proxy, proxy_auth)
+            except AnyURLError:
+                raise  # already ours, with its own cause ("from exc" would make it its own cause)
             except Exception as exc:
                 via = f" through proxy {_masked(proxy)}" if proxy else ""
                 raise _translate(exc, url, f"requesting {target.human()}{via}") from exc

@@ -55,6 +55,10 @@ class Connection(Protocol):
         """Close at once, without a word to the server."""
 
 
+#: the least time between two probes above a lowered cap (see :meth:`Pool.acquire`), whatever
+#: ``Limits.max_idle`` says: a server that still refuses sees at most one try a second
+_PROBE_MIN_SECONDS = 1.0
+
 C = TypeVar("C", bound=Connection)
 T = TypeVar("T")
 
@@ -73,11 +77,12 @@ class _Idle(Generic[C]):
 class _Host(Generic[C]):
     """The connections to one host:port."""
 
-    __slots__ = ("busy", "cap", "idle", "waiters")
+    __slots__ = ("busy", "cap", "capped", "idle", "waiters")
 
     def __init__(self) -> None:
         self.busy = 0
         self.cap: int | None = None  # lowered from per_host once the server refused a new connection
+        self.capped = 0.0  # when the cap last moved (time.monotonic()): a refusal or a probe
         self.idle: list[_Idle[C]] = []  # oldest first
         self.waiters: deque[asyncio.Future[None]] = deque()
 
@@ -193,7 +198,13 @@ class Pool(Generic[C]):
                         h.busy += 1
                         return True, item.conn
                     discard.append(item.conn)  # dropped by the server while idle
-        if h.busy + len(h.idle) < (limits.per_host if h.cap is None else min(h.cap, limits.per_host)):
+        cap = h.cap
+        if cap is not None and now - h.capped > max(limits.max_idle, _PROBE_MIN_SECONDS):
+            # quiet for max_idle since the last refusal or probe: the server's limit may
+            # have been passing (other clients left): allow one more as a probe
+            h.cap = cap = cap + 1 if cap + 1 < limits.per_host else None
+            h.capped = now
+        if h.busy + len(h.idle) < (limits.per_host if cap is None else min(cap, limits.per_host)):
             h.busy += 1
             return True, None
         if h.idle:  # full, but some are idle for another key: make room
@@ -277,7 +288,9 @@ class Pool(Generic[C]):
         A new connection the server refuses with a closing reply ("421 too many connections"
         at an FTP login) while others to the host are open (or opening) meets the server's
         own limit: the host's cap comes down to those, and the request waits for one of them
-        (at most ``Timeouts.pool`` in all) instead of failing. With none open the error stands."""
+        (at most ``Timeouts.pool`` in all) instead of failing. With none open the error stands.
+        The cap is not for ever: each ``Limits.max_idle`` without a refusal lets it rise by one
+        (a probe), back to ``per_host``; a new refusal lowers it again."""
         until: float | None = None  # once refused: when the wait for a free connection ends
         while True:
             try:
@@ -288,7 +301,8 @@ class Pool(Generic[C]):
                 if not (others and self._refused(exc)):
                     raise
                 h.cap = others if h.cap is None else min(h.cap, others)
-                self.log.info("%s:%s refused a new connection (%s) with %d open: at most %d from now on",
+                h.capped = time.monotonic()
+                self.log.info("%s:%s refused a new connection (%s) with %d open: at most %d for now",
                               host, port, exc.reply, others, h.cap)
                 if until is None:
                     wait = req.bound(req.timeouts.pool)
@@ -435,6 +449,16 @@ class Pool(Generic[C]):
                 await lease.release(False)
                 raise
 
+    def abort_idle(self) -> None:
+        """Close every idle connection's socket now, with no event loop (its loop was closed:
+        no goodbye can be said, but nothing is left for the collector to warn about)."""
+        self.closed = True
+        hosts, self._hosts = self._hosts, {}
+        for h in hosts.values():
+            idle, h.idle = h.idle, []
+            for item in idle:
+                _abort_without_loop(item.conn)
+
     async def aclose(self) -> None:
         """Close every idle connection; busy ones close when released."""
         self.closed = True
@@ -443,6 +467,18 @@ class Pool(Generic[C]):
             idle, h.idle = h.idle, []
             await self._close_all([i.conn for i in idle], address)
             h.wake()
+
+
+def _abort_without_loop(conn: Connection) -> None:
+    with contextlib.suppress(Exception):
+        conn.abort()  # marks its transport closing; a closed loop refuses the rest (RuntimeError)
+    transport = getattr(conn, "transport", None) or getattr(getattr(conn, "writer", None), "transport", None)
+    # asyncio's selector transports: run the step abort() asked the closed loop for (it closes
+    # the socket). (uvloop closed its sockets in loop.close() already.)
+    lost = getattr(transport, "_call_connection_lost", None)
+    if lost is not None and getattr(transport, "_sock", None) is not None:
+        with contextlib.suppress(Exception):
+            lost(None)
 
 
 # -- the CLI's early connection ----------------------------------------------------
