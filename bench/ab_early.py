@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from fixtures.launcher import Launcher  # noqa: E402
 
 from bench.ab_common import run_timed, tree_env  # noqa: E402
+from bench.bench_http import make_big  # noqa: E402
 
 MIB = 1 << 20
 
@@ -86,11 +87,7 @@ def main() -> int:
             ng = launcher.get("nginx")
         if wanted("http 1 GiB"):
             src = Path(ng.info["www"]) / "ab-early-big.bin"
-            block = os.urandom(MIB)
-            with open(src, "wb") as f:
-                for i in range(1024):
-                    f.write(i.to_bytes(4, "big") + block[4:])
-            os.chmod(src, 0o644)
+            make_big(src, 1024)
             made.append(src)
             rows["http 1 GiB"] = (f"http://{ng.host}:{ng.port}/ab-early-big.bin", 1024 * MIB)
         if wanted("http 4 KiB"):

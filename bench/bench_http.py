@@ -40,7 +40,7 @@ SYNC_SCRIPT = Path(__file__).resolve().parent / "raw_http_sync.py"
 STREAMS, STREAM_MIB = 128, 16
 
 
-def _make_big(path: Path, mib: int) -> None:
+def make_big(path: Path, mib: int) -> None:
     """*mib* MiB of incompressible data, every MiB different."""
     block = os.urandom(MIB)
     with open(path, "wb") as f:
@@ -70,7 +70,7 @@ def run(launcher: object, quick: bool) -> None:
 
         if wanted(f"http: one {mib} MiB file from nginx to disk") or wanted(
                 f"http: one {mib} MiB file from nginx to /dev/null"):
-            _make_big(big, mib)
+            make_big(big, mib)
         compare(f"http: one {mib} MiB file from nginx to disk", [
             Case("curl -o FILE", ["curl", "-sf", "-o", str(out), url], clean, verify),
             Case("raw aiohttp (iter_chunked 1 MiB)",
@@ -135,7 +135,7 @@ def run(launcher: object, quick: bool) -> None:
 
         streams_title = f"http: {STREAMS} concurrent transfers of {STREAM_MIB} MiB to /dev/null (peak RSS)"
         if wanted(streams_title):
-            _make_big(mid, STREAM_MIB)
+            make_big(mid, STREAM_MIB)
         murls = [f"http://{ep.host}:{ep.port}/{mid.name}?n={i}" for i in range(STREAMS)]
         mcfg = scratch / "curl-null.cfg"
         mcfg.write_text("".join(f'url = "{u}"\noutput = "/dev/null"\n' for u in murls))
