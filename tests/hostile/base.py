@@ -53,6 +53,8 @@ class ThreadServer:
         t.start()
         self._threads.append(t)
 
+    concurrent = False  # True: each connection answered in a thread of its own
+
     def running(self) -> bool:
         return not self.stop.is_set() and time.monotonic() - self.started < self.max_seconds
 
@@ -66,7 +68,10 @@ class ThreadServer:
                     conn, _ = self.listener.accept()
                 except TimeoutError:
                     continue
-                self.answer(conn)
+                if self.concurrent:
+                    self._spawn(self.answer, conn)  # a slow answer never holds up the others
+                else:
+                    self.answer(conn)
 
     @staticmethod
     def read_until(conn: socket.socket, end: bytes, max_bytes: int) -> bytes:

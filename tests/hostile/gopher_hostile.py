@@ -34,21 +34,13 @@ class Reply:
 class HostileGopher(ThreadServer):
     """Answers each selector from *replies* (``{port}`` in data is this server's port)."""
 
+    concurrent = True  # a slow item never holds up the others
+
     def __init__(self, replies: dict[str, Reply]) -> None:
         super().__init__()
         self.replies = replies
         self.log: list[str] = []
         self._tcp_listener()
-
-    def _run(self) -> None:
-        assert self.listener is not None
-        with self.listener:
-            while self.running():
-                try:
-                    conn, _ = self.listener.accept()
-                except TimeoutError:
-                    continue
-                self._spawn(self.answer, conn)  # a slow item never holds up the others
 
     def answer(self, conn: socket.socket) -> None:
         try:
