@@ -6,7 +6,7 @@ anyurl's handlers before its first connect. :func:`start` (called by
 connect to the first URL's host:port, so the handshake, and a server that
 starts a process per connection, overlap the import. The connection layer
 then adopts that socket for the first connection to exactly that
-(scheme, host, port) (:func:`anyurl.handlers.pool.early_socket`); the
+(scheme, host, port) (:func:`anyurl.handlers.pool.connect_target`); the
 handlers speak their protocol on it as on any other. Nothing is sent early.
 
 Started only for a plain-TCP scheme whose handler connects straight to the

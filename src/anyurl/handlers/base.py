@@ -18,7 +18,7 @@ from ..errors import (
 )
 from ..response import Body, Entry, Stat, entry_line
 from ..settings import Request
-from .pool import early_socket
+from .pool import connect_target
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -102,10 +102,8 @@ async def open_connection(
     """asyncio.open_connection with errors translated to the anyurl tree."""
     try:
         async with asyncio.timeout(timeout):
-            sock = await early_socket(getattr(url, "scheme", ""), host, port)  # the CLI's, opened at start-up
-            if sock is not None:
-                return await asyncio.open_connection(sock=sock, **kwargs)
-            return await asyncio.open_connection(host, port, **kwargs)
+            target = await connect_target(getattr(url, "scheme", ""), host, port)  # maybe the CLI's early socket
+            return await asyncio.open_connection(**target, **kwargs)
     except TimeoutError as exc:
         raise FetchTimeout(f"connecting to {host}:{port} timed out", url=url) from exc
     except OSError as exc:

@@ -31,7 +31,7 @@ from ..protocols import gopher as gp
 from ..response import Body, Entry, Stat
 from ..urls import GopherURL
 from .base import Handler, Request, apply_length, os_reason
-from .pool import Lease, Pool, early_socket
+from .pool import Lease, Pool, connect_target
 from .stream import BulkReader
 
 if TYPE_CHECKING:
@@ -260,11 +260,8 @@ class GopherHandler(Handler):
         slot = await self.pool.lend_slot(req, url.host, port)  # waiting here is not the connect timeout
         try:
             async with asyncio.timeout(req.connect_timeout):
-                sock = await early_socket("gopher", url.host, port)  # the CLI's, opened at start-up
-                if sock is not None:
-                    _, proto = await loop.create_connection(lambda: BulkReader(size, rcvbuf=2 * size), sock=sock)
-                else:
-                    _, proto = await loop.create_connection(lambda: BulkReader(size, rcvbuf=2 * size), url.host, port)
+                target = await connect_target("gopher", url.host, port)  # maybe the CLI's early socket
+                _, proto = await loop.create_connection(lambda: BulkReader(size, rcvbuf=2 * size), **target)
         except TimeoutError as exc:
             await slot.release(False)
             raise FetchTimeout(f"connecting to {url.host}:{port} timed out", url=url) from exc

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import AnyURLError, ConnectError, FetchTimeout
 from ..protocols.http1 import Headers, ResponseReader, header_block, request_start, request_tail
 from .base import os_reason
-from .pool import Lease, Pool, early_socket
+from .pool import Lease, Pool, connect_target
 
 if TYPE_CHECKING:
     from ..settings import Request
@@ -523,14 +523,10 @@ class H1Client:
             cls = connection_class(loop, ctx is not None)
             try:
                 async with asyncio.timeout(req.connect_timeout):
-                    sock = await early_socket(scheme, host, port)  # the CLI's, opened at start-up
-                    if sock is not None:
-                        _, conn = await loop.create_connection(lambda: cls(key, chunk_size), sock=sock, ssl=ctx,
-                                                               server_hostname=host if ctx is not None else None)
-                    else:
-                        _, conn = await loop.create_connection(
-                            lambda: cls(key, chunk_size), host, port, ssl=ctx,
-                            server_hostname=host if ctx is not None else None)
+                    target = await connect_target(scheme, host, port)  # maybe the CLI's early socket
+                    _, conn = await loop.create_connection(
+                        lambda: cls(key, chunk_size), **target, ssl=ctx,
+                        server_hostname=host if ctx is not None else None)
             except TimeoutError as exc:
                 raise FetchTimeout(f"timed out while connecting to {host}:{port}", url=url) from exc
             except ssl.SSLError as exc:

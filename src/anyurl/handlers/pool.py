@@ -30,7 +30,7 @@ from .. import _early
 from ..errors import AnyURLError, ConnectError, PoolTimeout
 from ..settings import Limits, Request
 
-__all__ = ["Connection", "Lease", "Pool", "early_socket", "logger"]
+__all__ = ["Connection", "Lease", "Pool", "connect_target", "early_socket", "logger"]
 
 #: The root logger of anyurl; each scheme logs to a child (``anyurl.ftp``...).
 logger = logging.getLogger("anyurl")
@@ -528,3 +528,10 @@ async def early_socket(scheme: str, host: str, port: int) -> socket.socket | Non
         return None
     logger.debug("using the connection to %s:%s opened at start-up", host, port)
     return sock
+
+
+async def connect_target(scheme: str, host: str, port: int) -> dict[str, Any]:
+    """Where a new connection to scheme://host:port goes, as keywords of ``create_connection``
+    and ``asyncio.open_connection``: the CLI's early socket when there is one, else host and port."""
+    sock = await early_socket(scheme, host, port)
+    return {"sock": sock} if sock is not None else {"host": host, "port": port}
