@@ -83,14 +83,13 @@ from ..errors import (
 from ..protocols.http1 import Headers
 from ..response import Body, Stat
 from ..urls import FTPURL, HTTPURL, URL
-from .base import Handler, Request, apply_length, prime_allocator, refuse_controls
+from .base import Context, Handler, Request, apply_length, prime_allocator, refuse_controls
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     import aiohttp
 
-    from ..client import Client
     from ..net.pool import Pool
     from .http1 import H1Client
 
@@ -453,7 +452,7 @@ class HTTPHandler(Handler):
 
     options_name = "http"
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         self.http_options = client.options_for("http", HTTPOptions)
         self._session: aiohttp.ClientSession | None = None
