@@ -7,6 +7,7 @@ the top; imports under ``if TYPE_CHECKING:`` count too (a type is a dependency o
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,27 @@ def test_the_library_never_imports_the_command_line() -> None:
         if _part(path) in ("cli", "__main__"):
             continue
         assert not {t for t in _imports(path) if t == "anyurl.cli" or t.startswith("anyurl.cli.")}, path
+
+
+def _layout_block() -> str:
+    readme = (SRC.parents[1] / "README.md").read_text()
+    section = readme.split("## Layout", 1)[1]
+    return section.split("```", 2)[1]
+
+
+def test_readme_layout_names_every_module() -> None:
+    block = _layout_block()
+    words = set(re.findall(r"[\w.]+", block))
+    missing = []
+    for path in MODULES:
+        rel = path.relative_to(SRC)
+        if len(rel.parts) == 1:
+            if rel.name not in words:
+                missing.append(str(rel))
+        else:
+            folder = rel.parts[0] + "/"
+            if folder not in block:
+                missing.append(folder)
+            elif rel.stem != "__init__" and rel.stem not in words:
+                missing.append(str(rel))
+    assert missing == [], f"README's Layout does not name {missing}"
