@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from ..errors import (
     ConfigurationError,
-    ConnectError,
     FetchTimeout,
     NotRetrievable,
     NotSupported,
     ProtocolError,
     UnsafeURL,
+    translate,
 )
 from ..net.bulk import prime_allocator
 from ..net.pool import connect_target
@@ -162,16 +161,8 @@ async def open_connection(
         async with asyncio.timeout(timeout):
             target = await connect_target(getattr(url, "scheme", ""), host, port)  # maybe the CLI's early socket
             return await asyncio.open_connection(**target, **kwargs)
-    except TimeoutError as exc:
-        raise FetchTimeout(f"connecting to {host}:{port} timed out", url=url) from exc
-    except OSError as exc:
-        raise ConnectError(f"cannot connect to {host}:{port}: {os_reason(exc)}", url=url) from exc
-
-
-def os_reason(exc: OSError) -> str:
-    """The system's words for *exc*: asyncio's own loop says "Connect call failed ('127.0.0.1', 1)"
-    where uvloop says "Connection refused"; resolver errors (negative codes) keep their text."""
-    return os.strerror(exc.errno) if exc.errno and exc.errno > 0 else str(exc.strerror or exc)
+    except OSError as exc:  # TimeoutError too
+        raise translate(exc, url, connecting=(host, port)) from exc
 
 
 async def bounded_readline(reader: asyncio.StreamReader, limit: int, url: object,
