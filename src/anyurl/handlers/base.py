@@ -12,11 +12,11 @@ from ..errors import (
     NotRetrievable,
     NotSupported,
     ProtocolError,
-    UnsafeURL,
     translate,
 )
 from ..net.bulk import prime_allocator
 from ..net.pool import connect_target
+from ..protocols.lines import refuse_controls
 from ..response import Body, Entry, Stat, entry_line
 from ..settings import Request
 
@@ -139,16 +139,6 @@ def refuse_range(req: Request) -> None:
     """Raise NotSupported when a byte range was asked of a scheme that cannot honour it."""
     if req.offset or req.length is not None:
         raise NotSupported(f"{req.url.scheme} URLs do not support byte ranges (offset/length)", url=req.url)
-
-
-def refuse_controls(url: object, what: str, value: str | None, chars: str = "\r\n\0") -> None:
-    """Raise UnsafeURL if decoded *value* holds any of *chars* (before any byte is sent)."""
-    if value is None:
-        return
-    bad = [c for c in chars if c in value]
-    if bad:
-        names = ", ".join({"\r": "CR", "\n": "LF", "\0": "NUL", "\t": "TAB"}.get(c, repr(c)) for c in bad)
-        raise UnsafeURL(f"{what} contains {names} after decoding; refusing to send it", url=url)
 
 
 async def open_connection(
