@@ -1,8 +1,8 @@
 """Reproduce what the filesystem adds to the small-file groups, with no client at all:
 
-    python -m bench.fs_probe [--rounds 8] [--files 1000] [--size 4096] [--gap 1] [--disk DIR] [--tmpfs DIR]
+    python -m bench.probes.filesystem [--rounds 8] [--files 1000] [--size 4096] [--gap 1] [--disk DIR] [--tmpfs DIR]
 
-Each round writes FILES files of SIZE bytes with plain os calls (bench/fs_anchor.py)
+Each round writes FILES files of SIZE bytes with plain os calls (bench/reference/fs_anchor.py)
 into an output directory renewed four ways, interleaved, GAP seconds after renewing it:
 
   rmtree  the same directory on disk deleted and re-made (the harness before
@@ -32,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench.fs_anchor import write
 from bench.harness import fs_type, spread_dirs
+from bench.reference.fs_anchor import write
 
 
 def one_round(outdir: Path, files: int, data: bytes) -> tuple[float, float]:
@@ -46,8 +46,8 @@ def one_round(outdir: Path, files: int, data: bytes) -> tuple[float, float]:
 
 
 def main(argv: list[str]) -> int:
-    here = Path(__file__).resolve().parent
-    ap = argparse.ArgumentParser(prog="python -m bench.fs_probe")
+    here = Path(__file__).resolve().parents[1]
+    ap = argparse.ArgumentParser(prog="python -m bench.probes.filesystem")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--files", type=int, default=1000)
     ap.add_argument("--size", type=int, default=4096)

@@ -1,6 +1,6 @@
 """The yardstick for many small HTTP transfers: the leanest asyncio client we could write.
 
-    python -m bench.raw_http_lean [--parallel N] [--gzip] -d DIR URL...
+    python -m bench.reference.http_asyncio [--parallel N] [--gzip] -d DIR URL...
 
 uvloop when installed, httptools to parse, N keep-alive connections to the
 URLs' one host:port (each a worker taking the next URL as soon as its last
@@ -100,7 +100,7 @@ async def _main(urls: list[str], outdir: str, parallel: int, gzip: bool) -> None
 
 
 def main(argv: list[str]) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.raw_http_lean")
+    ap = argparse.ArgumentParser(prog="python -m bench.reference.http_asyncio")
     ap.add_argument("--parallel", type=int, default=32)
     ap.add_argument("--gzip", action="store_true", help="ask for gzip and decode it")
     ap.add_argument("-d", dest="dir", required=True)

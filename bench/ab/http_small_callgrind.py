@@ -1,16 +1,16 @@
 """Instructions per small HTTP request, counted by callgrind: repeatable where CPU time is not.
 
-    python bench/cg_http_small.py TREE [TREE...] [--modes cli,lib,libaio] [--few 40] [--many 240]
+    python bench/ab/http_small_callgrind.py TREE [TREE...] [--modes cli,lib,libaio] [--few 40] [--many 240]
 
 For each source tree and mode, runs the same command on the first FEW and on the
 first MANY of nginx's /many/ files (4 KiB text, gzipped as anyurl asks) under
 ``valgrind --tool=callgrind`` and prints (Ir(MANY) - Ir(FEW)) / (MANY - FEW): the
 user-space instructions of one request, start-up, the connections (32 in both
 runs) and the close cancelled out. Modes: ``cli`` is ``anyurl get -q --parallel
-32 -d DIR``, ``lib`` bench_http.py ``many --uvloop --parallel 32``, ``libaio``
+32 -d DIR``, ``lib`` bench/suites/http.py ``many --uvloop --parallel 32``, ``libaio``
 the same on asyncio's loop. PYTHONHASHSEED=0 makes a count repeat to a few
 instructions; a warm-up run first writes the bytecode cache. The kernel's share
-(sendto, linkat...) is not counted: see bench/ab_http_small.py for CPU time.
+(sendto, linkat...) is not counted: see bench/ab/http_small.py for CPU time.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab_common import tree_env  # noqa: E402
+from bench.ab.common import tree_env  # noqa: E402
 
 
 def _argv(mode: str, out: Path, urls: list[str]) -> list[str]:
@@ -37,7 +37,7 @@ def _argv(mode: str, out: Path, urls: list[str]) -> list[str]:
     if mode == "cli":
         return [py, "-m", "anyurl", "get", "-q", "--parallel", "32", "-d", str(out), *urls]
     loop = ["--uvloop"] if mode == "lib" else []
-    return [py, "-m", "bench.bench_http", "many", *loop, "--parallel", "32", str(out), *urls]
+    return [py, "-m", "bench.suites.http", "many", *loop, "--parallel", "32", str(out), *urls]
 
 
 def count(tree: Path, mode: str, urls: list[str], scratch: Path, tag: str) -> int:

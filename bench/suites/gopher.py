@@ -15,13 +15,13 @@
 
 curl sends the selector of ``gopher://h:p/9/big.bin`` as ``/big.bin`` (it drops
 the "/" and the type character), exactly as anyurl does. Ratios > 1 mean
-faster than curl. ``python -m bench.bench_gopher fetch URL FILE`` is the
-anyurl API (no CLI) used as a third case for the big item; bench/raw_gopher.py
+faster than curl. ``python -m bench.suites.gopher fetch URL FILE`` is the
+anyurl API (no CLI) used as a third case for the big item; bench/reference/gopher_asyncio.py
 (asyncio + uvloop, no anyurl, one reused buffer written from the protocol
-callback) is the fourth, bench/raw_splice.py (the same, the copy done by splice(2))
+callback) is the fourth, bench/reference/gopher_splice.py (the same, the copy done by splice(2))
 the fifth: the ceilings for an asyncio-based Python process, whose interpreter
 start and ``import asyncio`` alone cost about half of curl's whole run.
-bench/raw_gopher_sync.py (a blocking socket, no asyncio, python -S) is the
+bench/reference/gopher_sync.py (a blocking socket, no asyncio, python -S) is the
 sixth: the ceiling for any Python process.
 """
 
@@ -37,14 +37,14 @@ from pathlib import Path
 from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, outputs, python_cmd, wanted
 
 CONCURRENCY = 32
-# The anchor: no anyurl, the fastest asyncio process we know for one item (bench/raw_gopher.py).
+# The anchor: no anyurl, the fastest asyncio process we know for one item (bench/reference/gopher_asyncio.py).
 RAW = "raw asyncio+uvloop (ceiling)"
-# The same with the copy left to the kernel: plain socket + add_reader + splice (bench/raw_splice.py).
+# The same with the copy left to the kernel: plain socket + add_reader + splice (bench/reference/gopher_splice.py).
 RAW_SPLICE = "raw asyncio+uvloop, splice"
-# No asyncio at all: a blocking socket, python -S (bench/raw_gopher_sync.py): the ceiling for any Python process.
+# No asyncio at all: a blocking socket, python -S (bench/reference/gopher_sync.py): the ceiling for any Python process.
 SYNC = "raw Python, no asyncio (any-Python ceiling)"
-SYNC_SCRIPT = Path(__file__).resolve().parent / "raw_gopher_sync.py"
-SYNC_OPTS: list[str] = []  # its defaults (recv_into 256 KiB) measured best here (bench/ab_py_ceiling.py)
+SYNC_SCRIPT = Path(__file__).resolve().parents[1] / "reference" / "gopher_sync.py"
+SYNC_OPTS: list[str] = []  # its defaults (recv_into 256 KiB) measured best here (bench/ab/py_ceiling.py)
 
 
 def _big_file(root: Path, size: int) -> Path:
@@ -80,18 +80,18 @@ def run(launcher: object, quick: bool) -> None:
     compare(f"gopher: one {mib} MiB binary item to a file (gophernicus)", [
         Case("curl -o FILE", [curl, "-s", "-o", str(out), url], rm_out, check_out),
         Case("anyurl get -o FILE", anyurl_cmd("get", "-q", "-o", str(out), url), rm_out, check_out),
-        Case("anyurl API (script)", python_cmd("-m", "bench.bench_gopher", "fetch", url, str(out)),
+        Case("anyurl API (script)", python_cmd("-m", "bench.suites.gopher", "fetch", url, str(out)),
              rm_out, check_out),
-        Case(RAW, python_cmd("-m", "bench.raw_gopher", url, str(out)), rm_out, check_out),
-        Case(RAW_SPLICE, python_cmd("-m", "bench.raw_splice", url, str(out)), rm_out, check_out),
+        Case(RAW, python_cmd("-m", "bench.reference.gopher_asyncio", url, str(out)), rm_out, check_out),
+        Case(RAW_SPLICE, python_cmd("-m", "bench.reference.gopher_splice", url, str(out)), rm_out, check_out),
         Case(SYNC, python_cmd("-S", str(SYNC_SCRIPT), *SYNC_OPTS, url, str(out)), rm_out, check_out),
     ], "curl -o FILE", unit_work=(mib, "MiB"))
     compare(f"gopher: one {mib} MiB binary item to /dev/null (gophernicus)", [
         Case("curl > /dev/null", [curl, "-s", url]),
         Case("anyurl get > /dev/null", anyurl_cmd("get", "-q", url)),
-        Case("anyurl API (script)", python_cmd("-m", "bench.bench_gopher", "fetch", url, os.devnull)),
-        Case(RAW, python_cmd("-m", "bench.raw_gopher", url, "-")),
-        Case(RAW_SPLICE, python_cmd("-m", "bench.raw_splice", url, "-")),
+        Case("anyurl API (script)", python_cmd("-m", "bench.suites.gopher", "fetch", url, os.devnull)),
+        Case(RAW, python_cmd("-m", "bench.reference.gopher_asyncio", url, "-")),
+        Case(RAW_SPLICE, python_cmd("-m", "bench.reference.gopher_splice", url, "-")),
         Case(SYNC, python_cmd("-S", str(SYNC_SCRIPT), *SYNC_OPTS, url, "-")),
     ], "curl > /dev/null", unit_work=(mib, "MiB"))
 
@@ -111,7 +111,7 @@ def run(launcher: object, quick: bool) -> None:
             Case(f"anyurl get --parallel {CONCURRENCY}",
                  anyurl_cmd("get", "-q", "--parallel", str(CONCURRENCY), "-d", str(dest), *urls), clean, check_many),
             Case(f"anyurl API, {CONCURRENCY} concurrent (script)",
-                 python_cmd("-m", "bench.bench_gopher", "many", str(dest), str(CONCURRENCY), *urls), clean,
+                 python_cmd("-m", "bench.suites.gopher", "many", str(dest), str(CONCURRENCY), *urls), clean,
                  check_many),
             many.anchor(),
         ], f"curl --parallel-max {CONCURRENCY}", unit_work=(n_small, "requests"), note=many.note())
@@ -164,7 +164,7 @@ def main(argv: list[str]) -> int:
 
         run_with_servers(run, "--quick" in argv)
         return 0
-    print("usage: python -m bench.bench_gopher run [--quick] | fetch URL FILE", file=sys.stderr)
+    print("usage: python -m bench.suites.gopher run [--quick] | fetch URL FILE", file=sys.stderr)
     return 2
 
 

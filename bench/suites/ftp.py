@@ -1,7 +1,7 @@
 """ftp benchmark: anyurl vs curl, lftp, Python's ftplib and aioftp against a local vsftpd.
 
     bench/.venv/bin/python -m bench.run ftp [--quick]
-    bench/.venv/bin/python -m bench.bench_ftp run [--quick]      (the same, standalone)
+    bench/.venv/bin/python -m bench.suites.ftp run [--quick]      (the same, standalone)
 
 Groups (interleaved rounds, see bench/harness.py):
   * one large file (1 GiB; 128 MiB with --quick) RETR to a file on disk,
@@ -57,7 +57,7 @@ def run(launcher: object, quick: bool) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="anyurl-bench-ftp-"))
     out = scratch / "out.bin"
     lftp_open = f"set cmd:interactive no; set xfer:clobber on; open -p {port} {host}"
-    me = ("-m", "bench.bench_ftp")
+    me = ("-m", "bench.suites.ftp")
     try:
         def clean() -> None:
             out.unlink(missing_ok=True)
@@ -130,7 +130,7 @@ def run(launcher: object, quick: bool) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-# -- the scripts the benchmark runs (python -m bench.bench_ftp ...) ----------------
+# -- the scripts the benchmark runs (python -m bench.suites.ftp ...) ----------------
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -230,7 +230,7 @@ def _run(coro: Any, use_uvloop: bool) -> None:
 
 
 def main(argv: list[str]) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.bench_ftp")
+    ap = argparse.ArgumentParser(prog="python -m bench.suites.ftp")
     sub = ap.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("get", help="download one URL to FILE with anyurl's library")
     g.add_argument("--uvloop", action="store_true")

@@ -7,8 +7,8 @@ own file, so the work is the same (once on tmpfs, once on disk, each with the fi
 anchor of bench/harness.py). Ratios > 1 mean faster than nntplib.
 
 The client roles run as their own processes through this module:
-``python -m bench.bench_news nntplib|anyurl|anyurl4 HOST PORT GROUP N DIR``;
-``python -m bench.bench_news run [--quick]`` runs the whole benchmark.
+``python -m bench.suites.news nntplib|anyurl|anyurl4 HOST PORT GROUP N DIR``;
+``python -m bench.suites.news run [--quick]`` runs the whole benchmark.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def run(launcher: object, quick: bool) -> None:
     rounds = min(harness.ROUNDS, 3)
     host, port, group, mean = _setup(launcher, n)
     urls = [f"nntp://{host}:{port}/{group}/{i}" for i in range(1, n + 1)]
-    role = python_cmd("-m", "bench.bench_news")
+    role = python_cmd("-m", "bench.suites.news")
     for output in outputs():
         title = f"news: fetch {n} articles of one group from INN, output on {output.label}"
         if not wanted(title):

@@ -9,7 +9,7 @@
    ``zoomsh`` (search + show 0 1 with preferredRecordSyntax xml).
 
 3. 100 searches with their 23 headlines in one process: the anyurl API
-   (``python -m bench.bench_wais loop URL 100``, a new association per search)
+   (``python -m bench.suites.wais loop URL 100``, a new association per search)
    vs one zoomsh session running the 100 searches on one connection.
 
 Each command is a whole process, so the times include interpreter start-up
@@ -60,7 +60,7 @@ def run(launcher: object, quick: bool) -> None:
         cmds += ["search computer", "show 0 23"]
     compare(f"wais: {LOOPS} searches of 23 hits in one process", [
         Case(f"zoomsh {LOOPS} searches, 1 session", ["zoomsh", *cmds, "quit"]),
-        Case(f"anyurl API {LOOPS} searches", python_cmd("-m", "bench.bench_wais", "loop", search, str(LOOPS))),
+        Case(f"anyurl API {LOOPS} searches", python_cmd("-m", "bench.suites.wais", "loop", search, str(LOOPS))),
     ], f"zoomsh {LOOPS} searches, 1 session", rounds=rounds)
     shutil.rmtree(work, ignore_errors=True)
 

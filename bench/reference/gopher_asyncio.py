@@ -1,8 +1,8 @@
 """The raw reference for bench_gopher: the fastest asyncio process we know for one gopher item.
 
-    python -m bench.raw_gopher URL FILE     (FILE "-": standard output)
-    python -m bench.raw_gopher --loop asyncio URL FILE
-    python -m bench.raw_gopher --connect-first URL FILE   (connect before importing asyncio)
+    python -m bench.reference.gopher_asyncio URL FILE     (FILE "-": standard output)
+    python -m bench.reference.gopher_asyncio --loop asyncio URL FILE
+    python -m bench.reference.gopher_asyncio --connect-first URL FILE   (connect before importing asyncio)
 
 No anyurl: parse ``gopher://host:port/T/selector`` by hand, connect, send the
 selector, and write every received block to FILE from inside the protocol's
@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
             early.sendall(request)
             early.setblocking(False)
     if len(argv) != 2:
-        print("usage: python -m bench.raw_gopher [--loop asyncio|uvloop] [--connect-first] URL FILE",
+        print("usage: python -m bench.reference.gopher_asyncio [--loop asyncio|uvloop] [--connect-first] URL FILE",
               file=sys.stderr)
         return 2
     url, dest = argv

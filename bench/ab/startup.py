@@ -1,12 +1,12 @@
 """Start-up A/B: two anyurl installs, interleaved rounds, medians and spread in ms.
 
-    python bench/ab_startup.py A_VENV B_VENV [--rounds N] [--no-big]
+    python bench/ab/startup.py A_VENV B_VENV [--rounds N] [--no-big]
 
 Each round runs every case once, in turn, so a burst of load on the shared
 machine hits A and B alike. Cases: the floor (``python -c "import asyncio,
 uvloop"`` in A's venv), ``anyurl get -q -o OUT`` of a 1-byte file: URL, and of
 a small (1 KiB) and a 100 MiB gopher item from gophernicus (started through
-fixtures/launcher.py, as bench/bench_gopher.py does), with curl on the 100 MiB
+fixtures/launcher.py, as bench/suites/gopher.py does), with curl on the 100 MiB
 item as the anchor. Wall time is measured around the child; user+sys CPU and
 peak RSS come from ``/usr/bin/time`` (that child's own wait4 rusage). Output
 files go to /dev/shm where it exists, so ext4's state does not decide a row.
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
@@ -99,7 +99,7 @@ def main() -> int:
             if what == "gopher 100 MiB":
                 # the ceiling of an asyncio+uvloop process (no anyurl), and curl
                 cases.append((f"{what}: raw asyncio+uvloop (B's python)", [str(args.b / "bin/python"),
-                              str(ROOT / "bench" / "raw_gopher.py"), url, str(out)]))
+                              str(ROOT / "bench" / "reference" / "gopher_asyncio.py"), url, str(out)]))
                 if shutil.which("curl"):
                     cases.append((f"{what}: curl -s -o OUT", ["curl", "-s", "-o", str(out), url]))
         results: dict[str, list[tuple[float, float, int]]] = {name: [] for name, _ in cases}

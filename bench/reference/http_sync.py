@@ -1,7 +1,7 @@
 """The ceiling for many small HTTP transfers from ANY Python process: no asyncio at all.
 
-    python -S bench/raw_http_sync.py [--parallel N] -d DIR URL...
-    python -S -m bench.raw_http_sync [--parallel N] -d DIR URL...
+    python -S bench/reference/http_sync.py [--parallel N] -d DIR URL...
+    python -S -m bench.reference.http_sync [--parallel N] -d DIR URL...
 
 N keep-alive HTTP/1.1 connections (no pipelining: one request in flight per
 connection, as curl does) to the URLs' one host:port, non-blocking sockets
@@ -17,7 +17,7 @@ each epoll wait: a ceiling, not a client.
 Per response it makes five system calls (recvfrom, sendto, openat, write,
 close; one epoll_wait per ~20 responses) where curl -Z makes about 18
 (strace -c). Started as ``python -S PATH``: ``-m``, with site, or ``-I`` read
-the same within the noise (bench/ab_py_ceiling.py).
+the same within the noise (bench/ab/py_ceiling.py).
 """
 
 import os

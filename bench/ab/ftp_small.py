@@ -1,14 +1,14 @@
 """Small-file FTP A/B: two anyurl source trees against lftp, interleaved rounds.
 
-    python bench/ab_ftp_small.py A_TREE B_TREE [--rounds N] [--count N]
+    python bench/ab/ftp_small.py A_TREE B_TREE [--rounds N] [--count N]
 
-One vsftpd (started through fixtures/launcher.py, as bench/bench_ftp.py does)
+One vsftpd (started through fixtures/launcher.py, as bench/suites/ftp.py does)
 serves COUNT files of 4 KiB; every round runs each case once, in an order
 rotated from round to round, with the output on /dev/shm so the filesystem does
 not decide a row. A tree is picked with PYTHONPATH (TREE/src:TREE) and its
 bytecode cached under /dev/shm, so A and B start alike. Cases: ``lftp mget -P 8``;
 per tree ``anyurl get -q --parallel 8 -d DIR URL...`` (the CLI) and the library
-script bench_ftp.py ``many --parallel 8``; the CLI fetching 8 files (its start-up
+script bench/suites/ftp.py ``many --parallel 8``; the CLI fetching 8 files (its start-up
 and logins, what does not grow with COUNT); and the floor ``python -c "import
 asyncio, uvloop"``. Wall time is measured around the child, user and sys CPU come
 from its wait4 rusage; each run's output is checked (count and sizes).
@@ -33,13 +33,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 from fixtures.servers import vsftpd  # noqa: E402
 
-from bench.ab_common import tree_env  # noqa: E402
+from bench.ab.common import tree_env  # noqa: E402
 
 SIZE = 4096
 
@@ -114,7 +114,7 @@ def main() -> int:
             cli = [py, "-m", "anyurl", "get", "-q", "--parallel", "8", "-d", str(out)]
             cases += [
                 (f"{tag} anyurl get --parallel 8 -d DIR", [*cli, *urls], env, tree, args.count),
-                (f"{tag} library many --parallel 8", [py, "-m", "bench.bench_ftp", "many", "--parallel", "8",
+                (f"{tag} library many --parallel 8", [py, "-m", "bench.suites.ftp", "many", "--parallel", "8",
                                                       str(out), *urls], env, tree, args.count),
                 (f"{tag} CLI, 8 files (start-up + logins)", [*cli, *urls[:8]], env, tree, 8),
             ]

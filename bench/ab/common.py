@@ -1,4 +1,4 @@
-"""What the interleaved A/B scripts (bench/ab_*.py) share: a source tree's environment and
+"""What the interleaved A/B scripts (bench/ab/*.py) share: a source tree's environment and
 one timed run of a child with its own CPU time from wait4."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tree_env(tree: Path, scratch: Path, tag: str) -> dict[str, str]:

@@ -55,7 +55,7 @@ def run(launcher: object, quick: bool) -> None:
         send = anyurl_cmd("send", "-q", f"mailto:{RCPT}?subject=bench", "--from", SENDER, "--attach", str(big))
         compare(f"mailto: one message with a {size >> 20} MiB attachment to Exim", [
             Case("anyurl send --attach", ["sh", "-c", f'exec "$0" "$@" < {body}', *send], env=env),
-            Case("python email+smtplib", python_cmd("-m", "bench.bench_mailto", "smtplib-attach", host, port,
+            Case("python email+smtplib", python_cmd("-m", "bench.suites.mailto", "smtplib-attach", host, port,
                                                     str(big))),
             Case("curl -T message.eml", [curl, "-sS", f"smtp://{host}:{port}", "--mail-from", SENDER,
                                          "--mail-rcpt", RCPT, "-T", str(eml)]),
@@ -63,9 +63,9 @@ def run(launcher: object, quick: bool) -> None:
         small = launcher.get("aiosmtpd_server")  # type: ignore[attr-defined]
         shost, sport = small.host, str(small.port)
         compare(f"mailto: {n_small} small messages, one connection each, to aiosmtpd", [
-            Case("anyurl Client.send_mail x N", python_cmd("-m", "bench.bench_mailto", "api", shost, sport,
+            Case("anyurl Client.send_mail x N", python_cmd("-m", "bench.suites.mailto", "api", shost, sport,
                                                             str(n_small))),
-            Case("smtplib send_message x N", python_cmd("-m", "bench.bench_mailto", "smtplib", shost, sport,
+            Case("smtplib send_message x N", python_cmd("-m", "bench.suites.mailto", "smtplib", shost, sport,
                                                        str(n_small))),
         ], "smtplib send_message x N", unit_work=(n_small, "msg"))
     finally:

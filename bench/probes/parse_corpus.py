@@ -6,9 +6,9 @@ lists are, with user info, ports, escapes, queries, typecodes and gopher
 search strings mixed in. The same arguments always give the same list.
 
 Run it to time ``anyurl.urls.parse`` against ``urllib.parse.urlsplit`` in
-alternating rounds (``bench/bench_parse.py`` runs it as a benchmark group)::
+alternating rounds (``bench/suites/parse.py`` runs it as a benchmark group)::
 
-    python -m bench.parse_corpus [n [rounds]] [--json]
+    python -m bench.probes.parse_corpus [n [rounds]] [--json]
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def run(launcher: Any, quick: bool) -> None:
                      "sha256_ok": ok})
         print(f"dask  {count} x {FILE_SIZE} B over ftp, {workers} worker process(es): {took:6.2f} s "
               f"({count / took:7.1f} files/s) sha256 {'ok' if ok else 'MISMATCH'}", flush=True)
-    out = Path(__file__).resolve().parent / "results"
+    out = Path(__file__).resolve().parents[1] / "results"
     out.mkdir(exist_ok=True)
     with open(out / "latest.jsonl", "a") as f:
         for r in rows:

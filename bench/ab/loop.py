@@ -1,12 +1,12 @@
 """The CLI's event loop for one URL and for a batch: asyncio vs uvloop, interleaved rounds.
 
-    python bench/ab_loop.py [--rounds N] [--only TEXT ...] [--env NAME=VALUE ...]
+    python bench/ab/loop.py [--rounds N] [--only TEXT ...] [--env NAME=VALUE ...]
 
 Rows (each run with ANYURL_LOOP=asyncio and ANYURL_LOOP=uvloop, curl beside the
 single-URL rows): ``anyurl get -q -o FILE URL`` for a 100 MiB gopher item
 (gophernicus), a 1 GiB file from nginx and from vsftpd, a 1-byte file:// URL,
 and ``anyurl get -q --parallel 32 -d DIR`` with 1,000 URLs of 4 KiB from nginx.
-Single files go to a scratch directory on the root disk (as bench_gopher.py),
+Single files go to a scratch directory on the root disk (as bench/suites/gopher.py),
 the batch to tmpfs. Every round runs each case once, in an order rotated from
 round to round; wall time around the child, user+sys CPU from its wait4 rusage.
 Each output is checked (size or file count). ``--variant NAME:ENV=VALUE`` adds
@@ -32,13 +32,13 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab_common import run_timed  # noqa: E402
-from bench.bench_http import make_big  # noqa: E402
+from bench.ab.common import run_timed  # noqa: E402
+from bench.suites.http import make_big  # noqa: E402
 
 MIB = 1 << 20
 

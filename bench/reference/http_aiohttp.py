@@ -1,8 +1,8 @@
 """The raw-library reference for bench_http: aiohttp alone, no anyurl.
 
-    python -m bench.raw_aiohttp URL FILE                  one download (FILE "-": stdout)
-    python -m bench.raw_aiohttp --parallel N -d DIR URL... many downloads, N at a time
-    python -m bench.raw_aiohttp --parallel N --null URL... the same, each to /dev/null
+    python -m bench.reference.http_aiohttp URL FILE                  one download (FILE "-": stdout)
+    python -m bench.reference.http_aiohttp --parallel N -d DIR URL... many downloads, N at a time
+    python -m bench.reference.http_aiohttp --parallel N --null URL... the same, each to /dev/null
 
 A plain ClientSession, ``iter_chunked`` with large chunks, blocking writes
 (what a careful script would do); it is the bar anyurl's data path must meet.
@@ -35,7 +35,7 @@ async def _get(session: aiohttp.ClientSession, url: str, dest: str) -> None:
 
 
 async def main(argv: list[str]) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.raw_aiohttp")
+    ap = argparse.ArgumentParser(prog="python -m bench.reference.http_aiohttp")
     ap.add_argument("urls", nargs="+")
     ap.add_argument("-d", "--dir")
     ap.add_argument("--null", action="store_true", help="write every download to /dev/null")

@@ -3,7 +3,7 @@
 ``lftp mirror --parallel=8`` and ``wget -r`` in the same run, each copy checked
 byte for byte (fixtures/mirror_tree.py), once into tmpfs and once to disk, each with the
 filesystem anchor (the same tree written with plain os calls; bench/harness.py).
-``python -m bench.bench_mirror`` runs it alone.
+``python -m bench.suites.mirror`` runs it alone.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Raw prototypes beside bench/raw_gopher.py: one gopher item, asyncio readiness on a plain socket.
+"""Raw prototypes beside bench/reference/gopher_asyncio.py: one gopher item, asyncio readiness on a plain socket.
 
-    python -m bench.raw_splice [--mode splice|recv] [--loop uvloop|asyncio] [--rcvbuf N] [--pipe N]
+    python -m bench.reference.gopher_splice [--mode splice|recv] [--loop uvloop|asyncio] [--rcvbuf N] [--pipe N]
                                [--connect-first 1] URL FILE
 
 No transport and no protocol: the data connection is a plain non-blocking
@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 
-from bench.raw_gopher import _target
+from bench.reference.gopher_asyncio import _target
 
 
 def main(argv: list[str]) -> int:

@@ -1,8 +1,8 @@
 """The filesystem anchor of the small-file groups: write the same files the clients
 write, with nothing but os.open/os.write/os.close in one process.
 
-    python -S -m bench.fs_anchor DIR SIZE NAME...     (SIZE bytes into each DIR/NAME)
-    python -S -m bench.fs_anchor --tree MANIFEST DIR  (MANIFEST: JSON [[relpath, hex], ...])
+    python -S -m bench.reference.fs_anchor DIR SIZE NAME...     (SIZE bytes into each DIR/NAME)
+    python -S -m bench.reference.fs_anchor --tree MANIFEST DIR  (MANIFEST: JSON [[relpath, hex], ...])
 
 Its time in a group's table is what the filesystem costs each client for those files
 (plus about 8 ms of interpreter start): on tmpfs about 0.01 s for 1,000 x 4 KiB, on

@@ -1,15 +1,15 @@
 """http benchmark: anyurl vs curl vs raw aiohttp against a local nginx.
 
     bench/.venv/bin/python -m bench.run http [--quick]
-    bench/.venv/bin/python -m bench.bench_http run [--quick]      (the same, standalone)
+    bench/.venv/bin/python -m bench.suites.http run [--quick]      (the same, standalone)
 
 Groups (interleaved rounds, see bench/harness.py):
   * one large file (1 GiB; 128 MiB with --quick) to a file on disk,
   * the same file to /dev/null (network and parsing cost only),
   * 1,000 small files (4 KiB each) at concurrency 32 into a directory, once with the
     directory on tmpfs and once on disk, each with the filesystem anchor (bench/harness.py)
-    the asyncio ceiling (bench/raw_http_lean.py: uvloop, httptools, keep-alive, nothing else)
-    and the ceiling for any Python process (bench/raw_http_sync.py: epoll, no asyncio, python -S),
+    the asyncio ceiling (bench/reference/http_asyncio.py: uvloop, httptools, keep-alive, nothing else)
+    and the ceiling for any Python process (bench/reference/http_sync.py: epoll, no asyncio, python -S),
   * 128 concurrent transfers of a 16 MiB file to /dev/null: peak RSS.
 
 anyurl runs as its CLI (``anyurl get``) and as a small library script (this
@@ -34,9 +34,9 @@ from pathlib import Path
 from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, outputs, python_cmd, wanted
 
 MIB = 1 << 20
-# The fastest client any Python process can be, asyncio or not (bench/raw_http_sync.py).
+# The fastest client any Python process can be, asyncio or not (bench/reference/http_sync.py).
 SYNC = "raw Python, no asyncio (any-Python ceiling)"
-SYNC_SCRIPT = Path(__file__).resolve().parent / "raw_http_sync.py"
+SYNC_SCRIPT = Path(__file__).resolve().parents[1] / "reference" / "http_sync.py"
 STREAMS, STREAM_MIB = 128, 16
 
 
@@ -74,19 +74,19 @@ def run(launcher: object, quick: bool) -> None:
         compare(f"http: one {mib} MiB file from nginx to disk", [
             Case("curl -o FILE", ["curl", "-sf", "-o", str(out), url], clean, verify),
             Case("raw aiohttp (iter_chunked 1 MiB)",
-                 python_cmd("-m", "bench.raw_aiohttp", url, str(out)), clean, verify),
+                 python_cmd("-m", "bench.reference.http_aiohttp", url, str(out)), clean, verify),
             Case("anyurl get -o FILE", anyurl_cmd("get", "-q", url, "-o", str(out)), clean, verify),
             Case("anyurl library (Client.open)",
-                 python_cmd("-m", "bench.bench_http", "get", url, str(out)), clean, verify),
+                 python_cmd("-m", "bench.suites.http", "get", url, str(out)), clean, verify),
         ], "curl -o FILE", unit_work=(mib, "MiB"))
 
         compare(f"http: one {mib} MiB file from nginx to /dev/null", [
             Case("curl -o /dev/null", ["curl", "-sf", "-o", "/dev/null", url]),
-            Case("raw aiohttp (iter_chunked 1 MiB)", python_cmd("-m", "bench.raw_aiohttp", url, "/dev/null")),
+            Case("raw aiohttp (iter_chunked 1 MiB)", python_cmd("-m", "bench.reference.http_aiohttp", url, "/dev/null")),
             Case("anyurl get -o - >/dev/null", anyurl_cmd("get", "-q", url, "-o", "-")),
-            Case("anyurl library (Client.open)", python_cmd("-m", "bench.bench_http", "get", url, "/dev/null")),
+            Case("anyurl library (Client.open)", python_cmd("-m", "bench.suites.http", "get", url, "/dev/null")),
             Case("anyurl library, aiohttp path",
-                 python_cmd("-m", "bench.bench_http", "get", "--aiohttp", url, "/dev/null")),
+                 python_cmd("-m", "bench.suites.http", "get", "--aiohttp", url, "/dev/null")),
         ], "curl -o /dev/null", unit_work=(mib, "MiB"))
         big.unlink(missing_ok=True)
 
@@ -107,28 +107,28 @@ def run(launcher: object, quick: bool) -> None:
                     "curl", "-sf", "-Z", "--compressed", "--parallel-max", "32", "--output-dir", str(outdir),
                     "--remote-name-all", "-K", str(cfg)], fresh, count),
                 Case("raw aiohttp, 32 at a time",
-                     python_cmd("-m", "bench.raw_aiohttp", "--parallel", "32", "-d", str(outdir), *urls),
+                     python_cmd("-m", "bench.reference.http_aiohttp", "--parallel", "32", "-d", str(outdir), *urls),
                      fresh, count),
                 # the yardstick: what an asyncio process can do at best (uvloop, httptools, nothing else)
                 Case("raw asyncio+httptools keep-alive (ceiling)",
-                     python_cmd("-m", "bench.raw_http_lean", "--parallel", "32", "-d", str(outdir), *urls),
+                     python_cmd("-m", "bench.reference.http_asyncio", "--parallel", "32", "-d", str(outdir), *urls),
                      fresh, count),
                 # no asyncio at all: epoll, non-blocking sockets, python -S (ceiling for any Python process)
                 Case(SYNC, python_cmd("-S", str(SYNC_SCRIPT), "--parallel", "32", "-d", str(outdir), *urls),
                      fresh, count),
                 Case("raw asyncio+httptools keep-alive (ceiling), gzip as anyurl asks",
-                     python_cmd("-m", "bench.raw_http_lean", "--gzip", "--parallel", "32", "-d", str(outdir),
+                     python_cmd("-m", "bench.reference.http_asyncio", "--gzip", "--parallel", "32", "-d", str(outdir),
                                 *urls), fresh, count),
                 Case("anyurl get --parallel 32 -d DIR",
                      anyurl_cmd("get", "-q", "--parallel", "32", "-d", str(outdir), *urls), fresh, count),
                 Case("anyurl library, 32 at a time",
-                     python_cmd("-m", "bench.bench_http", "many", "--parallel", "32", str(outdir), *urls),
+                     python_cmd("-m", "bench.suites.http", "many", "--parallel", "32", str(outdir), *urls),
                      fresh, count),
                 Case("anyurl library, 32 at a time, on uvloop",
-                     python_cmd("-m", "bench.bench_http", "many", "--uvloop", "--parallel", "32", str(outdir), *urls),
+                     python_cmd("-m", "bench.suites.http", "many", "--uvloop", "--parallel", "32", str(outdir), *urls),
                      fresh, count),
                 Case("anyurl library, 32 at a time, aiohttp path",
-                     python_cmd("-m", "bench.bench_http", "many", "--aiohttp", "--parallel", "32", str(outdir),
+                     python_cmd("-m", "bench.suites.http", "many", "--aiohttp", "--parallel", "32", str(outdir),
                                 *urls), fresh, count),
                 many.anchor(),
             ], "curl -Z --parallel-max 32", unit_work=(n, "files"), note=many.note())
@@ -143,11 +143,11 @@ def run(launcher: object, quick: bool) -> None:
             Case(f"curl -Z --parallel-max {STREAMS}",
                  ["curl", "-sf", "-Z", "--parallel-max", str(STREAMS), "-K", str(mcfg)]),
             Case(f"raw aiohttp, {STREAMS} at a time",
-                 python_cmd("-m", "bench.raw_aiohttp", "--parallel", str(STREAMS), "--null", *murls)),
+                 python_cmd("-m", "bench.reference.http_aiohttp", "--parallel", str(STREAMS), "--null", *murls)),
             Case(f"anyurl library, {STREAMS} streams",
-                 python_cmd("-m", "bench.bench_http", "stream", "--parallel", str(STREAMS), *murls)),
+                 python_cmd("-m", "bench.suites.http", "stream", "--parallel", str(STREAMS), *murls)),
             Case(f"anyurl library, {STREAMS} streams, aiohttp path",
-                 python_cmd("-m", "bench.bench_http", "stream", "--aiohttp", "--parallel", str(STREAMS), *murls)),
+                 python_cmd("-m", "bench.suites.http", "stream", "--aiohttp", "--parallel", str(STREAMS), *murls)),
         ], f"curl -Z --parallel-max {STREAMS}", unit_work=(STREAMS * STREAM_MIB, "MiB"))
     finally:
         big.unlink(missing_ok=True)
@@ -155,7 +155,7 @@ def run(launcher: object, quick: bool) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-# -- the library script the benchmark runs (python -m bench.bench_http ...) --------
+# -- the library script the benchmark runs (python -m bench.suites.http ...) --------
 
 
 def _options(aiohttp: bool) -> dict[str, object]:
@@ -221,7 +221,7 @@ async def _stream(urls: list[str], parallel: int, size: int, aiohttp: bool = Fal
 
 
 def main(argv: list[str]) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.bench_http")
+    ap = argparse.ArgumentParser(prog="python -m bench.suites.http")
     sub = ap.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("get", help="download one URL to FILE with anyurl's library")
     g.add_argument("--aiohttp", action="store_true", help="through aiohttp (HTTPOptions(lean=False))")

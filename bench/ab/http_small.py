@@ -1,14 +1,14 @@
 """Small-file HTTP A/B: two anyurl source trees against curl and the raw yardstick, interleaved rounds.
 
-    python bench/ab_http_small.py A_TREE B_TREE [--rounds N] [--count N] [--only TEXT]
+    python bench/ab/http_small.py A_TREE B_TREE [--rounds N] [--count N] [--only TEXT]
 
-One nginx (started through fixtures/launcher.py, as bench/bench_http.py does)
+One nginx (started through fixtures/launcher.py, as bench/suites/http.py does)
 serves COUNT files of 4 KiB (/many/, text that nginx gzips when asked); every
 round runs each case once, in an order rotated from round to round, with the
 output on /dev/shm. A tree is picked with PYTHONPATH (TREE/src:TREE), its
 bytecode cached under /dev/shm. Cases: ``curl -Z --parallel-max 32``; the raw
-yardstick bench/raw_http_lean.py (identity, and ``--gzip`` as anyurl asks); per
-tree ``anyurl get -q --parallel 32 -d DIR URL...`` (the CLI) and bench_http.py
+yardstick bench/reference/http_asyncio.py (identity, and ``--gzip`` as anyurl asks); per
+tree ``anyurl get -q --parallel 32 -d DIR URL...`` (the CLI) and bench/suites/http.py
 ``many --parallel 32`` (the library, on asyncio's loop and with ``--uvloop``); the floor ``python -c "import asyncio,
 uvloop"``. Wall time around the child, user+sys CPU from its wait4 rusage; each
 run's output is checked (count and sizes). Per-request CPU = (case - floor) / COUNT, or with
@@ -27,12 +27,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab_common import tree_env  # noqa: E402
+from bench.ab.common import tree_env  # noqa: E402
 
 SIZE = 4096
 
@@ -81,9 +81,9 @@ def main() -> int:
         cases: list[tuple[str, list[str], dict[str, str] | None, Path, int]] = [
             ("curl -Z --parallel-max 32", ["curl", "-sf", "-Z", "--parallel-max", "32", "--output-dir", str(out),
                                            "--remote-name-all", "-K", str(cfg)], None, scratch, args.count),
-            ("raw asyncio+httptools (ceiling)", [py, "-m", "bench.raw_http_lean", "-d", str(out), *urls],
+            ("raw asyncio+httptools (ceiling)", [py, "-m", "bench.reference.http_asyncio", "-d", str(out), *urls],
              here, ROOT, args.count),
-            ("raw ceiling, --gzip", [py, "-m", "bench.raw_http_lean", "--gzip", "-d", str(out), *urls],
+            ("raw ceiling, --gzip", [py, "-m", "bench.reference.http_asyncio", "--gzip", "-d", str(out), *urls],
              here, ROOT, args.count),
         ]
         for tag, tree in (("A", args.a.resolve()), ("B", args.b.resolve())):
@@ -92,9 +92,9 @@ def main() -> int:
                 (f"{tag} anyurl get --parallel 32 -d DIR",
                  [py, "-m", "anyurl", "get", "-q", "--parallel", "32", "-d", str(out), *urls], env, tree, args.count),
                 (f"{tag} library many --parallel 32",
-                 [py, "-m", "bench.bench_http", "many", "--parallel", "32", str(out), *urls], env, tree, args.count),
+                 [py, "-m", "bench.suites.http", "many", "--parallel", "32", str(out), *urls], env, tree, args.count),
                 (f"{tag} library many --uvloop",
-                 [py, "-m", "bench.bench_http", "many", "--uvloop", "--parallel", "32", str(out), *urls], env, tree,
+                 [py, "-m", "bench.suites.http", "many", "--uvloop", "--parallel", "32", str(out), *urls], env, tree,
                  args.count),
             ]
         if args.only:

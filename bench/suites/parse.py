@@ -1,8 +1,8 @@
 """parse benchmark: ``anyurl.parse`` vs ``urllib.parse.urlsplit`` on a 100,000-URL corpus.
 
-``python -m bench.run parse [--quick]`` runs ``python -m bench.parse_corpus N ROUNDS --json``
+``python -m bench.run parse [--quick]`` runs ``python -m bench.probes.parse_corpus N ROUNDS --json``
 as one process (the bench venv's compiled anyurl): each round times both over the
-same corpus (bench/parse_corpus.py), alternating which goes first. The table shows
+same corpus (bench/probes/parse_corpus.py), alternating which goes first. The table shows
 per-round times; ratio = urlsplit time / parse time (so the time ratio
 parse/urlsplit is its inverse). urlsplit only splits; parse validates each scheme's
 full RFC 1738 syntax, so it is expected to be slower.
@@ -21,7 +21,7 @@ def run(launcher: object, quick: bool) -> None:
     n = 20_000 if quick else 100_000
     rounds = harness.ROUNDS + 2
     load0 = harness.load1()
-    out = subprocess.run(python_cmd("-m", "bench.parse_corpus", str(n), str(rounds), "--json"),
+    out = subprocess.run(python_cmd("-m", "bench.probes.parse_corpus", str(n), str(rounds), "--json"),
                          capture_output=True, text=True, check=True, env=harness.bench_env(), cwd=harness.ROOT)
     pairs = json.loads(out.stdout)
     ours = Case("anyurl.parse", [])

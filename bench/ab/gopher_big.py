@@ -1,15 +1,15 @@
 """One big gopher item (gophernicus): curl vs anyurl vs the raw prototypes, interleaved rounds.
 
-    python bench/ab_gopher_big.py [--rounds N] [--mib N] [--only TEXT ...] [--tree DIR ...]
+    python bench/ab/gopher_big.py [--rounds N] [--mib N] [--only TEXT ...] [--tree DIR ...]
 
 One gophernicus (fixtures/launcher.py) serves a MIB-MiB binary item (type 9).
 Every round runs each case once, in an order rotated from round to round, to a
-file (FILE in a scratch directory on the root disk, as bench_gopher.py) and to
+file (FILE in a scratch directory on the root disk, as bench/suites/gopher.py) and to
 /dev/null. Wall time is measured around the child, user+sys CPU from its wait4
 rusage; each file output is checked (size, and bytes against the source on
 the first run). Cases: curl; per --tree (default: this tree) the anyurl CLI;
-bench/raw_gopher.py (transport + buffered protocol, the earlier ceiling);
-bench/raw_splice.py splice and recv modes (plain socket + add_reader).
+bench/reference/gopher_asyncio.py (transport + buffered protocol, the earlier ceiling);
+bench/reference/gopher_splice.py splice and recv modes (plain socket + add_reader).
 Ratios are curl's median wall (or CPU) over the case's.
 """
 
@@ -24,12 +24,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab_common import run_timed  # noqa: E402
+from bench.ab.common import run_timed  # noqa: E402
 
 
 def run_once(argv: list[str], env: dict[str, str], stdout: str | None) -> tuple[float, float]:
@@ -80,19 +80,19 @@ def main() -> int:
                 cases.append((f"{dest}: anyurl CLI{tag}", argv, env, dest == "file"))
                 del i
             target = to if dest == "file" else "-"
-            cases.append((f"{dest}: raw_gopher (transport)", [py, "-m", "bench.raw_gopher", url, target], raw_env,
+            cases.append((f"{dest}: raw_gopher (transport)", [py, "-m", "bench.reference.gopher_asyncio", url, target], raw_env,
                           dest == "file"))
             for mode in ("splice", "recv"):
                 for loop in ("uvloop", "asyncio"):
                     cases.append((f"{dest}: raw_splice {mode} {loop}",
-                                  [py, "-m", "bench.raw_splice", "--mode", mode, "--loop", loop, url, target],
+                                  [py, "-m", "bench.reference.gopher_splice", "--mode", mode, "--loop", loop, url, target],
                                   raw_env, dest == "file"))
                 # connect before importing asyncio, a 4 MiB receive buffer asked: the import overlaps the start
                 cases.append((f"{dest}: raw_splice {mode} asyncio early+rcvbuf",
-                              [py, "-m", "bench.raw_splice", "--mode", mode, "--loop", "asyncio", "--connect-first",
+                              [py, "-m", "bench.reference.gopher_splice", "--mode", mode, "--loop", "asyncio", "--connect-first",
                                "1", "--rcvbuf", str(4 << 20), url, target], raw_env, dest == "file"))
                 cases.append((f"{dest}: raw_splice {mode} asyncio rcvbuf 4M",
-                              [py, "-m", "bench.raw_splice", "--mode", mode, "--loop", "asyncio",
+                              [py, "-m", "bench.reference.gopher_splice", "--mode", mode, "--loop", "asyncio",
                                "--rcvbuf", str(4 << 20), url, target], raw_env, dest == "file"))
         # floors: what no transfer pays for
         cases.append(("floor: python -c 'import asyncio, uvloop'", [py, "-c", "import asyncio, uvloop"], base, False))

@@ -1,13 +1,13 @@
 """What any single Python process reaches, asyncio or not: interleaved A/B of the raw clients.
 
-    python bench/ab_py_ceiling.py [http] [gopher] [--rounds N] [--only TEXT]
+    python bench/ab/py_ceiling.py [http] [gopher] [--rounds N] [--only TEXT]
 
 One nginx and one gophernicus (fixtures/launcher.py, as bench.run starts them).
 http: 1,000 x 4 KiB at concurrency 32 into /dev/shm: curl -Z, the asyncio
-ceiling (bench/raw_http_lean.py) and variants of bench/raw_http_sync.py
+ceiling (bench/reference/http_asyncio.py) and variants of bench/reference/http_sync.py
 (interpreter flags, -m or a path). gopher: one 100 MiB item to a file on disk
-(bench/.scratch, as bench_gopher): curl, the asyncio ceiling (bench/raw_gopher.py)
-and variants of bench/raw_gopher_sync.py (buffer size, SO_RCVBUF, splice).
+(bench/.scratch, as bench_gopher): curl, the asyncio ceiling (bench/reference/gopher_asyncio.py)
+and variants of bench/reference/gopher_sync.py (buffer size, SO_RCVBUF, splice).
 Floors: ``python -S -c pass`` and ``python -c "import asyncio, uvloop"``.
 Wall time around each child, user+sys CPU from wait4; every output checked;
 ratio = curl's time / the case's time in the same round (median, min-max).
@@ -23,12 +23,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab_common import run_timed  # noqa: E402
+from bench.ab.common import run_timed  # noqa: E402
 
 MIB = 1 << 20
 
@@ -63,7 +63,7 @@ def http(launcher: Launcher, rounds: int, only: list[str], env: dict[str, str]) 
     cfg = scratch / "curl.cfg"
     cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
     py = sys.executable
-    sync = str(ROOT / "bench" / "raw_http_sync.py")
+    sync = str(ROOT / "bench" / "reference" / "http_sync.py")
 
     def check() -> None:
         names = os.listdir(out)
@@ -82,9 +82,9 @@ def http(launcher: Launcher, rounds: int, only: list[str], env: dict[str, str]) 
     cases: list[tuple[str, list[str], object]] = [
         ("curl -Z --parallel-max 32", ["curl", "-sf", "-Z", "--parallel-max", "32", "--output-dir", str(out),
                                        "--remote-name-all", "-K", str(cfg)], prep),
-        ("asyncio ceiling: raw_http_lean (uvloop, httptools)", [py, "-m", "bench.raw_http_lean", *tail], prep),
+        ("asyncio ceiling: raw_http_lean (uvloop, httptools)", [py, "-m", "bench.reference.http_asyncio", *tail], prep),
         ("sync: python -S raw_http_sync.py", [py, "-S", sync, *tail], prep),
-        ("sync: python -S -m bench.raw_http_sync", [py, "-S", "-m", "bench.raw_http_sync", *tail], prep),
+        ("sync: python -S -m bench.reference.http_sync", [py, "-S", "-m", "bench.reference.http_sync", *tail], prep),
         ("sync: python raw_http_sync.py (site)", [py, sync, *tail], prep),
         ("sync: python -S -I raw_http_sync.py", [py, "-S", "-I", sync, *tail], prep),
         ("floor: python -S -c pass", [py, "-S", "-c", "pass"], floor),
@@ -114,7 +114,7 @@ def gopher(launcher: Launcher, rounds: int, only: list[str], env: dict[str, str]
     work = Path(tempfile.mkdtemp(prefix="ab-py-ceiling-", dir=scratch_root))
     out = work / "big.out"
     py = sys.executable
-    sync = str(ROOT / "bench" / "raw_gopher_sync.py")
+    sync = str(ROOT / "bench" / "reference" / "gopher_sync.py")
 
     def check() -> None:
         if out.stat().st_size != size:
@@ -127,7 +127,7 @@ def gopher(launcher: Launcher, rounds: int, only: list[str], env: dict[str, str]
     o = str(out)
     cases: list[tuple[str, list[str], object]] = [
         ("curl -o FILE", ["curl", "-s", "-o", o, url], prep),
-        ("asyncio ceiling: raw_gopher (uvloop)", [py, "-m", "bench.raw_gopher", url, o], prep),
+        ("asyncio ceiling: raw_gopher (uvloop)", [py, "-m", "bench.reference.gopher_asyncio", url, o], prep),
         ("sync recv 64 KiB", [py, "-S", sync, "--buf", str(64 << 10), url, o], prep),
         ("sync recv 256 KiB", [py, "-S", sync, "--buf", str(256 << 10), url, o], prep),
         ("sync recv 1 MiB", [py, "-S", sync, "--buf", str(MIB), url, o], prep),

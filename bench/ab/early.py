@@ -1,6 +1,6 @@
 """The CLI's early connect (anyurl/_early.py): source trees A/B, interleaved rounds.
 
-    python bench/ab_early.py [--rounds N] [--only TEXT ...] [--tree DIR ...] [--variant NAME:ENV=VALUE ...]
+    python bench/ab/early.py [--rounds N] [--only TEXT ...] [--tree DIR ...] [--variant NAME:ENV=VALUE ...]
 
 Rows: ``anyurl get -q -o FILE URL`` for a 100 MiB gopher item (gophernicus), a
 1 GiB file from vsftpd and from nginx, one 4 KiB file from nginx, and a 1-byte
@@ -31,13 +31,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab_common import run_timed, tree_env  # noqa: E402
-from bench.bench_http import make_big  # noqa: E402
+from bench.ab.common import run_timed, tree_env  # noqa: E402
+from bench.suites.http import make_big  # noqa: E402
 
 MIB = 1 << 20
 
