@@ -349,7 +349,18 @@ class Client:
                 raise
             except Exception as exc:
                 raise translate_errors(exc, req.url) from exc
-        body = await self._attempts(req, handler.open)
+        if req.deadline is None:
+            body = await self._attempts(req, handler.open)
+        else:
+            # the head is part of the stream: Timeouts.total bounds the open too, every scheme
+            try:
+                async with asyncio.timeout_at(req.deadline):
+                    body = await self._attempts(req, handler.open)
+            except TimeoutError as exc:
+                if isinstance(exc, AnyURLError):
+                    raise
+                raise FetchTimeout(f"opening took longer than the total timeout {req.timeouts.total} s",
+                                   url=req.url) from exc
         return _GuardedBody(self, handler, req, body).outer
 
     def open(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
