@@ -24,8 +24,8 @@ errors, Retry-After, stat, the ``anyurl.http`` log (request line and status
 at DEBUG; the lean path also logs its connections).
 
 Redirects are followed here, not by aiohttp, so the policy can be enforced
-on every hop: at most ``limits.max_redirects``, never into another scheme
-(unless ``Policy.allow_cross_scheme_redirects``) and never from https to
+on every hop: at most ``limits.max_redirects``, never into ``file:``, never
+into another scheme (unless ``Policy.allow_cross_scheme_redirects``) and never from https to
 http (unless ``Policy.allow_https_downgrade``). Credentials are only sent
 to the origin they were given for.
 
@@ -715,6 +715,9 @@ class HTTPHandler(Handler):
         if scheme == current.scheme == "ftp":  # the proxy's own redirect (a directory's "/")
             return new
         if scheme not in ("http", "https"):
+            if scheme == "file":  # a remote server never leads to local files, whatever the policy
+                raise UnsafeURL(f"redirect from {current.scheme} to file scheme refused (Location: {location}): "
+                                "a remote server never leads to local files, whatever the policy", url=url)
             if not policy.allow_cross_scheme_redirects:
                 raise UnsafeURL(
                     f"redirect from {current.scheme} to {scheme or 'an unknown'} scheme refused "
