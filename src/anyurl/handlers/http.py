@@ -99,6 +99,9 @@ _log = logging.getLogger("anyurl.http")
 __all__ = ["HTTPHandler", "HTTPOptions"]
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# request headers that are credentials: sent to the request's own origin only, never after a
+# redirect to another scheme, host or port
+_CREDENTIAL_HEADERS = frozenset({"authorization", "cookie"})
 _CONTENT_RANGE = re.compile(r"bytes\s+(\d+)-(\d+)/(\d+|\*)", re.I)
 _UNSATISFIED_RANGE = re.compile(r"bytes\s+\*/(\d+)", re.I)
 # the codings anyurl asks for, and so the only ones it undoes
@@ -620,6 +623,8 @@ class HTTPHandler(Handler):
         url = req.url
         assert isinstance(url, (HTTPURL, FTPURL))
         target = (self._fast_target(url) if type(url) is HTTPURL else None) or self._target(url)
+        start = _origin(target)
+        foreign: dict[str, str] | None = None  # *headers* without the caller's credentials
         first_origin: tuple[str, str, int] | None = None
         auth: str | None = None
         if url.user is not None:
@@ -632,8 +637,14 @@ class HTTPHandler(Handler):
         proxy_for = self.client.proxy_for
         while True:
             headers_now = headers
+            if hops and _origin(target) != start:
+                # the caller's Authorization and Cookie headers were meant for the first
+                # origin only (curl's CVE-2018-1000007, CVE-2022-27776)
+                if foreign is None:
+                    foreign = {k: v for k, v in headers.items() if k.lower() not in _CREDENTIAL_HEADERS}
+                headers_now = foreign
             if auth is not None and _origin(target) == first_origin:
-                headers_now = {**headers, "Authorization": auth}
+                headers_now = {**headers_now, "Authorization": auth}
             proxy: str | None = None
             proxy_auth: aiohttp.BasicAuth | None = None
             if proxy_for(target.scheme, target.host, target.port) is not None:
