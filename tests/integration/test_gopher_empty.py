@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 from fixtures.launcher import Launcher
-from tests.hostile.gopher_hostile import Reply, hostile_gopher
-
 from fixtures.servers.gophernicus import EMPTY_DIR
+from tests.hostile.gopher_hostile import Reply, hostile_gopher
 
 from anyurl import Client
 from anyurl.errors import ResourceNotFound

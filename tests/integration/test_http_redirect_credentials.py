@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
-from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
@@ -29,14 +28,17 @@ def nginx(servers: Launcher) -> Endpoint:
     return servers.get("nginx")
 
 
+def _read_from(path: str, start: int) -> str:
+    with open(path, "rb") as f:
+        f.seek(start)
+        return f.read().decode()
+
+
 async def _logged(path: str, start: int, expect: int) -> list[dict[str, str]]:
     """The creds-log lines written since *start* (nginx logs after the reply: allow it a moment)."""
     found: list[dict[str, str]] = []
     for _ in range(200):
-        with open(path, "rb") as f:
-            f.seek(start)
-            text = f.read().decode()
-        found = [m.groupdict() for m in map(LINE.match, text.splitlines()) if m]
+        found = [m.groupdict() for m in map(LINE.match, _read_from(path, start).splitlines()) if m]
         if len(found) >= expect:
             break
         await asyncio.sleep(0.02)
@@ -49,7 +51,7 @@ async def test_credentials_headers_do_not_follow_a_redirect_to_another_origin(
         nginx: Endpoint, lean: bool, per_request: bool) -> None:
     ctx = ssl.create_default_context(cafile=nginx.info["ca"])
     log = nginx.info["creds_log"]
-    start = Path(log).stat().st_size
+    start = len(_read_from(log, 0).encode())
     base = f"http://{nginx.host}:{nginx.port}"
     client_opts = HTTPOptions(ssl_context=ctx, lean=lean, headers={} if per_request else SECRET)
     async with Client(http=client_opts, use_netrc=False) as c:

@@ -161,7 +161,6 @@ class ProsperoHandler(Handler):
         return Entry(name=link.name, url=target, kind=kind, meta=meta)
 
     async def _object(self, url: ProsperoURL, info: pp.ProsperoReply, follow: bool, req: Request) -> Body:
-        opts = self._options()
         urls = [u for u in (pp.access_url(m) for m in info.access) if u]
         meta: dict[str, Any] = {"hsoname": url.hsoname, "object_type": info.object_type,
                                 "access_methods": [_method_dict(m) for m in info.access], "resolved": urls}
