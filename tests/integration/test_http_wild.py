@@ -1,7 +1,7 @@
-"""HTTP servers' odd replies, against lighttpd and BusyBox httpd (and nginx where it differs).
+"""HTTP servers' odd replies, against lighttpd, Apache and BusyBox httpd (and nginx).
 
-* A Range at the file's size: lighttpd's 416 has no ``Content-Range: bytes */N`` (nginx's
-  has), so anyurl asks the size with a HEAD; at the size the body is empty (resuming a
+* A Range at the file's size: the 416 of lighttpd and Apache has no ``Content-Range:
+  bytes */N`` (nginx's has), so anyurl asks the size with a HEAD; at the size the body is empty (resuming a
   complete file), past it a ProtocolError naming the size. It raised for lighttpd.
 * BusyBox answers ``bytes=0-0`` with the whole file as ``206 bytes 0-99999/100000``: the
   reply covers the range, so the slice asked for is taken (``meta["range_cut"]``). It raised.
@@ -54,10 +54,10 @@ def opts(request: pytest.FixtureRequest) -> HTTPOptions:
 
 # -- a Range at (or past) the file's size --------------------------------------------------
 
-@pytest.mark.parametrize("server", ["lighttpd", "nginx"])
+@pytest.mark.parametrize("server", ["lighttpd", "apache", "nginx"])
 async def test_range_at_the_size_is_an_empty_body(servers: Launcher, server: str, opts: HTTPOptions) -> None:
     ep = servers.get(server)
-    name, data = ("big.bin", BIG) if server == "lighttpd" else ("hello.txt", b"hello over http\n")
+    name, data = ("hello.txt", b"hello over http\n") if server == "nginx" else ("big.bin", BIG)
     url = f"http://{ep.host}:{ep.port}/{name}"
     async with Client(http=opts) as c:
         r = await c.fetch(url, offset=len(data))

@@ -790,7 +790,7 @@ class HTTPHandler(Handler):
                         sent: Mapping[str, str]) -> Body:
         """A 416 to ``Range: bytes=offset-``: an empty body when the offset is the size (resuming
         a complete file), else ProtocolError. The size is the 416's ``Content-Range: bytes */N``
-        (nginx, Apache) or, when it has none (lighttpd), the Content-Length of a HEAD."""
+        (nginx) or, when it has none (lighttpd, Apache 2.4), the Content-Length of a HEAD."""
         resp = reply.resp
         meta = self._meta(resp, reply)
         offset = req.offset
