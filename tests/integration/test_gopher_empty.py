@@ -134,3 +134,25 @@ def test_gopher_plus_error_to_the_probe_is_still_an_error(tmp_path: Path) -> Non
     assert proc.returncode == ResourceNotFound.exit_code, proc.stderr
     assert "the item is not available: no such item" in proc.stderr and not (tmp_path / "x").exists()
     assert g.log == ["/gone", "/gone"]
+
+
+def test_fsspec_get_recursive_and_urllib_take_empty_items(servers: Launcher, tmp_path: Path) -> None:
+    # fsspec's get -r stopped at the first empty item; urllib's urlopen raised
+    import urllib.request
+
+    import fsspec
+
+    import anyurl.adapters.urllib
+
+    ep = servers.get("gophernicus")
+    fs = fsspec.filesystem("anyurl+gopher")
+    fs.get(f"gopher://{ep.host}:{ep.port}/1/empty", str(tmp_path / "got"), recursive=True)
+    got = {p.name: p.read_bytes() for p in (tmp_path / "got").rglob("*") if p.is_file()}
+    assert got == EMPTY_DIR
+    assert fs.cat(f"gopher://{ep.host}:{ep.port}/0/empty/empty.txt") == b""
+    anyurl.adapters.urllib.install()
+    try:
+        with urllib.request.urlopen(f"gopher://{ep.host}:{ep.port}/9/empty/empty.bin", timeout=30) as r:
+            assert r.read() == b""
+    finally:
+        anyurl.adapters.urllib.uninstall()
