@@ -3,7 +3,8 @@
 ``HTTPOptions(headers={"Authorization": ..., "Cookie": ...})`` (client-wide or per request)
 was sent on every hop, so a redirect to another port or scheme handed the credentials to
 a server they were not meant for (curl's CVE-2018-1000007 and CVE-2022-27776). nginx's
-second origin (another port) and its https listener log the headers each request carried.
+second origin (another port), its https listener and the name "localhost" for the same
+server (another host) log the headers each request carried.
 Checked on both HTTP paths (the lean one and aiohttp).
 """
 
@@ -55,16 +56,17 @@ async def test_credentials_headers_do_not_follow_a_redirect_to_another_origin(
     base = f"http://{nginx.host}:{nginx.port}"
     client_opts = HTTPOptions(ssl_context=ctx, lean=lean, headers={} if per_request else SECRET)
     async with Client(http=client_opts, use_netrc=False) as c:
-        for path in ("/to-other-port", "/to-other-scheme", "/redirect"):
+        for path in ("/to-other-port", "/to-other-scheme", "/to-other-host", "/redirect"):
             opts = HTTPOptions(ssl_context=ctx, lean=lean, headers=SECRET) if per_request else None
             r = await c.fetch(base + path, options=opts)
             assert r.content == b"hello over http\n"
-    lines = await _logged(log, start, 6)
+    lines = await _logged(log, start, 8)
     got = [(x["port"], x["request"].split(" ")[1], x["auth"], x["cookie"]) for x in lines]
     auth, cookie = SECRET["Authorization"], SECRET["Cookie"].replace('"', "")
     port, other, tls = str(nginx.port), str(nginx.info["other_port"]), str(nginx.info["tls_port"])
     assert got == [
         (port, "/to-other-port", auth, cookie), (other, "/hello.txt", "-", "-"),  # another port
         (port, "/to-other-scheme", auth, cookie), (tls, "/hello.txt", "-", "-"),  # another scheme and port
+        (port, "/to-other-host", auth, cookie), (port, "/hello.txt", "-", "-"),  # another host name
         (port, "/redirect", auth, cookie), (port, "/hello.txt", auth, cookie),  # the same origin keeps them
     ]
