@@ -13,9 +13,9 @@ parsers are in :mod:`anyurl.protocols.ftp`. The driver moves bytes:
 * :mod:`anyurl.handlers.ftp_control`: the control connection (lines, timeouts,
   the loop that runs the session's ops);
 * :mod:`anyurl.handlers.ftp_data`: data connections, read by the shared
-  :class:`~anyurl.handlers.stream.BulkReader`.
+  :class:`~anyurl.net.bulk.BulkReader`.
 
-Control connections are pooled by :class:`~anyurl.handlers.pool.Pool` (per-host
+Control connections are pooled by :class:`~anyurl.net.pool.Pool` (per-host
 slots, idle reuse, the stale retry); commands and replies are logged at DEBUG to
 ``anyurl.ftp`` (passwords masked).
 """
@@ -28,7 +28,7 @@ import logging
 import os
 import ssl
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 from .._record import Record
 from ..errors import (
@@ -40,12 +40,14 @@ from ..errors import (
     TruncatedTransfer,
     mask_password,
 )
+from ..net.pool import Lease, Pool
 from ..protocols import ftp as proto
 from ..protocols import ftpsession as fs
 from ..protocols.ftp import Plan
 from ..response import Body, Entry, Stat, guess_content_type
 from ..urls import FTPURL, URL
 from .base import (
+    Context,
     Handler,
     Request,
     apply_length,
@@ -54,10 +56,6 @@ from .base import (
 )
 from .ftp_control import Control, PoolKey, waited
 from .ftp_data import AnyReader
-from .pool import Lease, Pool
-
-if TYPE_CHECKING:
-    from ..client import Client
 
 __all__ = ["FTPHandler", "FTPOptions"]
 
@@ -159,7 +157,7 @@ class FTPHandler(Handler):
 
     options_name = "ftp"
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         # 421: the server is closing the control connection (often an idle timeout)
         self.pool: Pool[Control] = Pool("ftp", closing_replies=("421",))

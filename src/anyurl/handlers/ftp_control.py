@@ -15,16 +15,16 @@ import ssl
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout, ProtocolError, TruncatedTransfer
+from ..net.bulk import BulkReader
 from ..protocols import ftpsession as fs
 from ..protocols.ftp import Reply
 from .ftp_data import SMALL, AnyReader, DataChannel, SocketReader, Writer
-from .stream import BulkReader
 
 if TYPE_CHECKING:
+    from ..net.pool import Lease
     from ..urls import FTPURL, URL
     from .base import Request
     from .ftp import FTPHandler
-    from .pool import Lease
 
 __all__ = ["Control", "PoolKey", "waited"]
 
@@ -43,7 +43,7 @@ def waited(req: Request, what: str) -> str:
 
 
 class Control:
-    """One logged-in control connection (a :class:`~anyurl.handlers.pool.Connection`)."""
+    """One logged-in control connection (a :class:`~anyurl.net.pool.Connection`)."""
 
     def __init__(self, handler: FTPHandler, key: PoolKey, url: FTPURL, host: str, port: int,
                  reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tls: ssl.SSLContext | None,

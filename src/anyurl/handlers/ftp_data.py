@@ -2,7 +2,7 @@
 
 The FTP driver (:mod:`anyurl.handlers.ftp`) opens them when the session
 (:mod:`anyurl.protocols.ftpsession`) asks for one. Downloads and listings are read
-by the shared :class:`~anyurl.handlers.stream.BulkReader`, or, for a small file on
+by the shared :class:`~anyurl.net.bulk.BulkReader`, or, for a small file on
 a pipelined passive connection, straight from the socket (:class:`SocketReader`);
 uploads are written through :class:`Writer`.
 """
@@ -17,7 +17,7 @@ import ssl
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ConfigurationError, ConnectError, FetchTimeout, ProtocolError
-from .stream import BulkReader
+from ..net.bulk import BulkReader
 
 if TYPE_CHECKING:
     from .ftp_control import Control

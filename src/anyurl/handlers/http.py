@@ -4,7 +4,7 @@ Each request (each redirect hop) goes one of two ways, chosen per hop:
 
 * **the lean path** (:mod:`anyurl.handlers.http1`, :mod:`anyurl.protocols.http1`):
   plain ``http://`` and ``https://`` requests straight to the origin server.
-  Keep-alive connections on the shared :class:`~anyurl.handlers.pool.Pool`
+  Keep-alive connections on the shared :class:`~anyurl.net.pool.Pool`
   (``Limits.per_host``, ``Limits.max_idle``, one fresh try when a reused
   connection turns out stale), httptools to parse, no aiohttp import; the TLS
   context is built on the first https request only.
@@ -83,16 +83,15 @@ from ..errors import (
 from ..protocols.http1 import Headers
 from ..response import Body, Stat
 from ..urls import FTPURL, HTTPURL, URL
-from .base import Handler, Request, apply_length, prime_allocator, refuse_controls
+from .base import Context, Handler, Request, apply_length, prime_allocator, refuse_controls
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     import aiohttp
 
-    from ..client import Client
+    from ..net.pool import Pool
     from .http1 import H1Client
-    from .pool import Pool
 
 _log = logging.getLogger("anyurl.http")
 
@@ -453,7 +452,7 @@ class HTTPHandler(Handler):
 
     options_name = "http"
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         self.http_options = client.options_for("http", HTTPOptions)
         self._session: aiohttp.ClientSession | None = None

@@ -7,7 +7,7 @@ raise :class:`NotRetrievable`. From Python::
         await session.expect([rb"login: "])
         await session.write("guest\\n")
 
-From a terminal, ``anyurl telnet://host/`` (see :mod:`anyurl.terminal`).
+From a terminal, ``anyurl telnet://host/`` (see :mod:`anyurl.cli.terminal`).
 The user name and password of the URL are advisory only: they are used
 only when the caller asks (:meth:`TelnetSession.login`). Nothing here
 spawns an external program.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import (
     AccessDenied,
@@ -29,14 +29,11 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
+from ..net.pool import Lease, Pool
 from ..protocols.telnet import BINARY, DO, WILL, TelnetProtocol
 from ..response import Body
 from ..urls import TelnetURL
-from .base import Handler, Request, open_connection
-from .pool import Lease, Pool
-
-if TYPE_CHECKING:
-    from ..client import Client
+from .base import Context, Handler, Request, open_connection
 
 __all__ = ["TelnetHandler", "TelnetSession", "check_telnet_url"]
 
@@ -301,7 +298,7 @@ class TelnetSession:
 class TelnetHandler(Handler):
     """Opens Telnet sessions; telnet URLs are not retrievable."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         self.pool: Pool[Any] = Pool("telnet")  # sessions are not reused: per-host slots only
 

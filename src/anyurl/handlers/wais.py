@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import (
     AnyURLError,
@@ -34,10 +34,12 @@ from ..errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
+from ..net.pool import Lease, Pool
 from ..protocols import z3950
 from ..response import Body, Entry
 from ..urls import URL, WAISURL, percent_encode
 from .base import (
+    Context,
     Handler,
     Request,
     apply_length,
@@ -46,10 +48,6 @@ from .base import (
     refuse_range,
     render_entries,
 )
-from .pool import Lease, Pool
-
-if TYPE_CHECKING:
-    from ..client import Client
 
 __all__ = ["WAISHandler", "WAISOptions", "WTYPES"]
 
@@ -197,7 +195,7 @@ class WAISHandler(Handler):
 
     options_name = "wais"
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         self.pool: Pool[Any] = Pool("wais")  # one association per request: per-host slots only
 
