@@ -473,20 +473,46 @@ def test_stat_with_mlst() -> None:
     assert facts.kind == "file" and facts.item is not None and facts.item.size == 62
 
 
-def test_stat_without_mlst_size_mdtm() -> None:
+def test_stat_without_mlst_asks_size_mdtm_and_cwd_in_one_write() -> None:
     s = logged_in()
-    sent, facts = fs.play(s, s.stat(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_mlsd=False)),
-                          b"200 type\r\n213 62\r\n213 20240131120000\r\n")
-    assert sent == b"TYPE I\r\nSIZE f\r\nMDTM f\r\n"
+    s.cwd_path = ("a",)
+    sent, facts = fs.play(s, s.stat(plan("ftp://h/a/f"), u("ftp://h/a/f"), Opts(use_mlsd=False)),
+                          b"200 type\r\n213 62\r\n213 20240131120000\r\n550 not a directory\r\n")
+    assert sent == b"TYPE I\r\nSIZE f\r\nMDTM f\r\nCWD f\r\n"
     assert (facts.kind, facts.size, facts.modified.year) == ("file", 62, 2024)
+    assert s.cwd_path == ("a",)  # a failed CWD leaves the connection where it was
+
+
+def test_stat_of_a_directory_whose_size_is_answered_is_a_directory() -> None:
+    # Twisted answers SIZE and MDTM for a directory ("213 4096"): the CWD tells.
+    s = logged_in()
+    sent, facts = fs.play(s, s.stat(plan("ftp://h/pub"), u("ftp://h/pub"), Opts(use_mlsd=False)),
+                          b"200 type\r\n213 4096\r\n213 20240131120000\r\n250 ok\r\n")
+    assert sent == b"TYPE I\r\nSIZE pub\r\nMDTM pub\r\nCWD pub\r\n"
+    assert (facts.kind, facts.size) == ("directory", None)
+    assert s.cwd_path is None  # inside it now
 
 
 def test_stat_a_name_size_refuses_but_cwd_accepts_is_a_directory() -> None:
     s = logged_in()
     sent, facts = fs.play(s, s.stat(plan("ftp://h/d"), u("ftp://h/d"), Opts(use_mlsd=False)),
-                          b"200 type\r\n550 not a regular file\r\n250 ok\r\n")
-    assert sent == b"TYPE I\r\nSIZE d\r\nCWD d\r\n"
-    assert facts.kind == "directory"
+                          b"200 type\r\n550 not a regular file\r\n550 no\r\n250 ok\r\n")
+    assert sent == b"TYPE I\r\nSIZE d\r\nMDTM d\r\nCWD d\r\n"
+    assert facts.kind == "directory" and facts.reply == "550 not a regular file"
+
+
+def test_stat_of_a_missing_name_is_the_size_replys_error() -> None:
+    s = logged_in()
+    with pytest.raises(ResourceNotFound, match="SIZE f"):
+        fs.play(s, s.stat(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_mlsd=False)),
+                b"200 type\r\n550 No such file\r\n550 No such file\r\n550 No such file\r\n")
+
+
+def test_stat_421_in_the_pipelined_replies_drops_the_connection() -> None:
+    s = logged_in()
+    with pytest.raises(TemporaryFailure):
+        fs.play(s, s.stat(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_mlsd=False)), b"200 type\r\n421 bye\r\n")
+    assert s.broken
 
 
 def test_stat_with_nothing_to_ask_is_not_supported() -> None:
@@ -494,6 +520,42 @@ def test_stat_with_nothing_to_ask_is_not_supported() -> None:
     with pytest.raises(NotSupported):
         fs.play(s, s.stat(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_mlsd=False)),
                 b"200 type\r\n502 no\r\n502 no\r\n550 not a dir\r\n")
+
+
+@pytest.mark.parametrize("facts", [
+    b"size=9;type=file;UNIX.mode=0777; f",  # ProFTPD: the link's own size and mode
+    b"size=9;type=OS.unix=symlink; f",
+])
+def test_stat_of_a_name_through_a_symlink_prefers_size(facts: bytes) -> None:
+    s = logged_in()
+    sent, st = fs.play(s, s.stat(plan("ftp://h/f"), u("ftp://h/f"), Opts()),
+                       b"211-Features:\r\n MLST size*;\r\n SIZE\r\n211 End\r\n"
+                       b"250-Listing f\r\n " + facts + b"\r\n250 End\r\n200 type\r\n213 62\r\n")
+    assert sent == b"FEAT\r\nMLST f\r\nTYPE I\r\nSIZE f\r\n"
+    assert st.item is not None and (st.kind, st.item.size, dict(st.item.facts)["size"]) == ("file", 62, "62")
+
+
+# -- ranges on a server without REST ------------------------------------------------------------
+
+
+def test_rest_not_implemented_skips_on_the_client() -> None:
+    # Twisted: "502 Command 'REST' not implemented"
+    s = logged_in()
+    sent, started = fs.play(s, s.open(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_size=False), offset=100),
+                            b"200 type\r\n229 (|||1|)\r\n502 Command 'REST' not implemented\r\n150 go\r\n")
+    assert sent == b"TYPE I\r\nEPSV\r\nREST 100\r\nRETR f\r\n"
+    assert started.skip == 100 and not s.rest_ok
+    sent, started = fs.play(s, s.open(plan("ftp://h/g"), u("ftp://h/g"), Opts(use_size=False), offset=7),
+                            b"229 (|||2|)\r\n150 go\r\n")
+    assert sent == b"EPSV\r\nRETR g\r\n" and started.skip == 7  # not asked again
+
+
+def test_rest_refused_otherwise_is_an_error() -> None:
+    s = logged_in()
+    with pytest.raises(ResourceNotFound):
+        fs.play(s, s.open(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_size=False), offset=100),
+                b"200 type\r\n229 (|||1|)\r\n550 No such file\r\n")
+    assert s.rest_ok
 
 
 # -- upload --------------------------------------------------------------------------------------------
@@ -517,6 +579,33 @@ def test_upload_tries_the_next_name_when_a_dot_name_is_refused() -> None:
     assert sent == (b"TYPE I\r\nEPSV\r\nSTOR .f.t.part\r\nEPSV\r\nSTOR f.t.part\r\n"
                     b"RNFR f.t.part\r\nRNTO f\r\n")
     assert method == "temp"
+
+
+@pytest.mark.parametrize(("refusal", "commands"), [
+    (b"550 Anonymous users are not allowed to move/rename files\r\n550 nor delete\r\n",
+     b"RNFR .f.t.part\r\nDELE .f.t.part\r\n"),  # Pure-FTPd's anonymous user
+    (b"350 ready\r\n553 not allowed\r\n250 deleted\r\n", b"RNFR .f.t.part\r\nRNTO f\r\nDELE .f.t.part\r\n"),
+])
+def test_any_refused_rename_ends_in_a_direct_stor(refusal: bytes, commands: bytes) -> None:
+    s = logged_in()
+    sent, method = fs.play(s, s.upload(plan("ftp://h/f"), u("ftp://h/f"), Opts(), atomic=True, token="t"),
+                           b"200 type\r\n229 (|||1|)\r\n150 send\r\n226 stored\r\n" + refusal
+                           + b"229 (|||2|)\r\n150 send\r\n226 stored\r\n")
+    assert sent == b"TYPE I\r\nEPSV\r\nSTOR .f.t.part\r\n" + commands + b"EPSV\r\nSTOR f\r\n"
+    assert method == "direct"
+
+
+def test_rename_refused_with_421_is_not_retried() -> None:
+    s = logged_in()
+    with pytest.raises(TemporaryFailure):
+        fs.play(s, s.upload(plan("ftp://h/f"), u("ftp://h/f"), Opts(), atomic=True, token="t"),
+                b"200 type\r\n229 (|||1|)\r\n150 send\r\n226 stored\r\n421 closing\r\n")
+
+
+def test_not_allowed_to_is_access_denied() -> None:
+    reply = ftp.Reply(550, ("Anonymous users are not allowed to move/rename files",))
+    assert ftp.classify(reply) is AccessDenied
+    assert ftp.classify(ftp.Reply(553, ("Prohibited file name",))) is ProtocolError  # the name, not the user
 
 
 def test_upload_without_rename_stores_the_name_itself() -> None:

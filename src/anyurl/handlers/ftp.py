@@ -310,7 +310,8 @@ class FTPHandler(Handler):
         if length is not None and size is not None and length >= size:
             length = None  # the range reaches the end: let the transfer finish with its 226
         ran: list[bool] = []
-        chunks = self._stream(conn, req, url, reader, opts, plan.type == "A", size, length, ran)
+        skip = started.skip  # no REST on this server: the file comes from its start
+        chunks = self._stream(conn, req, url, reader, opts, plan.type == "A", size, length, ran, skip)
 
         async def on_close() -> None:
             # A generator closed before its first step never runs its finally: release here.
@@ -319,15 +320,19 @@ class FTPHandler(Handler):
         body_size = size if length is None else (length if size is None else min(size, length))
         # the type is guessed only when asked for: a download never asks, and a process that
         # never guesses does not load mimetypes and its tables (as the file and gopher handlers)
+        meta: dict[str, Any] = {"ftp_type": plan.type, "ftp_reply": started.reply.text}
+        if skip:
+            meta["range_ignored"] = True  # as HTTP's when a server ignores Range
         return Body(url, chunks, content_type=functools.partial(_content_type, url.name), size=body_size,
-                    offset=offset, meta={"ftp_type": plan.type, "ftp_reply": started.reply.text},
-                    on_close=on_close, resumable=plan.type == "I")  # REST offsets count bytes only under TYPE I
+                    offset=offset, meta=meta, on_close=on_close,
+                    resumable=plan.type == "I" and conn.session.rest_ok)  # REST counts bytes only under TYPE I
 
     async def _stream(self, conn: Control, req: Request, url: FTPURL, reader: AnyReader, opts: FTPOptions,
                       ascii_mode: bool, expected: int | None, length: int | None,
-                      started: list[bool]) -> AsyncIterator[bytes]:
+                      started: list[bool], skip: int = 0) -> AsyncIterator[bytes]:
         """The data connection's bytes. *expected*: the announced size (more or fewer
-        bytes are errors); *length*: stop after that many bytes and ABOR the rest."""
+        bytes are errors); *length*: stop after that many bytes and ABOR the rest;
+        *skip*: drop that many bytes first (the server has no REST)."""
         started.append(True)
         ok = False
         received = 0
@@ -348,6 +353,12 @@ class FTPHandler(Handler):
                                             url=url) from exc
                 if chunk is None:
                     break
+                if skip:
+                    if len(chunk) <= skip:
+                        skip -= len(chunk)
+                        continue
+                    chunk = chunk[skip:]
+                    skip = 0
                 received += len(chunk)
                 if expected is not None and received > expected:
                     # Never report success for a body that does not match its SIZE, long or short.

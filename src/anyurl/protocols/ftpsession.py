@@ -223,16 +223,19 @@ Op = Generator[Event, Any, T]
 
 
 class Started(Record):
-    """A RETR whose data connection is open: its 1xx ``reply`` and ``total`` (the size SIZE
-    or the 150 reply gave, None if neither)."""
+    """A RETR whose data connection is open: its 1xx ``reply``, ``total`` (the size SIZE
+    or the 150 reply gave, None if neither) and ``skip``: the bytes to drop before the
+    offset asked for, when the server has no REST and sends the file from its start."""
 
-    __slots__ = ("reply", "total")
+    __slots__ = ("reply", "total", "skip")
     reply: Reply
     total: int | None
+    skip: int
 
-    def __init__(self, reply: Reply, total: int | None) -> None:
+    def __init__(self, reply: Reply, total: int | None, skip: int = 0) -> None:
         _set(self, "reply", reply)
         _set(self, "total", total)
+        _set(self, "skip", skip)
 
 
 class Listed(Record):
@@ -317,6 +320,14 @@ def show(verb: str, arg: str | None) -> str:
     return verb if arg is None else f"{verb} {arg}"
 
 
+def _through_link(item: ListItem) -> bool:
+    """True when an MLST entry may describe a symlink rather than what it leads to: a
+    symlink type, or (ProFTPD) type=file with a link's mode, 0777."""
+    if item.kind == "symlink":
+        return True
+    return item.kind == "file" and dict(item.facts).get("unix.mode", "").lstrip("0") == "777"
+
+
 # ---------------------------------------------------------------------------
 # The session
 # ---------------------------------------------------------------------------
@@ -340,6 +351,7 @@ class Session:
         self.tls_data = False  # PROT P: data connections are TLS
         self.size_in_150 = False  # the server's 150 replies carry "(N bytes)": SIZE is redundant
         self.size_ok = True
+        self.rest_ok = True  # False once REST was refused as not implemented (Twisted: 502)
         self.epsv_ok = True
         self.epsv_seen = False  # a 229 came on this connection: EPSV may be pipelined with RETR
         self.broken = False  # out of step (or lost): never reused
@@ -577,6 +589,7 @@ class Session:
             if total is not None:
                 self.check_limit(url, total, offset, length, limit)
         reply: Reply | None = None
+        skip = 0
         if (opts.pipeline and opts.passive and opts.epsv and self.epsv_seen and not self.tls_data
                 and not offset):
             total, reply = yield from self.pipelined_retr(plan, url, want_size)
@@ -586,7 +599,7 @@ class Session:
                 total = yield from self._size(plan.argument)
             yield from self.open_data(opts, "retr")
             if offset:
-                yield from self.expect("REST", str(offset), ok=(3,))
+                skip = yield from self.restart(offset)
             reply = yield from self.cmd("RETR", plan.argument)
         if reply.kind != 1:
             if reply.code == 550 and plan.fallback:
@@ -597,7 +610,20 @@ class Session:
         yield DataOpen(total if total is not None else size150)
         if size150 is not None and plan.type == "I":
             self.size_in_150 = True
-        return Started(reply, total if total is not None else size150)
+        return Started(reply, total if total is not None else size150, skip)
+
+    def restart(self, offset: int) -> Op[int]:
+        """REST *offset*: 0, or *offset* when the server has no REST (500, 502, 504): the
+        file then comes from its start and the client drops the first bytes, as it does
+        when an HTTP server ignores Range."""
+        if self.rest_ok:
+            reply = yield from self.cmd("REST", str(offset))
+            if reply.kind == 3:
+                return 0
+            if reply.code not in (500, 502, 504):
+                raise self.refuse(reply, f"REST {offset}")
+            self.rest_ok = False
+        return offset
 
     def check_limit(self, url: FTPURL, total: int, offset: int, length: int | None, limit: int) -> None:
         """The caller's TransferError for a file SIZE says is over its limit, before any RETR
@@ -805,32 +831,50 @@ class Session:
             reply = yield from self.cmd("MLST", name)
             item = parse_mlst(reply)
             if item is not None:
+                if _through_link(item) and "SIZE" in feats:
+                    item = yield from self._target_size(name, item)
                 return StatFacts(item.kind, item)
             if reply.kind == 5 and reply.code not in _UNSUPPORTED:
                 raise self.refuse(reply, f"MLST {name}", url)
         # SIZE counts bytes of the binary representation (RFC 3659 4); some servers refuse it under A.
         yield from self.set_type("I")
-        size_reply = yield from self.cmd("SIZE", name)
+        # Some servers answer SIZE and MDTM for a directory too (Twisted: "213 4096"): CWD tells,
+        # asked in the same write (no round trip more). A CWD that fails leaves us where we were.
+        yield Send((("SIZE", name), ("MDTM", name), ("CWD", name)))
+        replies: list[Reply] = []
+        try:
+            for _ in range(3):
+                reply = yield READ
+                if reply.code == 421:  # closing: the rest will not be answered
+                    raise error_for(reply, show(*(("SIZE", "MDTM", "CWD")[len(replies)], name)), url)
+                replies.append(reply)
+        except BaseException:
+            self.broken = True
+            raise
+        size_reply, mdtm_reply, cwd_reply = replies
+        if cwd_reply.code == 250:
+            self.cwd_path = None  # inside the directory now
+            refused = parse_size(size_reply) is None and size_reply.code not in (500, 502, 504)
+            return StatFacts("directory", reply=size_reply.text if refused else None)
         size = parse_size(size_reply)
         if size is None and size_reply.code not in (500, 502, 504):
-            if (yield from self.is_directory(name)):
-                return StatFacts("directory", reply=size_reply.text)
             raise self.refuse(size_reply, f"SIZE {name}", url)
-        mdtm_reply = yield from self.cmd("MDTM", name)
         modified = parse_mdtm(mdtm_reply)
         if size is None and modified is None:
-            if (yield from self.is_directory(name)):
-                return StatFacts("directory")
             if mdtm_reply.code not in (500, 502, 504):
                 raise self.refuse(mdtm_reply, f"MDTM {name}", url)
             raise NotSupported(f"the server has neither MLST, SIZE nor MDTM ({mdtm_reply.text})", url=url)
         return StatFacts("file", size=size, modified=modified, reply=size_reply.text)
 
-    def is_directory(self, name: str) -> Op[bool]:
-        """CWD into *name*: 250 means a directory (the connection's place is then unknown)."""
-        self.cwd_path = None
-        reply = yield from self.cmd("CWD", name)
-        return reply.code == 250
+    def _target_size(self, name: str, item: ListItem) -> Op[ListItem]:
+        """*item* with the size SIZE gives: MLST of a name reached through a symlink may
+        describe the link (ProFTPD: the link's own 9 bytes), SIZE the file it leads to."""
+        yield from self.set_type("I")
+        size = parse_size((yield from self.cmd("SIZE", name)))
+        if size is None:
+            return item
+        facts = tuple((k, str(size) if k == "size" else v) for k, v in item.facts)
+        return ListItem(item.name, "file", size, item.modified, item.target, facts, True)
 
     # -- upload ----------------------------------------------------------------------------
 
@@ -857,14 +901,19 @@ class Session:
                 if not retry_stor_name(exc.reply):
                     raise
                 continue
+            asked = f"RNFR {temp}"
             reply = yield from self.cmd("RNFR", temp)
             if reply.code == 350:
-                yield from self.expect("RNTO", final)
-                return method
-            yield from self.cmd("DELE", temp)
-            if reply.code not in (500, 502, 504):
-                raise self.refuse(reply, f"RNFR {temp}", url)
-            break  # no rename on this server: store under the final name
+                asked = f"RNTO {final}"
+                reply = yield from self.cmd("RNTO", final)
+                if reply.kind == 2:
+                    return method
+            if reply.code == 421:  # closing: nothing more will be answered
+                raise self.refuse(reply, asked, url)
+            # No renaming here (none at all, or not for this user: Pure-FTPd's anonymous
+            # "550 ... not allowed to move/rename files"): drop the copy, store under the name.
+            yield from self.discard(temp)
+            break
         yield from self.stor(url, final, opts)
         return "direct"
 
