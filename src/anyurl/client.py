@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
+from .links import _page_url, body_entries
 from .registry import _resolved as _resolved_classes
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, is_html, translate_errors
+from .schemes import OPTIONS_CLASSES
 from .settings import Limits, Policy, Request, Retry, Timeouts
 from .urls import URL, parse
 
@@ -31,9 +33,6 @@ log = logging.getLogger("anyurl")
 # every variable protocols.proxy.select_proxy may read (HTTP_PROXY never is: "httpoxy")
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
                     "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
-_SCHEME_OPTIONS = {"ftp": "FTPOptions", "http": "HTTPOptions", "gopher": "GopherOptions",
-                   "news": "NewsOptions", "wais": "WAISOptions", "prospero": "ProsperoOptions",
-                   "smtp": "SMTPSettings"}
 
 T = TypeVar("T")
 PasswordCallback = Callable[[str, str], "str | None | Awaitable[str | None]"]
@@ -103,7 +102,7 @@ class Client:
         for name, value in named.items():
             if value is None:
                 continue
-            want = _SCHEME_OPTIONS[name]
+            want = OPTIONS_CLASSES[name]
             import dataclasses  # here: only for scheme options (settings and responses need none)
 
             if type(value).__name__ != want or not dataclasses.is_dataclass(value):
@@ -553,41 +552,6 @@ async def connect(url: str | URL, *, timeouts: Timeouts | None = None, terminal_
                 res = close()
                 if inspect.isawaitable(res):
                     await res
-
-
-def _page_url(body: Body) -> str:
-    """The URL a page's relative links resolve against: where redirects led, else the body's."""
-    final = body.meta.get("url")
-    if isinstance(final, str) and final:
-        with suppress(AnyURLError):
-            return str(parse(final))
-    return str(body.url)
-
-
-def body_entries(body: Body, limits: Limits | None = None) -> AsyncIterator[Entry] | None:
-    """The entries of an open body: a listing's, or an HTML page's links parsed as the
-    page streams in (bounded by *limits*); None for any other resource.
-
-    Reading them consumes the body. An HTML page stays a file (``body.entries``
-    is None), so whatever saves bodies saves its bytes unchanged.
-    """
-    if body.entries is not None:
-        return body.aiter_entries()
-    if not is_html(body.content_type):
-        return None
-    return _page_entries(body, limits or Limits())
-
-
-async def _page_entries(body: Body, limits: Limits) -> AsyncIterator[Entry]:
-    from .protocols.html import MAX_PAGE_BYTES, PageLinks  # html.parser only for pages
-
-    links = PageLinks(_page_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
-                      max_entries=limits.max_entries)
-    async for chunk in body:
-        for entry in links.feed(chunk):
-            yield entry
-    for entry in links.close():
-        yield entry
 
 
 def _links_of_content(page_url: str, charset: str | None, content: bytes,
