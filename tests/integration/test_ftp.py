@@ -57,8 +57,9 @@ class Server:
 
     @property
     def login(self) -> list[str]:
-        """The anonymous login as logged: aioftp.Server answers USER with 230, so no PASS."""
-        return ["USER anonymous", "PWD"] if self.kind == "aioftp" else LOGIN
+        """The anonymous login as logged: USER, PASS and PWD go in one write (FTPOptions.pipeline),
+        so aioftp.Server, which logs anonymous in at USER (230), gets the PASS too (503)."""
+        return LOGIN
 
     def commands(self) -> list[str]:
         if self.kind == "proftpd":  # ProFTPD logs a command after its reply: let the log settle

@@ -634,3 +634,77 @@ def test_commands_with_control_characters_are_never_sent() -> None:
 
     with pytest.raises(UnsafeURL):
         fs.Send((("CWD", "a\r\nDELE x"),)).data()
+
+
+# -- round trips (issue 24: the login in one write) -----------------------------------------------
+
+
+def round_trips(session: fs.Session, op: Any, replies: bytes) -> tuple[list[bytes], Any]:
+    """The writes of *op*, those sent together joined: each is one wait for replies."""
+    writes: list[bytes] = []
+    pending = bytearray()
+    lines = replies.splitlines(keepends=True)
+    value: Any = None
+    while True:
+        try:
+            event = op.send(value)
+        except StopIteration as stop:
+            return writes, stop.value
+        value = None
+        if isinstance(event, fs.Send):
+            pending += event.data()
+        elif event is fs.READ:
+            if pending:
+                writes.append(bytes(pending))
+                pending.clear()
+            reply = None
+            while reply is None:
+                reply = session.receive_line(lines.pop(0))
+            value = reply
+
+
+def test_pipelined_login_is_one_round_trip() -> None:
+    s = fs.Session(u("ftp://h/"))
+    writes, _ = round_trips(s, s.login(plan("ftp://bob:pw@h/"), "h", 21, "plain", pipeline=True),
+                            b"220 hi\r\n331 pw\r\n230 in\r\n257 \"/home/bob\"\r\n")
+    assert writes == [b"USER bob\r\nPASS pw\r\nPWD\r\n"] and s.login_dir == "/home/bob"
+    s = fs.Session(u("ftp://h/"))
+    writes, _ = round_trips(s, s.login(plan("ftp://bob:pw@h/"), "h", 21, "plain"),
+                            b"220 hi\r\n331 pw\r\n230 in\r\n257 \"/home/bob\"\r\n")
+    assert writes == [b"USER bob\r\n", b"PASS pw\r\n", b"PWD\r\n"]  # without: three
+
+
+def test_pipelined_login_where_user_logs_in_reads_the_spare_pass_reply() -> None:
+    s = fs.Session(u("ftp://h/"))  # aioftp, Pure-FTPd: anonymous is in at USER
+    writes, _ = round_trips(s, s.login(plan("ftp://h/"), "h", 21, "explicit", pipeline=True),
+                            b"220 hi\r\n234 tls\r\n230 in\r\n503 already logged in\r\n200 pbsz\r\n"
+                            b"200 prot\r\n257 \"/\"\r\n")
+    assert writes == [b"AUTH TLS\r\n", b"USER anonymous\r\nPASS me@example.org\r\nPBSZ 0\r\nPROT P\r\nPWD\r\n"]
+    assert s.login_dir == "/" and s.tls_data
+
+
+def test_pipelined_login_pwd_answered_before_the_spare_pass() -> None:
+    s = fs.Session(u("ftp://h/"))
+    fs.play(s, s.login(plan("ftp://h/"), "h", 21, "plain", pipeline=True),
+            b"220 hi\r\n230 in\r\n257 \"/srv\"\r\n503 already logged in\r\n")
+    assert s.login_dir == "/srv"
+
+
+@pytest.mark.parametrize(("replies", "error"), [
+    (b"220 hi\r\n331 pw\r\n530 Login incorrect\r\n", AccessDenied),
+    (b"220 hi\r\n530 no such user\r\n", AccessDenied),
+    (b"220 hi\r\n331 pw\r\n332 need account\r\n", AccessDenied),
+    (b"220 hi\r\n230 in\r\n421 closing\r\n", TemporaryFailure),
+])
+def test_pipelined_login_refused(replies: bytes, error: type[Exception]) -> None:
+    s = fs.Session(u("ftp://h/"))
+    with pytest.raises(error):
+        fs.play(s, s.login(plan("ftp://bob:pw@h/"), "h", 21, "plain", pipeline=True), replies)
+
+
+def test_no_pipelined_login_without_a_password() -> None:
+    s = fs.Session(u("ftp://h/"))
+    answer = answers(password="asked")
+    sent, _ = fs.play(s, s.login(plan("ftp://bob@h/"), "h", 21, "plain", pipeline=True),
+                      b"220 hi\r\n331 pw\r\n230 in\r\n257 \"/\"\r\n", answer)
+    assert sent == b"USER bob\r\nPASS asked\r\nPWD\r\n" and answer.seen == [fs.AskPassword("bob", "h")]

@@ -78,8 +78,9 @@ class FTPOptions(Record):
     tls_context: the SSLContext for both (default: the system trust store).
     atomic_upload: STOR to a temporary name, then RNFR/RNTO.
     reuse: keep idle control connections for the next URL on the same server.
-    pipeline: once EPSV worked on a connection, send [SIZE,] EPSV and RETR of the
-        next file in one write (one round trip less per file; plain connections only).
+    pipeline: send the login (USER, PASS, PWD) in one write when the password is known,
+        and, once EPSV worked on a connection, [SIZE,] EPSV and RETR of the next file
+        (one round trip less per file; plain connections only).
     """
 
     __slots__ = ("cwd_strategy", "passive", "epsv", "text_suffixes", "guess_type", "use_size", "use_mlsd", "tls",
@@ -217,7 +218,7 @@ class FTPHandler(Handler):
             raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
         conn = Control(self, key, url, host, port, reader, writer, ctx, req)
         try:
-            await conn.run(conn.session.login(plan, host, port, mode))
+            await conn.run(conn.session.login(plan, host, port, mode, pipeline=opts.pipeline))
         except BaseException:
             conn.abort()
             raise

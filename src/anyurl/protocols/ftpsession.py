@@ -439,9 +439,11 @@ class Session:
 
     # -- login and reuse ---------------------------------------------------------
 
-    def login(self, plan: Plan, host: str, port: int, mode: str) -> Op[None]:
+    def login(self, plan: Plan, host: str, port: int, mode: str, *, pipeline: bool = False) -> Op[None]:
         """Greeting (120: wait for the next), [AUTH TLS], USER/PASS, [PBSZ 0, PROT P], PWD.
-        *mode*: "plain", "explicit" (AUTH TLS) or "implicit" (TLS from the start)."""
+        *mode*: "plain", "explicit" (AUTH TLS) or "implicit" (TLS from the start). With
+        *pipeline* and the password known, everything after the greeting (and TLS) goes in
+        one write (:meth:`pipelined_login`)."""
         url = self.url
         greeting: Reply = yield READ
         while greeting.kind == 1:  # 120: ready in a moment
@@ -451,6 +453,8 @@ class Session:
         if mode == "explicit":
             yield from self.expect("AUTH", "TLS")
             yield START_TLS
+        if pipeline and plan.password is not None:
+            return (yield from self.pipelined_login(plan, host, mode))
         yield from self.authenticate(plan, host)
         if mode != "plain":
             yield from self.expect("PBSZ", "0")
@@ -459,6 +463,55 @@ class Session:
         pwd = yield from self.cmd("PWD")
         self.login_dir = parse_pwd(pwd)
 
+    def pipelined_login(self, plan: Plan, host: str, mode: str) -> Op[None]:
+        """USER, PASS, [PBSZ 0, PROT P,] PWD in one write, the replies read in order: one
+        round trip where there were three (five with TLS). A server that logs the user in
+        at USER (230: aioftp's and Pure-FTPd's anonymous login) answers the PASS it did not
+        need ("503 already logged in", or 230): read and let go. A server that answered PWD
+        before that PASS is seen by the 257 (its place is used); a PWD reply that cannot
+        be read leaves the login directory unknown, so the connection is not reused."""
+        url = self.url
+        after: tuple[tuple[str, str | None], ...] = (("PBSZ", "0"), ("PROT", "P")) if mode != "plain" else ()
+        yield Send((("USER", plan.user), ("PASS", plan.password), *after, ("PWD", None)))
+        reply: Reply = yield READ
+        spare: Reply | None = None
+        if reply.code == 230:
+            spare = yield READ
+            if spare.code == 421:
+                raise error_for(spare, "PASS", url)
+        else:
+            self._check_user(reply, plan, host)
+            reply = yield READ
+            self._check_pass(reply, plan, host)
+        for verb, arg in after:
+            reply = yield READ
+            if reply.kind != 2:
+                raise self.refuse(reply, show(verb, arg))
+        self.tls_data = mode != "plain"
+        pwd: Reply = yield READ
+        if pwd.code != 257 and spare is not None and spare.code == 257 and not after:
+            pwd = spare  # answered out of turn: PWD's reply came where the spare PASS's was due
+        self.login_dir = parse_pwd(pwd)
+
+    def _check_user(self, reply: Reply, plan: Plan, host: str) -> None:
+        """The error for USER's reply unless it asks for a password (3xx) or logged in (2xx)."""
+        if reply.code in (530, 332) or reply.kind not in (2, 3):
+            if reply.kind == 4:
+                raise error_for(reply, "USER", self.url)
+            raise AccessDenied(f"login refused for user {plan.user!r} at {host}", url=self.url, reply=reply.text)
+
+    def _check_pass(self, reply: Reply, plan: Plan, host: str) -> None:
+        """The error for PASS's reply unless it logged in."""
+        if reply.kind == 2:
+            return
+        who = f"user {plan.user!r} at {host}"
+        if reply.kind == 4:
+            raise error_for(reply, "PASS", self.url)
+        if reply.code == 332:
+            raise AccessDenied(f"the server wants an account (ACCT) for {who}; not supported",
+                               url=self.url, reply=reply.text)
+        raise AccessDenied(f"login refused for {who}", url=self.url, reply=reply.text)
+
     def authenticate(self, plan: Plan, host: str) -> Op[None]:
         """USER, then PASS when asked (331); 230 after USER needs none (Pure-FTPd's anonymous)."""
         url = self.url
@@ -466,10 +519,7 @@ class Session:
         reply = yield from self.cmd("USER", plan.user)
         if reply.code == 230:
             return
-        if reply.code in (530, 332) or reply.kind not in (2, 3):
-            if reply.kind == 4:
-                raise error_for(reply, "USER", url)
-            raise AccessDenied(f"login refused for {who}", url=url, reply=reply.text)
+        self._check_user(reply, plan, host)
         password = plan.password
         if password is None:
             password = yield AskPassword(plan.user, host)
@@ -480,14 +530,7 @@ class Session:
             if any(c in password for c in "\r\n\0"):
                 raise AccessDenied(f"the password given for {who} contains control characters", url=url)
         reply = yield from self.cmd("PASS", password)
-        if reply.kind == 2:
-            return
-        if reply.kind == 4:
-            raise error_for(reply, "PASS", url)
-        if reply.code == 332:
-            raise AccessDenied(f"the server wants an account (ACCT) for {who}; not supported",
-                               url=url, reply=reply.text)
-        raise AccessDenied(f"login refused for {who}", url=url, reply=reply.text)
+        self._check_pass(reply, plan, host)
 
     def reset(self, target: tuple[str, ...]) -> Op[bool]:
         """Prepare for reuse by a URL whose CWDs are *target*: back to the login
