@@ -441,16 +441,17 @@ class FTPHandler(Handler):
         # a file object is rewound after a failure: the next temporary name sends it all again
         start = path.tell() if not isinstance(path, str | None) and path.seekable() else None
         conn.upload = (data, path, start)
+        conn.upload_req = req
         try:
             method = await conn.run(conn.session.upload(plan, furl, opts, atomic=opts.atomic_upload, token=token))
         except BaseException as exc:
             if start is not None:
                 assert not isinstance(path, str | None)
                 path.seek(start)
-            conn.upload = (None, None, None)
+            conn.upload, conn.upload_req = (None, None, None), None
             await self._release(conn, conn.in_step_after(exc), opts)
             raise
-        conn.upload = (None, None, None)
+        conn.upload, conn.upload_req = (None, None, None), None
         await self._release(conn, True, opts)
         if method == "direct" and opts.atomic_upload:
             log.warning("%s: stored directly (not atomic): the server refused the temporary names or "

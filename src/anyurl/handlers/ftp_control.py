@@ -63,6 +63,7 @@ class Control:
         self.chan: DataChannel | None = None  # the data connection being set up
         self.data: AnyReader | None = None  # a RETR's data connection, once open
         self.upload: tuple[bytes | None, str | BinaryIO | None, int | None] = (None, None, None)
+        self.upload_req: Request | None = None  # the upload's request: its timeouts apply to the data
         self._due: float | None = None  # when the line being waited for is late
         self._watchdog: asyncio.TimerHandle | None = None
         self._watchdog_at = 0.0
@@ -229,7 +230,7 @@ class Control:
             assert not isinstance(path, str | None)
             path.seek(start)
         writer: Writer = await chan.connect()
-        req = self.req
+        req = self.upload_req or self.req
         timeout = req.read_timeout
         try:
             if data is not None:
