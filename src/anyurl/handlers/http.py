@@ -92,6 +92,7 @@ if TYPE_CHECKING:
 
     from ..client import Client
     from .http1 import H1Client
+    from .http2 import H2Client
     from .pool import Pool
 
 _log = logging.getLogger("anyurl.http")
@@ -135,8 +136,11 @@ class HTTPOptions:
     ``ssl_context``: the TLS context to use (for a private CA); overrides ``verify``.
     ``read_bufsize``: aiohttp's per-connection read buffer (bytes; the aiohttp path only);
     None uses ``min(client.limits.chunk_size, 1 MiB)``.
-    ``lean``: send plain requests (no proxy) on anyurl's own HTTP/1.1 connections
-    (default); False sends every request through aiohttp.
+    ``lean``: send plain requests (no proxy) on anyurl's own connections
+    (default); False sends every request through aiohttp (HTTP/1.1 only).
+    ``http2``: on the lean path, offer HTTP/2 to https servers (ALPN) and use it where the
+    server picks it (default); False: HTTP/1.1 only (the CLI's ``--http1.1``). With your own
+    ``ssl_context``, HTTP/2 is offered only if its ALPN protocols name ``h2``.
     """
 
     decompress: bool = True
@@ -145,6 +149,7 @@ class HTTPOptions:
     ssl_context: ssl.SSLContext | None = None
     read_bufsize: int | None = None
     lean: bool = True
+    http2: bool = True
 
 
 def _decoded(value: str | None) -> str | None:
@@ -458,6 +463,7 @@ class HTTPHandler(Handler):
         self.http_options = client.options_for("http", HTTPOptions)
         self._session: aiohttp.ClientSession | None = None
         self._h1: H1Client | None = None
+        self._h2: H2Client | None = None
         # (User-Agent, headers, their lean-path list) of a request with no headers of its own
         self._plain: tuple[str, dict[str, str], list[tuple[str, str]]] | None = None
 
@@ -468,6 +474,13 @@ class HTTPHandler(Handler):
             prime_allocator(self.client.limits.chunk_size)
             self._h1 = H1Client(self.http_options.ssl_context or self.http_options.verify)
         return self._h1
+
+    def _http2(self) -> H2Client:
+        if self._h2 is None:
+            from .http2 import H2Client  # (h2 loads here: on the first https request only)
+
+            self._h2 = H2Client(self._lean(), self.http_options.ssl_context or self.http_options.verify)
+        return self._h2
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -499,6 +512,9 @@ class HTTPHandler(Handler):
         """Close the session and every pooled connection."""
         session, self._session = self._session, None
         h1, self._h1 = self._h1, None
+        h2, self._h2 = self._h2, None
+        if h2 is not None:
+            await h2.aclose()
         if h1 is not None:
             await h1.aclose()
         if session is not None:
@@ -625,7 +641,9 @@ class HTTPHandler(Handler):
         if url.user is not None:
             auth = _basic(url.user, url.password or "")
             first_origin = _origin(target)
-        lean = (opts or self._request_options(req)).lean
+        opts = opts or self._request_options(req)
+        lean = opts.lean
+        http2 = opts.http2 and self.http_options.http2
         history: list[str] = []
         tried_credentials = auth is not None or isinstance(url, FTPURL)
         hops = 0
@@ -645,7 +663,8 @@ class HTTPHandler(Handler):
                 if lean and proxy is None and target.host.isascii():
                     plain = self._plain
                     wire = plain[2] if plain is not None and plain[1] is headers_now else _wire_headers(headers_now)
-                    resp = await (self._h1 or self._lean()).request(
+                    resp = await (self._h2 or self._http2() if http2 and target.scheme == "https"
+                                  else self._h1 or self._lean()).request(
                         req, method, target.scheme, target.host, target.port, target.request_target,
                         target.hostport, wire, url)
                 else:
