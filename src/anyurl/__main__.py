@@ -10,11 +10,11 @@ if TYPE_CHECKING:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``anyurl`` command (its console script): :func:`anyurl._quick.main`, imported and
+    """The ``anyurl`` command (its console script): :func:`anyurl.cli.quick.main`, imported and
     called inside this handler so that Ctrl-C at any moment of start-up (or clean-up) also ends
     with one line and exit code 130, not a traceback and death by the signal."""
     try:
-        from ._quick import main as run
+        from .cli.quick import main as run
 
         return run(argv)
     except KeyboardInterrupt:

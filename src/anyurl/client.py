@@ -20,7 +20,7 @@ from .settings import Limits, Policy, Request, Retry, Timeouts
 from .urls import URL, parse
 
 if TYPE_CHECKING:
-    from .walk import Found
+    from .transfer.walk import Found
 
 __all__ = ["Client", "Limits", "Policy", "Retry", "Timeouts", "connect", "fetch", "fetch_sync", "open"]
 
@@ -431,9 +431,9 @@ class Client:
 
     def walk(self, url: str | URL, **kwargs: Any) -> AsyncIterator[Found]:
         """Every resource reachable from *url*, breadth-first, deduplicated and polite:
-        ``async for found in client.walk(url, max_depth=3): ...`` (see :func:`anyurl.walk.walk`
+        ``async for found in client.walk(url, max_depth=3): ...`` (see :func:`anyurl.transfer.walk.walk`
         for the keywords: max_depth, follow, same_host, cross_scheme, per_host, delay, robots)."""
-        from .walk import walk
+        from .transfer.walk import walk
 
         return walk(self, url, **kwargs)
 

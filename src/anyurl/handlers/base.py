@@ -16,9 +16,9 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
+from ..net.pool import connect_target
 from ..response import Body, Entry, Stat, entry_line
 from ..settings import Request
-from .pool import connect_target
 
 if TYPE_CHECKING:
     from ..client import Client

@@ -6,8 +6,8 @@ downloads) so the exact RFC 1738 command sequence could not be guaranteed, and
 its data path copies through 8 KiB reads. The protocol decisions (command plan,
 reply and listing parsing) live in the sans-I/O module; this module only moves
 bytes: control lines, and data connections read by the shared
-:class:`~anyurl.handlers.stream.BulkReader`. Control connections are pooled by
-:class:`~anyurl.handlers.pool.Pool` (per-host slots, idle reuse, the stale retry);
+:class:`~anyurl.net.bulk.BulkReader`. Control connections are pooled by
+:class:`~anyurl.net.pool.Pool` (per-host slots, idle reuse, the stale retry);
 commands and replies are logged at DEBUG to ``anyurl.ftp`` (passwords masked).
 """
 
@@ -39,6 +39,8 @@ from ..errors import (
     TruncatedTransfer,
     mask_password,
 )
+from ..net.bulk import BulkReader
+from ..net.pool import Lease, Pool
 from ..protocols import ftp as proto
 from ..protocols.ftp import Plan, Reply
 from ..response import Body, Entry, Stat, guess_content_type
@@ -50,8 +52,6 @@ from .base import (
     open_connection,
     render_entries,
 )
-from .pool import Lease, Pool
-from .stream import BulkReader
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -235,7 +235,7 @@ _PoolKey = tuple[str, int, str, "str | None", str]
 
 
 class _Control:
-    """One logged-in control connection (a :class:`~anyurl.handlers.pool.Connection`)."""
+    """One logged-in control connection (a :class:`~anyurl.net.pool.Connection`)."""
 
     def __init__(self, handler: FTPHandler, key: _PoolKey, url: FTPURL, host: str, port: int,
                  reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tls: ssl.SSLContext | None,

@@ -27,12 +27,12 @@ from ..errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
+from ..net.bulk import BulkReader
+from ..net.pool import Lease, Pool, connect_target
 from ..protocols import gopher as gp
 from ..response import Body, Entry, Stat
 from ..urls import GopherURL
 from .base import Handler, Request, apply_length, os_reason
-from .pool import Lease, Pool, connect_target
-from .stream import BulkReader
 
 if TYPE_CHECKING:
     from ..client import Client

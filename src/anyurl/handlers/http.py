@@ -4,7 +4,7 @@ Each request (each redirect hop) goes one of two ways, chosen per hop:
 
 * **the lean path** (:mod:`anyurl.handlers.http1`, :mod:`anyurl.protocols.http1`):
   plain ``http://`` and ``https://`` requests straight to the origin server.
-  Keep-alive connections on the shared :class:`~anyurl.handlers.pool.Pool`
+  Keep-alive connections on the shared :class:`~anyurl.net.pool.Pool`
   (``Limits.per_host``, ``Limits.max_idle``, one fresh try when a reused
   connection turns out stale), httptools to parse, no aiohttp import; the TLS
   context is built on the first https request only.
@@ -91,9 +91,9 @@ if TYPE_CHECKING:
     import aiohttp
 
     from ..client import Client
+    from ..net.pool import Pool
     from .http1 import H1Client
     from .http2 import H2Client
-    from .pool import Pool
 
 _log = logging.getLogger("anyurl.http")
 

@@ -54,11 +54,11 @@ from ..errors import (
     ProtocolError,
     TruncatedTransfer,
 )
+from ..net.pool import Lease, Pool, connect_target
 from ..protocols.http1 import MAX_HEADERS, Headers, header_block
 from ..protocols.http2 import GoawayFilter
 from .base import os_reason
 from .http1 import H1Client, H1Connection, _content_type
-from .pool import Lease, Pool, connect_target
 
 if TYPE_CHECKING:
     from ..settings import Request
@@ -184,7 +184,7 @@ class _Stream:
 
 class H2Connection(asyncio.Protocol):
     """One HTTP/2 connection: the h2 state, its streams, and the pool slot it holds
-    (a :class:`~anyurl.handlers.pool.Connection` that is never idle in the pool)."""
+    (a :class:`~anyurl.net.pool.Connection` that is never idle in the pool)."""
 
     def __init__(self, key: _Key, client: H2Client, *, window: int, max_header_list: int) -> None:
         self.key = key

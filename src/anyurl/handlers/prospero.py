@@ -19,7 +19,6 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._listing import file_name
 from ..errors import (
     AccessDenied,
     ConnectError,
@@ -30,11 +29,12 @@ from ..errors import (
     UnsafeURL,
     URLSyntaxError,
 )
+from ..net.pool import Pool
 from ..protocols import prospero as pp
 from ..response import Body, Entry
+from ..transfer.names import file_name
 from ..urls import ProsperoURL, percent_encode
 from .base import Handler, Request, refuse_controls, render_entries
-from .pool import Pool
 
 if TYPE_CHECKING:
     from ..client import Client

@@ -7,7 +7,7 @@ raise :class:`NotRetrievable`. From Python::
         await session.expect([rb"login: "])
         await session.write("guest\\n")
 
-From a terminal, ``anyurl telnet://host/`` (see :mod:`anyurl.terminal`).
+From a terminal, ``anyurl telnet://host/`` (see :mod:`anyurl.cli.terminal`).
 The user name and password of the URL are advisory only: they are used
 only when the caller asks (:meth:`TelnetSession.login`). Nothing here
 spawns an external program.
@@ -29,11 +29,11 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
+from ..net.pool import Lease, Pool
 from ..protocols.telnet import BINARY, DO, WILL, TelnetProtocol
 from ..response import Body
 from ..urls import TelnetURL
 from .base import Handler, Request, open_connection
-from .pool import Lease, Pool
 
 if TYPE_CHECKING:
     from ..client import Client

@@ -34,6 +34,7 @@ from ..errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
+from ..net.pool import Lease, Pool
 from ..protocols import z3950
 from ..response import Body, Entry
 from ..urls import URL, WAISURL, percent_encode
@@ -46,7 +47,6 @@ from .base import (
     refuse_range,
     render_entries,
 )
-from .pool import Lease, Pool
 
 if TYPE_CHECKING:
     from ..client import Client

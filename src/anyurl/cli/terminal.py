@@ -23,12 +23,12 @@ import tty
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from .errors import AnyURLError, NotRetrievable
-from .handlers.telnet import TelnetHandler, TelnetSession
-from .urls import URL, TelnetURL
+from ..errors import AnyURLError, NotRetrievable
+from ..handlers.telnet import TelnetHandler, TelnetSession
+from ..urls import URL, TelnetURL
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["ESCAPE", "advisory_text", "run"]
 

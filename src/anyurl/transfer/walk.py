@@ -44,19 +44,19 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .client import body_entries
-from .errors import AnyURLError, TransferError
-from .handlers.file import file_url_for
-from .protocols.ftp import directory_text, entry_text
-from .response import Entry, translate_errors
-from .urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
+from ..client import body_entries
+from ..errors import AnyURLError, TransferError
+from ..handlers.file import file_url_for
+from ..protocols.ftp import directory_text, entry_text
+from ..response import Entry, translate_errors
+from ..urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["Found", "walk"]
 
-log = logging.getLogger("anyurl.walk")
+log = logging.getLogger("anyurl.transfer.walk")
 
 # kinds that are listed when met; a symlink or a page is opened to learn what it is
 _DIRECTORY_KINDS = frozenset({"directory", "group"})

@@ -2,22 +2,22 @@
 
 Start-up is nearly all of their time, and loading anyurl.cli (~1,400 lines) is
 ~5% of it; everything else, and any ``parse`` whose URLs do not all parse (the
-error lines), goes to :func:`anyurl.cli.main`, which gives the same output.
+error lines), goes to :func:`anyurl.cli.commands.main`, which gives the same output.
 """
 
 from __future__ import annotations
 
 import sys
 
-from . import __version__
-from .errors import mask_password
+from .. import __version__
+from ..errors import mask_password
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-    from .urls import URL
+    from ..urls import URL
 
 __all__ = ["Args", "Command", "main", "read_plain_line", "url_components"]
 
@@ -56,7 +56,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 0
     args = read_plain_line(raw, PARSE) if "parse" in raw else None
     if args is not None and not args.verbose:
-        from .urls import parse
+        from ..urls import parse
 
         try:
             urls = [parse(text) for text in args.urls]
@@ -83,7 +83,7 @@ def _main(argv: Sequence[str] | None) -> int:
         except OSError as exc:  # a full disk, a file size limit: anyurl.cli's message and exit code
             print(f"anyurl: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_LOCAL_IO
-    from .cli import run  # main, then exit without the last collections
+    from .commands import run  # main, then exit without the last collections
 
     return run(raw)
 
