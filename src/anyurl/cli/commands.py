@@ -214,6 +214,8 @@ def _network_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--noproxy", metavar="LIST", default=None,
                    help="comma-separated hosts, domains or CIDR blocks reached directly; '*' for all "
                         "(default: $no_proxy)")
+    g.add_argument("--http1.1", dest="http1_1", action="store_true",
+                   help="speak HTTP/1.1 to https servers (default: HTTP/2 where the server offers it)")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
 
 
@@ -391,9 +393,9 @@ def _insert_default_command(argv: list[str]) -> list[str]:
 # `anyurl get`, `ls`, `stat` (and `parse`) read without argparse: see _quick.read_plain_line
 _COMMON_DEFAULTS: dict[str, object] = {
     "timeout": None, "connect_timeout": None, "max_time": None, "retry": 0, "retry_delay": None,
-    "proxy": None, "noproxy": None, "quiet": False, **GLOBAL_DEFAULTS,
+    "proxy": None, "noproxy": None, "http1_1": False, "quiet": False, **GLOBAL_DEFAULTS,
 }
-_COMMON_FLAGS = {**GLOBAL_FLAGS, "-q": "quiet", "--quiet": "quiet"}
+_COMMON_FLAGS = {**GLOBAL_FLAGS, "-q": "quiet", "--quiet": "quiet", "--http1.1": "http1_1"}
 _COMMON_VALUES: dict[str, tuple[str, Callable[[str], object]]] = {
     **GLOBAL_VALUES, "--timeout": ("timeout", _seconds), "--connect-timeout": ("connect_timeout", _seconds),
     "--max-time": ("max_time", _seconds), "--retry": ("retry", _count), "--retry-delay": ("retry_delay", _delay),
@@ -612,9 +614,16 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
     retries = getattr(args, "retry", 0) or 0
     delay = getattr(args, "retry_delay", None)
     retry = Retry(attempts=1 + retries, backoff=1.0 if delay is None else delay)
+    http = None
+    if getattr(args, "http1_1", False):
+        from ..handlers.http import HTTPOptions  # (only then: start-up)
+
+        http = HTTPOptions(http2=False)
     client = Client(
         timeouts=timeouts,
-        limits=Limits(per_host=per_host),
+        # requests in flight: as many as connections at least (HTTP/2 puts many on one)
+        limits=Limits(per_host=per_host, per_host_requests=max(Limits().per_host_requests, per_host)),
+        http=http,
         retry=retry,
         anonymous_email=getattr(args, "email", None),
         news_server=getattr(args, "news_server", None),

@@ -71,8 +71,11 @@ _Key = tuple[str, str, int]
 _RETRIES = 4
 #: the connection's receive window: all its streams' unread data together
 _CONNECTION_WINDOW = 16 << 20
-#: streams this client lets a server push (none) and its own cap on streams per connection
+#: this client's own cap on streams per connection
 _MAX_STREAMS = 256
+#: the streams a new connection carries before the server's SETTINGS say how many it takes
+#: (RFC 9113 6.5.2 recommends servers allow at least 100)
+_FIRST_STREAMS = 100
 # request headers HTTP/2 forbids (RFC 9113 8.2.2); Host becomes :authority
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"})
 
@@ -206,6 +209,8 @@ class H2Connection(asyncio.Protocol):
         self.goaway: int | None = None  # the last stream id of a GOAWAY received
         self.lost = False
         self.opened = 0  # streams ever opened here
+        self.settled = False  # the server's SETTINGS arrived
+        self.first_limit = _FIRST_STREAMS  # the streams it carries until then
         self._idle: asyncio.TimerHandle | None = None
         self._gone: asyncio.Future[None] | None = None
 
@@ -271,7 +276,8 @@ class H2Connection(asyncio.Protocol):
             elif isinstance(ev, h2.events.ConnectionTerminated):  # (h2's own, after its protocol error)
                 self._goaway(ev.last_stream_id or 0, ev.error_code or 0)
             elif isinstance(ev, h2.events.RemoteSettingsChanged):
-                self.client.wake(self.key)  # the stream limit may have risen
+                self.settled = True
+                self.client.settings(self.key, self.h2.remote_settings.max_concurrent_streams)  # the stream limit may have risen
         for last, code, _debug in goaways:
             self._goaway(last, code)
         self._flush()
@@ -376,7 +382,8 @@ class H2Connection(asyncio.Protocol):
         return t is not None and not self.lost and self.goaway is None and not t.is_closing()
 
     def has_room(self) -> bool:
-        limit = min(self.h2.remote_settings.max_concurrent_streams, _MAX_STREAMS)
+        limit = (min(self.h2.remote_settings.max_concurrent_streams, _MAX_STREAMS) if self.settled
+                 else self.first_limit)
         return self.usable() and len(self.streams) < limit and self.h2.open_outbound_streams < limit
 
     def open_stream(self, fields: list[tuple[bytes, bytes]], url: object) -> _Stream:
@@ -558,9 +565,10 @@ def _reason(status: int) -> str:
 class _Origin:
     """The HTTP/2 connections to one origin, the one opening, and who waits for a stream."""
 
-    __slots__ = ("conns", "opening", "waiters")
+    __slots__ = ("conns", "opening", "waiters", "limit")
 
     def __init__(self) -> None:
+        self.limit = _FIRST_STREAMS  # the server's SETTINGS_MAX_CONCURRENT_STREAMS, once known
         self.conns: list[H2Connection] = []
         self.opening: asyncio.Future[None] | None = None
         self.waiters: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -610,6 +618,13 @@ class H2Client:
         o = self._origins.get(key)
         if o is not None:
             o.wake()
+
+    def settings(self, key: _Key, max_streams: int) -> None:
+        """The server's stream limit: kept for the origin's next connections, before their own SETTINGS."""
+        o = self._origins.get(key)
+        if o is not None:
+            o.limit = min(max_streams, _MAX_STREAMS)
+            o.wake()  # the limit may have risen
 
     def stream_done(self, conn: H2Connection) -> None:
         self.wake(conn.key)
@@ -758,9 +773,12 @@ class H2Client:
         async def connect() -> Any:
             loop = asyncio.get_running_loop()
             ctx = self._context()
-            proto = _Negotiated(
-                lambda: H2Connection(key, self, window=window, max_header_list=max_header_list),
-                lambda: _FreshH1(key, chunk_size))
+            def make_h2() -> H2Connection:
+                conn = H2Connection(key, self, window=window, max_header_list=max_header_list)
+                conn.first_limit = o.limit
+                return conn
+
+            proto = _Negotiated(make_h2, lambda: _FreshH1(key, chunk_size))
             try:
                 async with asyncio.timeout(req.connect_timeout):
                     where = await connect_target(scheme, host, port)  # maybe the CLI's early socket
