@@ -596,6 +596,7 @@ class H2Client:
         self._block_of: list[tuple[str, str]] | None = None
         self._fields: list[tuple[bytes, bytes]] = []
         self._authority: bytes | None = None
+        self.pool.room_makers.append(self._make_room)
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -625,6 +626,14 @@ class H2Client:
         if o is not None:
             o.limit = min(max_streams, _MAX_STREAMS)
             o.wake()  # the limit may have risen
+
+    def _make_room(self, address: tuple[str, int]) -> None:
+        """A request waits for a slot to *address*: close the connections there that carry no stream."""
+        for c in list(self._live):
+            if (c.key[1], c.key[2]) == address and not c.streams:
+                c.goaway = c.goaway if c.goaway is not None else 0
+                self.retire(c)
+                c.shut()
 
     def stream_done(self, conn: H2Connection) -> None:
         self.wake(conn.key)

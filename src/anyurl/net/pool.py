@@ -173,6 +173,8 @@ class Pool(Generic[C]):
         #: called with host:port before a request waits for a slot there: closes idle
         #: connections that hold slots the pool cannot close itself (the aiohttp path's)
         self.make_room: Callable[[tuple[str, int]], None] | None = None
+        #: more of the same, for other holders of slots (HTTP/2 connections without streams)
+        self.room_makers: list[Callable[[tuple[str, int]], None]] = []
         #: log at DEBUG on the hot path (:meth:`lend_idle`, :meth:`Lease.keep_idle`); refreshed
         #: by :meth:`lend_idle` from the logger (one check per request, not one per message)
         self.debug = False
@@ -242,6 +244,8 @@ class Pool(Generic[C]):
                 while True:
                     if self.make_room is not None:
                         self.make_room(address)
+                    for make_room in self.room_makers:
+                        make_room(address)
                     fut = loop.create_future()
                     h.waiters.append(fut)
                     try:
