@@ -16,6 +16,7 @@ from .handlers.base import Handler
 from .registry import _resolved as _resolved_classes
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, is_html, translate_errors
+from .schemes import OPTIONS_CLASSES
 from .settings import Limits, Policy, Request, Retry, Timeouts
 from .urls import URL, parse
 
@@ -31,9 +32,6 @@ log = logging.getLogger("anyurl")
 # every variable protocols.proxy.select_proxy may read (HTTP_PROXY never is: "httpoxy")
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
                     "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
-_SCHEME_OPTIONS = {"ftp": "FTPOptions", "http": "HTTPOptions", "gopher": "GopherOptions",
-                   "news": "NewsOptions", "wais": "WAISOptions", "prospero": "ProsperoOptions",
-                   "smtp": "SMTPSettings"}
 
 T = TypeVar("T")
 PasswordCallback = Callable[[str, str], "str | None | Awaitable[str | None]"]
@@ -103,7 +101,7 @@ class Client:
         for name, value in named.items():
             if value is None:
                 continue
-            want = _SCHEME_OPTIONS[name]
+            want = OPTIONS_CLASSES[name]
             import dataclasses  # here: only for scheme options (settings and responses need none)
 
             if type(value).__name__ != want or not dataclasses.is_dataclass(value):

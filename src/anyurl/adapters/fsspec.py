@@ -45,15 +45,16 @@ from fsspec.utils import other_paths
 from ..client import Client
 from ..errors import AnyURLError, NotSupported, URLSyntaxError
 from ..response import Entry, Stat
+from ..schemes import fsspec_schemes
 from ..transfer.names import entry_file_name, file_name, is_parent_link, parse_or_value_error, segments
 from ..urls import NNTPURL, GopherURL, NewsURL, parse
 
 __all__ = ["ALIASED_SCHEMES", "DIRECT_SCHEMES", "AnyURLFile", "AnyURLFileSystem", "is_parent_link"]
 
 # Served under their own names: fsspec has no implementation for them.
-DIRECT_SCHEMES = ("gopher", "news", "nntp", "nntps", "wais", "prospero")
+DIRECT_SCHEMES = fsspec_schemes("direct")
 # fsspec already serves these: ours only under "anyurl+<scheme>".
-ALIASED_SCHEMES = ("ftp", "ftps", "file", "http", "https")
+ALIASED_SCHEMES = fsspec_schemes("aliased")
 ALIAS_PREFIX = "anyurl+"
 
 # Entry.kind values that are listings one may descend into.

@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 from ..client import Client
 from ..errors import AnyURLError
 from ..response import Body
+from ..schemes import fsspec_schemes
 from ..settings import Retry, Timeouts
 
 __all__ = ["DEFAULT_SCHEMES", "EXTRA_SCHEMES", "AnyURLHandler", "AnyURLOpener", "build_opener", "install", "uninstall"]
@@ -52,7 +53,7 @@ __all__ = ["DEFAULT_SCHEMES", "EXTRA_SCHEMES", "AnyURLHandler", "AnyURLOpener", 
 T = TypeVar("T")
 
 # urllib knows these names but cannot open them.
-DEFAULT_SCHEMES = ("gopher", "news", "nntp", "nntps", "wais", "prospero")
+DEFAULT_SCHEMES = fsspec_schemes("direct")  # the same set: named by Python, opened by nobody
 # urllib opens these itself; ours only when asked for.
 EXTRA_SCHEMES = ("ftp", "ftps", "file")
 # beyond the Client's own timeouts: a wait for the loop thread that should never be reached

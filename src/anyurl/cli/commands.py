@@ -1533,9 +1533,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import early as _early
 
         _early.start(args)  # the first URL's connect overlaps the imports below (see _early.py)
-        factory = _loop_factory()
-        with asyncio.Runner(loop_factory=factory) as runner:
+        import signal  # loaded by asyncio already; not at the top: --version does without it
+
+        runner = asyncio.Runner(loop_factory=_loop_factory())
+        try:
+            # The loop is made with SIGINT held: a Ctrl-C inside the Runner's set-up would
+            # leave a loop that nothing closes ("deallocating an open event loop").
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                runner.get_loop()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
             return runner.run(_run(args, rep))
+        finally:
+            runner.close()
     except KeyboardInterrupt:
         print("anyurl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

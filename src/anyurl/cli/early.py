@@ -28,6 +28,8 @@ import os
 import socket
 import threading
 
+from ..schemes import EARLY_CONNECT, PROXIED
+
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time
 if TYPE_CHECKING:
     from typing import Any
@@ -35,8 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["discard", "start", "take"]
 
 #: the schemes whose handler opens a plain TCP connection to the URL's own host:port
-SCHEMES = frozenset({"gopher", "http", "ftp", "nntp"})
-_PROXIED = frozenset({"http", "https", "ftp"})  # as anyurl.protocols.proxy.PROXIED_SCHEMES
+SCHEMES = EARLY_CONNECT
+_PROXIED = PROXIED
 # as anyurl.client._PROXY_VARIABLES (that module imports asyncio; a unit test keeps them equal)
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
                     "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")

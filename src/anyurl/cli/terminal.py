@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import AnyURLError, NotRetrievable
 from ..handlers.telnet import TelnetHandler, TelnetSession
+from ..schemes import port_of
 from ..urls import URL, TelnetURL
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ async def run(url: str | URL, client: Client) -> int:
     is_tty = os.isatty(stdin_fd)
     handler = client.handler(u)
     assert isinstance(handler, TelnetHandler)
-    host, port = u.host, u.port or 23
+    host, port = u.host, port_of(u)
     _say(f"Trying {host}:{port}...\n", False)
     hint = advisory_text(u)
     try:

@@ -22,7 +22,7 @@ import os
 import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 from .._record import Record
 from ..errors import (
@@ -46,15 +46,13 @@ from ..protocols.ftp import Plan, Reply
 from ..response import Body, Entry, Stat, guess_content_type
 from ..urls import FTPURL, URL
 from .base import (
+    Context,
     Handler,
     Request,
     apply_length,
     open_connection,
     render_entries,
 )
-
-if TYPE_CHECKING:
-    from ..client import Client
 
 __all__ = ["FTPHandler", "FTPOptions"]
 
@@ -794,7 +792,7 @@ class FTPHandler(Handler):
 
     options_name = "ftp"
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         # 421: the server is closing the control connection (often an idle timeout)
         self.pool: Pool[_Control] = Pool("ftp", closing_replies=("421",))

@@ -49,6 +49,7 @@ from ..errors import AnyURLError, TransferError
 from ..handlers.file import file_url_for
 from ..protocols.ftp import directory_text, entry_text
 from ..response import Entry, translate_errors
+from ..schemes import family
 from ..urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 
 if TYPE_CHECKING:
@@ -62,7 +63,6 @@ log = logging.getLogger("anyurl.transfer.walk")
 _DIRECTORY_KINDS = frozenset({"directory", "group"})
 _PROBE_KINDS = frozenset({"symlink", "page"})
 _SKIP_KINDS = frozenset({"info", "error", "session"})
-_FAMILY = {"https": "http", "ftps": "ftp", "nntp": "news", "nntps": "news"}
 _PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
 _ROBOTS_MAX = 512 * 1024
 
@@ -127,7 +127,7 @@ def _host_of(u: URL) -> str:
 
 
 def _family(scheme: str) -> str:
-    return _FAMILY.get(scheme, scheme)
+    return family(scheme)
 
 
 def _where(u: URL) -> tuple[str, str, int, str] | None:
