@@ -481,6 +481,14 @@ class HTTPHandler(Handler):
             self._h2 = H2Client(self._lean(), self.http_options.ssl_context or self.http_options.verify)
         return self._h2
 
+    def multiplexed(self, url: URL) -> bool:
+        """True when a request for *url* would be a stream of an HTTP/2 connection open now
+        (many requests share it: a caller may run more at once than ``Limits.per_host``)."""
+        h2 = self._h2
+        if h2 is None or type(url) is not HTTPURL or url.scheme != "https":
+            return False
+        return h2.multiplexed(("https", url.host, url.port or 443))
+
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             import aiohttp

@@ -195,7 +195,9 @@ class H2Connection(asyncio.Protocol):
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
         self.lease: Lease[Any] | None = None
-        config = h2.config.H2Configuration(client_side=True, header_encoding=None)
+        # outbound fields are checked (CR, LF, NUL, names) and lower-cased by H2Client already
+        config = h2.config.H2Configuration(client_side=True, header_encoding=None,
+                                           validate_outbound_headers=False, normalize_outbound_headers=False)
         self.h2 = h2.connection.H2Connection(config=config)
         codes = h2.settings.SettingCodes
         self.h2.local_settings = h2.settings.Settings(client=True, initial_values={
@@ -212,6 +214,7 @@ class H2Connection(asyncio.Protocol):
         self.settled = False  # the server's SETTINGS arrived
         self.first_limit = _FIRST_STREAMS  # the streams it carries until then
         self._idle: asyncio.TimerHandle | None = None
+        self._flushing = False  # a _write is scheduled
         self._gone: asyncio.Future[None] | None = None
 
     # -- protocol side ---------------------------------------------------------------
@@ -230,7 +233,7 @@ class H2Connection(asyncio.Protocol):
             self._broken(exc)
             return
         except h2.exceptions.ProtocolError as exc:
-            self._flush()  # h2's GOAWAY
+            self._write()  # h2's GOAWAY, before the socket closes
             self._broken(self._protocol_error(exc))
             return
         for ev in events:
@@ -311,6 +314,14 @@ class H2Connection(asyncio.Protocol):
     # -- internals -------------------------------------------------------------------
 
     def _flush(self) -> None:
+        """Write what h2 has to send at the end of this loop turn: the requests (and window
+        updates) of every stream started in one turn go out in one TLS write."""
+        if not self._flushing:
+            self._flushing = True
+            self.loop.call_soon(self._write)
+
+    def _write(self) -> None:
+        self._flushing = False
         data = self.h2.data_to_send()
         t = self.transport
         if data and t is not None and not t.is_closing():
@@ -448,7 +459,7 @@ class H2Connection(asyncio.Protocol):
         if t is not None and not t.is_closing():
             try:
                 self.h2.close_connection()
-                self._flush()
+                self._write()
             except h2.exceptions.ProtocolError:
                 pass
             t.close()
@@ -652,6 +663,11 @@ class H2Client:
         lease, conn.lease = conn.lease, None
         if lease is not None:
             lease.forget()
+
+    def multiplexed(self, key: _Key) -> bool:
+        """True when requests to *key* go as streams of an HTTP/2 connection open now."""
+        o = self._origins.get(key)
+        return o is not None and any(c.usable() for c in o.conns)
 
     # -- requests --------------------------------------------------------------------
 
