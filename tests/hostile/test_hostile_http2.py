@@ -134,3 +134,23 @@ async def test_http2_off_speaks_http1(cert_key: tuple[Path, Path]) -> None:
         with pytest.raises(Exception):  # noqa: B017 - any anyurl error: the point is no h2 was used
             await c.fetch(f"https://127.0.0.1:{srv.port}/x")
         assert srv.requests == []
+
+
+async def test_cli_get_runs_more_streams_than_parallel_turns_once_a_host_speaks_http2(
+        cert_key: tuple[Path, Path], tmp_path: Path) -> None:
+    import os
+    import sys
+
+    async with H2FaultServer(*cert_key, "slow") as srv:
+        paths = _paths(60)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "anyurl", "get", "-q", "--parallel", "2", "-d", str(tmp_path),
+            *(f"https://127.0.0.1:{srv.port}{p}" for p in paths),
+            env={**os.environ, "SSL_CERT_FILE": str(cert_key[0])}, stderr=asyncio.subprocess.PIPE)
+        async with asyncio.timeout(60):
+            _, err = await proc.communicate()
+        assert proc.returncode == 0, err
+        for p in paths:
+            assert (tmp_path / p.lstrip("/")).read_bytes() == body_for(p)
+        assert srv.connections == 1
+        assert 2 < srv.most_open <= 16  # more than the 2 turns, within 8 x 2
