@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import ssl
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import h2.config
@@ -607,11 +608,11 @@ class H2Client:
     """HTTPS requests over HTTP/2 where the server picks it, over HTTP/1.1 (*h1*) elsewhere;
     one per HTTPHandler, on *h1*'s pool."""
 
-    def __init__(self, h1: H1Client, ssl_source: Any) -> None:
+    def __init__(self, h1: H1Client, ssl_source: Callable[[], ssl.SSLContext]) -> None:
         self.h1 = h1
         self.pool: Pool[Any] = h1.pool
         self.log = self.pool.log
-        self._ssl_source = ssl_source  # an SSLContext (used as it is), True (verify) or False
+        self._ssl_source = ssl_source  # makes the context offering h2 (anyurl.net.tls), on first use
         self._ssl: ssl.SSLContext | None = None
         self._origins: dict[_Key, _Origin] = {}
         self._h1_only: set[_Key] = set()  # origins that did not pick h2
@@ -624,17 +625,7 @@ class H2Client:
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
-            src = self._ssl_source
-            if isinstance(src, ssl.SSLContext):
-                # the caller's: h2 is offered only if its ALPN protocols name it (never changed here)
-                self._ssl = src
-            else:
-                ctx = ssl.create_default_context()
-                if not src:
-                    ctx.check_hostname = False
-                    ctx.verify_mode = ssl.CERT_NONE
-                ctx.set_alpn_protocols(["h2", "http/1.1"])
-                self._ssl = ctx
+            self._ssl = self._ssl_source()
         return self._ssl
 
     # -- the connections' callbacks ---------------------------------------------------
