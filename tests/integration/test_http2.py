@@ -123,3 +123,19 @@ def test_cli_get_parallel_over_http2_and_with_http1_1(nginx: Endpoint, tmp_path:
     assert {x["request"].rsplit(" ", 1)[1] for x in lines} == {version}
     conns = {x["conn"] for x in lines}
     assert len(conns) == 1 if version == "HTTP/2.0" else 1 < len(conns) <= 8
+
+
+async def test_per_host_counts_the_http2_connection_and_an_idle_one_makes_room(
+        nginx: Endpoint, log: AccessLog, trusted: None) -> None:
+    from anyurl import Timeouts
+
+    async with Client(limits=Limits(per_host=1), timeouts=Timeouts(pool=10)) as c:
+        assert (await c.fetch(base(nginx) + "/hello.txt")).content == www(nginx, "hello.txt")
+        # the HTTP/2 connection (idle now) holds the one slot: an HTTP/1.1 request waits for
+        # it, and the idle connection gives it up (closed) rather than keep it for max_idle
+        r = await c.fetch(base(nginx) + "/dir/blob.bin", options=HTTPOptions(http2=False))
+        assert r.content == www(nginx, "dir/blob.bin")
+        assert (await c.fetch(base(nginx) + "/hello.txt")).content == www(nginx, "hello.txt")
+    lines = await log.lines(3)
+    assert [x["request"].rsplit(" ", 1)[1] for x in lines] == ["HTTP/2.0", "HTTP/1.1", "HTTP/2.0"]
+    assert len({x["conn"] for x in lines}) == 3
