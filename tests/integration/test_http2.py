@@ -14,7 +14,6 @@ import os
 import ssl
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,10 +35,9 @@ def log(nginx: Endpoint) -> AccessLog:
 
 
 @pytest.fixture
-def trusted(nginx: Endpoint, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Default TLS contexts (anyurl's own, which offer h2) trust the fixture's certificate."""
-    monkeypatch.setenv("SSL_CERT_FILE", nginx.info["ca"])
-    yield
+def tls(nginx: Endpoint) -> HTTPOptions:
+    """anyurl makes the context (so it offers h2), trusting the fixture's certificate."""
+    return HTTPOptions(cafile=nginx.info["ca"])
 
 
 def base(nginx: Endpoint) -> str:
@@ -47,9 +45,9 @@ def base(nginx: Endpoint) -> str:
 
 
 async def test_http2_is_used_and_a_batch_shares_one_connection(nginx: Endpoint, log: AccessLog,
-                                                                trusted: None) -> None:
+                                                                tls: HTTPOptions) -> None:
     names = [f"/many/f{i:04d}.txt" for i in range(200)]
-    async with Client() as c:
+    async with Client(http=tls) as c:
         rs = await asyncio.gather(*(c.fetch(base(nginx) + n) for n in names))
     for n, r in zip(names, rs, strict=True):
         assert r.content == www(nginx, n.lstrip("/")) and len(r.content) == 4096
@@ -59,11 +57,11 @@ async def test_http2_is_used_and_a_batch_shares_one_connection(nginx: Endpoint, 
 
 
 async def test_large_bodies_arrive_exactly_through_flow_control(nginx: Endpoint, log: AccessLog,
-                                                                trusted: None, tmp_path: Path) -> None:
+                                                                tls: HTTPOptions, tmp_path: Path) -> None:
     data = os.urandom(9 << 20)  # many times the stream window (1 MiB)
     (Path(nginx.info["www"]) / "h2big.bin").write_bytes(data)
     try:
-        async with Client(limits=Limits(chunk_size=256 << 10)) as c:
+        async with Client(http=tls, limits=Limits(chunk_size=256 << 10)) as c:
             results = await asyncio.gather(*(c.fetch(base(nginx) + "/h2big.bin") for _ in range(3)),
                                            c.fetch(base(nginx) + "/big.txt"))
             async with c.open(base(nginx) + "/h2big.bin", offset=5_000_000, length=1000) as body:
@@ -79,8 +77,8 @@ async def test_large_bodies_arrive_exactly_through_flow_control(nginx: Endpoint,
 
 
 async def test_a_body_dropped_unread_leaves_the_connection_in_use(nginx: Endpoint, log: AccessLog,
-                                                                 trusted: None) -> None:
-    async with Client() as c:
+                                                                 tls: HTTPOptions) -> None:
+    async with Client(http=tls) as c:
         async with c.open(base(nginx) + "/big.txt") as body:
             async for _ in body:
                 break  # the stream is reset (CANCEL), the connection stays
@@ -90,8 +88,8 @@ async def test_a_body_dropped_unread_leaves_the_connection_in_use(nginx: Endpoin
     assert len({x["conn"] for x in lines}) == 1
 
 
-async def test_http2_off_speaks_http1(nginx: Endpoint, log: AccessLog, trusted: None) -> None:
-    async with Client(http=HTTPOptions(http2=False)) as c:
+async def test_http2_off_speaks_http1(nginx: Endpoint, log: AccessLog, tls: HTTPOptions) -> None:
+    async with Client(http=HTTPOptions(cafile=nginx.info["ca"], http2=False)) as c:
         r = await c.fetch(base(nginx) + "/hello.txt")
     assert r.content == www(nginx, "hello.txt")
     assert [x["request"] for x in await log.lines(1)] == ["GET /hello.txt HTTP/1.1"]
@@ -126,14 +124,14 @@ def test_cli_get_parallel_over_http2_and_with_http1_1(nginx: Endpoint, tmp_path:
 
 
 async def test_per_host_counts_the_http2_connection_and_an_idle_one_makes_room(
-        nginx: Endpoint, log: AccessLog, trusted: None) -> None:
+        nginx: Endpoint, log: AccessLog, tls: HTTPOptions) -> None:
     from anyurl import Timeouts
 
-    async with Client(limits=Limits(per_host=1), timeouts=Timeouts(pool=10)) as c:
+    async with Client(http=tls, limits=Limits(per_host=1), timeouts=Timeouts(pool=10)) as c:
         assert (await c.fetch(base(nginx) + "/hello.txt")).content == www(nginx, "hello.txt")
         # the HTTP/2 connection (idle now) holds the one slot: an HTTP/1.1 request waits for
         # it, and the idle connection gives it up (closed) rather than keep it for max_idle
-        r = await c.fetch(base(nginx) + "/dir/blob.bin", options=HTTPOptions(http2=False))
+        r = await c.fetch(base(nginx) + "/dir/blob.bin", options=HTTPOptions(cafile=nginx.info["ca"], http2=False))
         assert r.content == www(nginx, "dir/blob.bin")
         assert (await c.fetch(base(nginx) + "/hello.txt")).content == www(nginx, "hello.txt")
     lines = await log.lines(3)
