@@ -72,6 +72,8 @@ _Key = tuple[str, str, int]
 _RETRIES = 4
 #: the connection's receive window: all its streams' unread data together
 _CONNECTION_WINDOW = 16 << 20
+#: bytes written but not yet sent on a connection before the server counts as not reading
+_MAX_UNSENT = 1 << 20
 #: this client's own cap on streams per connection
 _MAX_STREAMS = 256
 #: the streams a new connection carries before the server's SETTINGS say how many it takes
@@ -243,7 +245,7 @@ class H2Connection(asyncio.Protocol):
                 size = ev.flow_controlled_length or 0
                 if s is None or s.finished:
                     if size:  # nobody reads it: the window back at once
-                        self.h2.acknowledge_received_data(size, ev.stream_id)
+                        self._ack(size, ev.stream_id)
                     continue
                 data_ = ev.data or b""
                 if data_ or size:
@@ -281,7 +283,7 @@ class H2Connection(asyncio.Protocol):
                 self._goaway(ev.last_stream_id or 0, ev.error_code or 0)
             elif isinstance(ev, h2.events.RemoteSettingsChanged):
                 self.settled = True
-                self.client.settings(self.key, self.h2.remote_settings.max_concurrent_streams)  # the stream limit may have risen
+                self.client.settings(self.key, self.h2.remote_settings.max_concurrent_streams)
         for last, code, _debug in goaways:
             self._goaway(last, code)
         self._flush()
@@ -327,6 +329,18 @@ class H2Connection(asyncio.Protocol):
         t = self.transport
         if data and t is not None and not t.is_closing():
             t.write(data)
+            if t.get_write_buffer_size() > _MAX_UNSENT:
+                # what a client sends is small (requests, acks): this much unsent means a server
+                # that sends (PINGs, SETTINGS: each answered) but does not read
+                self._broken(ProtocolError(f"the server does not read what it asks for (more than "
+                                           f"{_MAX_UNSENT} bytes of answers to its frames unsent)", url=None))
+
+    def _ack(self, size: int, sid: int) -> None:
+        """Hand *size* bytes of window back (nothing once h2 closed the connection itself)."""
+        try:
+            self.h2.acknowledge_received_data(size, sid)
+        except h2.exceptions.ProtocolError:
+            pass
 
     def _protocol_error(self, exc: h2.exceptions.ProtocolError) -> AnyURLError:
         if isinstance(exc, h2.exceptions.InvalidBodyLengthError):
@@ -435,7 +449,7 @@ class H2Connection(asyncio.Protocol):
                 size += more
             data = b"".join(parts)
         if size and not self.lost:
-            self.h2.acknowledge_received_data(size, s.sid)
+            self._ack(size, s.sid)
             self._flush()
         return data
 
@@ -448,7 +462,7 @@ class H2Connection(asyncio.Protocol):
             acked = sum(size for _, size in s.chunks)
             s.chunks.clear()
             if acked:
-                self.h2.acknowledge_received_data(acked, s.sid)
+                self._ack(acked, s.sid)
             if not s.ended:
                 try:
                     self.h2.reset_stream(s.sid, h2.errors.ErrorCodes.CANCEL)
