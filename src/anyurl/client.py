@@ -21,7 +21,14 @@ from .schemes import OPTIONS_CLASSES
 from .settings import Limits, Policy, Request, Retry, Timeouts
 from .urls import URL, parse
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the options classes live with their drivers, imported on first use
+    from .handlers.ftp import FTPOptions
+    from .handlers.gopher import GopherOptions
+    from .handlers.http import HTTPOptions
+    from .handlers.mailto import SMTPSettings
+    from .handlers.news import NewsOptions
+    from .handlers.prospero import ProsperoOptions
+    from .handlers.wais import WAISOptions
     from .transfer.walk import Found
 
 __all__ = ["Client", "Limits", "Policy", "Retry", "Timeouts", "connect", "fetch", "fetch_sync", "open"]
@@ -70,13 +77,13 @@ class Client:
         proxy: str | None = None,
         no_proxy: str | None = None,
         trust_env: bool = True,
-        ftp: object | None = None,
-        http: object | None = None,
-        gopher: object | None = None,
-        news: object | None = None,
-        wais: object | None = None,
-        prospero: object | None = None,
-        smtp: object | None = None,
+        ftp: FTPOptions | None = None,
+        http: HTTPOptions | None = None,
+        gopher: GopherOptions | None = None,
+        news: NewsOptions | None = None,
+        wais: WAISOptions | None = None,
+        prospero: ProsperoOptions | None = None,
+        smtp: SMTPSettings | None = None,
         scheme_options: Mapping[str, object] | None = None,
     ) -> None:
         from . import __version__
