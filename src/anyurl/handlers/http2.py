@@ -54,11 +54,11 @@ from ..errors import (
     OverlongTransfer,
     ProtocolError,
     TruncatedTransfer,
+    os_reason,
 )
 from ..net.pool import Lease, Pool, connect_target
 from ..protocols.http1 import MAX_HEADERS, Headers, header_block
 from ..protocols.http2 import GoawayFilter
-from .base import os_reason
 from .http1 import H1Client, H1Connection, _content_type
 
 if TYPE_CHECKING:
