@@ -155,8 +155,12 @@ class H2FaultServer:
             waiting.clear()
             await writer.drain()
             return done
+        if mode == "drop-second" and number == 1 and len(self.requests) >= 2:
+            raise OSError("dropping the connection without a word")  # (the handler closes it)
         for sid, path in list(waiting):
-            if mode == "refuse" and number == 1 and len(self.refused) < 2:
+            if mode == "reset":
+                conn.reset_stream(sid, h2.errors.ErrorCodes.INTERNAL_ERROR)
+            elif mode == "refuse" and number == 1 and len(self.refused) < 2:
                 self.refused.append(sid)
                 conn.reset_stream(sid, h2.errors.ErrorCodes.REFUSED_STREAM)
             elif mode == "flood":

@@ -154,3 +154,18 @@ async def test_cli_get_runs_more_streams_than_parallel_turns_once_a_host_speaks_
             assert (tmp_path / p.lstrip("/")).read_bytes() == body_for(p)
         assert srv.connections == 1
         assert 2 < srv.most_open <= 16  # more than the 2 turns, within 8 x 2
+
+
+async def test_a_reset_stream_is_a_protocol_error_naming_the_code(cert_key: tuple[Path, Path]) -> None:
+    async with H2FaultServer(*cert_key, "reset") as srv, Client(http=_options(cert_key[0])) as c:
+        with pytest.raises(ProtocolError, match=r"reset the stream \(INTERNAL_ERROR\)") as err:
+            await c.fetch(f"https://127.0.0.1:{srv.port}/x")
+        assert f"127.0.0.1:{srv.port}/x" in str(err.value)
+
+
+async def test_a_reused_connection_closed_without_an_answer_is_tried_once_more_on_a_new_one(
+        cert_key: tuple[Path, Path]) -> None:
+    async with H2FaultServer(*cert_key, "drop-second") as srv, Client(http=_options(cert_key[0])) as c:
+        assert (await c.fetch(f"https://127.0.0.1:{srv.port}/a")).content == body_for("/a")
+        assert (await c.fetch(f"https://127.0.0.1:{srv.port}/b")).content == body_for("/b")
+        assert srv.connections == 2 and srv.requests == ["/a", "/b", "/b"]
