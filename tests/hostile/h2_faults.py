@@ -47,6 +47,8 @@ class H2FaultServer:
         self.requests: list[str] = []
         self.refused: list[int] = []
         self.most_open = 0  # the most streams open at once on one connection
+        self.sent = 0  # "flow": body bytes sent so far (as the client's windows allowed)
+        self._pending: dict[int, bytes] = {}  # "flow": what each stream still has to send
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -99,6 +101,10 @@ class H2FaultServer:
                             waiting.append((ev.stream_id, path))
                         elif isinstance(ev, h2.events.StreamReset):
                             open_streams.discard(ev.stream_id)
+                            self._pending.pop(ev.stream_id, None)
+                    if self.mode == "flow":
+                        for sid in self._send_pending(conn):
+                            open_streams.discard(sid)
                     if data and self.mode == "slow":
                         writer.write(conn.data_to_send())
                         continue
@@ -124,6 +130,24 @@ class H2FaultServer:
                                 (b"content-type", b"application/octet-stream"), *(extra or [])])
         if end:
             self._data(conn, sid, body)
+
+    def _send_pending(self, conn: h2.connection.H2Connection) -> list[int]:
+        """ "flow": send what the client's windows allow now; the streams finished."""
+        done = []
+        for sid, rest in list(self._pending.items()):
+            room = min(conn.local_flow_control_window(sid), conn.max_outbound_frame_size)
+            while rest and room > 0:
+                conn.send_data(sid, rest[:room])
+                self.sent += min(room, len(rest))
+                rest = rest[room:]
+                room = min(conn.local_flow_control_window(sid), conn.max_outbound_frame_size)
+            if rest:
+                self._pending[sid] = rest
+            else:
+                conn.end_stream(sid)
+                del self._pending[sid]
+                done.append(sid)
+        return done
 
     @staticmethod
     def _data(conn: h2.connection.H2Connection, sid: int, body: bytes) -> None:
@@ -169,6 +193,12 @@ class H2FaultServer:
             elif mode == "many-fields":
                 extra = [(f"x-f{i}".encode(), b"v") for i in range(300)]
                 conn.send_headers(sid, [(b":status", b"200"), *extra], end_stream=True)
+            elif mode == "flow":
+                body = body_for(path, self.size)
+                conn.send_headers(sid, [(b":status", b"200"), (b"content-length", str(len(body)).encode())])
+                self._pending[sid] = body
+                self._send_pending(conn)
+                continue
             elif mode == "stall" and path.startswith("/stall"):
                 self._send(conn, sid, path, end=False)
                 conn.send_data(sid, b"first piece")

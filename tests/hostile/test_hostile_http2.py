@@ -169,3 +169,15 @@ async def test_a_reused_connection_closed_without_an_answer_is_tried_once_more_o
         assert (await c.fetch(f"https://127.0.0.1:{srv.port}/a")).content == body_for("/a")
         assert (await c.fetch(f"https://127.0.0.1:{srv.port}/b")).content == body_for("/b")
         assert srv.connections == 2 and srv.requests == ["/a", "/b", "/b"]
+
+
+async def test_a_body_not_read_holds_at_most_its_stream_window(cert_key: tuple[Path, Path]) -> None:
+    size = 8 << 20
+    async with H2FaultServer(*cert_key, "flow", size=size) as srv, \
+            Client(http=_options(cert_key[0]), limits=Limits(chunk_size=256 << 10)) as c:
+        async with c.open(f"https://127.0.0.1:{srv.port}/big") as body:
+            await asyncio.sleep(0.5)  # the server sends what the window lets it, then waits
+            assert srv.sent <= 256 << 10  # the stream window (Limits.chunk_size), nothing past it
+            held = srv.sent
+            data = await body.read()  # window updates as the data is taken: all of it comes
+        assert held > 0 and data == body_for("/big", size)
