@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
-from .links import _page_url, body_entries
+from .links import PageMeta, PageResponse, _page_url, body_entries
 from .registry import _resolved as _resolved_classes
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, is_html, translate_errors
@@ -355,7 +355,20 @@ class Client:
                 raise
             except Exception as exc:
                 raise translate_errors(exc, req.url) from exc
-        body = await self._attempts(req, handler.open)
+        if req.deadline is None:
+            body = await self._attempts(req, handler.open)
+        else:
+            # the head is part of the stream: Timeouts.total bounds the open too, every scheme.
+            # A handler whose own waits end at the deadline raises first, with its own words
+            # (what it was waiting for): this guard catches the others, _OPEN_GRACE later.
+            try:
+                async with asyncio.timeout_at(req.deadline + _OPEN_GRACE):
+                    body = await self._attempts(req, handler.open)
+            except TimeoutError as exc:
+                if isinstance(exc, AnyURLError):
+                    raise
+                raise FetchTimeout(f"opening took longer than the total timeout {req.timeouts.total} s",
+                                   url=req.url) from exc
         return _GuardedBody(self, handler, req, body).outer
 
     def open(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
@@ -391,8 +404,8 @@ class Client:
             raise FetchTimeout(f"fetch took longer than {req.timeouts.total} s", url=req.url) from exc
         if body.entries is None and req.url.scheme in ("http", "https") and not offset and length is None \
                 and is_html(body.content_type):
-            return _PageResponse(url=str(req.url), content=content, content_type=body.content_type,
-                                 size=len(content), meta=_PageMeta(body.meta), charset=body.charset,
+            return PageResponse(url=str(req.url), content=content, content_type=body.content_type,
+                                 size=len(content), meta=PageMeta(body.meta), charset=body.charset,
                                  links=(_page_url(body), req.limits.max_entries))
         return Response(url=str(req.url), content=content, content_type=body.content_type,
                         size=len(content), entries=body.entries, meta=body.meta, charset=body.charset)
@@ -561,118 +574,6 @@ async def connect(url: str | URL, *, timeouts: Timeouts | None = None, terminal_
                     await res
 
 
-def _links_of_content(page_url: str, charset: str | None, content: bytes,
-                      max_entries: int) -> tuple[list[Entry], dict[str, Any]]:
-    """``fetch`` of an HTML page: its links as entries; a page past the limits keeps those
-    found before it and says why in ``meta["html_links_error"]`` (the bytes are what counts)."""
-    from .protocols.html import PageLinks
-
-    links = PageLinks(page_url, charset=charset, max_bytes=None, max_entries=max_entries)
-    entries: list[Entry] = []
-    meta: dict[str, Any] = {}
-    try:
-        step = 256 * 1024
-        for i in range(0, len(content), step):
-            entries.extend(links.feed(content[i:i + step]))
-        entries.extend(links.close())
-    except AnyURLError as exc:
-        meta["html_links_error"] = exc.message
-    meta["html_links"] = "autoindex" if links.autoindex else "page"
-    return entries, meta
-
-
-_LINK_KEYS = ("html_links", "html_links_error")
-
-
-class _PageMeta(dict[str, Any]):
-    """A page's ``meta``: asking for ``html_links``/``html_links_error`` parses the page first."""
-
-    owner: _PageResponse | None = None
-
-    def _resolve(self, key: object) -> bool:
-        if key in _LINK_KEYS and self.owner is not None:
-            self.owner._parse_links()
-            return True
-        return False
-
-    def __missing__(self, key: str) -> Any:
-        if self._resolve(key) and key in self.keys():
-            return dict.__getitem__(self, key)
-        raise KeyError(key)
-
-    def __contains__(self, key: object) -> bool:
-        self._resolve(key)
-        return dict.__contains__(self, key)
-
-    def get(self, key: str, default: Any = None) -> Any:  # noqa: D102 - dict's
-        self._resolve(key)
-        return dict.get(self, key, default)
-
-    def _everything(self) -> None:
-        if self.owner is not None:
-            self.owner._parse_links()
-
-    def __iter__(self) -> Any:
-        self._everything()
-        return dict.__iter__(self)
-
-    def keys(self) -> Any:  # noqa: D102 - dict's
-        self._everything()
-        return dict.keys(self)
-
-    def items(self) -> Any:  # noqa: D102 - dict's
-        self._everything()
-        return dict.items(self)
-
-    def values(self) -> Any:  # noqa: D102 - dict's
-        self._everything()
-        return dict.values(self)
-
-    def __len__(self) -> int:
-        self._everything()
-        return dict.__len__(self)
-
-    def __eq__(self, other: object) -> bool:
-        self._everything()
-        return dict.__eq__(self, other)
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        self._everything()
-        return dict.__repr__(self)
-
-
-class _PageResponse(Response):
-    """``fetch`` of an HTML page: its links are parsed on first use of ``entries`` (or of
-    ``meta["html_links"]``), not for every page fetched (~50 us a link)."""
-
-    def __init__(self, *args: Any, links: tuple[str, int] | None = None, **kwargs: Any) -> None:
-        self._links = links
-        self._entries: list[Entry] | None = None
-        super().__init__(*args, **kwargs)
-        if isinstance(self.__dict__.get("meta"), _PageMeta):
-            self.__dict__["meta"].owner = self
-
-    def _parse_links(self) -> None:
-        links, self._links = self._links, None
-        if links is None:
-            return
-        meta = self.__dict__["meta"]
-        meta.owner = None
-        self._entries, extra = _links_of_content(links[0], self.charset, self.content, links[1])
-        meta.update(extra)
-
-    @property
-    def entries(self) -> list[Entry] | None:
-        self._parse_links()
-        return self._entries
-
-    @entries.setter
-    def entries(self, value: list[Entry] | None) -> None:
-        self._entries = value
-
-
 class _Opening:
     """What :meth:`Client.open` returns: entering opens the body, leaving closes it (a class,
     not ``asynccontextmanager``: per small transfer a generator around it costs more)."""
@@ -730,6 +631,11 @@ def _typed(name: str, value: T | None, cls: type[T]) -> T | None:
     if value is not None and not isinstance(value, cls):
         raise TypeError(f"{name}= must be a {cls.__name__}, not {type(value).__name__}")
     return value
+
+
+# seconds past Timeouts.total at which Client.open's guard cuts a handler that did not stop
+# itself at the deadline (docs/limits.md)
+_OPEN_GRACE = 0.05
 
 
 class _GuardedBody:
