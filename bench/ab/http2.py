@@ -1,6 +1,6 @@
 """HTTPS small files, HTTP/2 against --http1.1: the anyurl CLI and curl -Z, interleaved rounds.
 
-    python bench/ab_http2.py [--rounds N] [--count N] [--parallel N] [--rtt MS]
+    python bench/ab/http2.py [--rounds N] [--count N] [--parallel N] [--rtt MS]
 
 One nginx (fixtures/launcher.py; its https listener offers h2) serves COUNT files
 of 4 KiB (/many/). Every round runs each case once: ``anyurl get -q --parallel N
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
