@@ -10,8 +10,8 @@ port too) and INN. For each round trip one relay process serves all of them; eve
 runs with 8 connections per host and again with 1 (the strictest politeness):
 
 * HTTP 200 x 4 KiB (nginx /many/): curl -Z, wget2, aria2c, anyurl get;
-* HTTPS 200 x 4 KiB, the same clients (curl and wget2 negotiate HTTP/2; aria2c and anyurl
-  speak HTTP/1.1 until anyurl's HTTP/2 lands);
+* HTTPS 200 x 4 KiB, the same clients (curl, wget2 and anyurl negotiate HTTP/2 by ALPN;
+  aria2c speaks HTTP/1.1);
 * FTP 100 x 4 KiB (vsftpd): curl -Z, lftp mget, anyurl get (aria2c left out: through the relay
   at 10 ms its 100 files took 60 s, with 10 s pauses and no socket event in its debug log,
   while 3 files at 0 ms took 0.12 s; not explained yet);
