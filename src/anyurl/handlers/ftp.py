@@ -764,12 +764,13 @@ class _Listing:
     """What a listing command returned: the entries kept, and the line count and first
     line (NLST of a file name answers with just that name)."""
 
-    __slots__ = ("items", "lines", "first")
+    __slots__ = ("items", "lines", "first", "parser")
 
-    def __init__(self) -> None:
+    def __init__(self, parser: proto.ListParser) -> None:
         self.items: list[proto.ListItem] = []
         self.lines = 0
         self.first: str | None = None
+        self.parser = parser  # what it read: entries, lines in no known format (logged)
 
 
 # ---------------------------------------------------------------------------
@@ -1244,15 +1245,14 @@ class FTPHandler(Handler):
         return await self._listing(conn, req, url, None, (*url.cwd, url.name), opts)
 
     async def _read_listing(self, conn: _Control, req: Request, url: FTPURL, verb: str, arg: str | None,
-                            opts: FTPOptions, parse: Callable[[str], proto.ListItem | None],
-                            ) -> tuple[Reply, _Listing]:
+                            opts: FTPOptions) -> tuple[Reply, _Listing]:
         """Run one listing command, parsing entry by entry as the data arrives; a failed
         reply is returned, not raised. Beyond ``Limits.max_entries`` entries the transfer
         is aborted (ABOR) at once: memory grows with the entries kept, not with what the
         server sends."""
         chan = await _DataChannel.prepare(conn, opts, lambda: _Reader(1 << 16))
         reader: _Reader | None = None
-        listing = _Listing()
+        listing = _Listing(proto.ListParser(verb if verb in ("MLSD", "NLST") else "LIST"))
         limits = req.limits
         try:
             reply = await conn.cmd(verb, arg)
@@ -1270,7 +1270,10 @@ class FTPHandler(Handler):
                     elif listing.lines > 2 * limits.max_entries + 16:  # endless lines we cannot parse
                         raise ProtocolError(f"listing has more than {2 * limits.max_entries + 16} lines "
                                             f"and at most {limits.max_entries} entries are allowed", url=url)
-                    item = parse(line)
+                    keep(listing.parser.feed(line))
+
+            def keep(items: list[proto.ListItem | None]) -> None:
+                for item in items:
                     if item is not None:
                         if len(listing.items) >= limits.max_entries:
                             raise ProtocolError(f"listing has more than {limits.max_entries} entries", url=url)
@@ -1290,6 +1293,7 @@ class FTPHandler(Handler):
                     await self._abort_transfer(conn, reader, req)  # stop the server sending the rest
                     raise ProtocolError(exc.message, url=url) from None
             take(splitter.flush())
+            keep(listing.parser.flush())
             reader.close()
             try:
                 final = await conn.reply()
@@ -1311,20 +1315,26 @@ class FTPHandler(Handler):
         if feats & {"MLST", "MLSD"}:  # RFC 3659 advertises MLST; MLSD comes with it
             # no TYPE A: MLSD's format does not depend on TYPE (RFC 3659's examples list under
             # BINARY), so a connection that moves files keeps its TYPE I
-            reply, listing = await self._read_listing(conn, req, url, "MLSD", arg, opts, proto.parse_mlsd_line)
+            reply, listing = await self._read_listing(conn, req, url, "MLSD", arg, opts)
             if reply.kind == 1:
                 items = listing.items
+                _log_unread(url, listing.parser)
         if items is None and (reply is None or reply.code in (500, 501, 502, 504)):
             await conn.set_type("A")  # LIST and NLST are ASCII (RFC 959)
-            from datetime import UTC, datetime  # listings only: not imported at start-up
-
-            now = datetime.now(UTC)
-            reply, listing = await self._read_listing(conn, req, url, "LIST", arg, opts,
-                                                      lambda line: proto.parse_list_line(line, now))
+            reply, listing = await self._read_listing(conn, req, url, "LIST", arg, opts)
             if reply.kind == 1:
                 items = listing.items
+                parsed = listing.parser
+                if parsed.unread and not parsed.entries:
+                    # no line in a format we read: NLST at least names every entry
+                    nlst_reply, names = await self._read_listing(conn, req, url, "NLST", arg, opts)
+                    if nlst_reply.kind == 1 and names.items:
+                        log.warning("%s: no line of the LIST reply in a known format (%d lines, first %r): "
+                                    "names from NLST instead", url, parsed.unread, parsed.samples[0])
+                        return self._listing_body(url, directory, names.items, "nlst", conn.login_dir)
+                _log_unread(url, parsed)
         if items is None and reply is not None and reply.code in (500, 501, 502, 504):
-            reply, listing = await self._read_listing(conn, req, url, "NLST", arg, opts, proto.parse_nlst_line)
+            reply, listing = await self._read_listing(conn, req, url, "NLST", arg, opts)
             if reply.kind == 1:
                 items = listing.items
         if items is None:
@@ -1337,7 +1347,7 @@ class FTPHandler(Handler):
         """typecode d: NLST with the name (section 3.2.2)."""
         await conn.set_type("A")
         arg = plan.argument or None
-        reply, listing = await self._read_listing(conn, req, url, "NLST", arg, opts, proto.parse_nlst_line)
+        reply, listing = await self._read_listing(conn, req, url, "NLST", arg, opts)
         if reply.kind != 1:
             raise conn.refuse(reply, _show("NLST", arg), url)
         directory = url.cwd
@@ -1505,12 +1515,23 @@ class FTPHandler(Handler):
             pass
 
 
+def _log_unread(url: FTPURL, parser: proto.ListParser) -> None:
+    """One warning per listing with lines in no known format (each kept as an "info" entry)."""
+    if parser.unread:
+        log.warning("%s: %d %s line(s) in no known format, listed as kind 'info' entries (first %r)",
+                    url, parser.unread, parser.command, parser.samples[0])
+
+
 def _entry(child: Callable[[proto.ListItem], str], url: FTPURL, directory: tuple[str, ...], item: proto.ListItem,
            login_dir: str | None = "/") -> Entry:
     """The Entry of one listed name (*child*: its URL, from :func:`proto.child_urls`):
     a symlink keeps its target (meta) and is keyed by it
-    (an absolute target resolved on the server's paths, see :func:`proto.symlink_key`)."""
-    meta: dict[str, Any] = {}
+    (an absolute target resolved on the server's paths, see :func:`proto.symlink_key`).
+    A line in no known format (kind "info") has no URL; its text is the title."""
+    if item.kind == "info":
+        meta = dict(item.meta)
+        return Entry(name=item.name, url=None, kind="info", title=meta.pop("line", None), meta=meta)
+    meta = dict(item.meta)
     key = None
     if item.target:
         meta["target"] = item.target
