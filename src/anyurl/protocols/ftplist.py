@@ -99,6 +99,11 @@ def is_name(name: str) -> bool:
     return bool(name) and name not in (".", "..") and "/" not in name and "\0" not in name
 
 
+def _num(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
+    return text.isascii() and text.isdigit()
+
+
 def _utc(y: int, mo: int, d: int, h: int = 0, mi: int = 0, s: int = 0) -> datetime | None:
     from datetime import UTC, datetime  # listings only: not imported at start-up
 
@@ -158,7 +163,7 @@ def mlsd_item(line: str) -> ListItem | None:
         kind, known = "file", False  # a device, a FIFO, an OS-specific type: see facts
     size: int | None = None
     raw_size = facts.get("size") or facts.get("sizd")
-    if raw_size is not None and raw_size.isdigit():
+    if raw_size is not None and _num(raw_size):
         size = int(raw_size)
     modified = mlsd_time(facts["modify"]) if "modify" in facts else None
     return ListItem(name=name, kind=kind, size=size, modified=modified, target=target,
@@ -403,14 +408,14 @@ def _unix_scan(line: str, now: datetime) -> ListItem | None:
     spans = [(m.start(), m.end()) for m in _token_re().finditer(line)]
     words = [line[a:b] for a, b in spans]
     first = 0
-    if len(words) > 1 and words[0].isdigit() and _perms_re().match(words[1]):
+    if len(words) > 1 and _num(words[0]) and _perms_re().match(words[1]):
         first = 1  # ls -s: the block count before the permissions
     if not words or not _perms_re().match(words[first]):
         return None
     t = words[first][0]
     for i in range(first + 2, len(words) - 1):
         size_word = words[i - 1]
-        if not (size_word.isdigit() or _device_re().fullmatch(size_word)):
+        if not (_num(size_word) or _device_re().fullmatch(size_word)):
             continue
         found = _date_at(words, i, now)
         if found is None:
@@ -419,12 +424,14 @@ def _unix_scan(line: str, now: datetime) -> ListItem | None:
         if end >= len(words):
             continue
         start = spans[end - 1][1] + 1  # one blank after the date, then the name (leading blanks kept)
+        if line[start:start + 1] == " " and _iso_day_re().match(words[end - 1]):
+            start += 1  # --time-style=iso pads an old file's date to the width of "MM-DD HH:MM"
         name = line[start:]
         if not name or line[start - 1] not in " \t":
             continue
         size: int | None
         meta: tuple[tuple[str, Any], ...] = ()
-        if not size_word.isdigit():  # a device: "major,minor" or "major, minor" where the size would be
+        if not _num(size_word):  # a device: "major,minor" or "major, minor" where the size would be
             size, meta = None, (("device", size_word.rstrip(",")),)
             if size_word.endswith(","):
                 continue  # "1," then the minor number: the size word is the minor
@@ -580,12 +587,13 @@ def _mvs(line: str) -> ListItem | None:
     if m is not None:
         dsorg = m.group(9)
         kind, known = ("directory", True) if dsorg in ("PO", "PO-E") else ("file", dsorg == "PS")
-        meta = (("format", "mvs"), ("volume", m.group(1)), ("dsorg", dsorg), ("recfm", m.group(6)),
-                ("lrecl", int(m.group(7))), ("blksize", int(m.group(8))), ("tracks", int(m.group(5))))
+        meta: tuple[tuple[str, Any], ...] = (("format", "mvs"), ("volume", m.group(1)), ("dsorg", dsorg),
+                                             ("recfm", m.group(6)), ("lrecl", int(m.group(7))),
+                                             ("blksize", int(m.group(8))), ("tracks", int(m.group(5))))
         return _named(m.group(10), kind, None, None, known, meta)
     m = _mvs_member_re().match(line)
     if m is not None:
-        g = [int(x) if x.isdigit() else 0 for x in m.groups()]
+        g = [int(x) if _num(x) else 0 for x in m.groups()]
         when = _utc(g[5], g[6], g[7], g[8], g[9])
         meta = (("format", "mvs"), ("version", m.group(2)), ("lines", g[10]), ("user", m.group(14)))
         return _named(m.group(1), "file", None, when, True, meta)
@@ -860,7 +868,8 @@ class ListParser:
 
     def _mlsd(self, line: str) -> ListItem | None:
         item = mlsd_item(line)
-        if item is None:
+        head = line.partition(" ")[0]
+        if item is None or (head and "=" not in head):  # RFC 3659: [fact=value;...] SP name
             return self._count(None, line)
         if item.name in (".", "..") or dict(item.facts).get("type", "").lower() in ("cdir", "pdir"):
             return self._count(_NOT_ENTRY, line)
