@@ -32,7 +32,7 @@ def fetch_all(urls: list[str], workers: int, batch: int = 100, per_host: int = 4
     """Fetch *urls* over a LocalCluster of *workers* processes; (sha256 by URL, seconds)."""
     from dask.distributed import Client, LocalCluster
 
-    from anyurl.fsspec import AnyURLFileSystem
+    from anyurl.adapters.fsspec import AnyURLFileSystem
     from anyurl.settings import Limits
 
     # workers import anyurl (and this module) from the same tree as the parent

@@ -16,11 +16,12 @@ from .handlers.base import Handler
 from .registry import _resolved as _resolved_classes
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, is_html, translate_errors
+from .schemes import OPTIONS_CLASSES
 from .settings import Limits, Policy, Request, Retry, Timeouts
 from .urls import URL, parse
 
 if TYPE_CHECKING:
-    from .walk import Found
+    from .transfer.walk import Found
 
 __all__ = ["Client", "Limits", "Policy", "Retry", "Timeouts", "connect", "fetch", "fetch_sync", "open"]
 
@@ -31,9 +32,6 @@ log = logging.getLogger("anyurl")
 # every variable protocols.proxy.select_proxy may read (HTTP_PROXY never is: "httpoxy")
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
                     "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
-_SCHEME_OPTIONS = {"ftp": "FTPOptions", "http": "HTTPOptions", "gopher": "GopherOptions",
-                   "news": "NewsOptions", "wais": "WAISOptions", "prospero": "ProsperoOptions",
-                   "smtp": "SMTPSettings"}
 
 T = TypeVar("T")
 PasswordCallback = Callable[[str, str], "str | None | Awaitable[str | None]"]
@@ -103,7 +101,7 @@ class Client:
         for name, value in named.items():
             if value is None:
                 continue
-            want = _SCHEME_OPTIONS[name]
+            want = OPTIONS_CLASSES[name]
             import dataclasses  # here: only for scheme options (settings and responses need none)
 
             if type(value).__name__ != want or not dataclasses.is_dataclass(value):
@@ -431,9 +429,9 @@ class Client:
 
     def walk(self, url: str | URL, **kwargs: Any) -> AsyncIterator[Found]:
         """Every resource reachable from *url*, breadth-first, deduplicated and polite:
-        ``async for found in client.walk(url, max_depth=3): ...`` (see :func:`anyurl.walk.walk`
+        ``async for found in client.walk(url, max_depth=3): ...`` (see :func:`anyurl.transfer.walk.walk`
         for the keywords: max_depth, follow, same_host, cross_scheme, per_host, delay, robots)."""
-        from .walk import walk
+        from .transfer.walk import walk
 
         return walk(self, url, **kwargs)
 

@@ -18,27 +18,14 @@ import importlib
 from typing import TYPE_CHECKING
 
 from .errors import UnsupportedScheme
+from .schemes import SCHEMES
 
 if TYPE_CHECKING:
     from .handlers.base import Handler
 
 __all__ = ["BUILTIN", "handler_class", "register", "supported_schemes"]
 
-BUILTIN: dict[str, str] = {
-    "file": "anyurl.handlers.file:FileHandler",
-    "http": "anyurl.handlers.http:HTTPHandler",
-    "https": "anyurl.handlers.http:HTTPHandler",
-    "ftp": "anyurl.handlers.ftp:FTPHandler",
-    "ftps": "anyurl.handlers.ftp:FTPHandler",
-    "gopher": "anyurl.handlers.gopher:GopherHandler",
-    "news": "anyurl.handlers.news:NewsHandler",
-    "nntp": "anyurl.handlers.news:NewsHandler",
-    "nntps": "anyurl.handlers.news:NewsHandler",
-    "mailto": "anyurl.handlers.mailto:MailtoHandler",
-    "telnet": "anyurl.handlers.telnet:TelnetHandler",
-    "wais": "anyurl.handlers.wais:WAISHandler",
-    "prospero": "anyurl.handlers.prospero:ProsperoHandler",
-}
+BUILTIN: dict[str, str] = {name: s.handler for name, s in SCHEMES.items()}  # scheme -> "module:Class"
 
 _registered: dict[str, type[Handler] | str] = {}
 _loaded_entry_points = False

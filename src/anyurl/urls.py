@@ -53,6 +53,7 @@ from operator import attrgetter
 
 from ._record import _DataclassFields, frozen_error
 from .errors import URLSyntaxError
+from .schemes import DEFAULT_PORTS, SCHEMES
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -81,10 +82,6 @@ __all__ = [
     "to_wire",
 ]
 
-DEFAULT_PORTS: dict[str, int] = {
-    "ftp": 21, "ftps": 990, "http": 80, "https": 443, "gopher": 70, "nntp": 119,
-    "nntps": 563, "telnet": 23, "wais": 210, "prospero": 1525,
-}
 
 
 class _Lazy:
@@ -1449,8 +1446,8 @@ def _parse_full(text: str, strict: bool) -> URL:
 # URLs in free text (the RFC's appendix)
 # --------------------------------------------------------------------------
 
-_KNOWN_SCHEMES = ("https", "http", "ftps", "ftp", "gopher", "mailto", "news", "nntps", "nntp", "telnet", "wais",
-                  "file", "prospero")
+# longest first, so that the alternation takes "https" before "http"
+_KNOWN_SCHEMES = tuple(sorted(SCHEMES, key=len, reverse=True))
 _KNOWN = "|".join(_KNOWN_SCHEMES)
 _SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
 

@@ -21,8 +21,8 @@ import pytest
 from tests.hostile.gopher_bulk import GopherBulk
 
 from anyurl.client import Client, Timeouts
-from anyurl.download import download
 from anyurl.errors import ConnectError, FetchTimeout, TransferError, TruncatedTransfer
+from anyurl.transfer.download import download
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -71,7 +71,7 @@ def test_https_socket_is_closed_with_the_client_when_the_server_never_answers_cl
 def test_a_tls_data_reader_closed_early_leaves_no_socket(loop: str, cert_key: tuple[Path, Path]) -> None:
     """The shared bulk reader (FTPS data connections): a body dropped before the server
     has finished sends close_notify and does not wait for an answer that never comes."""
-    from anyurl.handlers.stream import BulkReader
+    from anyurl.net.bulk import BulkReader
 
     factory = _loop_factory(loop)
     cert, key = cert_key

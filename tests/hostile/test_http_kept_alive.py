@@ -20,7 +20,7 @@ import pytest
 from tests.hostile.base import AsyncServer
 
 from anyurl import Client, Limits, ResourceNotFound, TruncatedTransfer
-from anyurl.handlers.pool import Pool
+from anyurl.net.pool import Pool
 from anyurl.response import Body
 
 BODY = b"kept alive\n" * 100

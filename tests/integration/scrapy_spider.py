@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy.http import Response
 
-HANDLER = "anyurl.scrapy.AnyURLDownloadHandler"
+HANDLER = "anyurl.adapters.scrapy.AnyURLDownloadHandler"
 FILE_KINDS = {"file", "article"}
 
 

@@ -25,7 +25,6 @@ import pytest
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import nginx as nginx_module
 
-from anyurl.download import PART_SUFFIX
 from anyurl.errors import (
     AccessDenied,
     ConfigurationError,
@@ -40,6 +39,7 @@ from anyurl.errors import (
     UnsupportedScheme,
     URLSyntaxError,
 )
+from anyurl.transfer.download import PART_SUFFIX
 
 BIN = Path(sys.executable).parent
 ANYURL = str(BIN / "anyurl")

@@ -1,8 +1,8 @@
 """Ctrl-C in the first milliseconds of a CLI run: exit code 130 and one line, never a traceback.
 
-SIGINT is sent at many early moments of ``anyurl get``: while ``anyurl._quick`` imports
+SIGINT is sent at many early moments of ``anyurl get``: while ``anyurl.cli.quick`` imports
 ``anyurl.cli``, while the command line is read, while the early connect starts
-(``anyurl._early``, to a literal address and to a name resolved in a thread) and while
+(``anyurl.cli.early``, to a literal address and to a name resolved in a thread) and while
 asyncio and the handlers are imported. The moments come from the interpreter itself:
 ``PYTHONPROFILEIMPORTTIME=1`` writes a line to stderr as each module finishes importing,
 and the signal goes out as the N-th line after ``anyurl.__main__`` arrives. (Earlier, the

@@ -30,7 +30,7 @@ from fixtures.servers import _ftp_seed as fseed  # noqa: E402
 from fixtures.servers import _gopher_seed as gseed  # noqa: E402
 from fsspec.tests.abstract import AbstractFixtures, AbstractGetTests  # noqa: E402
 
-from anyurl.fsspec import AnyURLFile, AnyURLFileSystem, is_parent_link  # noqa: E402
+from anyurl.adapters.fsspec import AnyURLFile, AnyURLFileSystem, is_parent_link  # noqa: E402
 from anyurl.response import Entry  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ def registered() -> None:
     from fsspec.registry import known_implementations, registry
 
     if "gopher" not in registry and "gopher" not in known_implementations:  # an editable install too old
-        fsspec.register_implementation("gopher", "anyurl.fsspec.AnyURLFileSystem")
+        fsspec.register_implementation("gopher", "anyurl.adapters.fsspec.AnyURLFileSystem")
 
 
 @pytest.fixture(scope="module", params=["pygopherd", "gophernicus"])

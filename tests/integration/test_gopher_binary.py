@@ -17,7 +17,7 @@ from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import _gopher_seed as seed
 
 from anyurl.client import Client
-from anyurl.download import download
+from anyurl.transfer.download import download
 
 SIZE = 8 << 20 | 12345  # not a multiple of any buffer size
 

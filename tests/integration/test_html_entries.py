@@ -27,8 +27,8 @@ from fixtures.launcher import Endpoint, Launcher
 from tests.hostile.endless_http import EndlessPage
 
 from anyurl import Client, Limits, NotSupported, ProtocolError, Timeouts, TransferError
-from anyurl.mirror import mirror
 from anyurl.response import Entry
+from anyurl.transfer.mirror import mirror
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "html"
 ANYURL = str(Path(sys.executable).parent / "anyurl")

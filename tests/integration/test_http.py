@@ -42,8 +42,8 @@ from anyurl import (
     TruncatedTransfer,
     UnsafeURL,
 )
-from anyurl.download import PART_SUFFIX, download
 from anyurl.handlers.http import HTTPOptions
+from anyurl.transfer.download import PART_SUFFIX, download
 
 LOG_LINE = re.compile(
     r'(?P<addr>\S+) - (?P<user>\S+) \[[^\]]+\] "(?P<request>[^"]*)" (?P<status>\d+) (?P<bytes>\d+) '

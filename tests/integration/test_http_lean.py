@@ -51,8 +51,8 @@ def test_cli_get_of_an_http_url_never_imports_aiohttp(nginx: Endpoint, tmp_path:
     url = f"http://{nginx.host}:{nginx.port}/hello.txt"
     out = tmp_path / "hello.txt"
     result = _child(f"""
-        import json, sys, anyurl.cli
-        rc = anyurl.cli.main(['get', '-q', '-o', {str(out)!r}, {url!r}])
+        import json, sys, anyurl.cli.commands
+        rc = anyurl.cli.commands.main(['get', '-q', '-o', {str(out)!r}, {url!r}])
         print(json.dumps({{'rc': rc, 'aiohttp': 'aiohttp' in sys.modules, 'yarl': 'yarl' in sys.modules}}))
     """)
     assert result == {"rc": 0, "aiohttp": False, "yarl": False}

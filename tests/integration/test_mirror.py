@@ -15,7 +15,7 @@ from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import pyftpdlib_server, vsftpd
 
 from anyurl.client import Client, Limits
-from anyurl.mirror import mirror
+from anyurl.transfer.mirror import mirror
 from anyurl.urls import FileURL, parse
 
 FTP_SERVERS = ["vsftpd", "pyftpdlib_server"]

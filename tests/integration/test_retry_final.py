@@ -72,7 +72,7 @@ def getaddrinfo(host, *args, **kwargs):
         host = "127.0.0.1"
     return real(host, *args, **kwargs)
 socket.getaddrinfo = getaddrinfo
-from anyurl.cli import main
+from anyurl.cli.commands import main
 sys.exit(main(sys.argv[2:]))
 """
 

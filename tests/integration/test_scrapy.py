@@ -1,6 +1,6 @@
 """Scrapy over anyurl: a real spider (``scrapy runspider``, in a subprocess) crawls the
 gopher hole (pygopherd), an FTP tree (vsftpd) and a news group (INN) through
-``anyurl.scrapy.AnyURLDownloadHandler``; every item must arrive exactly once, with
+``anyurl.adapters.scrapy.AnyURLDownloadHandler``; every item must arrive exactly once, with
 the bytes the server holds."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ async def expected_files(roots: list[str], deny: str = "", **client_kw: Any) -> 
     files: set[str] = set()
     seen: set[str] = set(roots)
     todo = list(roots)
-    from anyurl._listing import is_parent_link
+    from anyurl.transfer.names import is_parent_link
 
     async with anyurl.Client(**client_kw) as client:
         while todo:
@@ -135,7 +135,7 @@ def test_settings_map_to_the_client() -> None:
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
     from twisted.internet import reactor
 
-    from anyurl.scrapy import AnyURLDownloadHandler
+    from anyurl.adapters.scrapy import AnyURLDownloadHandler
 
     try:
         crawler = get_crawler(settings_dict={"DOWNLOAD_TIMEOUT": 7, "CONCURRENT_REQUESTS_PER_DOMAIN": 3,

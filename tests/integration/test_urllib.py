@@ -1,5 +1,5 @@
 """anyurl.urllib against the real servers: ``urllib.request.urlopen`` and ``pandas.read_csv``
-of gopher (pygopherd, gophernicus) and nntp/news (INN) URLs, after ``anyurl.urllib.install()``."""
+of gopher (pygopherd, gophernicus) and nntp/news (INN) URLs, after ``anyurl.adapters.urllib.install()``."""
 
 from __future__ import annotations
 
@@ -28,12 +28,12 @@ def gophers(servers: Launcher) -> tuple[Endpoint, Endpoint]:
 
 
 @pytest.fixture
-def installed() -> Iterator[anyurl.urllib.AnyURLOpener]:
-    opener = anyurl.urllib.install({"timeouts": Timeouts(connect=10, read=20, total=60)})
+def installed() -> Iterator[anyurl.adapters.urllib.AnyURLOpener]:
+    opener = anyurl.adapters.urllib.install({"timeouts": Timeouts(connect=10, read=20, total=60)})
     try:
         yield opener
     finally:
-        anyurl.urllib.uninstall()
+        anyurl.adapters.urllib.uninstall()
 
 
 def g(ep: Endpoint, rest: str) -> str:
@@ -57,11 +57,11 @@ def test_pandas_read_csv_of_a_gopher_url(installed: object, gophers: tuple[Endpo
 def test_uninstall_puts_urllib_back(gophers: tuple[Endpoint, Endpoint]) -> None:
     pyg = gophers[0]
     before = getattr(urllib.request, "_opener", None)
-    anyurl.urllib.install()
+    anyurl.adapters.urllib.install()
     with urllib.request.urlopen(g(pyg, "/0/hello.txt")) as resp:
         assert resp.read() == gseed.HELLO
     assert loop_threads()
-    anyurl.urllib.uninstall()
+    anyurl.adapters.urllib.uninstall()
     assert getattr(urllib.request, "_opener", None) is before
     assert not loop_threads()  # the Client closed and its loop thread ended
     with pytest.raises(urllib.error.URLError, match="unknown url type"):
@@ -72,7 +72,7 @@ def test_urlopen_nntp_and_news(servers: Launcher) -> None:
     inn = servers.get("inn")
     group = inn.info["group"]
     first = inn.info["articles"][0]
-    with anyurl.urllib.build_opener(client_kwargs={"news_server": f"{inn.host}:{inn.port}"}) as opener:
+    with anyurl.adapters.urllib.build_opener(client_kwargs={"news_server": f"{inn.host}:{inn.port}"}) as opener:
         with opener.open(f"nntp://{inn.host}:{inn.port}/{group}/{first['number']}") as resp:
             article = resp.read()
             assert resp.url.endswith(f"/{group}/{first['number']}")
@@ -89,7 +89,7 @@ def test_urlopen_nntp_and_news(servers: Launcher) -> None:
 def test_response_streams_with_bounded_memory(gophers: tuple[Endpoint, Endpoint]) -> None:
     pyg = gophers[0]
     chunk = 64 << 10
-    with anyurl.urllib.build_opener(client_kwargs={"limits": Limits(chunk_size=chunk)}) as opener:
+    with anyurl.adapters.urllib.build_opener(client_kwargs={"limits": Limits(chunk_size=chunk)}) as opener:
         tracemalloc.start()
         try:
             digest = hashlib.sha256()
@@ -105,7 +105,7 @@ def test_response_streams_with_bounded_memory(gophers: tuple[Endpoint, Endpoint]
 
 def test_errors_are_urlerrors_naming_the_url(gophers: tuple[Endpoint, Endpoint]) -> None:
     pyg = gophers[0]
-    with anyurl.urllib.build_opener(client_kwargs={"timeouts": Timeouts(connect=5, read=10)}) as opener:
+    with anyurl.adapters.urllib.build_opener(client_kwargs={"timeouts": Timeouts(connect=5, read=10)}) as opener:
         for ep in gophers:
             url = g(ep, "/0/no-such-file.txt")
             with pytest.raises(urllib.error.URLError) as info:
@@ -123,22 +123,22 @@ def test_errors_are_urlerrors_naming_the_url(gophers: tuple[Endpoint, Endpoint])
 def test_ftp_through_anyurl_only_when_asked(servers: Launcher) -> None:
     ftp = servers.get("vsftpd")
     url = f"ftp://{ftp.host}:{ftp.port}/pub/hello.txt"
-    with anyurl.urllib.build_opener(extra_schemes=("ftp",)) as opener:
+    with anyurl.adapters.urllib.build_opener(extra_schemes=("ftp",)) as opener:
         with opener.open(url) as resp:
             assert resp.read() == fseed.HELLO
         with pytest.raises(urllib.error.URLError) as info:
             opener.open(url.replace("hello", "missing"))
         assert isinstance(info.value.__cause__, ResourceNotFound)
-    with anyurl.urllib.build_opener() as opener:  # not asked: ftp stays urllib's own
+    with anyurl.adapters.urllib.build_opener() as opener:  # not asked: ftp stays urllib's own
         ftp_handlers = [type(h) for h in getattr(opener, "handle_open", {})["ftp"]]
         assert ftp_handlers == [urllib.request.FTPHandler]
-        assert [type(h) for h in getattr(opener, "handle_open", {})["gopher"]] == [anyurl.urllib.AnyURLHandler]
+        assert [type(h) for h in getattr(opener, "handle_open", {})["gopher"]] == [anyurl.adapters.urllib.AnyURLHandler]
 
 
 async def test_blocking_open_inside_a_running_loop(gophers: tuple[Endpoint, Endpoint]) -> None:
     """pandas is synchronous: called from a coroutine it blocks that loop, while anyurl's
     own loop thread does the I/O (no deadlock, no "loop already running")."""
-    with anyurl.urllib.build_opener() as opener:
+    with anyurl.adapters.urllib.build_opener() as opener:
         with opener.open(g(gophers[0], "/0/hello.txt")) as resp:
             lines = list(resp)
         assert b"".join(lines) == gseed.HELLO and len(lines) == 5
@@ -150,7 +150,7 @@ def test_closing_the_opener_closes_open_responses_and_the_thread(tmp_path: Path)
     data = bytes(range(256)) * 1000
     (tmp_path / "blob.bin").write_bytes(data)
     url = (tmp_path / "blob.bin").as_uri()
-    opener = anyurl.urllib.build_opener(extra_schemes=("file",))
+    opener = anyurl.adapters.urllib.build_opener(extra_schemes=("file",))
     resp = opener.open(url)
     assert resp.read(10) == data[:10] and resp.headers["Content-Length"] == str(len(data))
     kept = opener.open(url)
@@ -165,7 +165,7 @@ def test_closing_the_opener_closes_open_responses_and_the_thread(tmp_path: Path)
 
 def test_a_response_outlives_a_dropped_opener(tmp_path: Path) -> None:
     (tmp_path / "t.csv").write_bytes(b"a,b\n1,2\n")
-    opener = anyurl.urllib.build_opener(extra_schemes=("file",))
+    opener = anyurl.adapters.urllib.build_opener(extra_schemes=("file",))
     resp = opener.open((tmp_path / "t.csv").as_uri())
     del opener
     gc.collect()

@@ -19,8 +19,8 @@ from fixtures.servers import inn, vsftpd
 from tests.hostile.gopher_menus import gopher_menus
 
 from anyurl.client import Client, Limits, Timeouts
+from anyurl.transfer.walk import Found
 from anyurl.urls import parse
-from anyurl.walk import Found
 
 FTP_SERVERS = ["vsftpd", "pyftpdlib_server"]
 GOPHER_SERVERS = ["pygopherd", "gophernicus"]

@@ -10,7 +10,8 @@ import math
 
 import pytest
 
-from anyurl import _quick, cli
+from anyurl.cli import commands as cli
+from anyurl.cli import quick as _quick
 
 
 @pytest.mark.parametrize(("option", "text", "value"), [

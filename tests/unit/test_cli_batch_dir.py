@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import anyurl.download as dl
+import anyurl.transfer.download as dl
 from anyurl import Client
-from anyurl.cli import main
-from anyurl.download import PART_SUFFIX, DirNames, WouldOverwrite
+from anyurl.cli.commands import main
+from anyurl.transfer.download import PART_SUFFIX, DirNames, WouldOverwrite
 
 
 def _sources(tmp_path: Path, n: int = 5) -> list[str]:

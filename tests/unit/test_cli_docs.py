@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import anyurl
-from anyurl import cli
+from anyurl.cli import commands as cli
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SRC = str(Path(anyurl.__file__).parent.parent)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import anyurl
-from anyurl import cli
+from anyurl.cli import commands as cli
 from anyurl.errors import ResourceNotFound
 
 SRC = str(Path(anyurl.__file__).parent.parent)

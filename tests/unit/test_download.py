@@ -1,4 +1,4 @@
-"""anyurl.download: safe local names, and the write-to-temp-then-rename logic.
+"""anyurl.transfer.download: safe local names, and the write-to-temp-then-rename logic.
 
 The transfer tests use a small in-process handler registered for the scheme
 "dltest", so each failure mode (error mid-stream, short body, a handler that
@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import anyurl.download as anyurl_download
+import anyurl.transfer.download as anyurl_download
 from anyurl import Client, ProtocolError, ResourceNotFound, TransferError, TruncatedTransfer
-from anyurl.download import PART_SUFFIX, WouldOverwrite, download, name_for_url, part_path, safe_name
 from anyurl.handlers.base import Handler, Request
 from anyurl.registry import register
 from anyurl.response import Body
+from anyurl.transfer.download import PART_SUFFIX, WouldOverwrite, download, name_for_url, part_path, safe_name
 
 CONTENT = bytes(range(256)) * 40  # 10240 bytes
 
@@ -337,14 +337,14 @@ async def test_special_destination_is_written_not_replaced(tmp_path: Path) -> No
     ("http://h/a%20b.txt", "a b.txt"),
 ])
 def test_name_for_url_decodes_once(url: str, name: str) -> None:
-    from anyurl.download import name_for_url
+    from anyurl.transfer.download import name_for_url
 
     assert name_for_url(url) == name
 
 
 async def test_download_never_overwrites_other_content(tmp_path: Path) -> None:
     from anyurl.client import Client
-    from anyurl.download import WouldOverwrite, download
+    from anyurl.transfer.download import WouldOverwrite, download
 
     src = tmp_path / "src.bin"
     src.write_bytes(b"new bytes")
@@ -371,14 +371,14 @@ async def test_download_never_overwrites_other_content(tmp_path: Path) -> None:
     ("x.anyurl-part", "x.anyurl-part_"),
 ])
 def test_mirror_local_names_stay_inside(remote: str, local: str) -> None:
-    from anyurl.mirror import local_name
+    from anyurl.transfer.mirror import local_name
 
     assert local_name(remote) == local
     assert "/" not in local_name(remote) and local_name(remote) not in (".", "..")
 
 
 def test_mirror_local_name_fits_255_bytes() -> None:
-    from anyurl.mirror import local_name
+    from anyurl.transfer.mirror import local_name
 
     assert len(local_name("é" * 300 + ".txt").encode()) <= 255
 

@@ -1,4 +1,4 @@
-"""The CLI's early connect (anyurl._early): which command lines start one, and the socket's fate.
+"""The CLI's early connect (anyurl.cli.early): which command lines start one, and the socket's fate.
 
 The transfers over a real server's early connection are in tests/integration/test_cli_early_connect.py;
 here a plain listening socket stands for "a port that accepts", "a closed port" and "a port
@@ -22,8 +22,10 @@ from pathlib import Path
 import pytest
 
 import anyurl
-from anyurl import _early, cli, client
-from anyurl._quick import Args
+from anyurl import client
+from anyurl.cli import commands as cli
+from anyurl.cli import early as _early
+from anyurl.cli.quick import Args
 from anyurl.errors import FetchTimeout
 
 SRC = str(Path(anyurl.__file__).parent.parent)
@@ -126,7 +128,7 @@ def test_the_proxy_variables_read_are_the_client_s() -> None:
 
 
 def test_starting_imports_neither_asyncio_nor_the_handlers() -> None:
-    code = ("import sys; from anyurl import _early; from anyurl._quick import Args\n"
+    code = ("import sys; from anyurl.cli import early as _early; from anyurl.cli.quick import Args\n"
             "_early.start(Args({'command': 'get', 'urls': ['gopher://127.0.0.1:1/9/x'], 'proxy': None,"
             " 'noproxy': None}))\n"
             "assert _early._pending is not None\n"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from anyurl.errors import ConnectError, PoolTimeout, ResourceNotFound, TemporaryFailure
-from anyurl.handlers.pool import Lease, Pool
+from anyurl.net.pool import Lease, Pool
 from anyurl.settings import Limits, Request, Timeouts
 from anyurl.urls import parse
 
@@ -211,7 +211,7 @@ async def test_aclose_closes_idle_connections() -> None:
 
 
 async def test_a_cap_lowered_by_a_refusal_rises_by_one_probe_per_quiet_period(monkeypatch: pytest.MonkeyPatch) -> None:
-    import anyurl.handlers.pool as pool_module
+    import anyurl.net.pool as pool_module
 
     monkeypatch.setattr(pool_module, "_PROBE_MIN_SECONDS", 0.05)
     pool: Pool[FakeConn] = Pool("t", closing_replies=("421",))

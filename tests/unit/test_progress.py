@@ -8,7 +8,7 @@ import io
 import pytest
 from rich.console import Console
 
-from anyurl.progress import SHOW_AFTER, DelayedProgress, TransferProgress
+from anyurl.cli.progress import SHOW_AFTER, DelayedProgress, TransferProgress
 
 
 def _console() -> tuple[Console, io.StringIO]:

@@ -39,14 +39,14 @@ def test_import_anyurl_loads_no_heavy_module() -> None:
 
 
 def test_version_loads_no_heavy_module() -> None:
-    result = _loaded_after("import anyurl, anyurl.cli\ntry:\n    anyurl.cli.main(['--version'])\n"
+    result = _loaded_after("import anyurl, anyurl.cli.commands\ntry:\n    anyurl.cli.commands.main(['--version'])\n"
                            "except SystemExit:  # argparse's way\n    pass")
     assert result["stdout"] == f"anyurl {anyurl.__version__}\n"
     assert result["loaded"] == []
 
 
 def test_parse_command_loads_no_heavy_module() -> None:
-    result = _loaded_after("import anyurl.cli; anyurl.cli.main(['parse', 'ftp://h/pub/x;type=a'])")
+    result = _loaded_after("import anyurl.cli.commands; anyurl.cli.commands.main(['parse', 'ftp://h/pub/x;type=a'])")
     assert json.loads(str(result["stdout"]))["cwd"] == ["pub"]
     assert result["loaded"] == []
 
@@ -63,7 +63,7 @@ def test_get_file_and_ftp_do_not_load_aiohttp(url: str, tmp_path: Path) -> None:
         (tmp_path / "f.txt").write_text("hello\n")
         url = (tmp_path / "f.txt").as_uri()
     # ftp://127.0.0.1:1 refuses the connection at once: the handler was loaded and ran.
-    result = _loaded_after(f"import anyurl.cli; print(anyurl.cli.main(['get', '-o', {str(tmp_path / 'out')!r}, {url!r}]))")
+    result = _loaded_after(f"import anyurl.cli.commands; print(anyurl.cli.commands.main(['get', '-o', {str(tmp_path / 'out')!r}, {url!r}]))")
     assert "aiohttp" not in result["loaded"] and "asyncio" in result["loaded"]
     if url.startswith("file:"):
         assert result["stdout"] == "0\n"
@@ -83,7 +83,7 @@ def test_entry_points_are_read_only_for_schemes_not_built_in() -> None:
 
 
 def test_parse_command_builds_no_argparse_tree() -> None:
-    code = ("import sys, anyurl.cli; anyurl.cli.main(['parse', 'http://h/x'])\n"
+    code = ("import sys, anyurl.cli.commands; anyurl.cli.commands.main(['parse', 'http://h/x'])\n"
             "print('argparse' in sys.modules, 'logging' in sys.modules, file=sys.stderr)")
     env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
@@ -112,7 +112,7 @@ def test_parse_command_starts_within_reach_of_bare_python(tmp_path: Path) -> Non
     env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent),
            "PYTHONPYCACHEPREFIX": str(tmp_path)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    parse = [sys.executable, "-c", "import sys; from anyurl.cli import main; sys.exit(main(['parse', 'ftp://h/x']))"]
+    parse = [sys.executable, "-c", "import sys; from anyurl.cli.commands import main; sys.exit(main(['parse', 'ftp://h/x']))"]
     bare = [sys.executable, "-c", "pass"]
     ours: list[float] = []
     theirs: list[float] = []
@@ -127,14 +127,14 @@ def test_parse_command_starts_within_reach_of_bare_python(tmp_path: Path) -> Non
 def test_cli_runs_on_uvloop_unless_told_not_to(choice: str, uses_uvloop: bool, tmp_path: Path) -> None:
     pytest.importorskip("uvloop")
     (tmp_path / "f.txt").write_text("hello\n")
-    code = ("import asyncio, sys, anyurl.cli\n"
+    code = ("import asyncio, sys, anyurl.cli.commands\n"
             "seen = []\n"
-            "real = anyurl.cli.cmd_get\n"
+            "real = anyurl.cli.commands.cmd_get\n"
             "async def spy(*a):\n"
             "    seen.append(type(asyncio.get_running_loop()).__module__)\n"
             "    return await real(*a)\n"
-            "anyurl.cli.cmd_get = spy\n"
-            f"code = anyurl.cli.main(['get', '-o', {str(tmp_path / 'out')!r}, {(tmp_path / 'f.txt').as_uri()!r}])\n"
+            "anyurl.cli.commands.cmd_get = spy\n"
+            f"code = anyurl.cli.commands.main(['get', '-o', {str(tmp_path / 'out')!r}, {(tmp_path / 'f.txt').as_uri()!r}])\n"
             "print(code, seen[0].split('.')[0])")
     env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent), "ANYURL_LOOP": choice}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
@@ -168,7 +168,7 @@ def _modules_after(argv: list[str]) -> tuple[int, set[str], set[str]]:
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env["PYTHONPATH"] = str(Path(anyurl.__file__).parent.parent)
     # no contextlib/json in the probe itself: they are among what is checked
-    code = ("import io, sys\nfrom anyurl.cli import main\nout, sys.stdout = sys.stdout, io.StringIO()\n"
+    code = ("import io, sys\nfrom anyurl.cli.commands import main\nout, sys.stdout = sys.stdout, io.StringIO()\n"
             f"code = main({argv!r})\nsys.stdout = out\nprint(code, *sys.modules)")
     bare = subprocess.run([sys.executable, "-c", "import sys; print(*sys.modules)"], capture_output=True,
                           text=True, timeout=60, env=env, check=True).stdout.split()
@@ -218,11 +218,11 @@ def test_ls_of_a_directory_imports_nothing_it_does_not_use(tmp_path: Path) -> No
 @pytest.mark.parametrize("argv", [["--version"], ["parse", "http://h/x", "news:a@b"]])
 def test_the_entry_point_answers_quick_commands_without_the_cli_module(argv: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
-    code = f"import sys; from anyurl.__main__ import main; c = main({argv!r}); print(c, 'anyurl.cli' in sys.modules)"
+    code = f"import sys; from anyurl.__main__ import main; c = main({argv!r}); print(c, 'anyurl.cli.commands' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "0 False"
-    with_cli = subprocess.run([sys.executable, "-c", f"from anyurl.cli import main; main({argv!r})"],
+    with_cli = subprocess.run([sys.executable, "-c", f"from anyurl.cli.commands import main; main({argv!r})"],
                               capture_output=True, text=True, timeout=60, env=env)
     assert proc.stdout.splitlines()[:-1] == with_cli.stdout.splitlines()   # the same output
 
@@ -263,7 +263,7 @@ _OTHER_LINES = [
 def test_plain_lines_read_without_argparse_as_argparse_reads_them(line: str) -> None:
     import shlex
 
-    from anyurl import cli
+    from anyurl.cli import commands as cli
 
     argv = cli._insert_default_command(shlex.split(line))
     quick = cli._parse_plain_line(argv)
@@ -275,7 +275,7 @@ def test_plain_lines_read_without_argparse_as_argparse_reads_them(line: str) -> 
 def test_other_command_lines_go_to_argparse(line: str) -> None:
     import shlex
 
-    from anyurl import cli
+    from anyurl.cli import commands as cli
 
     assert cli._parse_plain_line(cli._insert_default_command(shlex.split(line))) is None
 
@@ -284,7 +284,7 @@ def test_other_command_lines_go_to_argparse(line: str) -> None:
 def test_the_quick_reader_knows_every_option(command: str) -> None:
     # an option added to the command in build_parser but not to the quick reader's defaults
     # would be missing from the namespace of every plain line: this names it
-    from anyurl import cli
+    from anyurl.cli import commands as cli
 
     parsed = vars(cli.build_parser().parse_args([command, "u"]))
     key = "urls" if command in ("get", "parse") else "url"
@@ -307,21 +307,21 @@ def test_the_entry_point_pauses_the_collector_only_for_start_up(tmp_path: Path) 
     # start-up runs without collections (they would walk every object imports made); transfers
     # run with the collector on, so cyclic garbage of a long URL list is still freed
     (tmp_path / "f.txt").write_text("hello\n")
-    code = ("import gc, sys, anyurl.cli\n"
+    code = ("import gc, sys, anyurl.cli.commands\n"
             "seen = []\n"
-            "real = anyurl.cli.cmd_get\n"
+            "real = anyurl.cli.commands.cmd_get\n"
             "async def spy(*a):\n"
             "    seen.append(gc.isenabled())\n"
             "    return await real(*a)\n"
-            "anyurl.cli.cmd_get = spy\n"
+            "anyurl.cli.commands.cmd_get = spy\n"
             "from anyurl.__main__ import main\n"
             f"argv = ['get', '-q', '-o', {str(tmp_path / 'out')!r}, {(tmp_path / 'f.txt').as_uri()!r}]\n"
             "paused = []\n"
-            "real_parse = anyurl.cli._parse_plain_line\n"
+            "real_parse = anyurl.cli.commands._parse_plain_line\n"
             "def parse_spy(a):\n"
             "    paused.append(gc.isenabled())\n"
             "    return real_parse(a)\n"
-            "anyurl.cli._parse_plain_line = parse_spy\n"
+            "anyurl.cli.commands._parse_plain_line = parse_spy\n"
             "print(main(argv), paused, seen, gc.isenabled(), gc.get_freeze_count() > 1000)\n"
             "gc.disable()\n"
             "print(main(['--version']), gc.isenabled())")
@@ -343,7 +343,7 @@ def test_a_quick_get_on_a_terminal_imports_no_rich_and_draws_nothing(url: str, e
         url = (tmp_path / "f.txt").as_uri()
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env.update(PYTHONPATH=str(Path(anyurl.__file__).parent.parent), TERM="xterm")
-    code = ("import sys\nfrom anyurl.cli import main\n"
+    code = ("import sys\nfrom anyurl.cli.commands import main\n"
             f"code = main(['get', '-o', {str(tmp_path / 'out')!r}, {url!r}])\n"
             "print(code, sys.stderr.isatty(), sorted(m for m in sys.modules if m.split('.')[0] == 'rich'))")
     master, slave = pty.openpty()  # stderr (and stdin) a terminal, as for a user

@@ -196,7 +196,7 @@ async def test_fetch_is_not_retrievable() -> None:
 
 
 def test_advisory_text_shows_but_never_types() -> None:
-    from anyurl.terminal import advisory_text
+    from anyurl.cli.terminal import advisory_text
 
     url = TelnetURL(scheme="telnet", host="h", port=23, user="guest", password="secret")
     assert advisory_text(url) == ("login as guest, password secret "

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from anyurl.mirror import _Mirror
 from anyurl.response import Entry
+from anyurl.transfer.mirror import _Mirror
+from anyurl.transfer.walk import Found, _canonical, _child_key, _child_prefix
 from anyurl.urls import FTPURL, parse
-from anyurl.walk import Found, _canonical, _child_key, _child_prefix
 
 NAMES = ["plain.bin", "with space", "100%", "a#b", "semi;type=a", "ünï", "tab\there",
          "lone\udcff", "~tilde", "q?x", "at@colon:", "a%2Fb"]

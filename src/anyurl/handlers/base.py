@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from ..errors import (
     ConfigurationError,
@@ -16,17 +16,74 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
+from ..net.pool import connect_target
 from ..response import Body, Entry, Stat, entry_line
 from ..settings import Request
-from .pool import connect_target
 
 if TYPE_CHECKING:
-    from ..client import Client
+    from collections.abc import Callable
 
-__all__ = ["Handler", "Request", "apply_length", "bounded_readline", "open_connection", "prime_allocator", "refuse_controls",
+    from ..settings import Limits, Policy, Retry, Timeouts
+    from ..urls import URL
+
+__all__ = ["Context", "Handler", "Request", "apply_length", "bounded_readline", "open_connection", "prime_allocator", "refuse_controls",
            "refuse_range", "render_entries"]
 
 T = TypeVar("T")
+
+
+class Context(Protocol):
+    """What a driver may ask of the Client that owns it, and nothing more.
+
+    :class:`anyurl.Client` provides it; a test double (tests/doubles.py) can too. Settings are
+    read-only here: a driver never changes its Client.
+    """
+
+    @property
+    def timeouts(self) -> Timeouts: ...
+    @property
+    def limits(self) -> Limits: ...
+    @property
+    def policy(self) -> Policy: ...
+    @property
+    def user_agent(self) -> str: ...
+    @property
+    def anonymous_email(self) -> str: ...
+    @property
+    def news_server(self) -> str | None: ...
+    @property
+    def form_callback(self) -> Callable[..., Any] | None: ...
+
+    def options_for(self, name: str, cls: type[T]) -> T:
+        """The scheme options given to the Client as ``name=``, or ``cls()``."""
+        ...
+
+    def credentials_for(self, host: str, port: int | None = None,
+                        user: str | None = None) -> tuple[str, str] | None:
+        """(user, password) for a server from the Client's credentials or ~/.netrc."""
+        ...
+
+    async def ask_password(self, user: str, host: str) -> str | None:
+        """The password callback's answer, else a stored password."""
+        ...
+
+    def proxy_for(self, scheme: str, host: str, port: int | None = None) -> str | None:
+        """The proxy URL for a target, or None for a direct connection."""
+        ...
+
+    def parse(self, url: str | URL) -> URL:
+        """*url* as a URL value."""
+        ...
+
+    def handler(self, url: URL) -> Handler:
+        """The driver of *url*'s scheme: how a driver follows a URL a server gave it."""
+        ...
+
+    def request(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
+                retry: Retry | None = None, offset: int = 0, length: int | None = None,
+                options: object | None = None, max_size: int | None = None) -> Request:
+        """The Request a call with these arguments would hand its driver."""
+        ...
 
 
 class Handler:
@@ -41,7 +98,7 @@ class Handler:
     #: the options class read from ``Client(<name>=...)`` and ``options=`` per request
     options_name: ClassVar[str | None] = None
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         self.client = client
 
     def options(self, req: Request, cls: type[T]) -> T:

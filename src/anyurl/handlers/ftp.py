@@ -6,8 +6,8 @@ downloads) so the exact RFC 1738 command sequence could not be guaranteed, and
 its data path copies through 8 KiB reads. The protocol decisions (command plan,
 reply and listing parsing) live in the sans-I/O module; this module only moves
 bytes: control lines, and data connections read by the shared
-:class:`~anyurl.handlers.stream.BulkReader`. Control connections are pooled by
-:class:`~anyurl.handlers.pool.Pool` (per-host slots, idle reuse, the stale retry);
+:class:`~anyurl.net.bulk.BulkReader`. Control connections are pooled by
+:class:`~anyurl.net.pool.Pool` (per-host slots, idle reuse, the stale retry);
 commands and replies are logged at DEBUG to ``anyurl.ftp`` (passwords masked).
 """
 
@@ -22,7 +22,7 @@ import os
 import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 from .._record import Record
 from ..errors import (
@@ -39,22 +39,20 @@ from ..errors import (
     TruncatedTransfer,
     mask_password,
 )
+from ..net.bulk import BulkReader
+from ..net.pool import Lease, Pool
 from ..protocols import ftp as proto
 from ..protocols.ftp import Plan, Reply
 from ..response import Body, Entry, Stat, guess_content_type
 from ..urls import FTPURL, URL
 from .base import (
+    Context,
     Handler,
     Request,
     apply_length,
     open_connection,
     render_entries,
 )
-from .pool import Lease, Pool
-from .stream import BulkReader
-
-if TYPE_CHECKING:
-    from ..client import Client
 
 __all__ = ["FTPHandler", "FTPOptions"]
 
@@ -235,7 +233,7 @@ _PoolKey = tuple[str, int, str, "str | None", str]
 
 
 class _Control:
-    """One logged-in control connection (a :class:`~anyurl.handlers.pool.Connection`)."""
+    """One logged-in control connection (a :class:`~anyurl.net.pool.Connection`)."""
 
     def __init__(self, handler: FTPHandler, key: _PoolKey, url: FTPURL, host: str, port: int,
                  reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tls: ssl.SSLContext | None,
@@ -795,7 +793,7 @@ class FTPHandler(Handler):
 
     options_name = "ftp"
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         # 421: the server is closing the control connection (often an idle timeout)
         self.pool: Pool[_Control] = Pool("ftp", closing_replies=("421",))

@@ -12,7 +12,7 @@ import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._record import Record
 from ..errors import (
@@ -27,15 +27,12 @@ from ..errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
+from ..net.bulk import BulkReader
+from ..net.pool import Lease, Pool, connect_target
 from ..protocols import gopher as gp
 from ..response import Body, Entry, Stat
 from ..urls import GopherURL
-from .base import Handler, Request, apply_length, os_reason
-from .pool import Lease, Pool, connect_target
-from .stream import BulkReader
-
-if TYPE_CHECKING:
-    from ..client import Client
+from .base import Context, Handler, Request, apply_length, os_reason
 
 __all__ = ["GopherHandler", "GopherOptions"]
 
@@ -164,7 +161,7 @@ class GopherHandler(Handler):
 
     options_name = "gopher"
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         # one request per connection: the pool only bounds them per host (Limits.per_host)
         self.pool: Pool[Any] = Pool("gopher")

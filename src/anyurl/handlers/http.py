@@ -4,7 +4,7 @@ Each request (each redirect hop) goes one of two ways, chosen per hop:
 
 * **the lean path** (:mod:`anyurl.handlers.http1`, :mod:`anyurl.protocols.http1`):
   plain ``http://`` and ``https://`` requests straight to the origin server.
-  Keep-alive connections on the shared :class:`~anyurl.handlers.pool.Pool`
+  Keep-alive connections on the shared :class:`~anyurl.net.pool.Pool`
   (``Limits.per_host``, ``Limits.max_idle``, one fresh try when a reused
   connection turns out stale), httptools to parse, no aiohttp import; the TLS
   context is built on the first https request only.
@@ -82,17 +82,17 @@ from ..errors import (
 )
 from ..protocols.http1 import Headers
 from ..response import Body, Stat
+from ..schemes import DEFAULT_PORTS
 from ..urls import FTPURL, HTTPURL, URL
-from .base import Handler, Request, apply_length, prime_allocator, refuse_controls
+from .base import Context, Handler, Request, apply_length, prime_allocator, refuse_controls
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     import aiohttp
 
-    from ..client import Client
+    from ..net.pool import Pool
     from .http1 import H1Client
-    from .pool import Pool
 
 _log = logging.getLogger("anyurl.http")
 
@@ -249,7 +249,6 @@ def _widen_reads(resp: aiohttp.ClientResponse, chunk_size: int) -> None:
             pass
 
 
-_DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 # what sends a URL down the careful path in HTTPHandler._target: CR, LF, NUL, literal or
 # %-encoded (%00, %0A, %0D); a "?" in the path; a host other than a lower-case name or IPv4 address
 _UNSAFE_TEXT = re.compile(r"[\r\n\0]|%0[0aAdD]")
@@ -282,7 +281,7 @@ class _Target:
         self.explicit_port = explicit_port
         self.path = path  # escaped, starting with "/"
         self.query = query
-        default = _DEFAULT_PORTS.get(scheme)
+        default = DEFAULT_PORTS.get(scheme)
         self.port: int = explicit_port or default or 80
         bracketed = f"[{host}]" if ":" in host else host
         self.hostport = (bracketed if explicit_port is None or explicit_port == default
@@ -453,7 +452,7 @@ class HTTPHandler(Handler):
 
     options_name = "http"
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         self.http_options = client.options_for("http", HTTPOptions)
         self._session: aiohttp.ClientSession | None = None
@@ -556,7 +555,7 @@ class HTTPHandler(Handler):
         port = url.port
         if _WIRE_UNSAFE.search(path) is not None:  # (_wire's own first look, inline: the usual case)
             path = _wire(path)
-        return _Target(scheme, host, None if port == _DEFAULT_PORTS.get(scheme) else port,
+        return _Target(scheme, host, None if port == DEFAULT_PORTS.get(scheme) else port,
                        "/" + path, None if search is None else _wire(search))
 
     def _headers(self, url: HTTPURL | FTPURL, opts: HTTPOptions, rng: tuple[int, int | None] | None,

@@ -2,7 +2,7 @@
 
 :class:`H1Connection` is an ``asyncio.Protocol`` holding one socket and the
 :class:`~anyurl.protocols.http1.ResponseReader` of the response in flight;
-:class:`H1Client` lends connections from one :class:`~anyurl.handlers.pool.Pool`
+:class:`H1Client` lends connections from one :class:`~anyurl.net.pool.Pool`
 (``Limits.per_host``, ``Limits.max_idle``, the stale-connection retry) and
 returns a :class:`LeanResponse` per request. The policy around it (redirects,
 ranges, decoding, errors) is :mod:`anyurl.handlers.http`'s, shared with the
@@ -27,9 +27,9 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout
+from ..net.pool import Lease, Pool, connect_target
 from ..protocols.http1 import Headers, ResponseReader, header_block, request_start, request_tail
 from .base import os_reason
-from .pool import Lease, Pool, connect_target
 
 if TYPE_CHECKING:
     from ..settings import Request
@@ -45,7 +45,7 @@ _Key = tuple[str, str, int]
 
 
 class H1Connection(asyncio.BaseProtocol):
-    """One HTTP/1.1 connection (a :class:`~anyurl.handlers.pool.Connection`).
+    """One HTTP/1.1 connection (a :class:`~anyurl.net.pool.Connection`).
 
     On asyncio's own loop the transport's ``max_size`` sets the receive size;
     elsewhere (uvloop) :func:`connection_class` picks :class:`H1BufferedConnection`,

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from email.message import EmailMessage
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import aiosmtplib
 
@@ -44,10 +43,7 @@ from ..protocols.mail import (
 )
 from ..response import Body
 from ..urls import URL, MailtoURL
-from .base import Handler, Request
-
-if TYPE_CHECKING:
-    from ..client import Client
+from .base import Context, Handler, Request
 
 __all__ = ["AttachmentSource", "MailtoHandler", "SMTPSettings", "SentMail", "load_settings"]
 
@@ -261,7 +257,7 @@ class MailtoHandler(Handler):
     """Sends mail to mailto: URLs through the configured SMTP relay."""
 
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         self._tls_cache: dict[tuple[bool, str | None], ssl.SSLContext] = {}
 

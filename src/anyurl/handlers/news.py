@@ -45,13 +45,13 @@ from ..errors import (
     TemporaryFailure,
     UnsafeURL,
 )
+from ..net.pool import Lease, Pool
 from ..protocols import nntp
 from ..protocols.nntp import Data, End, Reply, ReplyReader
 from ..response import Body, Entry, Stat
 from ..settings import Limits
 from ..urls import NNTPURL, URL, NewsURL
 from .base import Handler, Request, apply_length, open_connection, render_entries
-from .pool import Lease, Pool
 
 __all__ = ["NewsHandler", "NewsOptions"]
 
@@ -110,7 +110,7 @@ def _rewrap(exc: AnyURLError, url: object) -> AnyURLError:
 
 
 class _Conn:
-    """One NNTP connection (a :class:`~anyurl.handlers.pool.Connection`): the stream
+    """One NNTP connection (a :class:`~anyurl.net.pool.Connection`): the stream
     pair, the reply reader and session state."""
 
     def __init__(self, server: _Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,

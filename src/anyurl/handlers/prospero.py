@@ -17,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .._listing import file_name
 from ..errors import (
     AccessDenied,
     ConnectError,
@@ -30,14 +29,12 @@ from ..errors import (
     UnsafeURL,
     URLSyntaxError,
 )
+from ..net.pool import Pool
 from ..protocols import prospero as pp
 from ..response import Body, Entry
+from ..transfer.names import file_name
 from ..urls import ProsperoURL, percent_encode
-from .base import Handler, Request, refuse_controls, render_entries
-from .pool import Pool
-
-if TYPE_CHECKING:
-    from ..client import Client
+from .base import Context, Handler, Request, refuse_controls, render_entries
 
 __all__ = ["ProsperoHandler", "ProsperoOptions"]
 
@@ -89,7 +86,7 @@ class ProsperoHandler(Handler):
     def _options(self) -> ProsperoOptions:
         return self.client.options_for("prospero", ProsperoOptions)
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         self.pool: Pool[Any] = Pool("prospero")  # UDP transactions: per-host slots only
 

@@ -7,7 +7,7 @@ raise :class:`NotRetrievable`. From Python::
         await session.expect([rb"login: "])
         await session.write("guest\\n")
 
-From a terminal, ``anyurl telnet://host/`` (see :mod:`anyurl.terminal`).
+From a terminal, ``anyurl telnet://host/`` (see :mod:`anyurl.cli.terminal`).
 The user name and password of the URL are advisory only: they are used
 only when the caller asks (:meth:`TelnetSession.login`). Nothing here
 spawns an external program.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import (
     AccessDenied,
@@ -29,14 +29,12 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
+from ..net.pool import Lease, Pool
 from ..protocols.telnet import BINARY, DO, WILL, TelnetProtocol
 from ..response import Body
+from ..schemes import port_of
 from ..urls import TelnetURL
-from .base import Handler, Request, open_connection
-from .pool import Lease, Pool
-
-if TYPE_CHECKING:
-    from ..client import Client
+from .base import Context, Handler, Request, open_connection
 
 __all__ = ["TelnetHandler", "TelnetSession", "check_telnet_url"]
 
@@ -301,7 +299,7 @@ class TelnetSession:
 class TelnetHandler(Handler):
     """Opens Telnet sessions; telnet URLs are not retrievable."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         self.pool: Pool[Any] = Pool("telnet")  # sessions are not reused: per-host slots only
 
@@ -334,9 +332,9 @@ class TelnetHandler(Handler):
         if binary:
             protocol.request(WILL, BINARY)
             protocol.request(DO, BINARY)
-        slot = await self.pool.lend_slot(req, url.host, url.port or 23)  # held until session.close()
+        slot = await self.pool.lend_slot(req, url.host, port_of(url))  # held until session.close()
         try:
-            reader, writer = await open_connection(url, url.host, url.port or 23,
+            reader, writer = await open_connection(url, url.host, port_of(url),
                                                    timeout=req.connect_timeout, limit=req.limits.max_line)
         except BaseException:
             await slot.release(False)
@@ -344,7 +342,7 @@ class TelnetHandler(Handler):
         session = TelnetSession(url, reader, writer, protocol, read_timeout=req.timeouts.read,
                                 max_buffer=max(req.limits.max_line, 1 << 20), handler=self)
         session._slot = slot
-        self.pool.log.debug("opened session to %s:%s", url.host, url.port or 23)
+        self.pool.log.debug("opened session to %s:%s", url.host, port_of(url))
         try:
             await session._flush()  # our own requests go out first
         except BaseException:

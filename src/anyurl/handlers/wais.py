@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import (
     AnyURLError,
@@ -34,10 +34,13 @@ from ..errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
+from ..net.pool import Lease, Pool
 from ..protocols import z3950
 from ..response import Body, Entry
+from ..schemes import port_of
 from ..urls import URL, WAISURL, percent_encode
 from .base import (
+    Context,
     Handler,
     Request,
     apply_length,
@@ -46,10 +49,6 @@ from .base import (
     refuse_range,
     render_entries,
 )
-from .pool import Lease, Pool
-
-if TYPE_CHECKING:
-    from ..client import Client
 
 __all__ = ["WAISHandler", "WAISOptions", "WTYPES"]
 
@@ -197,7 +196,7 @@ class WAISHandler(Handler):
 
     options_name = "wais"
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Context) -> None:
         super().__init__(client)
         self.pool: Pool[Any] = Pool("wais")  # one association per request: per-host slots only
 
@@ -227,14 +226,14 @@ class WAISHandler(Handler):
             raise NotRetrievable("a wais URL needs a database name", url=url)
 
     async def _connect(self, url: WAISURL, opts: WAISOptions, req: Request) -> tuple[_Session, z3950.InitResult]:
-        slot = await self.pool.lend_slot(req, url.host, url.port or 210)  # released by session.close()
+        slot = await self.pool.lend_slot(req, url.host, port_of(url))  # released by session.close()
         try:
-            reader, writer = await open_connection(url, url.host, url.port or 210, timeout=req.connect_timeout,
+            reader, writer = await open_connection(url, url.host, port_of(url), timeout=req.connect_timeout,
                                                    limit=65536)
         except BaseException:
             await slot.release(False)
             raise
-        self.pool.log.debug("opened association with %s:%s", url.host, url.port or 210)
+        self.pool.log.debug("opened association with %s:%s", url.host, port_of(url))
         session = _Session(url, reader, writer, req.read_timeout, opts.max_apdu)
         session.slot = slot
         try:
@@ -278,7 +277,7 @@ class WAISHandler(Handler):
             await session.close()
         target = " ".join(x for x in (init.implementation_name, init.implementation_version) if x)
         lines = [
-            f"WAIS database {url.database} at {url.host}:{url.port or 210} (Z39.50 version {init.version})",
+            f"WAIS database {url.database} at {url.host}:{port_of(url)} (Z39.50 version {init.version})",
             f"Target: {target or 'unnamed'}" + (f" (id {init.implementation_id})" if init.implementation_id else ""),
             f"Services: {' '.join(sorted(init.options))}",
         ]

@@ -22,9 +22,11 @@ import ipaddress
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from ..schemes import PROXIED
+
 __all__ = ["bypasses", "env_proxy", "normalize_proxy", "select_proxy"]
 
-PROXIED_SCHEMES = frozenset({"http", "https", "ftp"})
+PROXIED_SCHEMES = PROXIED  # the schemes an HTTP proxy may carry (anyurl.schemes)
 
 
 def env_proxy(scheme: str, env: Mapping[str, str]) -> str | None:

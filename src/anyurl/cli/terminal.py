@@ -23,12 +23,13 @@ import tty
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from .errors import AnyURLError, NotRetrievable
-from .handlers.telnet import TelnetHandler, TelnetSession
-from .urls import URL, TelnetURL
+from ..errors import AnyURLError, NotRetrievable
+from ..handlers.telnet import TelnetHandler, TelnetSession
+from ..schemes import port_of
+from ..urls import URL, TelnetURL
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["ESCAPE", "advisory_text", "run"]
 
@@ -94,7 +95,7 @@ async def run(url: str | URL, client: Client) -> int:
     is_tty = os.isatty(stdin_fd)
     handler = client.handler(u)
     assert isinstance(handler, TelnetHandler)
-    host, port = u.host, u.port or 23
+    host, port = u.host, port_of(u)
     _say(f"Trying {host}:{port}...\n", False)
     hint = advisory_text(u)
     try:

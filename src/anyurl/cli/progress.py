@@ -3,7 +3,7 @@
 :class:`TransferProgress` shows one bar per download (bytes, rate, and an
 ETA when the size is known) and, for several downloads, an overall bar.
 Each bar is driven by the ``progress(done, total)`` callback that
-:func:`anyurl.download.download` accepts.
+:func:`anyurl.transfer.download.download` accepts.
 
 :class:`DelayedProgress` has the same interface and draws nothing until the
 transfers have run for :data:`SHOW_AFTER` seconds: a quick download never

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from urllib.parse import unquote
 
-from .errors import URLSyntaxError
-from .response import Entry
-from .urls import FTPURL, HTTPURL, NNTPURL, URL, WAISURL, FileURL, GopherURL, NewsURL, ProsperoURL, parse
+from ..errors import URLSyntaxError
+from ..response import Entry
+from ..urls import FTPURL, HTTPURL, NNTPURL, URL, WAISURL, FileURL, GopherURL, NewsURL, ProsperoURL, parse
 
 __all__ = ["entry_file_name", "file_name", "is_parent_link", "parse_or_value_error", "segments"]
 

@@ -24,7 +24,7 @@ import socket
 import threading
 from typing import cast
 
-from .base import prime_allocator
+from ..handlers.base import prime_allocator
 
 __all__ = ["BulkReader"]
 

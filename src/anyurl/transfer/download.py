@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
+from ..errors import (
     AccessDenied,
     AnyURLError,
     ConnectError,
@@ -39,11 +39,11 @@ from .errors import (
     UnsupportedScheme,
     URLSyntaxError,
 )
-from .response import Body, translate_errors
-from .urls import URL
+from ..response import Body, translate_errors
+from ..urls import URL
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["PART_SUFFIX", "Progress", "WouldOverwrite", "download", "name_for_url", "part_path", "safe_name",
            "same_content"]
@@ -129,7 +129,7 @@ def name_for_url(url: URL | str) -> str:
     "index"; the result is always a safe name (see :func:`safe_name`).
     """
     if isinstance(url, str):
-        from .urls import parse
+        from ..urls import parse
 
         url = parse(url)
     raw = ""

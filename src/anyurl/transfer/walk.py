@@ -44,25 +44,25 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .client import body_entries
-from .errors import AnyURLError, TransferError
-from .handlers.file import file_url_for
-from .protocols.ftp import directory_text, entry_text
-from .response import Entry, translate_errors
-from .urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
+from ..client import body_entries
+from ..errors import AnyURLError, TransferError
+from ..handlers.file import file_url_for
+from ..protocols.ftp import directory_text, entry_text
+from ..response import Entry, translate_errors
+from ..schemes import family
+from ..urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["Found", "walk"]
 
-log = logging.getLogger("anyurl.walk")
+log = logging.getLogger("anyurl.transfer.walk")
 
 # kinds that are listed when met; a symlink or a page is opened to learn what it is
 _DIRECTORY_KINDS = frozenset({"directory", "group"})
 _PROBE_KINDS = frozenset({"symlink", "page"})
 _SKIP_KINDS = frozenset({"info", "error", "session"})
-_FAMILY = {"https": "http", "ftps": "ftp", "nntp": "news", "nntps": "news"}
 _PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
 _ROBOTS_MAX = 512 * 1024
 
@@ -127,7 +127,7 @@ def _host_of(u: URL) -> str:
 
 
 def _family(scheme: str) -> str:
-    return _FAMILY.get(scheme, scheme)
+    return family(scheme)
 
 
 def _where(u: URL) -> tuple[str, str, int, str] | None:

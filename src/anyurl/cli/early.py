@@ -2,11 +2,11 @@
 
 ``anyurl get gopher://host/9/big`` spends ~80 ms importing asyncio, uvloop and
 anyurl's handlers before its first connect. :func:`start` (called by
-:func:`anyurl.cli.main` once the command line is read) begins a non-blocking
+:func:`anyurl.cli.commands.main` once the command line is read) begins a non-blocking
 connect to the first URL's host:port, so the handshake, and a server that
 starts a process per connection, overlap the import. The connection layer
 then adopts that socket for the first connection to exactly that
-(scheme, host, port) (:func:`anyurl.handlers.pool.connect_target`); the
+(scheme, host, port) (:func:`anyurl.net.pool.connect_target`, through :mod:`anyurl.net.handoff`); the
 handlers speak their protocol on it as on any other. Nothing is sent early.
 
 Started only for a plain-TCP scheme whose handler connects straight to the
@@ -28,6 +28,8 @@ import os
 import socket
 import threading
 
+from ..schemes import EARLY_CONNECT, PROXIED
+
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time
 if TYPE_CHECKING:
     from typing import Any
@@ -35,8 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["discard", "start", "take"]
 
 #: the schemes whose handler opens a plain TCP connection to the URL's own host:port
-SCHEMES = frozenset({"gopher", "http", "ftp", "nntp"})
-_PROXIED = frozenset({"http", "https", "ftp"})  # as anyurl.protocols.proxy.PROXIED_SCHEMES
+SCHEMES = EARLY_CONNECT
+_PROXIED = PROXIED
 # as anyurl.client._PROXY_VARIABLES (that module imports asyncio; a unit test keeps them equal)
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
                     "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
@@ -108,7 +110,7 @@ def _proxied(scheme: str, host: str, port: int, proxy: str | None, no_proxy: str
     if proxy is None:
         if not any(os.environ.get(name) for name in _PROXY_VARIABLES if "no_proxy" not in name.lower()):
             return False  # the common case: no proxy variable at all
-    from .protocols.proxy import select_proxy
+    from ..protocols.proxy import select_proxy
 
     env = {name: value for name in _PROXY_VARIABLES if (value := os.environ.get(name)) is not None}
     try:
@@ -134,7 +136,7 @@ def _target(args: Any) -> tuple[str, str, int] | None:
         return None
     if any(c in text for c in "\r\n\0") or any(e in text.lower() for e in ("%0d", "%0a", "%00")):
         return None  # refused by the handler before any I/O: none here either
-    from .urls import parse
+    from ..urls import parse
 
     try:
         url = parse(text)
@@ -146,7 +148,7 @@ def _target(args: Any) -> tuple[str, str, int] | None:
     if scheme == "http" and not host.isascii():
         return None  # aiohttp's path (it applies IDNA), which connects by itself
     if scheme == "gopher":
-        from .protocols.gopher import service_port_refusal
+        from ..protocols.gopher import service_port_refusal
 
         if service_port_refusal(port):
             return None  # refused by the default policy before any I/O
@@ -165,6 +167,9 @@ def start(args: Any) -> None:
         key = None
     if key is None:
         return
+    from ..net import handoff  # a few lines, no asyncio: the connection layer asks it for the socket
+
+    handoff.set_taker(take)
     early = _Early(key)
     family = _literal(key[1])
     if family is not None:

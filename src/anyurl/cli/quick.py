@@ -2,61 +2,44 @@
 
 Start-up is nearly all of their time, and loading anyurl.cli (~1,400 lines) is
 ~5% of it; everything else, and any ``parse`` whose URLs do not all parse (the
-error lines), goes to :func:`anyurl.cli.main`, which gives the same output.
+error lines), goes to :func:`anyurl.cli.commands.main`, which gives the same output.
 """
 
 from __future__ import annotations
 
 import sys
 
-from . import __version__
-from .errors import mask_password
+from .. import __version__
+from ..errors import mask_password
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
     from typing import Any
 
-    from .urls import URL
+    from ..urls import URL
 
-__all__ = ["Args", "Command", "main", "read_plain_line", "url_components"]
+__all__ = ["Args", "Command", "answer", "read_plain_line", "url_components"]
 
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPIPE
 EXIT_LOCAL_IO = 10  # TransferError's: standard output cannot take the data
 
 
-# True while main() holds the collector off for start-up (anyurl.cli turns it back on)
+# True while anyurl.__main__.main holds the collector off for start-up (anyurl.cli.commands
+# turns it back on)
 gc_paused = False
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``anyurl`` command; returns the exit code."""
-    global gc_paused
-    import gc  # built in: no import cost
-
-    # Start-up (asyncio, uvloop, anyurl) makes ~25,000 objects that live to the end; the
-    # collections they trigger walk them all for nothing (~4 ms). anyurl.cli resumes the
-    # collector, with those objects frozen, once the event loop runs.
-    if gc.isenabled():
-        gc.disable()
-        gc_paused = True
-    try:
-        return _main(argv)
-    finally:
-        if gc_paused:
-            gc_paused = False
-            gc.enable()
-
-
-def _main(argv: Sequence[str] | None) -> int:
-    raw = list(sys.argv[1:] if argv is None else argv)
+def answer(raw: list[str]) -> int | None:
+    """Answer ``--version`` and ``parse`` without loading the commands: the exit code, or
+    None when the command line is for :func:`anyurl.cli.commands.run`."""
     if raw == ["--version"]:
         print(f"anyurl {__version__}")
         return 0
     args = read_plain_line(raw, PARSE) if "parse" in raw else None
     if args is not None and not args.verbose:
-        from .urls import parse
+        from ..urls import parse
 
         try:
             urls = [parse(text) for text in args.urls]
@@ -83,9 +66,7 @@ def _main(argv: Sequence[str] | None) -> int:
         except OSError as exc:  # a full disk, a file size limit: anyurl.cli's message and exit code
             print(f"anyurl: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_LOCAL_IO
-    from .cli import run  # main, then exit without the last collections
-
-    return run(raw)
+    return None
 
 
 # -- parse -------------------------------------------------------------------------

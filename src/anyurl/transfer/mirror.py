@@ -1,8 +1,8 @@
 """Mirror a directory tree (FTP, file:, gopher, news, HTTP listings...) into a local directory.
 
-``await mirror(client, url, "DIR")`` walks *url* with :func:`anyurl.walk.walk`
+``await mirror(client, url, "DIR")`` walks *url* with :func:`anyurl.transfer.walk.walk`
 and downloads every file into DIR, keeping the tree: directories become local
-directories, files are written atomically (:func:`anyurl.download.download`),
+directories, files are written atomically (:func:`anyurl.transfer.download.download`),
 byte-exact (FTP files are fetched as ``;type=i``), several at once through the
 one Client.
 
@@ -33,15 +33,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import AnyURLError, TransferError, TruncatedTransfer
+from ..protocols.ftp import directory_text
+from ..response import Entry, translate_errors
+from ..urls import FTPURL, HTTPURL, URL, parse, percent_decode
 from .download import PART_SUFFIX, WouldOverwrite, _fit, download, name_for_url, part_path, same_content
-from .errors import AnyURLError, TransferError, TruncatedTransfer
-from .protocols.ftp import directory_text
-from .response import Entry, translate_errors
-from .urls import FTPURL, HTTPURL, URL, parse, percent_decode
 from .walk import _SKIP_KINDS, Found, _child_key, _listed_dir, walk
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["MirrorResult", "local_name", "mirror"]
 
@@ -551,7 +551,7 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     older; *force* replaces files with other content; *include*/*exclude* are
     glob patterns matched against the relative path and the file name.
     *progress* is called with the running :class:`MirrorResult` after each
-    file. Other keywords go to :func:`anyurl.walk.walk`. Failures are
+    file. Other keywords go to :func:`anyurl.transfer.walk.walk`. Failures are
     collected in ``result.errors``; the mirror goes on. At the end they are in
     tree order (by the entries' paths, names compared one by one), not in the
     order they happened, so the first error does not depend on timing.

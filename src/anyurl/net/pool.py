@@ -26,9 +26,9 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from typing import Any, Generic, Protocol, TypeVar
 
-from .. import _early
 from ..errors import AnyURLError, ConnectError, PoolTimeout
 from ..settings import Limits, Request
+from . import handoff
 
 __all__ = ["Connection", "Lease", "Pool", "connect_target", "early_socket", "logger"]
 
@@ -497,11 +497,11 @@ def _outcome(sock: socket.socket) -> bool | None:
 
 async def early_socket(scheme: str, host: str, port: int) -> socket.socket | None:
     """The socket the CLI began connecting to scheme://host:port before asyncio was
-    imported (see :mod:`anyurl._early`), once it is connected; for the caller's
+    imported (see :mod:`anyurl.net.handoff`), once it is connected; for the caller's
     ``create_connection(sock=...)``. None when there is none, or it failed: the caller
     connects as usual, and reports that connect's error. Call it inside the connect
     deadline: a connect still under way is waited for, and closed if the wait ends."""
-    sock = _early.take(scheme, host, port)
+    sock = handoff.take(scheme, host, port)
     if sock is None:
         return None
     try:

@@ -13,8 +13,9 @@ import stat
 import sys
 import time
 
-from . import __version__, errors
-from ._quick import (
+from .. import __version__, errors
+from ..errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
+from .quick import (
     EXIT_INTERRUPTED,
     EXIT_PIPE,
     GLOBAL_DEFAULTS,
@@ -26,7 +27,6 @@ from ._quick import (
     read_plain_line,
     url_components,
 )
-from .errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer, mask_password
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs startup time)
@@ -41,10 +41,10 @@ if TYPE_CHECKING:  # rich loads only when a progress bar is drawn (it costs star
     from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
     from typing import Any, TextIO, TypeVar
 
-    from .client import Client
+    from ..client import Client
+    from ..response import Body, Entry
+    from ..urls import URL
     from .progress import DelayedProgress
-    from .response import Body, Entry
-    from .urls import URL
 
     _N = TypeVar("_N", int, float)
     _Job = tuple[int, URL, str, str, str | None]  # (index, URL, destination, its file name, note)
@@ -550,14 +550,14 @@ def _getpass(prompt: str) -> str:
 
 def _printable(text: object) -> str:
     """Text from URLs and servers, with control characters made visible (no terminal escapes)."""
-    from ._display import printable
+    from .display import printable
 
     return printable(text)
 
 
 def _json(value: object, indent: int | None = None) -> str:
     """JSON of what servers sent: json escapes C0 controls; DEL and C1 (CSI) are escaped too."""
-    from ._display import json_safe
+    from .display import json_safe
 
     return json_safe(json.dumps(value, ensure_ascii=False, indent=indent, default=str))
 
@@ -596,8 +596,8 @@ class Reporter:
 
 
 def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
-    from .client import Client
-    from .settings import Limits, Retry, Timeouts
+    from ..client import Client
+    from ..settings import Limits, Retry, Timeouts
 
     defaults = Timeouts()
     timeouts = Timeouts(
@@ -698,7 +698,7 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
     bar = tp.bar(label) if tp is not None else None
     shown = None  # a terminal gets the text with its controls escaped; `-o -` gets the bytes
     if args.output is None and out.isatty():
-        from ._display import TerminalText
+        from .display import TerminalText
 
         shown = TerminalText()
     ok = False
@@ -905,7 +905,7 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
 
 async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: AsyncGenerator[str, None],
                listing: _URLList | None) -> int:
-    from .download import DirNames, _download, name_for_url
+    from ..transfer.download import DirNames, _download, name_for_url
 
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     # the rest of the URLs is read as the workers need it; -o and stdout take one URL, so
@@ -1079,7 +1079,7 @@ def _progress(quiet: bool, count: Callable[[], int | None]) -> DelayedProgress |
 
 
 def _label_for(u: URL) -> str:
-    from .download import name_for_url
+    from ..transfer.download import name_for_url
 
     try:
         return name_for_url(u)
@@ -1143,7 +1143,7 @@ def _human(n: int) -> str:
 
 async def cmd_mirror(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl mirror URL DIR``: the tree below URL into DIR; a summary at the end."""
-    from .mirror import mirror
+    from ..transfer.mirror import mirror
 
     u = client.parse(args.url)
     try:
@@ -1219,7 +1219,7 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
     u = client.parse(args.url)
 
     async def listing() -> list[Entry] | None:
-        from .client import body_entries
+        from ..client import body_entries
 
         async with client.open(u) as body:
             stream = body_entries(body, client.limits)  # a listing's entries or an HTML page's links
@@ -1290,7 +1290,7 @@ def _print_entries(args: argparse.Namespace, entries: list[Entry]) -> None:
 
 def cmd_parse(args: argparse.Namespace, rep: Reporter) -> int:
     """``anyurl parse``: components as JSON."""
-    from .urls import parse
+    from ..urls import parse
 
     code = 0
     several = len(args.urls) > 1
@@ -1374,7 +1374,7 @@ async def cmd_send(args: argparse.Namespace, client: Client, rep: Reporter) -> i
 
 async def cmd_open(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl open URL``: a telnet session, or (other schemes) the resource on stdout."""
-    from .response import translate_errors
+    from ..response import translate_errors
 
     u = client.parse(args.url)
     if u.scheme != "telnet":
@@ -1384,10 +1384,10 @@ async def cmd_open(args: argparse.Namespace, client: Client, rep: Reporter) -> i
         return await cmd_get(ns, client, rep)
     import importlib.util
 
-    if importlib.util.find_spec("anyurl.terminal") is None:
+    if importlib.util.find_spec("anyurl.cli.terminal") is None:
         raise errors.NotRetrievable(
-            "interactive telnet sessions are not available in this build (no anyurl.terminal)", url=u)
-    terminal = importlib.import_module("anyurl.terminal")
+            "interactive telnet sessions are not available in this build (no anyurl.cli.terminal)", url=u)
+    terminal = importlib.import_module("anyurl.cli.terminal")
     run: Callable[..., Any] = terminal.run
     try:
         result = run(u, client)
@@ -1409,7 +1409,7 @@ class _Terminated(Exception):
 
 def _resume_gc() -> None:
     """The collector back on (the entry point paused it for start-up), without what start-up made."""
-    from . import _quick
+    from . import quick as _quick
 
     if _quick.gc_paused:
         import gc
@@ -1487,7 +1487,7 @@ def _log_to_stderr() -> None:
     import logging
 
     handler = logging.StreamHandler(sys.stderr)
-    from ._display import safe_formatter
+    from .display import safe_formatter
 
     handler.setFormatter(safe_formatter("* %(name)s %(message)s"))  # replies a server sent: no escapes
     log = logging.getLogger("anyurl")
@@ -1521,12 +1521,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_parse(args, rep)
         if args.command == "extract":
             return cmd_extract(args, rep)
-        from . import _early
+        from . import early as _early
 
         _early.start(args)  # the first URL's connect overlaps the imports below (see _early.py)
-        factory = _loop_factory()
-        with asyncio.Runner(loop_factory=factory) as runner:
+        import signal  # loaded by asyncio already; not at the top: --version does without it
+
+        runner = asyncio.Runner(loop_factory=_loop_factory())
+        try:
+            # The loop is made with SIGINT held: a Ctrl-C inside the Runner's set-up would
+            # leave a loop that nothing closes ("deallocating an open event loop").
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                runner.get_loop()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
             return runner.run(_run(args, rep))
+        finally:
+            runner.close()
     except KeyboardInterrupt:
         print("anyurl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -1552,8 +1563,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   "(run with --debug for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
     finally:
-        if "anyurl._early" in sys.modules:  # an early connection nobody used is closed
-            sys.modules["anyurl._early"].discard()
+        if "anyurl.cli.early" in sys.modules:  # an early connection nobody used is closed
+            sys.modules["anyurl.cli.early"].discard()
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,29 @@
+"""Where a socket connected before the event loop started is handed to the connection layer.
+
+The CLI begins the first URL's connect while asyncio is still importing
+(:mod:`anyurl.cli.early`) and registers a *taker* here; :func:`anyurl.net.pool.early_socket`
+asks it. The library never imports the CLI: without a taker, nothing is handed over.
+This module imports nothing heavy, so the CLI can set the hook before asyncio is loaded.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing's: importing typing costs start-up time
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Callable
+
+    Taker = Callable[[str, str, int], "socket.socket | None"]
+
+_taker: Taker | None = None
+
+
+def set_taker(taker: Taker | None) -> None:
+    """Register the function that hands over an early socket for (scheme, host, port), once."""
+    global _taker
+    _taker = taker
+
+
+def take(scheme: str, host: str, port: int) -> socket.socket | None:
+    """The socket begun early for exactly (scheme, host, port), or None."""
+    return _taker(scheme, host, port) if _taker is not None else None
