@@ -15,6 +15,7 @@ ftputil, D. J. Bernstein's ftpparse), as their documentation describes them:
   entry split over two lines, ``X.DIR;1`` directories, older versions.
 * **MVS** (z/OS): datasets (``Volume Unit Referred ... Dsorg Dsname``; ``PO`` is a
   directory), members of a partitioned dataset, ``Migrated``/``Pseudo Directory`` lines.
+  JES job lists (``SITE FILETYPE=JES``): each job is a file named by its id.
 * **OS/400** (IBM i): ``OWNER size date time *TYPE name``, members ``*MEM``.
 * **OS/2**: ``345  A  10-29-97  08:43  name``, ``DIR`` for directories.
 * **Netware**: ``d [RWCEAFMS] owner 512 Apr 13 23:12 name``.
@@ -582,6 +583,13 @@ def _mvs_other_re() -> re.Pattern[str]:
                       r"Error determining attributes)\s+(\S+)\s*\Z")
 
 
+@functools.cache
+def _jes_re() -> re.Pattern[str]:
+    # SITE FILETYPE=JES: "JOBNAME JOBID [OWNER] STATUS ..." (level 2 has the owner and a class)
+    return re.compile(r"(\S+)\s+((?:JOB|TSU|STC|J|T|S)\d{4,7})\s+(?:(\S+)\s+)?(OUTPUT|INPUT|ACTIVE|HELD)\b\s*(.*)\Z",
+                      re.S)
+
+
 def _mvs(line: str) -> ListItem | None:
     m = _mvs_dataset_re().match(line)
     if m is not None:
@@ -597,6 +605,13 @@ def _mvs(line: str) -> ListItem | None:
         when = _utc(g[5], g[6], g[7], g[8], g[9])
         meta = (("format", "mvs"), ("version", m.group(2)), ("lines", g[10]), ("user", m.group(14)))
         return _named(m.group(1), "file", None, when, True, meta)
+    m = _jes_re().match(line)
+    if m is not None:  # a job: RETR of its id gets its output
+        status = m.group(4)
+        meta = (("format", "mvs-jes"), ("job", m.group(1)), ("status", status))
+        if m.group(3):
+            meta += (("owner", m.group(3)),)
+        return _named(m.group(2), "file", None, None, status == "OUTPUT", meta)
     m = _mvs_other_re().match(line)
     if m is not None:
         what = m.group(1)
