@@ -282,12 +282,27 @@ def _numeric_date(a: str, b: str, c: str, orders: str) -> tuple[int, int, int] |
 # Unix ls -l
 # ---------------------------------------------------------------------------
 
-# The common shape (vsftpd, ProFTPD, pyftpdlib, Pure-FTPd): one regex, no token scan.
+# The common shape (vsftpd, ProFTPD, pyftpdlib, Pure-FTPd): one regex, no token scan. The
+# owner and group are the fewest words before a size and an English date (spaces allowed).
 @functools.cache
 def _unix_fast_re() -> re.Pattern[str]:
     return re.compile(
-        r"([-dl])[-rwxsStT]{9}[.+@]?\s+\d+\s+\S+\s+(?:\S+\s+)?(\d+)\s+"
+        r"([-dl])[-rwxsStT]{9}[.+@]?\s+\d+\s+(?:\S+\s+)+?(\d+)\s+"
         r"([A-Za-z]{3})\s+(\d{1,2})\s+(?:(\d{1,2}):(\d\d)|(\d{4})) (.+)\Z", re.S)
+
+
+@functools.lru_cache(maxsize=4096)  # a listing's lines share few dates: each built once
+def _fast_date(mon_text: str, day_text: str, hh: str | None, mm: str | None, year: str | None,
+               now: datetime) -> datetime | None | bool:
+    """The date of a fast-path line; False when the month or day is no date (then the line
+    is scanned word by word)."""
+    mon = _MONTHS.get(mon_text.lower())
+    day = _day(day_text)
+    if mon is None or day is None:
+        return False
+    if year:
+        return _utc(int(year), mon, day)
+    return _recent(mon, day, int(hh or 0), int(mm or 0), now)
 
 
 @functools.cache
@@ -387,20 +402,22 @@ _NOT_ENTRY = ListItem("<not an entry>", INFO)  # a total, a header, "." or ".."
 
 
 def _unix(line: str, now: datetime) -> ListItem | None:
+    item = _unix_fast(line, now)
+    return _unix_scan(line, now) if item is None else item
+
+
+def _unix_fast(line: str, now: datetime) -> ListItem | None:
     m = _unix_fast_re().match(line)
     if m is not None:
-        mon = _MONTHS.get(m.group(3).lower())
-        if mon is not None and _day(m.group(4)) is not None:
-            if m.group(7):
-                when = _utc(int(m.group(7)), mon, int(m.group(4)))
-            else:
-                when = _recent(mon, int(m.group(4)), int(m.group(5)), int(m.group(6)), now)
-            name = m.group(8)
+        t, size, mon, day, hh, mm, year, name = m.groups()
+        when = _fast_date(mon, day, hh, mm, year, now)
+        if when is not False:
+            assert when is not True
             if name in (".", ".."):
                 return _NOT_ENTRY
-            item = _unix_item(m.group(1), int(m.group(2)), when, name)
+            item = _unix_item(t, int(size), when, name)
             return _REFUSED if item is None else item
-    return _unix_scan(line, now)
+    return None
 
 
 def _unix_scan(line: str, now: datetime) -> ListItem | None:
@@ -847,6 +864,11 @@ class ListParser:
     def feed(self, line: str) -> list[ListItem | None]:
         """The items *line* completes (none, one, or two when a held VMS name had no details);
         None in the list stands for a line that is no entry."""
+        if self._pending is None and self.command == "LIST" and line[:1] in ("-", "d"):
+            assert self.now is not None
+            item = _unix_fast(line, self.now)  # the common case first, without the other formats' tests
+            if item is not None:
+                return [self._count(item, line)]
         if self.command == "MLSD":
             return [self._mlsd(line)] if line else []
         if self.command == "NLST":
