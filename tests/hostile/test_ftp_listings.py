@@ -108,9 +108,10 @@ async def test_a_listing_no_line_of_which_reads_falls_back_to_nlst(
 @pytest.mark.parametrize("server", ["riddles-no-nlst"], indirect=True)
 async def test_unreadable_lines_are_info_entries_when_nlst_is_refused(
         server: Listing, caplog: pytest.LogCaptureFixture) -> None:
+    secret = server.url("/dir/").replace("ftp://", "ftp://me:s3cret@")
     with caplog.at_level(logging.WARNING, logger="anyurl.ftp"):
         async with client() as c:
-            r = await c.fetch(server.url("/dir/"))
+            r = await c.fetch(secret)
             listed = [e async for e in c.ls(server.url("/dir/"))]
     assert r.entries is not None
     assert [(e.name, e.kind, e.url, e.title) for e in r.entries] == [
@@ -119,6 +120,7 @@ async def test_unreadable_lines_are_info_entries_when_nlst_is_refused(
     assert all(e.meta == {"format": "unknown"} for e in r.entries)
     assert [e.title for e in listed] == [e.title for e in r.entries]
     assert "3 LIST line(s) in no known format" in caplog.text
+    assert "s3cret" not in caplog.text  # the logged URL has its password masked
 
 
 @pytest.mark.parametrize("server", ["unknown"], indirect=True)

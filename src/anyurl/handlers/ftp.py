@@ -1328,7 +1328,8 @@ class FTPHandler(Handler):
                     nlst_reply, names = await self._read_listing(conn, req, url, "NLST", arg, opts)
                     if nlst_reply.kind == 1 and names.items:
                         log.warning("%s: no line of the LIST reply in a known format (%d lines, first %r): "
-                                    "names from NLST instead", url, parsed.unread, parsed.samples[0])
+                                    "names from NLST instead", mask_password(str(url)), parsed.unread,
+                                    parsed.samples[0])
                         return self._listing_body(url, directory, names.items, "nlst", conn.login_dir)
                 _log_unread(url, parsed)
         if items is None and reply is not None and reply.code in (500, 501, 502, 504):
@@ -1517,7 +1518,7 @@ def _log_unread(url: FTPURL, parser: proto.ListParser) -> None:
     """One warning per listing with lines in no known format (each kept as an "info" entry)."""
     if parser.unread:
         log.warning("%s: %d %s line(s) in no known format, listed as kind 'info' entries (first %r)",
-                    url, parser.unread, parser.command, parser.samples[0])
+                    mask_password(str(url)), parser.unread, parser.command, parser.samples[0])
 
 
 def _entry(child: Callable[[proto.ListItem], str], url: FTPURL, directory: tuple[str, ...], item: proto.ListItem,
