@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import ftplib
+import shutil
 from pathlib import Path
 
 from fixtures.launcher import Launcher
@@ -29,9 +30,16 @@ async def test_proftpd_owner_and_group_with_spaces(servers: Launcher) -> None:
     top = Path(ep.info["anon_root"]) / "owners"
     (top / "sub dir").mkdir(parents=True, exist_ok=True)
     (top / "report 2024.pdf").write_bytes(b"x" * 1234)
-    raw = await asyncio.to_thread(_raw_list, ep.host, ep.port, "owners")
+    try:
+        await _check_owners(ep.host, ep.port)
+    finally:  # the server is the session's: leave its tree as other tests expect it
+        shutil.rmtree(top, ignore_errors=True)
+
+
+async def _check_owners(host: str, port: int) -> None:
+    raw = await asyncio.to_thread(_raw_list, host, port, "owners")
     assert all(" maxm     Domain Users " in line for line in raw), raw  # the server sends the awkward shape
-    url = f"ftp://{ep.host}:{ep.port}/owners/"
+    url = f"ftp://{host}:{port}/owners/"
     want = [("report 2024.pdf", "file", 1234), ("sub dir", "directory", None)]
     for mlsd in (False, True):  # LIST (what the issue saw) and MLSD (preferred where offered) agree
         async with Client(ftp=FTPOptions(use_mlsd=mlsd), timeouts=Timeouts(connect=10, read=10, total=60),
