@@ -481,7 +481,8 @@ def _dos(line: str) -> ListItem | None:
     if m is None:
         return None
     a, b, c = m.group(1), m.group(3), m.group(4)
-    orders = "YMD" if len(a) == 4 else "MDY DMY"  # IIS writes MM-DD-YY[YY]
+    # IIS writes MM-DD-YY[YY]; dots are a day-first locale's (a German Windows "dir": 31.01.2024)
+    orders = "YMD" if len(a) == 4 else "DMY MDY" if m.group(2) == "." else "MDY DMY"
     ymd = _numeric_date(a, b, c, orders)
     hour, minute = int(m.group(5)), int(m.group(6))
     ap = (m.group(7) or "").upper()
