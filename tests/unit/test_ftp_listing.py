@@ -144,3 +144,18 @@ def test_digits_int_refuses_are_not_sizes() -> None:
     assert item is not None and item.size is None
     item = ftplist.parse_list_line("-rw-r--r-- 1 a b ² Jan  1  2000 x", NOW)
     assert item is not None and item.kind == "info"
+
+
+def test_long_hostile_lines_cost_what_reading_them_costs() -> None:
+    # 64 KiB lines (Limits.max_line) shaped to make format patterns backtrack: a DOS date
+    # followed by spaces took minutes per line (the blanks around AM/PM split every way)
+    import time
+
+    n = 64 * 1024
+    lines = ["01-01-24 10:00" + " " * n, "1" + " " * n + "x", "-rw-r--r-- 1 " + "1 " * (n // 2),
+             "-rw-r--r-- 1 " + "1 Jan " * (n // 6), "1" + " A" * (n // 2) + " x", "-C--E-----" + " 1" * (n // 2),
+             "01-01-24 10:00" + " " * 4000, "-rw-r--r-- 1 " + "a " * 2000]
+    start = time.process_time()
+    items, parser = _read(lines)
+    assert time.process_time() - start < 10
+    assert parser.unread == len(items) == len(lines)  # none read; none lost

@@ -35,6 +35,7 @@ and the count is in ``meta``. Times carry no zone on the wire and are given as U
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -287,7 +288,7 @@ def _numeric_date(a: str, b: str, c: str, orders: str) -> tuple[int, int, int] |
 @functools.cache
 def _unix_fast_re() -> re.Pattern[str]:
     return re.compile(
-        r"([-dl])[-rwxsStT]{9}[.+@]?\s+\d+\s+(?:\S+\s+)+?(\d+)\s+"
+        r"([-dl])[-rwxsStT]{9}[.+@]?\s+\d+\s+(?:\S+\s+){1,12}?(\d+)\s+"
         r"([A-Za-z]{3})\s+(\d{1,2})\s+(?:(\d{1,2}):(\d\d)|(\d{4})) (.+)\Z", re.S)
 
 
@@ -420,10 +421,15 @@ def _unix_fast(line: str, now: datetime) -> ListItem | None:
     return None
 
 
+_SCAN_WORDS = 16  # words of an ls -l line before its date, at most
+
+
 def _unix_scan(line: str, now: datetime) -> ListItem | None:
     """Any ls -l shape: the permissions first; then, left to right, the first place where a
     size is followed by a date the name follows (so owners and groups may hold spaces)."""
-    spans = [(m.start(), m.end()) for m in _token_re().finditer(line)]
+    # the date starts within the first words (perms, links, owner and group of a few words
+    # each, size): a line's later words are its name, never scanned
+    spans = [(m.start(), m.end()) for m in itertools.islice(_token_re().finditer(line), _SCAN_WORDS + 5)]
     words = [line[a:b] for a, b in spans]
     first = 0
     if len(words) > 1 and _num(words[0]) and _perms_re().match(words[1]):
@@ -431,7 +437,7 @@ def _unix_scan(line: str, now: datetime) -> ListItem | None:
     if not words or not _perms_re().match(words[first]):
         return None
     t = words[first][0]
-    for i in range(first + 2, len(words) - 1):
+    for i in range(first + 2, min(len(words) - 1, first + _SCAN_WORDS)):
         size_word = words[i - 1]
         if not (_num(size_word) or _device_re().fullmatch(size_word)):
             continue
@@ -472,7 +478,7 @@ def _unix_scan(line: str, now: datetime) -> ListItem | None:
 @functools.cache
 def _dos_re() -> re.Pattern[str]:
     return re.compile(
-        r"(\d{1,4})([-/.])(\d{1,2})\2(\d{2,4})\s+(\d{1,2}):(\d\d)(?::\d\d)?\s*([AaPp][Mm])?\s+"
+        r"(\d{1,4})([-/.])(\d{1,2})\2(\d{2,4})\s+(\d{1,2}):(\d\d)(?::\d\d)?(?:\s?([AaPp][Mm]))?\s+"
         r"(<DIR>|[\d,]+)\s+(.+)\Z", re.S)
 
 
@@ -682,7 +688,7 @@ def _os400(line: str) -> ListItem | None:
 @functools.cache
 def _os2_re() -> re.Pattern[str]:
     # size, attributes and/or DIR, MM-DD-YY, HH:MM, name
-    return re.compile(r"\s*(\d+)((?:\s+(?:[ARHS]{1,4}|DIR))*)\s+(\d\d)-(\d\d)-(\d\d(?:\d\d)?)\s+(\d\d):(\d\d)\s+(.+)\Z",
+    return re.compile(r"\s*(\d+)((?:\s+(?:[ARHS]{1,4}|DIR)){0,5})\s+(\d\d)-(\d\d)-(\d\d(?:\d\d)?)\s+(\d\d):(\d\d)\s+(.+)\Z",
                       re.S)
 
 
@@ -775,6 +781,12 @@ def _unknown(line: str) -> ListItem:
                     meta=(("format", "unknown"), ("line", line)))
 
 
+# No listing line of a known format is this long (a name has at most 255 bytes, or 255
+# UTF-16 units): a longer line gets only the cheap tests, so a hostile server's 64 KiB
+# lines cost what reading them costs.
+MAX_FORMATTED_LINE = 4096
+
+
 def _read(line: str, now: datetime, seen: set[str] | None = None) -> ListItem | None:
     """One line in any format: its item, _NOT_ENTRY, _REFUSED, or None (no format reads it)."""
     c = line[:1]
@@ -782,6 +794,9 @@ def _read(line: str, now: datetime, seen: set[str] | None = None) -> ListItem | 
         item = _eplf(line)
         if item is not None:
             return item
+    if len(line) > MAX_FORMATTED_LINE:
+        item = _unix_fast(line, now) if c in "-dl" else _dos(line) if c.isdigit() else None
+        return item
     if c in "-dlcbpsDnwM?" or c.isdigit() or c.isspace():
         item = _unix(line, now)
         if item is not None:
