@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
+from .links import _page_url, body_entries
 from .registry import _resolved as _resolved_classes
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, is_html, translate_errors
@@ -20,7 +21,14 @@ from .schemes import OPTIONS_CLASSES
 from .settings import Limits, Policy, Request, Retry, Timeouts
 from .urls import URL, parse
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the options classes live with their drivers, imported on first use
+    from .handlers.ftp import FTPOptions
+    from .handlers.gopher import GopherOptions
+    from .handlers.http import HTTPOptions
+    from .handlers.mailto import SMTPSettings
+    from .handlers.news import NewsOptions
+    from .handlers.prospero import ProsperoOptions
+    from .handlers.wais import WAISOptions
     from .transfer.walk import Found
 
 __all__ = ["Client", "Limits", "Policy", "Retry", "Timeouts", "connect", "fetch", "fetch_sync", "open"]
@@ -69,13 +77,13 @@ class Client:
         proxy: str | None = None,
         no_proxy: str | None = None,
         trust_env: bool = True,
-        ftp: object | None = None,
-        http: object | None = None,
-        gopher: object | None = None,
-        news: object | None = None,
-        wais: object | None = None,
-        prospero: object | None = None,
-        smtp: object | None = None,
+        ftp: FTPOptions | None = None,
+        http: HTTPOptions | None = None,
+        gopher: GopherOptions | None = None,
+        news: NewsOptions | None = None,
+        wais: WAISOptions | None = None,
+        prospero: ProsperoOptions | None = None,
+        smtp: SMTPSettings | None = None,
         scheme_options: Mapping[str, object] | None = None,
     ) -> None:
         from . import __version__
@@ -551,41 +559,6 @@ async def connect(url: str | URL, *, timeouts: Timeouts | None = None, terminal_
                 res = close()
                 if inspect.isawaitable(res):
                     await res
-
-
-def _page_url(body: Body) -> str:
-    """The URL a page's relative links resolve against: where redirects led, else the body's."""
-    final = body.meta.get("url")
-    if isinstance(final, str) and final:
-        with suppress(AnyURLError):
-            return str(parse(final))
-    return str(body.url)
-
-
-def body_entries(body: Body, limits: Limits | None = None) -> AsyncIterator[Entry] | None:
-    """The entries of an open body: a listing's, or an HTML page's links parsed as the
-    page streams in (bounded by *limits*); None for any other resource.
-
-    Reading them consumes the body. An HTML page stays a file (``body.entries``
-    is None), so whatever saves bodies saves its bytes unchanged.
-    """
-    if body.entries is not None:
-        return body.aiter_entries()
-    if not is_html(body.content_type):
-        return None
-    return _page_entries(body, limits or Limits())
-
-
-async def _page_entries(body: Body, limits: Limits) -> AsyncIterator[Entry]:
-    from .protocols.html import MAX_PAGE_BYTES, PageLinks  # html.parser only for pages
-
-    links = PageLinks(_page_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
-                      max_entries=limits.max_entries)
-    async for chunk in body:
-        for entry in links.feed(chunk):
-            yield entry
-    for entry in links.close():
-        yield entry
 
 
 def _links_of_content(page_url: str, charset: str | None, content: bytes,

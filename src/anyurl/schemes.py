@@ -12,7 +12,13 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time
 if TYPE_CHECKING:
-    from .urls import URL
+    from typing import Protocol
+
+    class _Located(Protocol):  # a URL with a host (anyurl.urls' classes)
+        @property
+        def scheme(self) -> str: ...
+        @property
+        def port(self) -> int | None: ...
 
 __all__ = ["DEFAULT_PORTS", "EARLY_CONNECT", "OPTIONS_CLASSES", "PROXIED", "SCHEMES", "Scheme", "family",
            "fsspec_schemes", "port_of"]
@@ -97,7 +103,7 @@ def fsspec_schemes(kind: str) -> tuple[str, ...]:
     return tuple(n for n, s in SCHEMES.items() if s.fsspec == kind)
 
 
-def port_of(url: URL) -> int:
+def port_of(url: _Located) -> int:
     """The port a URL connects to: its own, else its scheme's default."""
-    port: int | None = getattr(url, "port", None)
+    port = url.port
     return port if port is not None else SCHEMES[url.scheme].default_port or 0

@@ -79,7 +79,10 @@ __all__ = [
     "parse",
     "percent_decode",
     "percent_encode",
+    "leaf_name",
+    "safe_name",
     "to_wire",
+    "tree_place",
 ]
 
 
@@ -1440,6 +1443,56 @@ def _parse_full(text: str, strict: bool) -> URL:
             raise _error(text, bad.start(), "'%' must be followed by two hex digits", "escape")
     scheme = m.group(1).lower()
     return _PARSERS.get(scheme, _parse_generic)(text, m.end(), scheme, strict)
+
+
+# --------------------------------------------------------------------------
+# A URL's place in its hierarchy
+# --------------------------------------------------------------------------
+
+
+def tree_place(u: URL) -> tuple[str, tuple[str, ...]]:
+    """(origin, path segments) of a URL, decoded: where it stands in its scheme's tree.
+
+    Parent and ancestor tests compare these, and a URL's local file name is its last segment.
+    """
+    if isinstance(u, GopherURL):
+        return f"gopher://{u.host}:{u.port}", tuple(s for s in u.selector.split("/") if s)
+    if isinstance(u, FTPURL):
+        return f"{u.scheme}://{u.user}@{u.host}:{u.port}", tuple(s for s in (*u.cwd, u.name) if s)
+    if isinstance(u, FileURL):
+        return f"file://{u.host}", tuple(s for s in u.path.split("/") if s)
+    if isinstance(u, HTTPURL):
+        from urllib.parse import unquote  # here: only HTTP paths decode this way
+
+        return f"{u.scheme}://{u.host}:{u.port}", tuple(unquote(s) for s in u.path.split("/") if s)
+    if isinstance(u, NNTPURL):
+        art = () if u.article is None else (str(u.article),)
+        return f"{u.scheme}://{u.host}:{u.port}", (u.group, *art) if u.group else ()
+    if isinstance(u, NewsURL):
+        return "news:", ((u.group,) if u.group else (f"<{u.message_id}>",))
+    if isinstance(u, ProsperoURL):
+        return f"prospero://{u.host}:{u.port}", tuple(s for s in u.hsoname.split("/") if s)
+    if isinstance(u, WAISURL):
+        return f"wais://{u.host}:{u.port}", tuple(s for s in (u.database, u.search, u.wpath) if s)
+    return u.scheme + ":", (str(u),)
+
+
+def leaf_name(url: str, fallback: str = "") -> str:
+    """The name a URL's resource goes by: its last path segment, decoded (a gopher
+    selector's, an article's number or message-id), made safe as a file name."""
+    try:
+        segs = tree_place(parse(url))[1]
+    except URLSyntaxError:
+        segs = ()
+    return safe_name(segs[-1] if segs else (fallback.strip() or "index"))
+
+
+def safe_name(name: str) -> str:
+    """*name* with no path separator or NUL in it, and never "." or ".."."""
+    import os  # here: start-up
+
+    name = name.replace("/", "_").replace("\x00", "_").replace(os.sep, "_")
+    return "_" + name if name in (".", "..") else name
 
 
 # --------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import _ftp_seed as seed
 from fixtures.servers import aioftp_server, proftpd, pyftpdlib_server, vsftpd
 
+import anyurl
 from anyurl.client import Client, Limits, Timeouts
 from anyurl.errors import (
     AccessDenied,
@@ -827,9 +828,8 @@ def tls_ep(servers: Launcher) -> Endpoint:
 
 
 async def test_explicit_tls(tls_ep: Endpoint) -> None:
-    ctx = ssl.create_default_context(cafile=tls_ep.info["cafile"])
     mark = log_size(tls_ep.info["log"])
-    async with client(ftp=FTPOptions(tls=True, tls_context=ctx)) as c:
+    async with client(ftp=FTPOptions(tls=True, cafile=tls_ep.info["cafile"])) as c:
         r = await c.fetch(f"ftp://{tls_ep.host}:{tls_ep.port}/pub/blob.bin")
         listing = await c.fetch(f"ftp://{tls_ep.host}:{tls_ep.port}/pub/")
     assert r.content == seed.blob()
@@ -841,11 +841,30 @@ async def test_explicit_tls(tls_ep: Endpoint) -> None:
 async def test_implicit_ftps(tls_ep: Endpoint) -> None:
     ctx = ssl.create_default_context(cafile=tls_ep.info["cafile"])
     mark = log_size(tls_ep.info["implicit_log"])
-    async with client(ftp=FTPOptions(tls_context=ctx)) as c:
+    async with client(ftp=FTPOptions(ssl_context=ctx)) as c:
         r = await c.fetch(f"ftps://urltest:urltest-pw@{tls_ep.host}:{tls_ep.info['implicit_port']}/private.txt")
     assert r.content == seed.PRIVATE
     cmds = vsftpd.commands(tls_ep.info["implicit_log"], mark)
     assert cmds[:5] == ["USER urltest", "PASS <password>", "PBSZ 0", "PROT P", "PWD"]
+
+
+async def test_tls_context_is_the_old_spelling_of_ssl_context(tls_ep: Endpoint) -> None:
+    ctx = ssl.create_default_context(cafile=tls_ep.info["cafile"])
+    with pytest.warns(DeprecationWarning, match=r"FTPOptions\(tls_context=...\) is deprecated"):
+        opts = FTPOptions(tls=True, tls_context=ctx)
+    assert opts.ssl_context is ctx
+    async with client(ftp=opts) as c:
+        r = await c.fetch(f"ftp://{tls_ep.host}:{tls_ep.port}/pub/blob.bin")
+    assert r.content == seed.blob()
+
+
+async def test_an_unchecked_certificate_is_refused_unless_verify_is_off(tls_ep: Endpoint) -> None:
+    url = f"ftp://{tls_ep.host}:{tls_ep.port}/pub/blob.bin"
+    async with client(ftp=FTPOptions(tls=True)) as c:  # the system's CAs do not know the test CA
+        with pytest.raises(anyurl.AnyURLError, match="certificate"):
+            await c.fetch(url, retry=anyurl.Retry(attempts=1))
+    async with client(ftp=FTPOptions(tls=True, verify=False)) as c:
+        assert (await c.fetch(url)).content == seed.blob()
 
 
 async def test_tls_untrusted_certificate_fails(tls_ep: Endpoint) -> None:

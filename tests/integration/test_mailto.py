@@ -114,7 +114,7 @@ async def test_non_ascii_and_attachments(smtp: Endpoint, tmp_path: Path) -> None
 @pytest.mark.parametrize("trust", ["cafile", "no-validation"])
 async def test_tls_with_auth(smtp: Endpoint, kind: str, trust: str) -> None:
     port = smtp.info["starttls_port" if kind == "starttls" else "tls_port"]
-    tls_kw: dict[str, Any] = {"cafile": smtp.info["cafile"]} if trust == "cafile" else {"validate_certs": False}
+    tls_kw: dict[str, Any] = {"cafile": smtp.info["cafile"]} if trust == "cafile" else {"verify": False}
     settings = SMTPSettings(host=smtp.host, port=port, starttls=True if kind == "starttls" else None,
                             tls=kind == "tls", username="urltest", password="urltest-pw", **tls_kw)
     auth_ok = server_log(smtp).count("235 2.7.0 Authentication successful")

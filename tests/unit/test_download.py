@@ -9,59 +9,32 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.doubles import ScriptedHandler
 
 import anyurl.transfer.download as anyurl_download
 from anyurl import Client, ProtocolError, ResourceNotFound, TransferError, TruncatedTransfer
-from anyurl.handlers.base import Handler, Request
 from anyurl.registry import register
-from anyurl.response import Body
 from anyurl.transfer.download import PART_SUFFIX, WouldOverwrite, download, name_for_url, part_path, safe_name
 
 CONTENT = bytes(range(256)) * 40  # 10240 bytes
 
 
-class FakeHandler(Handler):
-    """Serves CONTENT in 1000-byte chunks; class attributes choose the misbehaviour."""
+class FakeHandler(ScriptedHandler):
+    """Serves CONTENT in 1000-byte chunks; a misbehaving open is scripted per test (tests/doubles.py)."""
 
-    calls: ClassVar[list[int]] = []
-    fail_after: ClassVar[int | None] = None  # raise after this many bytes
-    announce: ClassVar[int | None] = None  # size to announce (default: the true size; -1: unknown)
-    resume: ClassVar[str] = "yes"  # "yes", "raise" (cannot resume), "restart" (ignores offset)
-    missing: ClassVar[bool] = False
-    gate: ClassVar[asyncio.Event | None] = None  # stall after the first chunk until set
+    data = CONTENT
+    cut_error = ProtocolError  # a reset connection, as a driver reports it
 
-    async def open(self, req: Request) -> Body:
-        url, offset = req.url, req.offset
-        type(self).calls.append(offset)
-        if self.missing:
-            raise ResourceNotFound("no such thing", url=url)
-        if offset and self.resume == "raise":
-            raise ProtocolError("cannot resume", url=url)
-        start = 0 if self.resume == "restart" else offset
-        data = CONTENT[start:]
-        fail_after, gate = self.fail_after, self.gate
 
-        async def chunks() -> AsyncIterator[bytes]:
-            sent = 0
-            for i in range(0, len(data), 1000):
-                if fail_after is not None and sent >= fail_after:
-                    raise ProtocolError("connection reset mid-transfer", url=url)
-                yield data[i:i + 1000]
-                sent += len(data[i:i + 1000])
-                if gate is not None:
-                    await gate.wait()
-
-        size: int | None = self.announce if self.announce is not None else len(data)
-        if size == -1:
-            size = None
-        return Body(url, chunks(), size=size, offset=start)
+def calls() -> list[int]:
+    """The offset of every open, in order."""
+    return [offset for offset, _ in FakeHandler.opened]
 
 
 register("dltest", FakeHandler)
@@ -69,12 +42,7 @@ register("dltest", FakeHandler)
 
 @pytest.fixture(autouse=True)
 def fresh_handler() -> None:
-    FakeHandler.calls = []
-    FakeHandler.fail_after = None
-    FakeHandler.announce = None
-    FakeHandler.resume = "yes"
-    FakeHandler.missing = False
-    FakeHandler.gate = None
+    FakeHandler.reset()
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -157,14 +125,13 @@ def test_part_path_fits_name_max_for_every_length(tmp_path: Path) -> None:
 
 async def test_resume_with_a_name_of_250_bytes(tmp_path: Path) -> None:
     dest = tmp_path / ("n" * 246 + ".bin")
-    FakeHandler.fail_after = 4000
+    FakeHandler.reset(steps=["cut"], cut_after=4000)
     async with Client() as client:
         with pytest.raises(ProtocolError):
             await download(client, "dltest:x", dest, resume=True)
         assert part_path(dest).read_bytes() == CONTENT[:4000]
-        FakeHandler.fail_after = None
         await download(client, "dltest:x", dest, resume=True)
-    assert FakeHandler.calls == [0, 4000]
+    assert calls() == [0, 4000]
     assert dest.read_bytes() == CONTENT and leftovers(tmp_path) == [dest.name]
 
 
@@ -187,7 +154,7 @@ async def test_success_renames_into_place(tmp_path: Path) -> None:
 async def test_failure_leaves_nothing_and_keeps_old_file(tmp_path: Path) -> None:
     dest = tmp_path / "out.bin"
     dest.write_bytes(b"previous version")
-    FakeHandler.fail_after = 3000
+    FakeHandler.reset(steps=["cut"], cut_after=3000)
     async with Client() as client:
         with pytest.raises(ProtocolError, match="mid-transfer"):
             await download(client, "dltest:x", dest)
@@ -204,27 +171,26 @@ async def test_short_body_is_truncated_transfer(tmp_path: Path) -> None:
 
 
 async def test_not_found_creates_nothing(tmp_path: Path) -> None:
-    FakeHandler.missing = True
+    FakeHandler.reset(steps=["missing"])
     async with Client() as client:
         with pytest.raises(ResourceNotFound):
             await download(client, "dltest:x", tmp_path / "out.bin", resume=True)
-    assert FakeHandler.calls == [0]
+    assert calls() == [0]
     assert leftovers(tmp_path) == []  # not even an empty part file
 
 
 async def test_resume_keeps_partial_then_continues(tmp_path: Path) -> None:
     dest = tmp_path / "out.bin"
-    FakeHandler.fail_after = 4000
+    FakeHandler.reset(steps=["cut"], cut_after=4000)
     async with Client() as client:
         with pytest.raises(ProtocolError):
             await download(client, "dltest:x", dest, resume=True)
         part = part_path(dest)
         assert part.read_bytes() == CONTENT[:4000]
         assert not dest.exists()
-        FakeHandler.fail_after = None
         seen: list[int] = []
         await download(client, "dltest:x", dest, resume=True, progress=lambda d, t: seen.append(d))
-    assert FakeHandler.calls == [0, 4000]
+    assert calls() == [0, 4000]
     assert seen[0] == 4000 and seen[-1] == len(CONTENT)
     assert dest.read_bytes() == CONTENT
     assert leftovers(tmp_path) == ["out.bin"]
@@ -233,20 +199,20 @@ async def test_resume_keeps_partial_then_continues(tmp_path: Path) -> None:
 async def test_resume_restarts_when_handler_cannot_resume(tmp_path: Path) -> None:
     dest = tmp_path / "out.bin"
     part_path(dest).write_bytes(b"X" * 5000)  # garbage: must be overwritten from byte 0
-    FakeHandler.resume = "raise"
+    FakeHandler.reset(steps=["no-resume"])
     async with Client() as client:
         await download(client, "dltest:x", dest, resume=True)
-    assert FakeHandler.calls == [5000, 0]
+    assert calls() == [5000, 0]
     assert dest.read_bytes() == CONTENT
 
 
 async def test_resume_follows_body_offset_when_server_restarts(tmp_path: Path) -> None:
     dest = tmp_path / "out.bin"
     part_path(dest).write_bytes(b"X" * 20000)  # longer than the resource: must be cut
-    FakeHandler.resume = "restart"
+    FakeHandler.reset(steps=["restart"])
     async with Client() as client:
         await download(client, "dltest:x", dest, resume=True)
-    assert FakeHandler.calls == [20000]
+    assert calls() == [20000]
     assert dest.read_bytes() == CONTENT
 
 
@@ -255,7 +221,7 @@ async def test_without_resume_a_stale_part_is_ignored(tmp_path: Path) -> None:
     part_path(dest).write_bytes(b"X" * 5000)
     async with Client() as client:
         await download(client, "dltest:x", dest)
-    assert FakeHandler.calls == [0]
+    assert calls() == [0]
     assert dest.read_bytes() == CONTENT
     assert leftovers(tmp_path) == ["out.bin"]
 
@@ -264,7 +230,7 @@ async def test_max_size(tmp_path: Path) -> None:
     async with Client() as client:
         with pytest.raises(TransferError, match="larger than the limit"):
             await download(client, "dltest:x", tmp_path / "a", max_size=100)
-        assert FakeHandler.calls == [0]
+        assert calls() == [0]
         FakeHandler.announce = -1  # size unknown: caught while streaming
         with pytest.raises(TransferError, match="larger than the limit of 2500"):
             await download(client, "dltest:x", tmp_path / "b", max_size=2500)

@@ -179,7 +179,7 @@ def test_settings_precedence(tmp_path: Path) -> None:
     env |= {"ANYURL_SMTP_HOST": "env.example", "ANYURL_SMTP_PORT": "587", "ANYURL_SMTP_TLS": "1",
             "ANYURL_SMTP_USER": "eu", "ANYURL_SMTP_PASSWORD": "pw", "ANYURL_SMTP_VALIDATE_CERTS": "0"}
     s = load_settings(None, env)
-    assert (s.host, s.port, s.tls, s.username, s.password, s.validate_certs) == \
+    assert (s.host, s.port, s.tls, s.username, s.password, s.verify) == \
         ("env.example", 587, True, "eu", "pw", False)
     s = load_settings(SMTPSettings(host="client.example"), env)
     assert s.host == "client.example" and s.effective_port == 25

@@ -5,12 +5,10 @@ A scripted handler stands in for a server so each failure happens at a known byt
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterator
-from typing import ClassVar
 
 import pytest
+from tests.doubles import ScriptedHandler
 
 import anyurl
 from anyurl import (
@@ -25,41 +23,17 @@ from anyurl import (
     Timeouts,
     TruncatedTransfer,
 )
-from anyurl.handlers.base import Handler, Request
 from anyurl.registry import register
-from anyurl.response import Body
 from anyurl.urls import GenericURL
 
 DATA = bytes(range(256)) * 16  # 4096 bytes
 
 
-class Scripted(Handler):
-    """Each open() pops the next step: "ok", "refuse" (TemporaryFailure at open),
-    "cut" (TruncatedTransfer after 1000 bytes), "stall" (no data after 1000 bytes)."""
+class Scripted(ScriptedHandler):
+    """DATA in 500-byte chunks; each test scripts its opens (tests/doubles.py)."""
 
-    steps: ClassVar[list[str]] = []
-    opened: ClassVar[list[tuple[int, int | None]]] = []
-    resumable: ClassVar[bool] = True
-
-    async def open(self, req: Request) -> Body:
-        type(self).opened.append((req.offset, req.length))
-        step = type(self).steps.pop(0) if type(self).steps else "ok"
-        if step == "refuse":
-            raise TemporaryFailure("421 too many users", url=req.url, retry_after=0.01)
-        data = DATA[req.offset:] if req.length is None else DATA[req.offset:req.offset + req.length]
-
-        async def chunks() -> AsyncIterator[bytes]:
-            for i in range(0, len(data), 500):
-                if step in ("cut", "stall") and i >= 1000:
-                    if step == "stall":
-                        await asyncio.sleep(3600)
-                    raise TruncatedTransfer("connection closed mid-transfer", url=req.url)
-                yield data[i:i + 500]
-
-        return Body(req.url, chunks(), size=len(data), offset=req.offset, resumable=type(self).resumable)
-
-    async def stat(self, req: Request) -> anyurl.Stat:
-        return anyurl.Stat(url=str(req.url), size=len(DATA))
+    data = DATA
+    chunk = 500
 
 
 register("x-script", Scripted)
@@ -68,9 +42,7 @@ URL = GenericURL(scheme="x-script", schemepart="thing")
 
 @pytest.fixture(autouse=True)
 def _reset() -> None:
-    Scripted.steps = []
-    Scripted.opened = []
-    Scripted.resumable = True
+    Scripted.reset()
 
 
 def test_unknown_keywords_raise_type_error_naming_them() -> None:

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.doubles import ScriptedHandler
 
 import anyurl
 from anyurl import errors, registry
-from anyurl.handlers.base import Handler, Request, refuse_controls
+from anyurl.handlers.base import Request, refuse_controls
 from anyurl.response import Body
 from anyurl.urls import GenericURL
 
@@ -109,20 +110,17 @@ async def test_body_read_respects_max_size() -> None:
         await body.read(max_size=15)
 
 
-class EchoHandler(Handler):
+class EchoHandler(ScriptedHandler):
     """A handler defined by a 'third party': returns the schemepart as the body."""
 
-    opened: list[int] = []
+    content_type = "text/plain"
 
-    async def open(self, req: Request) -> Body:
-        url, offset = req.url, req.offset
-        assert isinstance(url, GenericURL)
-        data = url.schemepart.encode()[offset:]
-        EchoHandler.opened.append(offset)
-        return Body.from_bytes(url, data, content_type="text/plain")
+    def content(self, req: Request) -> bytes:
+        assert isinstance(req.url, GenericURL)
+        return req.url.schemepart.encode()
 
 
-class ExplodingHandler(Handler):
+class ExplodingHandler(ScriptedHandler):
     async def open(self, req: Request) -> Body:
         raise OSError(5, "Input/output error")
 

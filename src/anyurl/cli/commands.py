@@ -1219,7 +1219,7 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
     u = client.parse(args.url)
 
     async def listing() -> list[Entry] | None:
-        from ..client import body_entries
+        from ..links import body_entries
 
         async with client.open(u) as body:
             stream = body_entries(body, client.limits)  # a listing's entries or an HTML page's links

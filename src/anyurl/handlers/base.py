@@ -16,6 +16,7 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
+from ..net.bulk import prime_allocator
 from ..net.pool import connect_target
 from ..response import Body, Entry, Stat, entry_line
 from ..settings import Request
@@ -194,28 +195,6 @@ def render_entries(entries: list[Entry]) -> bytes:
     """A plain-text listing of *entries*, one per line, for ``get`` on a directory."""
     lines = [entry_line(e) for e in entries]
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape") if lines else b""
-
-
-_primed = 0
-
-
-def prime_allocator(chunk_size: int) -> None:
-    """Free one large block so glibc's malloc serves chunk-sized buffers from its heap.
-
-    glibc maps every allocation above its (dynamic) mmap threshold, 128 KiB at
-    start, and unmaps it on free: each 1 MiB chunk of a transfer then costs
-    ~256 page faults. Freeing one mapped block raises the threshold to its size
-    (glibc's documented adjustment, capped at 32 MiB), after which chunk
-    buffers are reused from the heap. In bench/bench_http.py this cut the page
-    faults of a 1 GiB download from 30,000-290,000 to ~8,500 and made its CPU
-    time steady. Other allocators just see one short-lived allocation.
-    """
-    global _primed
-    size = min(32 << 20, max(4 << 20, 4 * chunk_size))
-    if size > _primed:
-        _primed = size
-        block = bytes(size)  # calloc: mapped, never touched
-        del block
 
 
 def apply_length(body: Body, length: int | None) -> Body:

@@ -41,6 +41,7 @@ from ..errors import (
 )
 from ..net.bulk import BulkReader
 from ..net.pool import Lease, Pool
+from ..net.tls import client_context, renamed_option
 from ..protocols import ftp as proto
 from ..protocols.ftp import Plan, Reply
 from ..response import Body, Entry, Stat, guess_content_type
@@ -72,7 +73,8 @@ class FTPOptions(Record):
     use_size: send SIZE before a binary RETR (size for progress and truncation checks).
     use_mlsd: use MLSD for listings when FEAT offers it.
     tls: explicit FTPS (AUTH TLS) for ftp:// URLs; ftps:// is always implicit TLS.
-    tls_context: the SSLContext for both (default: the system trust store).
+    verify, cafile, ssl_context: how the server's certificate is checked, spelled as for
+        every scheme (anyurl.net.tls); ``tls_context`` is the old name of ``ssl_context``.
     atomic_upload: STOR to a temporary name, then RNFR/RNTO.
     reuse: keep idle control connections for the next URL on the same server.
     pipeline: once EPSV worked on a connection, send [SIZE,] EPSV and RETR of the
@@ -80,7 +82,7 @@ class FTPOptions(Record):
     """
 
     __slots__ = ("cwd_strategy", "passive", "epsv", "text_suffixes", "guess_type", "use_size", "use_mlsd", "tls",
-                 "tls_context", "atomic_upload", "reuse", "pipeline")
+                 "tls_context", "atomic_upload", "reuse", "pipeline", "verify", "cafile", "ssl_context")
     cwd_strategy: str
     passive: bool
     epsv: bool
@@ -93,13 +95,20 @@ class FTPOptions(Record):
     atomic_upload: bool
     reuse: bool
     pipeline: bool
+    verify: bool
+    cafile: str | None
+    ssl_context: ssl.SSLContext | None
 
     # a frozen dataclass before; written out, it costs nothing at import (see anyurl._record)
     def __init__(self, cwd_strategy: str = "multicwd", passive: bool = True, epsv: bool = True,
                  text_suffixes: tuple[str, ...] = proto.DEFAULT_TEXT_SUFFIXES, guess_type: bool = False,
                  use_size: bool = True, use_mlsd: bool = True, tls: bool = False,
                  tls_context: ssl.SSLContext | None = None, atomic_upload: bool = True, reuse: bool = True,
-                 pipeline: bool = True) -> None:
+                 pipeline: bool = True, verify: bool = True, cafile: str | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
+        if tls_context is not None:
+            renamed_option("FTPOptions", "tls_context", "ssl_context")
+            ssl_context = ssl_context or tls_context
         _set(self, "cwd_strategy", cwd_strategy)
         _set(self, "passive", passive)
         _set(self, "epsv", epsv)
@@ -112,6 +121,9 @@ class FTPOptions(Record):
         _set(self, "atomic_upload", atomic_upload)
         _set(self, "reuse", reuse)
         _set(self, "pipeline", pipeline)
+        _set(self, "verify", verify)
+        _set(self, "cafile", cafile)
+        _set(self, "ssl_context", ssl_context)
 
 
 # ---------------------------------------------------------------------------
@@ -814,7 +826,7 @@ class FTPHandler(Handler):
     # -- pool ------------------------------------------------------------------
 
     def _tls_context(self, opts: FTPOptions) -> ssl.SSLContext:
-        return opts.tls_context or ssl.create_default_context()
+        return client_context(opts.verify, opts.cafile, opts.ssl_context)
 
     async def _acquire(self, url: FTPURL, plan: Plan, opts: FTPOptions, req: Request | None = None,
                        *, fresh: bool = False) -> _Control:

@@ -80,6 +80,7 @@ from ..errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
+from ..net.tls import client_context
 from ..protocols.http1 import Headers
 from ..response import Body, Stat
 from ..schemes import DEFAULT_PORTS
@@ -131,8 +132,8 @@ class HTTPOptions:
     ``decompress``: undo the gzip/deflate transfer compression anyurl asks for
     (default on); a stored ``.gz`` file's bytes are kept either way.
     ``headers``: extra request headers sent with every request.
-    ``verify``: check TLS certificates (default on).
-    ``ssl_context``: the TLS context to use (for a private CA); overrides ``verify``.
+    ``verify``: check TLS certificates (default on); ``cafile``: a PEM bundle of CAs to
+    trust; ``ssl_context``: the TLS context to use, overriding both (anyurl.net.tls).
     ``read_bufsize``: aiohttp's per-connection read buffer (bytes; the aiohttp path only);
     None uses ``min(client.limits.chunk_size, 1 MiB)``.
     ``lean``: send plain requests (no proxy) on anyurl's own HTTP/1.1 connections
@@ -143,6 +144,7 @@ class HTTPOptions:
     headers: Mapping[str, str] = field(default_factory=dict)
     verify: bool = True
     ssl_context: ssl.SSLContext | None = None
+    cafile: str | None = None
     read_bufsize: int | None = None
     lean: bool = True
 
@@ -465,8 +467,12 @@ class HTTPHandler(Handler):
             from .http1 import H1Client
 
             prime_allocator(self.client.limits.chunk_size)
-            self._h1 = H1Client(self.http_options.ssl_context or self.http_options.verify)
+            self._h1 = H1Client(self._tls)
         return self._h1
+
+    def _tls(self) -> ssl.SSLContext:
+        o = self.http_options
+        return client_context(o.verify, o.cafile, o.ssl_context)
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -478,7 +484,7 @@ class HTTPHandler(Handler):
             pool = self._lean().pool  # one per-host count for both paths
             connector = _slot_connector(
                 pool, limit=0, limit_per_host=c.limits.per_host, keepalive_timeout=c.limits.max_idle,
-                ssl=self.http_options.ssl_context or self.http_options.verify,
+                ssl=self._tls(),
             )
             pool.make_room = getattr(connector, "close_idle")  # noqa: B009 - SlotConnector's own
             self._session = aiohttp.ClientSession(

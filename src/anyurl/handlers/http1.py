@@ -23,7 +23,7 @@ import asyncio
 import collections
 import contextlib
 import ssl
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout
@@ -457,9 +457,9 @@ class LeanResponse:
 class H1Client:
     """Lends pooled :class:`H1Connection` objects; one per HTTPHandler (so per Client)."""
 
-    def __init__(self, ssl_context: Any) -> None:
+    def __init__(self, ssl_context: Callable[[], ssl.SSLContext]) -> None:
         self.pool: Pool[H1Connection] = Pool("http")
-        self._ssl_source = ssl_context  # an SSLContext, True (verify) or False; built on first https
+        self._ssl_source = ssl_context  # makes the TLS context (anyurl.net.tls), on the first https
         self._ssl: ssl.SSLContext | None = None
         # the last header list sent and its checked lines (the handler reuses one list)
         self._block_of: list[tuple[str, str]] | None = None
@@ -468,15 +468,7 @@ class H1Client:
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
-            src = self._ssl_source
-            if isinstance(src, ssl.SSLContext):
-                self._ssl = src
-            else:
-                ctx = ssl.create_default_context()
-                if not src:
-                    ctx.check_hostname = False
-                    ctx.verify_mode = ssl.CERT_NONE
-                self._ssl = ctx
+            self._ssl = self._ssl_source()
         return self._ssl
 
     async def request(self, req: Request, method: str, scheme: str, host: str, port: int, target: str,

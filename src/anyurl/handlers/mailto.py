@@ -34,6 +34,7 @@ from ..errors import (
     TemporaryFailure,
     TransferError,
 )
+from ..net.tls import client_context, renamed_option
 from ..protocols.mail import (
     Attachment,
     check_address,
@@ -56,7 +57,8 @@ class SMTPSettings:
 
     ``starttls``: True requires STARTTLS, False never uses it, None (default)
     upgrades when the server offers it. ``tls``: implicit TLS (SMTPS, port
-    465). ``validate_certs=False`` or ``cafile`` (a PEM bundle) for
+    465). ``verify=False``, ``cafile`` (a PEM bundle) or ``ssl_context``, spelled as for
+    every scheme (anyurl.net.tls; ``validate_certs`` is the old name of ``verify``), for
     self-signed relays. ``sender``: the default From address.
     """
 
@@ -70,6 +72,12 @@ class SMTPSettings:
     cafile: str | None = None
     sender: str | None = None
     local_hostname: str | None = None
+    verify: bool = True
+    ssl_context: ssl.SSLContext | None = None
+
+    def __post_init__(self) -> None:
+        if not self.validate_certs:
+            renamed_option("SMTPSettings", "validate_certs", "verify")
 
     @property
     def effective_port(self) -> int:
@@ -118,7 +126,7 @@ def settings_from_env(env: Mapping[str, str]) -> SMTPSettings | None:
         starttls=_flag("ANYURL_SMTP_STARTTLS", starttls) if starttls else None,
         tls=_flag("ANYURL_SMTP_TLS", env["ANYURL_SMTP_TLS"]) if env.get("ANYURL_SMTP_TLS") else False,
         username=env.get("ANYURL_SMTP_USER") or None, password=env.get("ANYURL_SMTP_PASSWORD") or None,
-        validate_certs=_flag("ANYURL_SMTP_VALIDATE_CERTS", validate) if validate else True,
+        verify=_flag("ANYURL_SMTP_VALIDATE_CERTS", validate) if validate else True,
         cafile=env.get("ANYURL_SMTP_CAFILE") or None, sender=env.get("ANYURL_SMTP_FROM") or None,
     )
 
@@ -226,15 +234,7 @@ def translate(exc: BaseException, url: object, settings: SMTPSettings) -> AnyURL
 
 
 def _make_tls_context(settings: SMTPSettings) -> ssl.SSLContext:
-    if not settings.validate_certs:
-        ctx = ssl.create_default_context()
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-        return ctx
-    try:
-        return ssl.create_default_context(cafile=settings.cafile)
-    except (OSError, ssl.SSLError) as exc:
-        raise ConfigurationError(f"cannot load cafile {settings.cafile}: {exc}") from exc
+    return client_context(settings.verify and settings.validate_certs, settings.cafile, settings.ssl_context)
 
 
 def _load_attachment(item: AttachmentSource) -> Attachment:
@@ -306,7 +306,7 @@ class MailtoHandler(Handler):
         system CA store takes ~0.1 s, too much to repeat for every message."""
         if settings.starttls is False and not settings.tls:
             return None
-        key = (settings.validate_certs, settings.cafile)
+        key = (settings.verify and settings.validate_certs, settings.cafile)
         if key not in self._tls_cache:
             self._tls_cache[key] = await asyncio.to_thread(_make_tls_context, settings)
         return self._tls_cache[key]

@@ -46,6 +46,7 @@ from ..errors import (
     UnsafeURL,
 )
 from ..net.pool import Lease, Pool
+from ..net.tls import client_context
 from ..protocols import nntp
 from ..protocols.nntp import Data, End, Reply, ReplyReader
 from ..response import Body, Entry, Stat
@@ -69,8 +70,9 @@ class NewsOptions:
 
     ``listing_limit``: a group listing shows at most this many of the newest
     articles. ``starttls``: upgrade a plain connection with STARTTLS (and
-    fail if the server does not offer it). ``ssl_context``: for nntps and
-    STARTTLS (default: the system's trusted CAs, hostname checked).
+    fail if the server does not offer it). ``verify``, ``cafile``, ``ssl_context``: how
+    nntps and STARTTLS check the server (default: the system's trusted CAs, hostname
+    checked), spelled as for every scheme (anyurl.net.tls).
     ``trace``: called with ("send", line) for every command line (passwords
     masked) and ("recv", line) for every status line, to log or test.
     ``max_head``: the largest article head read before the body streams.
@@ -86,6 +88,8 @@ class NewsOptions:
     max_head: int = 256 * 1024
     body_in_meta: int = 4 * 1024 * 1024
     max_descriptions: int = 16 * 1024 * 1024
+    verify: bool = True
+    cafile: str | None = None
 
 
 @dataclass(frozen=True)
@@ -261,7 +265,6 @@ class NewsHandler(Handler):
         super().__init__(client)
         # 400: the server is closing the connection (often an idle timeout)
         self.pool: Pool[_Conn] = Pool("news", closing_replies=("400",))
-        self._default_ssl: ssl.SSLContext | None = None
 
     # -- URL -> what to do -------------------------------------------------------
 
@@ -400,11 +403,7 @@ class NewsHandler(Handler):
         return self.pool
 
     def _ssl(self, opts: NewsOptions) -> ssl.SSLContext:
-        if opts.ssl_context is not None:
-            return opts.ssl_context
-        if self._default_ssl is None:
-            self._default_ssl = ssl.create_default_context()
-        return self._default_ssl
+        return client_context(opts.verify, opts.cafile, opts.ssl_context)
 
     async def _connect(self, url: URL, server: _Server, opts: NewsOptions, req: Request) -> _Conn:
         kwargs: dict[str, Any] = {}

@@ -32,8 +32,7 @@ from ..errors import (
 from ..net.pool import Pool
 from ..protocols import prospero as pp
 from ..response import Body, Entry
-from ..transfer.names import file_name
-from ..urls import ProsperoURL, percent_encode
+from ..urls import ProsperoURL, leaf_name, percent_encode
 from .base import Context, Handler, Request, refuse_controls, render_entries
 
 __all__ = ["ProsperoHandler", "ProsperoOptions"]
@@ -176,7 +175,7 @@ class ProsperoHandler(Handler):
                                 "ProsperoOptions(allow_file_targets=True) to follow it", url=url)
             raise NotRetrievable("the object has no access method this client can follow "
                                  f"({', '.join(m.method for m in info.access) or 'none given'})", url=url)
-        entries = [Entry(name=file_name(u, m.method) if u else m.method, url=u, kind="page", title=m.method,
+        entries = [Entry(name=leaf_name(u, m.method) if u else m.method, url=u, kind="page", title=m.method,
                          meta=_method_dict(m))
                    for m, u in ((m, pp.access_url(m)) for m in info.access)]
         return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",

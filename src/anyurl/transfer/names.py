@@ -3,12 +3,9 @@ link back up, what an entry's local file name is. Pure: no I/O, no optional impo
 
 from __future__ import annotations
 
-import os
-from urllib.parse import unquote
-
 from ..errors import URLSyntaxError
 from ..response import Entry
-from ..urls import FTPURL, HTTPURL, NNTPURL, URL, WAISURL, FileURL, GopherURL, NewsURL, ProsperoURL, parse
+from ..urls import URL, leaf_name, parse, safe_name, tree_place
 
 __all__ = ["entry_file_name", "file_name", "is_parent_link", "parse_or_value_error", "segments"]
 
@@ -20,26 +17,7 @@ def parse_or_value_error(url: str) -> URL:
         raise ValueError(f"not a URL anyurl can read: {url!r}: {exc}") from None
 
 
-def segments(u: URL) -> tuple[str, tuple[str, ...]]:
-    """(origin, path segments) of a URL, decoded: the shape parent/ancestor tests compare."""
-    if isinstance(u, GopherURL):
-        return f"gopher://{u.host}:{u.port}", tuple(s for s in u.selector.split("/") if s)
-    if isinstance(u, FTPURL):
-        return f"{u.scheme}://{u.user}@{u.host}:{u.port}", tuple(s for s in (*u.cwd, u.name) if s)
-    if isinstance(u, FileURL):
-        return f"file://{u.host}", tuple(s for s in u.path.split("/") if s)
-    if isinstance(u, HTTPURL):
-        return f"{u.scheme}://{u.host}:{u.port}", tuple(unquote(s) for s in u.path.split("/") if s)
-    if isinstance(u, NNTPURL):
-        art = () if u.article is None else (str(u.article),)
-        return f"{u.scheme}://{u.host}:{u.port}", (u.group, *art) if u.group else ()
-    if isinstance(u, NewsURL):
-        return "news:", ((u.group,) if u.group else (f"<{u.message_id}>",))
-    if isinstance(u, ProsperoURL):
-        return f"prospero://{u.host}:{u.port}", tuple(s for s in u.hsoname.split("/") if s)
-    if isinstance(u, WAISURL):
-        return f"wais://{u.host}:{u.port}", tuple(s for s in (u.database, u.search, u.wpath) if s)
-    return u.scheme + ":", (str(u),)
+segments = tree_place  # (origin, path segments): see anyurl.urls.tree_place
 
 
 def is_parent_link(directory: str, entry: Entry) -> bool:
@@ -57,14 +35,7 @@ def is_parent_link(directory: str, entry: Entry) -> bool:
     return d_origin == e_origin and len(e_segs) <= len(d_segs) and d_segs[: len(e_segs)] == e_segs
 
 
-def file_name(entry_url: str, fallback: str = "") -> str:
-    """The local file name for a URL: its last path segment, decoded
-    (a gopher selector's, an article's number or message-id)."""
-    try:
-        _origin, segs = segments(parse(entry_url))
-    except URLSyntaxError:
-        segs = ()
-    return _safe(segs[-1] if segs else (fallback.strip() or "index"))
+file_name = leaf_name  # a URL's local file name: see anyurl.urls.leaf_name
 
 
 def entry_file_name(entry: Entry) -> str:
@@ -72,6 +43,4 @@ def entry_file_name(entry: Entry) -> str:
     return _safe(entry.name) if entry.name else file_name(entry.url or "")
 
 
-def _safe(name: str) -> str:
-    name = name.replace("/", "_").replace("\x00", "_").replace(os.sep, "_")
-    return "_" + name if name in (".", "..") else name
+_safe = safe_name

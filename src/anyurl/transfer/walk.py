@@ -41,23 +41,37 @@ import itertools
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..client import body_entries
 from ..errors import AnyURLError, TransferError
 from ..handlers.file import file_url_for
+from ..links import body_entries
 from ..protocols.ftp import directory_text, entry_text
-from ..response import Entry, translate_errors
+from ..response import Body, Entry, Response, translate_errors
 from ..schemes import family
+from ..settings import Limits
 from ..urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 
-if TYPE_CHECKING:
-    from ..client import Client
+__all__ = ["Found", "Source", "walk"]
 
-__all__ = ["Found", "walk"]
 
-log = logging.getLogger("anyurl.transfer.walk")
+class Source(Protocol):
+    """What a walk asks of the :class:`anyurl.Client` it runs on."""
+
+    @property
+    def limits(self) -> Limits: ...
+    @property
+    def user_agent(self) -> str: ...
+
+    def parse(self, url: str | URL) -> URL: ...
+
+    def open(self, url: str | URL) -> AbstractAsyncContextManager[Body]: ...
+
+    async def fetch(self, url: str | URL, *, max_size: int | None = None) -> Response: ...
+
+log = logging.getLogger("anyurl.walk")
 
 # kinds that are listed when met; a symlink or a page is opened to learn what it is
 _DIRECTORY_KINDS = frozenset({"directory", "group"})
@@ -219,7 +233,7 @@ def _as_directory(u: URL) -> URL:
 
 
 class _Walker:
-    def __init__(self, client: Client, start: URL, *, max_depth: int | None,
+    def __init__(self, client: Source, start: URL, *, max_depth: int | None,
                  follow: Callable[[Entry], bool] | None, same_host: bool, cross_scheme: bool,
                  per_host: int, delay: float, robots: bool, max_items: int) -> None:
         self.client = client
@@ -504,7 +518,7 @@ class _Walker:
                     await t
 
 
-async def walk(client: Client, url: str | URL, *, max_depth: int | None = None,
+async def walk(client: Source, url: str | URL, *, max_depth: int | None = None,
                follow: Callable[[Entry], bool] | None = None, same_host: bool = True,
                cross_scheme: bool = False, per_host: int = 2, delay: float = 0.0,
                robots: bool = True, max_items: int = 1_000_000) -> AsyncIterator[Found]:
