@@ -30,6 +30,8 @@ A name no directory can hold (``/``, NUL: a hostile or garbled line) is refused.
 
 Sizes in blocks, tracks or records (VMS, MVS) are not bytes: ``size`` is then None
 and the count is in ``meta``. Times carry no zone on the wire and are given as UTC.
+The work per line is bounded (:data:`MAX_FORMATTED_LINE`, 16 words scanned for an
+``ls -l`` date): a hostile 64 KiB line costs about what reading it costs.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INFO",
+    "MAX_FORMATTED_LINE",
     "ListItem",
     "ListParser",
     "is_name",
