@@ -200,19 +200,19 @@ def parse_nlst(lines: list[str]) -> list[ListItem]:
 # Month abbreviations as ls prints them in the locales servers run in (a trailing "." is
 # dropped first); all map each spelling to one month, so no locale needs to be chosen.
 _MONTH_NAMES = {
-    1: "jan january janv janvier ene enero gen gennaio jän jänner januar janeiro sty styczeń янв января январь",
-    2: "feb february febr févr février fév febrero febbraio fev fevereiro februar lut luty фев февраля февраль",
-    3: "mar march mär märz mrz mars marzo março maart mrt кві мар марта март",
-    4: "apr april avr avril abr abril aprile kwi kwiecień апр апреля апрель",
-    5: "may mai mayo mag maggio maio mei maj мая май",
-    6: "jun june juin junio giu giugno juni junho cze czerwiec июн июня июнь",
-    7: "jul july juil juillet julio lug luglio juli julho lip lipiec июл июля июль",
-    8: "aug august août aou ago agosto augustus sie sierpień авг августа август",
-    9: "sep sept september septembre septiembre set settembre setembro wrz wrzesień сен сентября сентябрь",
-    10: "oct october octobre octubre ott ottobre out outubro okt oktober paź październik окт октября октябрь",
-    11: "nov november novembre noviembre novembro lis listopad ноя ноября ноябрь",
+    1: "jan january janv janvier ene enero gen gennaio jän jänner januar janeiro sty styczeń янв января январь січ",
+    2: "feb february febr févr février fév febrero febbraio fev fevereiro februar lut luty фев февраля февраль лют",
+    3: "mar march mär märz mrz mars marzo março maart mrt мар марта март бер",
+    4: "apr april avr avril abr abril aprile kwi kwiecień апр апреля апрель кві",
+    5: "may mai mayo mag maggio maio mei maj мая май тра",
+    6: "jun june juin junio giu giugno juni junho cze czerwiec июн июня июнь чер",
+    7: "jul july juil juillet julio lug luglio juli julho lip lipiec июл июля июль лип",
+    8: "aug august août aou ago agosto augustus sie sierpień авг августа август сер",
+    9: "sep sept september septembre septiembre set settembre setembro wrz wrzesień сен сентября сентябрь вер",
+    10: "oct october octobre octubre ott ottobre out outubro okt oktober paź październik окт октября октябрь жов",
+    11: "nov november novembre noviembre novembro lis listopad ноя ноября ноябрь лис",
     12: "dec december déc décembre dic diciembre dicembre dez dezember dezembro des desember gru grudzień "
-        "дек декабря декабрь",
+        "дек декабря декабрь гру",
 }
 _MONTHS: dict[str, int] = {word: n for n, words in _MONTH_NAMES.items() for word in words.split()}
 
