@@ -17,19 +17,13 @@ Scenarios:
   quota          the same with "552 Exceeded storage allocation".
   evil-names     LIST names no directory can hold: "../../etc/passwd", "sub/../..", "/abs",
                  a NUL, beside an ordinary "plain.txt" and a legal (Unix) name with a CR.
-  listing        no MLST in FEAT; LIST sends the lines of the corpus cases of one format
-                 (--format, from tests/unit/ftp_listing_corpus.json) and NLST their names.
-                 --format riddles: LIST lines in no known format, NLST two names;
-                 --format riddles-no-nlst: the same, and NLST refused with 502.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
-from pathlib import Path
 
 LINE = b"-rw-r--r--    1 0        0            4096 Nov 22 10:17 file-%09d.bin\r\n"
 PAYLOAD = b"0123456789" * 100  # 1000 bytes: what SIZE announces
@@ -42,17 +36,6 @@ EVIL_LIST = (b"-rw-r--r--    1 0  0  10 Nov 22 10:17 ../../etc/passwd\r\n"
              b"-rw-r--r--    1 0  0  10 Nov 22 10:17 cr\rname\r\n"
              b"-rw-r--r--    1 0  0  10 Nov 22 10:17 plain.txt\r\n")
 FULL = {"disk-full": "452 Insufficient storage space", "quota": "552 Exceeded storage allocation"}
-CORPUS = Path(__file__).resolve().parent.parent / "unit" / "ftp_listing_corpus.json"
-RIDDLES = ["?? alpha.txt ??", "this server speaks in riddles", "?? beta.txt ??"]
-
-
-def listing(fmt: str) -> tuple[list[str], list[str]]:
-    """(LIST lines, NLST names) of the listing scenario's format."""
-    if fmt.startswith("riddles"):
-        return RIDDLES, ["alpha.txt", "beta.txt"]
-    cases = [c for c in json.loads(CORPUS.read_text(encoding="utf-8"))["cases"] if c["format"] == fmt]
-    return ([line for c in cases for line in c["lines"]],
-            [e["name"] for c in cases for e in c["entries"] if e["kind"] != "info"])
 
 
 class Session:
@@ -102,17 +85,6 @@ class Session:
             await self.reply("250 ok" if verb == "CWD" else "200 ok")
         elif verb == "FEAT":
             await self.reply("211-Features:\r\n EPSV\r\n SIZE\r\n211 End")
-        elif verb in ("LIST", "NLST") and scenario == "listing":
-            lines, names = listing(self.server.format)
-            if verb == "NLST" and self.server.format == "riddles-no-nlst":
-                await self.reply("502 NLST not implemented")
-                return
-            await self.reply("150 here comes the listing")
-            _, dw = await self.data_conn()
-            dw.write("".join(f"{x}\r\n" for x in (lines if verb == "LIST" else names)).encode())
-            await dw.drain()
-            dw.close()
-            await self.reply("226 Transfer complete")
         elif verb == "SIZE":
             await self.reply(f"213 {len(PAYLOAD)}")
         elif verb == "EPSV":
@@ -216,9 +188,8 @@ class Session:
 
 
 class Hostile:
-    def __init__(self, scenario: str, log: str, fmt: str = "") -> None:
+    def __init__(self, scenario: str, log: str) -> None:
         self.scenario = scenario
-        self.format = fmt
         self.log = open(log, "a", encoding="utf-8")  # noqa: SIM115 - open for the server's life
         self.connections = 0
 
@@ -239,12 +210,10 @@ class Hostile:
 
 async def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--scenario", required=True,
-                    choices=["endless-list", "overlong", "temporary", "evil-names", "listing", *FULL])
+    ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary", "evil-names", *FULL])
     ap.add_argument("--log", required=True)
-    ap.add_argument("--format", default="", help="listing: a corpus format, riddles or riddles-no-nlst")
     args = ap.parse_args()
-    hostile = Hostile(args.scenario, args.log, args.format)
+    hostile = Hostile(args.scenario, args.log)
     server = await asyncio.start_server(hostile.handle, "127.0.0.1", 0)
     print(server.sockets[0].getsockname()[1], flush=True)
     async with server:

@@ -1,7 +1,7 @@
 """LIST formats real servers of the suite do not send (VMS, MVS, OS/400, ...), from
-tests/hostile/ftp_hostile.py's "listing" scenario, which answers LIST with the lines of
-the corpus (tests/unit/ftp_listing_corpus.json) of one format and NLST with their names
-(issue 25 item 1: such listings came back empty or partial)."""
+tests/hostile/ftp_listing_server.py, which answers LIST with the lines of the corpus
+(tests/unit/ftp_listing_corpus.json) of one format and NLST with their names (issue 25
+item 1: such listings came back empty or partial)."""
 
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ class Listing:
 @pytest.fixture
 def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Listing]:
     log = tmp_path / "hostile.log"
-    proc = subprocess.Popen([sys.executable, str(HERE / "ftp_hostile.py"), "--scenario", "listing",
-                             "--format", request.param, "--log", str(log)], stdout=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, str(HERE / "ftp_listing_server.py"), "--format", request.param,
+                             "--log", str(log)], stdout=subprocess.PIPE)
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
