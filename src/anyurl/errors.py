@@ -214,3 +214,72 @@ class OverlongTransfer(TransferError):
     """More bytes arrived than the server announced (FTP SIZE): the data is not what was described."""
 
     exit_code = 19
+
+
+# -- the one table of foreign exceptions ----------------------------------------------------
+
+
+def os_reason(exc: OSError) -> str:
+    """The system's words for *exc*: asyncio's own loop says "Connect call failed ('127.0.0.1', 1)"
+    where uvloop says "Connection refused"; resolver errors (negative codes) keep their text."""
+    import os  # here: start-up (errors load first, and most runs raise nothing)
+
+    return os.strerror(exc.errno) if exc.errno and exc.errno > 0 else str(exc.strerror or exc)
+
+
+def translate(exc: BaseException, url: object, *, doing: str | None = None,
+              connecting: tuple[str, int] | None = None) -> AnyURLError:
+    """The anyurl error for a foreign exception (OS, asyncio, ssl, aiohttp): the one table.
+
+    *doing* names the network step it broke ("requesting ...", "reading the body"): an
+    OSError then is a lost connection, where without one it is local I/O. *connecting*
+    (host, port) says it happened while connecting. aiohttp's and ssl's classes are only
+    looked at when those modules are loaded: nothing is imported here.
+    """
+    import sys
+
+    if isinstance(exc, AnyURLError):
+        return exc
+    where = f" while {doing}" if doing else ""
+    if isinstance(exc, TimeoutError):  # asyncio.TimeoutError is TimeoutError
+        if connecting is not None:
+            return FetchTimeout(f"connecting to {connecting[0]}:{connecting[1]} timed out", url=url)
+        return FetchTimeout(f"timed out{where}", url=url)
+    aiohttp = sys.modules.get("aiohttp")
+    if aiohttp is not None and isinstance(exc, aiohttp.ClientError):
+        return _from_aiohttp(exc, url, where, aiohttp)
+    if connecting is not None and isinstance(exc, OSError):
+        return ConnectError(f"cannot connect to {connecting[0]}:{connecting[1]}: {os_reason(exc)}", url=url)
+    if isinstance(exc, ConnectionError) or (doing and isinstance(exc, OSError)):
+        return ConnectError(f"connection failed{where}: {exc}", url=url)
+    if isinstance(exc, OSError):
+        return TransferError(f"I/O error: {exc.strerror or exc}", url=url)
+    if doing:
+        return ProtocolError(f"error{where}: {type(exc).__name__}: {exc}", url=url)
+    return ProtocolError(f"unexpected error: {type(exc).__name__}: {exc}", url=url)
+
+
+def _from_aiohttp(exc: BaseException, url: object, where: str, aiohttp: object) -> AnyURLError:
+    a = aiohttp
+    if isinstance(exc, a.ClientPayloadError):  # type: ignore[attr-defined]
+        return TruncatedTransfer(f"transfer broken{where}: {exc}", url=url)
+    if isinstance(exc, a.ClientResponseError) and exc.status == 400:  # type: ignore[attr-defined]
+        # aiohttp's parser refused the reply; bytes after a complete body (more than its
+        # Content-Length, with Connection: close) also end up here, as the next "response"
+        detail = " ".join(line.strip() for line in str(exc.message).splitlines()[:2]).rstrip(":")
+        if detail.startswith("Data after"):
+            return OverlongTransfer(f"server sent more than the response announced{where} "
+                                    f"(data after the end of the body)", url=url)
+        return ProtocolError(f"invalid HTTP from the server{where}: {detail} "
+                             "(or more data than the previous body announced)", url=url)
+    if isinstance(exc, a.InvalidURL):  # type: ignore[attr-defined]
+        return UnsafeURL(f"aiohttp refused the URL: {exc}", url=url)
+    if isinstance(exc, a.ClientConnectorError):  # type: ignore[attr-defined]
+        # not aiohttp's "Cannot connect to host ... ssl:default"
+        what = "proxy " if isinstance(exc, a.ClientProxyConnectionError) else ""  # type: ignore[attr-defined]
+        os_error = exc.os_error
+        reason = os_reason(os_error) if isinstance(os_error, OSError) and os_error.errno else str(os_error)
+        return ConnectError(f"cannot connect to {what}{exc.host}:{exc.port}: {reason}", url=url)
+    if isinstance(exc, a.ClientConnectionError):  # type: ignore[attr-defined]
+        return ConnectError(f"connection failed{where}: {exc}", url=url)
+    return ProtocolError(f"HTTP error{where}: {type(exc).__name__}: {exc}", url=url)

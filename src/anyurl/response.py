@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ._record import Record
-from .errors import AnyURLError, ConnectError, FetchTimeout, NotSupported, ProtocolError, TransferError
+from .errors import (
+    AnyURLError,
+    NotSupported,
+    TransferError,
+    translate,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -166,16 +170,9 @@ _RENDER_CHUNK = 64 * 1024
 
 
 def translate_errors(exc: BaseException, url: object) -> AnyURLError:
-    """Map a foreign exception to the anyurl tree (the safety net at the public boundary)."""
-    if isinstance(exc, AnyURLError):
-        return exc
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-        return FetchTimeout("timed out", url=url)
-    if isinstance(exc, ConnectionError):
-        return ConnectError(f"connection failed: {exc}", url=url)
-    if isinstance(exc, OSError):
-        return TransferError(f"I/O error: {exc.strerror or exc}", url=url)
-    return ProtocolError(f"unexpected error: {type(exc).__name__}: {exc}", url=url)
+    """Map a foreign exception to the anyurl tree (the safety net at the public boundary):
+    :func:`anyurl.errors.translate`, the one table, with no network step named."""
+    return translate(exc, url)
 
 
 class Body:

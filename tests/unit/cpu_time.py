@@ -11,6 +11,10 @@ from pathlib import Path
 import pytest
 
 TEN_MB = 10 * 2**20
+# A linear pass over TEN_MB takes well under 1 s of CPU on an idle machine, and a quadratic one
+# hours; 5 s keeps them apart on a loaded one too (two cores shared with other suites: 1.0 s
+# was exceeded by a linear parse at load 5).
+LINEAR_BOUND = 5.0
 
 
 def cpu_seconds(make_text: str, call: str, *, imports: str, catch: str | None = None) -> float:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.unit.cpu_time import TEN_MB, cpu_seconds
+from tests.unit.cpu_time import LINEAR_BOUND, TEN_MB, cpu_seconds
 
 from anyurl.errors import URLSyntaxError
 from anyurl.urls import (
@@ -402,7 +402,7 @@ def test_fast_path_agrees_on_random_text(prefix: str, rest: str) -> None:
 ])
 def test_parse_is_linear(make_text: str) -> None:
     assert cpu_seconds(make_text, "parse(text)", imports="from anyurl.urls import parse\nfrom anyurl.errors import URLSyntaxError",
-                       catch="URLSyntaxError") < 1.0
+                       catch="URLSyntaxError") < LINEAR_BOUND
 
 
 def test_huge_numbers_are_syntax_errors() -> None:

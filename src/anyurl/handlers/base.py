@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from ..errors import (
     ConfigurationError,
-    ConnectError,
     FetchTimeout,
     NotRetrievable,
     NotSupported,
     ProtocolError,
-    UnsafeURL,
+    translate,
 )
 from ..net.bulk import prime_allocator
 from ..net.pool import connect_target
+from ..protocols.lines import refuse_controls
 from ..response import Body, Entry, Stat, entry_line
 from ..settings import Request
 
@@ -142,16 +141,6 @@ def refuse_range(req: Request) -> None:
         raise NotSupported(f"{req.url.scheme} URLs do not support byte ranges (offset/length)", url=req.url)
 
 
-def refuse_controls(url: object, what: str, value: str | None, chars: str = "\r\n\0") -> None:
-    """Raise UnsafeURL if decoded *value* holds any of *chars* (before any byte is sent)."""
-    if value is None:
-        return
-    bad = [c for c in chars if c in value]
-    if bad:
-        names = ", ".join({"\r": "CR", "\n": "LF", "\0": "NUL", "\t": "TAB"}.get(c, repr(c)) for c in bad)
-        raise UnsafeURL(f"{what} contains {names} after decoding; refusing to send it", url=url)
-
-
 async def open_connection(
     url: object, host: str, port: int, *,
     timeout: float | None,  # noqa: ASYNC109 - translated to FetchTimeout here, for every handler
@@ -162,16 +151,8 @@ async def open_connection(
         async with asyncio.timeout(timeout):
             target = await connect_target(getattr(url, "scheme", ""), host, port)  # maybe the CLI's early socket
             return await asyncio.open_connection(**target, **kwargs)
-    except TimeoutError as exc:
-        raise FetchTimeout(f"connecting to {host}:{port} timed out", url=url) from exc
-    except OSError as exc:
-        raise ConnectError(f"cannot connect to {host}:{port}: {os_reason(exc)}", url=url) from exc
-
-
-def os_reason(exc: OSError) -> str:
-    """The system's words for *exc*: asyncio's own loop says "Connect call failed ('127.0.0.1', 1)"
-    where uvloop says "Connection refused"; resolver errors (negative codes) keep their text."""
-    return os.strerror(exc.errno) if exc.errno and exc.errno > 0 else str(exc.strerror or exc)
+    except OSError as exc:  # TimeoutError too
+        raise translate(exc, url, connecting=(host, port)) from exc
 
 
 async def bounded_readline(reader: asyncio.StreamReader, limit: int, url: object,

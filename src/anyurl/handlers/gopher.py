@@ -26,13 +26,14 @@ from ..errors import (
     TransferError,
     TruncatedTransfer,
     UnsafeURL,
+    os_reason,
 )
 from ..net.bulk import BulkReader
 from ..net.pool import Lease, Pool, connect_target
 from ..protocols import gopher as gp
 from ..response import Body, Entry, Stat
 from ..urls import GopherURL
-from .base import Context, Handler, Request, apply_length, os_reason
+from .base import Context, Handler, Request, apply_length
 
 __all__ = ["GopherHandler", "GopherOptions"]
 

@@ -49,15 +49,12 @@ labelled gzip by Apache's ``AddEncoding``): those bytes are kept.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import functools
 import itertools
 import logging
-import os
 import re
 import ssl
-import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
@@ -69,8 +66,6 @@ from ..errors import (
     AccessDenied,
     AnyURLError,
     ConfigurationError,
-    ConnectError,
-    FetchTimeout,
     NotSupported,
     OverlongTransfer,
     ProtocolError,
@@ -79,6 +74,7 @@ from ..errors import (
     TransferError,
     TruncatedTransfer,
     UnsafeURL,
+    translate,
 )
 from ..net.tls import client_context
 from ..protocols.http1 import Headers
@@ -192,37 +188,8 @@ def _headers_dict(headers: Mapping[str, str]) -> Headers:
 
 
 def _translate(exc: BaseException, url: object, stage: str) -> AnyURLError:
-    """An aiohttp/asyncio/OS exception as an anyurl error."""
-    if isinstance(exc, AnyURLError):
-        return exc
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-        return FetchTimeout(f"timed out while {stage}", url=url)
-    aiohttp = sys.modules.get("aiohttp")  # an aiohttp error only if aiohttp was loaded
-    if aiohttp is None:
-        if isinstance(exc, OSError):
-            return ConnectError(f"connection failed while {stage}: {exc}", url=url)
-        return ProtocolError(f"HTTP error while {stage}: {type(exc).__name__}: {exc}", url=url)
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return TruncatedTransfer(f"transfer broken while {stage}: {exc}", url=url)
-    if isinstance(exc, aiohttp.ClientResponseError) and exc.status == 400:
-        # aiohttp's parser refused the reply; bytes after a complete body (more than its
-        # Content-Length, with Connection: close) also end up here, as the next "response"
-        detail = " ".join(line.strip() for line in str(exc.message).splitlines()[:2]).rstrip(":")
-        if detail.startswith("Data after"):
-            return OverlongTransfer(f"server sent more than the response announced while {stage} "
-                                 f"(data after the end of the body)", url=url)
-        return ProtocolError(f"invalid HTTP from the server while {stage}: {detail} "
-                             "(or more data than the previous body announced)", url=url)
-    if isinstance(exc, aiohttp.InvalidURL):
-        return UnsafeURL(f"aiohttp refused the URL: {exc}", url=url)
-    if isinstance(exc, aiohttp.ClientConnectorError):  # not aiohttp's "Cannot connect to host ... ssl:default"
-        what = "proxy " if isinstance(exc, aiohttp.ClientProxyConnectionError) else ""
-        errno = getattr(exc.os_error, "errno", None)
-        reason = os.strerror(errno) if errno else str(exc.os_error)
-        return ConnectError(f"cannot connect to {what}{exc.host}:{exc.port}: {reason}", url=url)
-    if isinstance(exc, (aiohttp.ClientConnectionError, OSError)):
-        return ConnectError(f"connection failed while {stage}: {exc}", url=url)
-    return ProtocolError(f"HTTP error while {stage}: {type(exc).__name__}: {exc}", url=url)
+    """An aiohttp/asyncio/OS exception as an anyurl error (the one table: anyurl.errors.translate)."""
+    return translate(exc, url, doing=stage)
 
 
 def _basic(user: str, password: str) -> str:

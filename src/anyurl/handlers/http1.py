@@ -26,10 +26,9 @@ import ssl
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import AnyURLError, ConnectError, FetchTimeout
+from ..errors import AnyURLError, ConnectError, FetchTimeout, os_reason
 from ..net.pool import Lease, Pool, connect_target
 from ..protocols.http1 import Headers, ResponseReader, header_block, request_start, request_tail
-from .base import os_reason
 
 if TYPE_CHECKING:
     from ..settings import Request

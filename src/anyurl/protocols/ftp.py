@@ -33,6 +33,7 @@ from ..errors import (
     UnsafeURL,
 )
 from ..urls import _FPATH, FTPURL, percent_encode
+from .lines import refuse_controls
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -111,7 +112,6 @@ DEFAULT_TEXT_SUFFIXES: tuple[str, ...] = (
     ".patch", ".readme",
 )
 
-_CONTROLS = {"\r": "CR", "\n": "LF", "\0": "NUL"}
 _set = object.__setattr__  # how a frozen Record's __init__ sets its fields
 
 # Reply, Plan and ListItem are Records, not dataclasses, and the patterns below are compiled
@@ -257,7 +257,7 @@ def format_command(verb: str, arg: str | None = None) -> bytes:
 
 
 def _has_control(value: str | None) -> bool:
-    return value is not None and ("\r" in value or "\n" in value or "\0" in value)
+    return value is not None and ("\r" in value or "\n" in value or "\0" in value)  # (fast path)
 
 
 def check_safe(url: FTPURL) -> None:
@@ -269,13 +269,7 @@ def check_safe(url: FTPURL) -> None:
     parts += [(f"directory segment {i + 1}", seg) for i, seg in enumerate(url.cwd)]
     parts.append(("file name", url.name))
     for what, value in parts:
-        if not _has_control(value):
-            continue
-        assert value is not None
-        bad = sorted({_CONTROLS[c] for c in value if c in _CONTROLS})
-        if bad:
-            raise UnsafeURL(f"the {what} contains {', '.join(bad)} after decoding; refusing to send it",
-                            url=url)
+        refuse_controls(url, f"the {what}", value)
     if url.typecode is not None and url.typecode not in ("a", "i", "d"):
         raise UnsafeURL(f"unknown FTP typecode {url.typecode!r} (expected a, i or d)", url=url)
 

@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 
     from ..response import Entry
 
-from ..errors import ProtocolError, ResourceNotFound, TemporaryFailure, TransferError, UnsafeURL
+from ..errors import ProtocolError, ResourceNotFound, TemporaryFailure, TransferError
 from ..urls import GopherURL, TelnetURL, to_wire
+from .lines import refuse_controls
 
 __all__ = [
     "SERVICE_PORTS",
@@ -108,7 +109,6 @@ def service_port_refusal(port: int) -> str | None:
 # Requests
 # ---------------------------------------------------------------------------
 
-_NAMES = {"\t": "TAB", "\r": "CR", "\n": "LF", "\0": "NUL"}
 
 # Patterns are kept as text: re compiles each on first use (and caches it), so
 # importing this module for a plain download compiles none it does not use.
@@ -119,12 +119,7 @@ _FORM = r"\+\t1\r\n\+-1\r\n(?:[^\r\n\t\0]*\r\n)*\.\r\n\Z"
 
 
 def _refuse(url: object, what: str, value: str | None, chars: str) -> None:
-    if value is None:
-        return
-    bad = sorted({_NAMES[c] for c in value if c in chars})
-    if bad:
-        raise UnsafeURL(f"the gopher {what} contains {', '.join(bad)} after decoding; refusing to send "
-                        "it (it would inject extra request lines)", url=url)
+    refuse_controls(url, f"the gopher {what}", value, chars, why=" (it would inject extra request lines)")
 
 
 class RequestPlan(NamedTuple):

@@ -33,20 +33,17 @@ from typing import Any
 import httptools
 
 from ..errors import OverlongTransfer, ProtocolError, TruncatedTransfer, UnsafeURL
+from .lines import refuse_controls
 
 __all__ = ["Headers", "ResponseReader", "header_block", "request_head", "request_start", "request_tail"]
 
 #: header fields one response may have (interim responses' not counted)
 MAX_HEADERS = 256
 
-_CONTROLS = ("\r", "\n", "\0")
-_NAMES = {"\r": "CR", "\n": "LF", "\0": "NUL"}
 
 
 def _refuse(what: str, value: str, url: object) -> None:
-    if "\r" in value or "\n" in value or "\0" in value:
-        names = ", ".join(_NAMES[c] for c in _CONTROLS if c in value)
-        raise UnsafeURL(f"{what} contains {names}; refusing to send it", url=url)
+    refuse_controls(url, what, value, decoded=False)
 
 
 def header_block(headers: Iterable[tuple[str, str]], url: object = None) -> tuple[str | None, str]:

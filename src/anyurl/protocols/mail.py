@@ -26,6 +26,7 @@ from email.message import EmailMessage
 
 from ..errors import UnsafeURL, URLSyntaxError
 from ..urls import MailtoURL
+from .lines import refuse_controls
 
 __all__ = [
     "ALLOWED_HEADERS",
@@ -55,13 +56,10 @@ _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _DOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 _LITERAL = re.compile(r"\[[\x21-\x5a\x5e-\x7e]*\]")
 _HEADER_NAME = re.compile(r"[\x21-\x39\x3b-\x7e]+")  # RFC 5322 ftext: printable ASCII but ':'
-_CONTROLS = {"\r": "CR", "\n": "LF", "\0": "NUL"}
 
 
 def _refuse_controls(what: str, value: str, url: object) -> None:
-    bad = [name for ch, name in _CONTROLS.items() if ch in value]
-    if bad:
-        raise UnsafeURL(f"{what} contains {', '.join(bad)}; refusing to send (header injection)", url=url)
+    refuse_controls(url, what, value, decoded=False, why=" (header injection)")
 
 
 def _refuse_undecodable(what: str, value: str, url: object) -> None:

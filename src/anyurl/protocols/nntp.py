@@ -38,6 +38,7 @@ from ..errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
+from .lines import refuse_controls
 
 __all__ = [
     "ARTICLE_CODES",
@@ -295,8 +296,7 @@ def over_cmd(first: int, last: int, verb: str = "OVER") -> bytes:
 
 def authinfo_cmd(kind: str, value: str) -> bytes:
     """``AUTHINFO USER name`` / ``AUTHINFO PASS secret``; refuses CR/LF/NUL."""
-    if any(c in value for c in "\r\n\0"):
-        raise UnsafeURL(f"AUTHINFO {kind} value contains CR, LF or NUL; refusing to send it")
+    refuse_controls(None, f"AUTHINFO {kind} value", value, decoded=False)
     return b"AUTHINFO " + kind.encode("ascii") + b" " + value.encode("utf-8") + b"\r\n"
 
 
