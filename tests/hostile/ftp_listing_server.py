@@ -7,7 +7,7 @@ prints its port on stdout, then serves until killed; commands go to LOG as ``CMD
 FEAT offers no MLST, so clients list with LIST. --format names the corpus cases of
 tests/unit/ftp_listing_corpus.json whose lines LIST sends (NLST sends their names);
 "riddles": LIST lines in no known format and NLST two names; "riddles-no-nlst": the same
-with NLST refused (502).
+with NLST refused (502); "mlsd": FEAT offers MLST and MLSD sends MLSD_LINES (one has no facts).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import ftp_hostile  # run as a script: tests/hostile is on sys.path
 
 CORPUS = Path(__file__).resolve().parent.parent / "unit" / "ftp_listing_corpus.json"
 RIDDLES = ["?? alpha.txt ??", "this server speaks in riddles", "?? beta.txt ??"]
+MLSD_LINES = ["type=cdir;modify=20240101000000; .", "type=file;size=3;modify=20240101000000; a.txt",
+              "garbage without facts", "type=dir;modify=20240102000000; sub"]
 FORMAT = ""
 
 
@@ -36,6 +38,12 @@ def listing(fmt: str) -> tuple[list[str], list[str]]:
 
 class ListingSession(ftp_hostile.Session):
     async def command(self, verb: str, arg: str) -> None:
+        if FORMAT == "mlsd" and verb == "FEAT":
+            await self.reply("211-Features:\r\n EPSV\r\n MLST type*;size*;modify*;\r\n211 End")
+            return
+        if FORMAT == "mlsd" and verb == "MLSD":
+            await self.send_lines(MLSD_LINES)
+            return
         if verb not in ("LIST", "NLST"):
             await super().command(verb, arg)
             return
@@ -43,9 +51,12 @@ class ListingSession(ftp_hostile.Session):
             await self.reply("502 NLST not implemented")
             return
         lines, names = listing(FORMAT)
+        await self.send_lines(lines if verb == "LIST" else names)
+
+    async def send_lines(self, lines: list[str]) -> None:
         await self.reply("150 here comes the listing")
         _, dw = await self.data_conn()
-        dw.write("".join(f"{x}\r\n" for x in (lines if verb == "LIST" else names)).encode())
+        dw.write("".join(f"{x}\r\n" for x in lines).encode())
         await dw.drain()
         dw.close()
         await self.reply("226 Transfer complete")
@@ -54,7 +65,7 @@ class ListingSession(ftp_hostile.Session):
 async def main() -> None:
     global FORMAT
     ap = argparse.ArgumentParser()
-    ap.add_argument("--format", required=True, help="a corpus format, riddles or riddles-no-nlst")
+    ap.add_argument("--format", required=True, help="a corpus format, riddles, riddles-no-nlst or mlsd")
     ap.add_argument("--log", required=True)
     args = ap.parse_args()
     FORMAT = args.format

@@ -131,3 +131,18 @@ def test_anyurl_ls_prints_every_unreadable_line(server: Listing) -> None:
     for line in [line for c in CORPUS["cases"] if c["format"] == "unknown" for line in c["lines"]]:
         assert line in proc.stdout
     assert "in no known format" in proc.stderr
+
+
+@pytest.mark.parametrize("server", ["mlsd"], indirect=True)
+async def test_an_mlsd_line_without_facts_is_an_info_entry(server: Listing,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    # it was read as facts "garbage" and a file named "without facts"
+    with caplog.at_level(logging.WARNING, logger="anyurl.ftp"):
+        async with client() as c:
+            r = await c.fetch(server.url("/dir/"))
+    assert r.entries is not None
+    assert [(e.name, e.kind, e.url) for e in r.entries] == [
+        ("a.txt", "file", server.url("/dir/a.txt")), ("facts", "info", None), ("sub", "directory", server.url("/dir/sub/"))]
+    assert r.entries[1].title == "garbage without facts"
+    assert [c for c in server.commands() if c in ("LIST", "NLST", "MLSD")] == ["MLSD"]
+    assert "1 MLSD line(s) in no known format" in caplog.text
