@@ -95,7 +95,7 @@ class NewsOptions:
     max_descriptions: int = 16 * 1024 * 1024
     verify: bool = True
     cafile: str | None = None
-    pipeline: int = 32
+    pipeline: int = 100
 
 
 #: the most bytes of one article read ahead into memory on a pipelined connection, so the
