@@ -120,8 +120,9 @@ def anyurl_case(port: int, group: str, n: int, pipeline: int, parallel: int) -> 
 
 
 def main(argv: list[str]) -> int:
-    from bench.bench_news import _setup
     from fixtures.launcher import Launcher
+
+    from bench.bench_news import _setup
 
     rtt = (float(argv[0]) if argv else 50.0) / 1000
     n = int(argv[1]) if len(argv) > 1 else 200
