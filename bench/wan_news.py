@@ -119,6 +119,19 @@ def anyurl_case(port: int, group: str, n: int, pipeline: int, parallel: int) -> 
     return asyncio.run(main())
 
 
+def cli_case(port: int, group: str, n: int, parallel: int) -> dict[int, bytes]:
+    """``anyurl get -d DIR --parallel N`` of the n URLs (the CLI's batch path)."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="anyurl-wan-news-") as out:
+        urls = [f"nntp://127.0.0.1:{port}/{group}/{i}" for i in range(1, n + 1)]
+        subprocess.run([sys.executable, "-m", "anyurl", "get", "-q", "-d", out, "--parallel", str(parallel),
+                        *urls], check=True)
+        return {i: (Path(out) / f"{group}.{i}").read_bytes() for i in range(1, n + 1)}
+
+
 def main(argv: list[str]) -> int:
     from fixtures.launcher import Launcher
 
@@ -136,6 +149,7 @@ def main(argv: list[str]) -> int:
             "anyurl unpipelined (pipeline=1, 1 connection)": lambda: anyurl_case(relay.port, group, n, 1, n),
             "anyurl pipelined (pipeline=32, 1 connection)": lambda: anyurl_case(relay.port, group, n, 32, n),
             "anyurl pipelined (pipeline=100, 1 connection)": lambda: anyurl_case(relay.port, group, n, 100, n),
+            "anyurl get --parallel 100 (CLI)": lambda: cli_case(relay.port, group, n, 100),
         }
         times: dict[str, list[float]] = {name: [] for name in cases}
         reference: dict[int, bytes] | None = None
