@@ -8,6 +8,8 @@ retries can succeed):
   commands after it unanswered;
 * ``"extra"``: after article 2 it sends an unrequested ``220`` for article 9.
 
+With ``"big"``, article 1 is 2 MiB on every connection (longer than a window reads ahead).
+
 It records every command per connection, and how many commands it had received
 on a connection before it wrote its first article (so a test sees the pipelining).
 """
@@ -20,6 +22,8 @@ from tests.hostile.base import AsyncServer
 
 GROUP = "pipe.test"
 COUNT = 12
+BIG = b"x" * 1022 + b"\r\n"
+BIG *= 2048
 
 
 def article(number: int, body: bytes | None = None) -> bytes:
@@ -73,7 +77,9 @@ class PipelineFaultServer(AsyncServer):
                         await asyncio.sleep(0.05)  # the client's pipelined commands arrive
                         self.ahead.append(len(commands))
                         wrote_article = True
-                    if first and self.fault == "skip" and number == 3:
+                    if self.fault == "big" and number == 1:
+                        writer.write(article(1, BIG))
+                    elif first and self.fault == "skip" and number == 3:
                         writer.write(article(4))
                     else:
                         writer.write(article(number))

@@ -41,3 +41,36 @@ async def test_unpipelined_sends_one_command_at_a_time() -> None:
             results = await asyncio.gather(*(client.fetch(u) for u in urls))
     assert [r.meta["number"] for r in results] == [1, 2, 3, 4]
     assert server.ahead == [3]  # CAPABILITIES, GROUP, ARTICLE 1: nothing more before the reply
+
+
+async def test_a_stalled_reader_does_not_hold_the_window_for_ever() -> None:
+    """Article 1 (2 MiB, more than is read ahead) is opened and not read; article 2, queued
+    behind it, is asked again on a connection of its own after Timeouts.read."""
+    async with PipelineFaultServer("big") as server:
+        url = f"nntp://127.0.0.1:{server.port}/{GROUP}/"
+        async with anyurl.Client(timeouts=anyurl.Timeouts(read=1.0)) as client:
+            async with client.open(url + "1") as body:
+                async with asyncio.timeout(30):
+                    second = await client.fetch(url + "2")
+            assert second.meta["body"] == b"real body of article 2\r\n"
+    assert len(server.sessions) == 2
+    assert server.sessions[0].count("ARTICLE 2") == 1 and server.sessions[1].count("ARTICLE 2") == 1
+    del body
+
+
+async def test_a_cancelled_request_in_a_window_leaves_the_others_their_articles() -> None:
+    async with PipelineFaultServer("none") as server:
+        url = f"nntp://127.0.0.1:{server.port}/{GROUP}/"
+        async with anyurl.Client(timeouts=anyurl.Timeouts(read=20)) as client:
+            tasks = [asyncio.create_task(client.fetch(url + str(n))) for n in range(1, 7)]
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            tasks[2].cancel()  # while it waits its turn in a window still connecting
+            # (the window's first request once waited for a reply to a command never sent)
+            async with asyncio.timeout(8):
+                done = await asyncio.gather(*tasks, return_exceptions=True)
+    assert isinstance(done[2], asyncio.CancelledError)
+    for n, r in enumerate(done, 1):
+        if n != 3:
+            assert not isinstance(r, BaseException), r
+            assert r.meta["body"] == f"real body of article {n}\r\n".encode()

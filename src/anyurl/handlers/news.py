@@ -875,6 +875,9 @@ class NewsHandler(Handler):
         except BaseException:
             await self._break(window)  # the requests that joined it ask again on their own
             raise
+        if window.broken:  # dropped while connecting (a request in it was cancelled): ask again
+            await self.pool.release(conn, True)
+            raise _Retry
         # every command queued while connecting, in one write
         queued = [line for s in window.slots for line in s.lines]
         window.conn = conn
