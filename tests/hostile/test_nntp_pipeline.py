@@ -74,3 +74,18 @@ async def test_a_cancelled_request_in_a_window_leaves_the_others_their_articles(
         if n != 3:
             assert not isinstance(r, BaseException), r
             assert r.meta["body"] == f"real body of article {n}\r\n".encode()
+
+
+async def test_a_request_for_another_group_is_not_kept_waiting_behind_a_stream() -> None:
+    """One connection (per_host=1), a window of 2 busy with one group: a request for another
+    group gets the connection once the window's queued requests are done, not after all."""
+    async with PipelineFaultServer("none") as server:
+        base = f"nntp://127.0.0.1:{server.port}/"
+        async with anyurl.Client(news=NewsOptions(pipeline=2), limits=Limits(per_host=1)) as client:
+            tasks = [asyncio.create_task(client.fetch(f"{base}{GROUP}/{n}")) for n in range(1, 21)]
+            await asyncio.sleep(0)
+            other = asyncio.create_task(client.fetch(f"{base}other.test/5"))
+            async with asyncio.timeout(30):
+                await asyncio.gather(*tasks, other)
+    commands = [c for c in server.sessions[0] if c.startswith(("GROUP", "ARTICLE"))]
+    assert commands.index("GROUP other.test") < commands.index("ARTICLE 10")

@@ -373,6 +373,7 @@ class NewsHandler(Handler):
         self.pool: Pool[_Conn] = Pool("news", closing_replies=("400",))
         self._windows: dict[_Server, list[_Window]] = {}
         self._room: dict[_Server, asyncio.Future[None]] = {}  # woken when a window or slot frees
+        self._reserved: dict[_Server, object] = {}  # the request the next free connection is for
 
     # -- URL -> what to do -------------------------------------------------------
 
@@ -831,9 +832,19 @@ class NewsHandler(Handler):
         on a connection from the pool while it has a free slot, else wait (at most
         ``Timeouts.pool``) for room. *group*: the group the commands are read in (None: any)."""
         req = _request.get(None) or self.client.request(url)
-        loop = asyncio.get_running_loop()
         wait = req.bound(req.timeouts.pool)
-        until = None if wait is None else loop.time() + wait
+        until = None if wait is None else asyncio.get_running_loop().time() + wait
+        me = object()
+        try:
+            return await self._join_or_wait(url, server, opts, group, lines, ref, req, me, until, wait)
+        finally:
+            if self._reserved.get(server) is me:
+                del self._reserved[server]
+
+    async def _join_or_wait(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+                            lines: list[tuple[bytes, frozenset[int]]], ref: int | str, req: Request,
+                            me: object, until: float | None, wait: float | None) -> tuple[_Window, _Slot]:
+        loop = asyncio.get_running_loop()
         while True:
             windows = self._windows.get(server, [])
             best = min((w for w in windows if w.has_room(group)), key=lambda w: len(w.slots), default=None)
@@ -844,8 +855,18 @@ class NewsHandler(Handler):
                     with contextlib.suppress(AnyURLError):
                         await best.conn.send_many(lines)
                 return best, slot
-            if not windows or self.pool.open_count(server.host, server.port) < req.limits.per_host:
+            reserved = self._reserved.get(server)
+            if ((not windows or self.pool.open_count(server.host, server.port) < req.limits.per_host)
+                    and reserved in (None, me)):
+                self._reserved.pop(server, None)
                 return await self._open_window(url, server, opts, group, lines, ref)
+            if (reserved is None and group is not None and not any(w.sealed for w in windows)
+                    and all(w.group != group for w in windows)):
+                # every connection is busy with other groups: the least busy window takes no
+                # one more, and its connection is this request's next (else a steady stream
+                # for one group would keep the others waiting)
+                min(windows, key=lambda w: len(w.slots)).sealed = True
+                self._reserved[server] = me
             room = self._room.get(server)
             if room is None or room.done():
                 room = self._room[server] = loop.create_future()
