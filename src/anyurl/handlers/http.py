@@ -90,6 +90,7 @@ if TYPE_CHECKING:
 
     from ..net.pool import Pool
     from .http1 import H1Client
+    from .http2 import H2Client
 
 _log = logging.getLogger("anyurl.http")
 
@@ -132,8 +133,11 @@ class HTTPOptions:
     trust; ``ssl_context``: the TLS context to use, overriding both (anyurl.net.tls).
     ``read_bufsize``: aiohttp's per-connection read buffer (bytes; the aiohttp path only);
     None uses ``min(client.limits.chunk_size, 1 MiB)``.
-    ``lean``: send plain requests (no proxy) on anyurl's own HTTP/1.1 connections
-    (default); False sends every request through aiohttp.
+    ``lean``: send plain requests (no proxy) on anyurl's own connections
+    (default); False sends every request through aiohttp (HTTP/1.1 only).
+    ``http2``: on the lean path, offer HTTP/2 to https servers (ALPN) and use it where the
+    server picks it (default); False: HTTP/1.1 only (the CLI's ``--http1.1``). With your own
+    ``ssl_context``, HTTP/2 is offered only if its ALPN protocols name ``h2``.
     """
 
     decompress: bool = True
@@ -143,6 +147,7 @@ class HTTPOptions:
     cafile: str | None = None
     read_bufsize: int | None = None
     lean: bool = True
+    http2: bool = True
 
 
 def _decoded(value: str | None) -> str | None:
@@ -426,6 +431,7 @@ class HTTPHandler(Handler):
         self.http_options = client.options_for("http", HTTPOptions)
         self._session: aiohttp.ClientSession | None = None
         self._h1: H1Client | None = None
+        self._h2: H2Client | None = None
         # (User-Agent, headers, their lean-path list) of a request with no headers of its own
         self._plain: tuple[str, dict[str, str], list[tuple[str, str]]] | None = None
 
@@ -440,6 +446,26 @@ class HTTPHandler(Handler):
     def _tls(self) -> ssl.SSLContext:
         o = self.http_options
         return client_context(o.verify, o.cafile, o.ssl_context)
+
+    def _tls_h2(self) -> ssl.SSLContext:
+        """The context that offers h2 by ALPN (the caller's own ssl_context as it is)."""
+        o = self.http_options
+        return client_context(o.verify, o.cafile, o.ssl_context, alpn=("h2", "http/1.1"))
+
+    def _http2(self) -> H2Client:
+        if self._h2 is None:
+            from .http2 import H2Client  # (h2 loads here: on the first https request only)
+
+            self._h2 = H2Client(self._lean(), self._tls_h2)
+        return self._h2
+
+    def multiplexed(self, url: URL) -> bool:
+        """True when a request for *url* would be a stream of an HTTP/2 connection open now
+        (many requests share it: a caller may run more at once than ``Limits.per_host``)."""
+        h2 = self._h2
+        if h2 is None or type(url) is not HTTPURL or url.scheme != "https":
+            return False
+        return h2.multiplexed(("https", url.host, url.port or 443))
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -471,6 +497,9 @@ class HTTPHandler(Handler):
         """Close the session and every pooled connection."""
         session, self._session = self._session, None
         h1, self._h1 = self._h1, None
+        h2, self._h2 = self._h2, None
+        if h2 is not None:
+            await h2.aclose()
         if h1 is not None:
             await h1.aclose()
         if session is not None:
@@ -597,7 +626,9 @@ class HTTPHandler(Handler):
         if url.user is not None:
             auth = _basic(url.user, url.password or "")
             first_origin = _origin(target)
-        lean = (opts or self._request_options(req)).lean
+        opts = opts or self._request_options(req)
+        lean = opts.lean
+        http2 = opts.http2 and self.http_options.http2
         history: list[str] = []
         tried_credentials = auth is not None or isinstance(url, FTPURL)
         hops = 0
@@ -617,7 +648,8 @@ class HTTPHandler(Handler):
                 if lean and proxy is None and target.host.isascii():
                     plain = self._plain
                     wire = plain[2] if plain is not None and plain[1] is headers_now else _wire_headers(headers_now)
-                    resp = await (self._h1 or self._lean()).request(
+                    resp = await (self._h2 or self._http2() if http2 and target.scheme == "https"
+                                  else self._h1 or self._lean()).request(
                         req, method, target.scheme, target.host, target.port, target.request_target,
                         target.hostport, wire, url)
                 else:
