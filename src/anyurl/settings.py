@@ -120,7 +120,7 @@ class Policy(Record):
 
     __slots__ = ("allow_cross_scheme_redirects", "allow_https_downgrade", "allow_gopher_to_service_ports",
                  "allow_file_urls")
-    allow_cross_scheme_redirects: bool  # http -> ftp/file/gopher
+    allow_cross_scheme_redirects: bool  # http -> ftp/gopher (never file: a remote server never leads there)
     allow_https_downgrade: bool  # https -> http redirect
     allow_gopher_to_service_ports: bool  # gopher://host:25/ etc. (RFC 1738 s. 6)
     allow_file_urls: bool

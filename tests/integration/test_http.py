@@ -28,6 +28,7 @@ from tests.hostile.http_faults import FaultServer, response
 
 from anyurl import (
     AccessDenied,
+    AnyURLError,
     Client,
     ConnectError,
     FetchTimeout,
@@ -270,12 +271,20 @@ async def test_cross_scheme_redirect_is_refused(client: Client, url: Any, path: 
     assert [x["status"] for x in await log.lines(1)] == ["302"]
 
 
-async def test_cross_scheme_redirect_allowed_by_policy(url: Any) -> None:
-    # /to-file points at file:///etc/passwd; with the policy switch it is read locally
+async def test_cross_scheme_redirect_allowed_by_policy_but_never_into_file(url: Any, log: AccessLog) -> None:
+    # with the policy switch a redirect into gopher is followed (nothing listens on 127.0.0.1:70)...
     async with Client(policy=Policy(allow_cross_scheme_redirects=True)) as c:
-        r = await c.fetch(url("/to-file"))
-    assert r.content == _read_from(Path("/etc/passwd"), 0).encode()
-    assert r.meta["redirects"] == [url("/to-file")]
+        with pytest.raises(AnyURLError) as info:
+            await c.fetch(url("/to-gopher"))
+        assert not isinstance(info.value, UnsafeURL) and str(info.value.url).startswith("gopher://127.0.0.1/")
+        # ...but /to-file (file:///etc/passwd) never reads the local file, whatever the policy
+        for call in (c.fetch, c.stat):
+            with pytest.raises(UnsafeURL, match="to file scheme refused .*never leads to local files"):
+                await call(url("/to-file"))
+        with pytest.raises(UnsafeURL, match="never leads to local files"):
+            async with c.open(url("/to-file")):
+                pass
+    assert [x["status"] for x in await log.lines(4)] == ["302"] * 4
 
 
 async def test_https_with_trusted_ca(nginx: Endpoint, tls: HTTPOptions, log: AccessLog) -> None:
