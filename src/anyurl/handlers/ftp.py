@@ -170,8 +170,8 @@ class FTPHandler(Handler):
 
     options_name = "ftp"
 
-    def __init__(self, client: Context) -> None:
-        super().__init__(client)
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
         # 421: the server is closing the control connection (often an idle timeout)
         self.pool: Pool[Control] = Pool("ftp", closing_replies=("421",))
 
@@ -179,7 +179,7 @@ class FTPHandler(Handler):
         if not isinstance(url, FTPURL):
             raise ConfigurationError(f"not an FTP URL: {url}", url=url)
         try:
-            plan = proto.plan(url, anonymous_email=self.client.anonymous_email,
+            plan = proto.plan(url, anonymous_email=self.context.anonymous_email,
                               cwd_strategy=opts.cwd_strategy, text_suffixes=opts.text_suffixes,
                               guess_type=opts.guess_type)
         except ValueError as exc:
@@ -196,7 +196,7 @@ class FTPHandler(Handler):
     async def _acquire(self, url: FTPURL, plan: Plan, opts: FTPOptions, req: Request | None = None,
                        *, fresh: bool = False) -> Control:
         """An idle connection reset for *plan*, or a new one (waits for a per-host slot)."""
-        req = req if req is not None else self.client.request(url)
+        req = req if req is not None else self.context.request(url)
         implicit = url.scheme == "ftps"
         mode = "implicit" if implicit else ("explicit" if opts.tls else "plain")
         key: PoolKey = (url.host, url.port, plan.user, plan.password, mode)

@@ -378,7 +378,7 @@ class NewsHandler(Handler):
     # -- URL -> what to do -------------------------------------------------------
 
     def _news_server(self, url: URL, opts: NewsOptions) -> _Server:
-        spec = self.client.news_server or os.environ.get("NNTPSERVER")
+        spec = self.context.news_server or os.environ.get("NNTPSERVER")
         if not spec or not spec.strip():
             raise ConfigurationError(
                 "news: URLs need a news server: `anyurl --news-server HOST[:PORT]`, "
@@ -519,7 +519,7 @@ class NewsHandler(Handler):
         lines = [(nntp.article_cmd(ref, "STAT"), nntp.NO_BLOCK), (nntp.article_cmd(ref, "HEAD"), nntp.ARTICLE_CODES)]
         window, slot = await self._join(url, server, opts, group, lines, ref)
         try:
-            req = _request.get(None) or self.client.request(url)
+            req = _request.get(None) or self.context.request(url)
             conn = await window.wait_turn(slot, req)
             stat = await conn.reply()
             head_reply = await conn.reply()
@@ -623,7 +623,7 @@ class NewsHandler(Handler):
 
     async def _authenticate(self, url: URL, conn: _Conn, first: Reply) -> None:
         host, port = conn.server.host, conn.server.port
-        cred = self.client.credentials_for(host, port)
+        cred = self.context.credentials_for(host, port)
         if cred is None:
             raise AccessDenied(
                 f"{host}:{port} requires authentication: pass Client(credentials="
@@ -650,7 +650,7 @@ class NewsHandler(Handler):
                      step: Callable[[_Conn], Any]) -> tuple[_Conn, Any]:
         """Run the first commands of a request on a pooled connection (the pool retries
         once on a fresh one if a reused one turns out closed by the server)."""
-        req = _request.get(None) or self.client.request(url)
+        req = _request.get(None) or self.context.request(url)
 
         async def acquire(fresh: bool) -> Lease[_Conn]:
             try:
@@ -704,7 +704,7 @@ class NewsHandler(Handler):
         window, slot = await self._join(url, server, opts, group,
                                         [(nntp.article_cmd(ref), nntp.ARTICLE_CODES)], ref)
         try:
-            req = _request.get(None) or self.client.request(url)
+            req = _request.get(None) or self.context.request(url)
             conn = await window.wait_turn(slot, req)
             reply = await conn.reply()
             if reply.code == 480 and not conn.authenticated and window.alone():
@@ -831,7 +831,7 @@ class NewsHandler(Handler):
         """A place for *lines* in a window: one with room (the least busy), else a new window
         on a connection from the pool while it has a free slot, else wait (at most
         ``Timeouts.pool``) for room. *group*: the group the commands are read in (None: any)."""
-        req = _request.get(None) or self.client.request(url)
+        req = _request.get(None) or self.context.request(url)
         wait = req.bound(req.timeouts.pool)
         until = None if wait is None else asyncio.get_running_loop().time() + wait
         me = object()
