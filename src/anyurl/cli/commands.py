@@ -1033,8 +1033,9 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 ok = False
                 try:
                     new = listed is not None and listed.new(base)
+                    # only a path the user named (-o) may be a symlink or a device
                     run = _download(client, u, dest, args.resume, bar, args.max_size, _refuse_listing(u), force,
-                                    {}, new)
+                                    {}, new, follow=bool(args.output))
                     await (run if args.max_time is None else _with_deadline(args.max_time, run, u))
                     ok = True
                     if note is not None:

@@ -37,7 +37,17 @@ from ..errors import AnyURLError, TransferError, TruncatedTransfer
 from ..protocols.ftp import directory_text
 from ..response import Entry, translate_errors
 from ..urls import FTPURL, HTTPURL, URL, parse, percent_decode
-from .download import PART_SUFFIX, WouldOverwrite, _fit, download, name_for_url, part_path, same_content
+from .download import (
+    PART_SUFFIX,
+    WouldOverwrite,
+    _download,
+    _fit,
+    name_for_url,
+    part_path,
+    refuse_symlink,
+    same_content,
+)
+from .output import SymlinkRefused, open_output
 from .walk import _SKIP_KINDS, Found, _child_key, _listed_dir, walk
 
 if TYPE_CHECKING:
@@ -165,9 +175,6 @@ def _own_dir(path: str) -> None:
         if not stat.S_ISDIR(os.lstat(path).st_mode):
             raise NotADirectoryError(errno.ENOTDIR, "exists and is not a directory (or is a symlink)",
                                      path) from None
-
-
-_PART_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _part_for(path: str) -> str:
@@ -400,7 +407,19 @@ class _Mirror:
             overwrite = True  # the remote file is newer or of another size
         if self.resume:  # part files kept and continued: download() knows how
             before = _lstat(path)
-            await download(self.client, u, path, resume=True, overwrite=overwrite)
+            if before is not None and entry is not None and entry.kind == "symlink":
+                # a listing gives a link's own size, not its target's: ask (vsftpd's SIZE follows it)
+                size = None
+                with contextlib.suppress(AnyURLError):
+                    size = (await self.client.stat(u)).size
+            if (before is not None and not overwrite and stat.S_ISREG(before.st_mode) and size is not None
+                    and _up_to_date(before, size, modified)):
+                # complete from an earlier (interrupted) run: the remote size, not older than the
+                # remote date (the date a mirror gives each file it writes); nothing to send
+                self.result.unchanged += 1
+                return
+            await _download(self.client, self.client.parse(u), path, True, None, None, None, overwrite, {},
+                            follow=False, below=self.dest)
             after = _lstat(path)
             if before is not None and not overwrite and after is not None and \
                     after.st_mtime_ns == before.st_mtime_ns:
@@ -422,8 +441,12 @@ class _Mirror:
         them already. A failed transfer leaves nothing behind. Plain ``os`` calls:
         open, write, futimens, close, link, unlink per file (no stat)."""
         part = _part_for(path)
+        if not overwrite:
+            refuse_symlink(path, u)
         try:
-            fd = os.open(part, _PART_FLAGS, 0o666)
+            fd = open_output(part, truncate=True, below=self.dest)
+        except SymlinkRefused as exc:
+            raise WouldOverwrite(f"cannot write {part}: {exc.strerror}", url=u) from exc
         except OSError as exc:
             raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=u) from exc
         placed = False

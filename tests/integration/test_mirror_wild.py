@@ -1,0 +1,154 @@
+"""Issue 25 items 3, 4, 9: mirror -c after an interrupted run, server symlinks, local
+symlinks in DIR that lead outside it. Against vsftpd (its log says what was sent)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures import mirror_tree
+from fixtures.launcher import Endpoint, Launcher
+from fixtures.servers import vsftpd
+
+from anyurl.client import Client, Limits
+from anyurl.transfer.mirror import mirror
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
+                                                    os.environ.get("PYTHONPATH", "")])}
+# vsftpd with xferlog_std_format=NO: 'OK DOWNLOAD: Client "127.0.0.1", "/pub/x", 1234 bytes, ...'
+_SENT = re.compile(r'OK DOWNLOAD: Client "[^"]*", "(.*)", (\d+) bytes')
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "anyurl", *args], capture_output=True, text=True,
+                          timeout=120, env=ENV, cwd=cwd, check=False)
+
+
+def sent(log: str, start: int) -> dict[str, int]:
+    """{server path: bytes sent} of the downloads vsftpd logged since *start*."""
+    with open(log, "rb") as f:
+        f.seek(start)
+        text = f.read().decode("utf-8", "surrogateescape")
+    out: dict[str, int] = {}
+    for m in _SENT.finditer(text):
+        out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
+    return out
+
+
+def tree(ep: Endpoint, files: int = 150) -> tuple[str, dict[str, bytes]]:
+    root = Path(ep.info["anon_root"]) / "pub" / "mirrortree"
+    files_by = mirror_tree.build(root, files)
+    return f"ftp://{ep.host}:{ep.port}/pub/mirrortree/", mirror_tree.expected(root, files_by)
+
+
+async def test_mirror_continue_skips_complete_files_and_resumes_the_partial_one(
+        servers: Launcher, tmp_path: Path) -> None:
+    # an interrupted first run (no -c): most files complete, two missing, one left as a part
+    # file. `mirror -c` must send only what is missing: was every file again (RETR of all)
+    ep = servers.get("vsftpd")
+    url, want = tree(ep)
+    out = tmp_path / "m"
+    async with Client(limits=Limits(per_host=10)) as client:
+        first = await mirror(client, url, out, parallel=4)
+        assert first.errors == [] and first.files == len(want)
+        gone = ["dir 0/space name 1.txt", "plain 0.bin"]
+        for rel in gone:
+            (out / rel).unlink()
+        partial = "dir 0/pct%41 121.dat"
+        body = want[partial]
+        (out / partial).unlink()
+        (out / "dir 0" / ".pct%41 121.dat.anyurl-part").write_bytes(body[:40])
+        log = ep.info["log"]
+        mark = os.path.getsize(log)  # noqa: ASYNC240
+        again = await mirror(client, url, out, parallel=4, resume=True)
+    got = sent(log, mark)
+    assert again.errors == [], again.errors
+    assert sorted(p.rsplit("/", 1)[1] for p in got) == sorted(r.rsplit("/", 1)[-1] for r in [*gone, partial]), got
+    assert sum(got.values()) == sum(len(want[r]) for r in gone) + len(body) - 40
+    assert again.files == 3 and again.unchanged == len(want) - 3
+    ok, problems = mirror_tree.compare(out, want)
+    assert problems == [] and not list(out.rglob("*.anyurl-part"))  # noqa: ASYNC240
+    # and a third run sends nothing at all
+    mark = os.path.getsize(log)  # noqa: ASYNC240
+    async with Client(limits=Limits(per_host=10)) as client:
+        third = await mirror(client, url, out, parallel=4, resume=True)
+    assert sent(log, mark) == {} and third.unchanged == len(want) and third.files == 0
+
+
+def test_cli_mirror_continue_sends_nothing_for_a_complete_tree(servers: Launcher, tmp_path: Path) -> None:
+    ep = servers.get("vsftpd")
+    url, want = tree(ep)
+    proc = run("mirror", url, str(tmp_path / "m"))
+    assert proc.returncode == 0, proc.stderr
+    mark = os.path.getsize(ep.info["log"])
+    proc = run("mirror", "-c", url, str(tmp_path / "m"))
+    assert proc.returncode == 0, proc.stderr
+    assert sent(ep.info["log"], mark) == {}
+    assert vsftpd.commands(ep.info["log"], mark).count("RETR") == 0
+
+
+@pytest.mark.parametrize("resume", [False, True])
+async def test_mirror_never_writes_through_a_symlink_to_a_device_or_fifo(
+        servers: Launcher, tmp_path: Path, resume: bool) -> None:
+    # DIR/plain 0.bin -> /dev/null (outside DIR) and DIR/plain 1.bin... -> a FIFO outside DIR:
+    # was: -c streamed the file into them and counted the device "unchanged"
+    ep = servers.get("vsftpd")
+    url, want = tree(ep)
+    out, outside = tmp_path / "m", tmp_path / "outside"
+    out.mkdir()
+    outside.mkdir()
+    fifo = outside / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so that a writer's open would not block
+    (out / "plain 0.bin").symlink_to("/dev/null")
+    link = "space name 120.txt"
+    (out / link).symlink_to(fifo)
+    (out / f".{link}.anyurl-part").symlink_to(fifo)
+    try:
+        async with Client(limits=Limits(per_host=10)) as client:
+            res = await mirror(client, url, out, parallel=4, resume=resume)
+        try:
+            leaked = os.read(reader, 1 << 16)
+        except BlockingIOError:
+            leaked = b""
+    finally:
+        os.close(reader)
+    assert leaked == b""
+    assert sorted(u.rsplit("/", 1)[1] for u, _ in res.errors) == sorted(
+        ["plain%200.bin", link.replace(" ", "%20")]), res.errors
+    assert all("symlink" in str(e) or "exists" in str(e) for _, e in res.errors), res.errors
+    assert res.unchanged == 0 and res.files == len(want) - 2
+    assert os.readlink(out / "plain 0.bin") == "/dev/null" and stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("resume", [[], ["-c"]])
+def test_cli_get_d_never_writes_through_a_symlink(servers: Launcher, tmp_path: Path, resume: list[str]) -> None:
+    ep = servers.get("vsftpd")
+    url, want = tree(ep)
+    out = tmp_path / "d"
+    out.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "fifo"
+    os.mkfifo(target)
+    reader = os.open(target, os.O_RDONLY | os.O_NONBLOCK)
+    (out / "plain 0.bin").symlink_to(target)
+    try:
+        proc = run("get", *resume, "-d", str(out), url + "plain%200.bin", url + "hash%2380.txt")
+        try:
+            leaked = os.read(reader, 1 << 16)
+        except BlockingIOError:
+            leaked = b""
+    finally:
+        os.close(reader)
+    assert leaked == b""
+    assert proc.returncode != 0 and "plain 0.bin" in proc.stderr, proc.stderr
+    assert os.readlink(out / "plain 0.bin") == str(target)
+    assert (out / "hash#80.txt").read_bytes() == want["hash#80.txt"]
+    shutil.rmtree(outside)
