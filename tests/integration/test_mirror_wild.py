@@ -152,3 +152,25 @@ def test_cli_get_d_never_writes_through_a_symlink(servers: Launcher, tmp_path: P
     assert os.readlink(out / "plain 0.bin") == str(target)
     assert (out / "hash#80.txt").read_bytes() == want["hash#80.txt"]
     shutil.rmtree(outside)
+
+
+@pytest.mark.parametrize("where", ["vsftpd", "file"])
+async def test_walk_yields_a_symlinked_file_as_one_resource(servers: Launcher, tmp_path: Path, where: str) -> None:
+    # "link to file.bin" -> "plain 0.bin": the same Entry.key (the link's target). Was: two
+    # unrelated files, fetched twice by a crawler; now the second is marked same_as the first
+    if where == "vsftpd":
+        url, want = tree(servers.get("vsftpd"))
+    else:
+        root = tmp_path / "t"
+        want = mirror_tree.expected(root, mirror_tree.build(root, 30))
+        url = root.as_uri() + "/"
+    async with Client() as client:
+        found = [f async for f in client.walk(url)]
+        files = [f for f in found if not f.directory]
+        plain = next(f for f in files if f.path == ("plain 0.bin",))
+        link = next(f for f in files if f.path == ("link to file.bin",))
+        assert (plain.same_as, link.same_as) in ((None, plain.url), (link.url, None)), (plain, link)
+        assert len([f for f in files if f.same_as is None and f.path != (".tree",)]) == len(want) - 1
+        # a mirror still has both names, byte-exact
+        res = await mirror(client, url, tmp_path / "m")
+    assert res.errors == [] and mirror_tree.compare(tmp_path / "m", want) == (len(want), [])

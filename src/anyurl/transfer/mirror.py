@@ -500,7 +500,7 @@ class _Mirror:
         workers = [asyncio.create_task(worker()) for _ in range(self.parallel)]
         try:
             async for found in walk(self.client, url, **walk_options):
-                if found.same_as is not None:
+                if found.same_as is not None and found.directory:
                     self.result.aliases += 1
                     continue
                 if found.error is not None:
