@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
-from .links import _page_url, body_entries
+from .links import PageMeta, PageResponse, _page_url, body_entries
 from .registry import _resolved as _resolved_classes
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, is_html, translate_errors
@@ -391,8 +391,8 @@ class Client:
             raise FetchTimeout(f"fetch took longer than {req.timeouts.total} s", url=req.url) from exc
         if body.entries is None and req.url.scheme in ("http", "https") and not offset and length is None \
                 and is_html(body.content_type):
-            return _PageResponse(url=str(req.url), content=content, content_type=body.content_type,
-                                 size=len(content), meta=_PageMeta(body.meta), charset=body.charset,
+            return PageResponse(url=str(req.url), content=content, content_type=body.content_type,
+                                 size=len(content), meta=PageMeta(body.meta), charset=body.charset,
                                  links=(_page_url(body), req.limits.max_entries))
         return Response(url=str(req.url), content=content, content_type=body.content_type,
                         size=len(content), entries=body.entries, meta=body.meta, charset=body.charset)
@@ -559,118 +559,6 @@ async def connect(url: str | URL, *, timeouts: Timeouts | None = None, terminal_
                 res = close()
                 if inspect.isawaitable(res):
                     await res
-
-
-def _links_of_content(page_url: str, charset: str | None, content: bytes,
-                      max_entries: int) -> tuple[list[Entry], dict[str, Any]]:
-    """``fetch`` of an HTML page: its links as entries; a page past the limits keeps those
-    found before it and says why in ``meta["html_links_error"]`` (the bytes are what counts)."""
-    from .protocols.html import PageLinks
-
-    links = PageLinks(page_url, charset=charset, max_bytes=None, max_entries=max_entries)
-    entries: list[Entry] = []
-    meta: dict[str, Any] = {}
-    try:
-        step = 256 * 1024
-        for i in range(0, len(content), step):
-            entries.extend(links.feed(content[i:i + step]))
-        entries.extend(links.close())
-    except AnyURLError as exc:
-        meta["html_links_error"] = exc.message
-    meta["html_links"] = "autoindex" if links.autoindex else "page"
-    return entries, meta
-
-
-_LINK_KEYS = ("html_links", "html_links_error")
-
-
-class _PageMeta(dict[str, Any]):
-    """A page's ``meta``: asking for ``html_links``/``html_links_error`` parses the page first."""
-
-    owner: _PageResponse | None = None
-
-    def _resolve(self, key: object) -> bool:
-        if key in _LINK_KEYS and self.owner is not None:
-            self.owner._parse_links()
-            return True
-        return False
-
-    def __missing__(self, key: str) -> Any:
-        if self._resolve(key) and key in self.keys():
-            return dict.__getitem__(self, key)
-        raise KeyError(key)
-
-    def __contains__(self, key: object) -> bool:
-        self._resolve(key)
-        return dict.__contains__(self, key)
-
-    def get(self, key: str, default: Any = None) -> Any:  # noqa: D102 - dict's
-        self._resolve(key)
-        return dict.get(self, key, default)
-
-    def _everything(self) -> None:
-        if self.owner is not None:
-            self.owner._parse_links()
-
-    def __iter__(self) -> Any:
-        self._everything()
-        return dict.__iter__(self)
-
-    def keys(self) -> Any:  # noqa: D102 - dict's
-        self._everything()
-        return dict.keys(self)
-
-    def items(self) -> Any:  # noqa: D102 - dict's
-        self._everything()
-        return dict.items(self)
-
-    def values(self) -> Any:  # noqa: D102 - dict's
-        self._everything()
-        return dict.values(self)
-
-    def __len__(self) -> int:
-        self._everything()
-        return dict.__len__(self)
-
-    def __eq__(self, other: object) -> bool:
-        self._everything()
-        return dict.__eq__(self, other)
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        self._everything()
-        return dict.__repr__(self)
-
-
-class _PageResponse(Response):
-    """``fetch`` of an HTML page: its links are parsed on first use of ``entries`` (or of
-    ``meta["html_links"]``), not for every page fetched (~50 us a link)."""
-
-    def __init__(self, *args: Any, links: tuple[str, int] | None = None, **kwargs: Any) -> None:
-        self._links = links
-        self._entries: list[Entry] | None = None
-        super().__init__(*args, **kwargs)
-        if isinstance(self.__dict__.get("meta"), _PageMeta):
-            self.__dict__["meta"].owner = self
-
-    def _parse_links(self) -> None:
-        links, self._links = self._links, None
-        if links is None:
-            return
-        meta = self.__dict__["meta"]
-        meta.owner = None
-        self._entries, extra = _links_of_content(links[0], self.charset, self.content, links[1])
-        meta.update(extra)
-
-    @property
-    def entries(self) -> list[Entry] | None:
-        self._parse_links()
-        return self._entries
-
-    @entries.setter
-    def entries(self, value: list[Entry] | None) -> None:
-        self._entries = value
 
 
 class _Opening:

@@ -1,20 +1,21 @@
-"""The entries of an open body: a listing's, or an HTML page's links parsed as the page streams.
-
-Used by :meth:`anyurl.Client.ls`, walk and the CLI. The parsing itself is pure
-(:mod:`anyurl.protocols.html`); this module feeds it a body's chunks.
+"""A body's entries: a listing's, or an HTML page's links, parsed as the page streams
+(``body_entries``: :meth:`anyurl.Client.ls`, walk, the CLI) or, for ``fetch``, when
+``Response.entries`` is first read (``PageResponse``). The parsing itself is pure
+(:mod:`anyurl.protocols.html`); this module feeds it the bytes.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import suppress
+from typing import Any
 
 from .errors import AnyURLError
-from .response import Body, Entry, is_html
+from .response import Body, Entry, Response, is_html
 from .settings import Limits
 from .urls import parse
 
-__all__ = ["body_entries"]
+__all__ = ["PageMeta", "PageResponse", "body_entries"]
 
 
 def _page_url(body: Body) -> str:
@@ -50,3 +51,115 @@ async def _page_entries(body: Body, limits: Limits) -> AsyncIterator[Entry]:
             yield entry
     for entry in links.close():
         yield entry
+
+
+def _links_of_content(page_url: str, charset: str | None, content: bytes,
+                      max_entries: int) -> tuple[list[Entry], dict[str, Any]]:
+    """``fetch`` of an HTML page: its links as entries; a page past the limits keeps those
+    found before it and says why in ``meta["html_links_error"]`` (the bytes are what counts)."""
+    from .protocols.html import PageLinks
+
+    links = PageLinks(page_url, charset=charset, max_bytes=None, max_entries=max_entries)
+    entries: list[Entry] = []
+    meta: dict[str, Any] = {}
+    try:
+        step = 256 * 1024
+        for i in range(0, len(content), step):
+            entries.extend(links.feed(content[i:i + step]))
+        entries.extend(links.close())
+    except AnyURLError as exc:
+        meta["html_links_error"] = exc.message
+    meta["html_links"] = "autoindex" if links.autoindex else "page"
+    return entries, meta
+
+
+_LINK_KEYS = ("html_links", "html_links_error")
+
+
+class PageMeta(dict[str, Any]):
+    """A page's ``meta``: asking for ``html_links``/``html_links_error`` parses the page first."""
+
+    owner: PageResponse | None = None
+
+    def _resolve(self, key: object) -> bool:
+        if key in _LINK_KEYS and self.owner is not None:
+            self.owner._parse_links()
+            return True
+        return False
+
+    def __missing__(self, key: str) -> Any:
+        if self._resolve(key) and key in self.keys():
+            return dict.__getitem__(self, key)
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        self._resolve(key)
+        return dict.__contains__(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:  # noqa: D102 - dict's
+        self._resolve(key)
+        return dict.get(self, key, default)
+
+    def _everything(self) -> None:
+        if self.owner is not None:
+            self.owner._parse_links()
+
+    def __iter__(self) -> Any:
+        self._everything()
+        return dict.__iter__(self)
+
+    def keys(self) -> Any:  # noqa: D102 - dict's
+        self._everything()
+        return dict.keys(self)
+
+    def items(self) -> Any:  # noqa: D102 - dict's
+        self._everything()
+        return dict.items(self)
+
+    def values(self) -> Any:  # noqa: D102 - dict's
+        self._everything()
+        return dict.values(self)
+
+    def __len__(self) -> int:
+        self._everything()
+        return dict.__len__(self)
+
+    def __eq__(self, other: object) -> bool:
+        self._everything()
+        return dict.__eq__(self, other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        self._everything()
+        return dict.__repr__(self)
+
+
+class PageResponse(Response):
+    """``fetch`` of an HTML page: its links are parsed on first use of ``entries`` (or of
+    ``meta["html_links"]``), not for every page fetched (~50 us a link)."""
+
+    def __init__(self, *args: Any, links: tuple[str, int] | None = None, **kwargs: Any) -> None:
+        self._links = links
+        self._entries: list[Entry] | None = None
+        super().__init__(*args, **kwargs)
+        if isinstance(self.__dict__.get("meta"), PageMeta):
+            self.__dict__["meta"].owner = self
+
+    def _parse_links(self) -> None:
+        links, self._links = self._links, None
+        if links is None:
+            return
+        meta = self.__dict__["meta"]
+        meta.owner = None
+        self._entries, extra = _links_of_content(links[0], self.charset, self.content, links[1])
+        meta.update(extra)
+
+    @property
+    def entries(self) -> list[Entry] | None:
+        self._parse_links()
+        return self._entries
+
+    @entries.setter
+    def entries(self, value: list[Entry] | None) -> None:
+        self._entries = value

@@ -6,6 +6,7 @@ collector: "ResourceWarning: unclosed transport" and "unclosed <socket.socket ..
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -13,6 +14,8 @@ import pytest
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import _ftp_seed as seed
 from fixtures.servers import nginx, vsftpd
+
+SLOW_CALLBACK = re.compile(r"Executing <.*> took \d+\.\d+ seconds$")
 
 SCRIPT = """
 import asyncio, sys
@@ -66,4 +69,10 @@ def test_client_on_a_loop_closed_without_shutdown_leaves_no_resource_warning(ser
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (seed.HELLO if server == "vsftpd" else nginx.HELLO).decode()
-    assert proc.stderr == "", proc.stderr
+    assert _warnings(proc.stderr) == [], proc.stderr
+
+
+def _warnings(stderr: str) -> list[str]:
+    """stderr's lines but asyncio debug mode's note on a callback slower than 0.1 s, which a
+    loaded machine produces (it says nothing about what this test looks for)."""
+    return [line for line in stderr.splitlines() if not SLOW_CALLBACK.match(line)]

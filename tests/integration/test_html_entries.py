@@ -300,7 +300,7 @@ async def test_ls_of_a_thousand_entry_autoindex(nginx: Endpoint) -> None:
 
 async def test_fetch_parses_a_page_only_when_its_links_are_asked_for(
         site: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    import anyurl.client as client_mod
+    import anyurl.links as client_mod
 
     calls: list[str] = []
     real = client_mod._links_of_content
