@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,53 @@ async def test_walk_yields_a_symlinked_file_as_one_resource(servers: Launcher, t
         # a mirror still has both names, byte-exact
         res = await mirror(client, url, tmp_path / "m")
     assert res.errors == [] and mirror_tree.compare(tmp_path / "m", want) == (len(want), [])
+
+
+@pytest.fixture
+def linked(servers: Launcher) -> Iterator[tuple[Endpoint, str, Path]]:
+    """/pub/links-PID on vsftpd: files, a dangling link, links inside and leading outside."""
+    ep = servers.get("vsftpd")
+    root = Path(ep.info["anon_root"]) / "pub" / f"links-{os.getpid()}"
+    (root / "sub").mkdir(parents=True)
+    (root / "f.txt").write_bytes(b"f\n")
+    (root / "sub" / "g.txt").write_bytes(b"g\n")
+    for name, target in [("to-f", "f.txt"), ("sub/up", "../f.txt"), ("to-sub", "sub"), ("dangling", "nowhere"),
+                         ("abs", "/etc/hostname"), ("out", "../../../../etc/hostname"),
+                         ("tricky", "sub/../../f.txt"), ("sub/deep-out", "../../f.txt")]:
+        (root / name).symlink_to(target)
+    for p in (root, root / "sub"):
+        p.chmod(0o755)
+    try:
+        yield ep, f"ftp://{ep.host}:{ep.port}/pub/{root.name}/", root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+async def test_mirror_a_dangling_server_symlink_is_reported_not_fatal(
+        linked: tuple[Endpoint, str, Path], tmp_path: Path) -> None:
+    # was: ResourceNotFound for "dangling" on every run (exit 11)
+    _ep, url, _root = linked
+    async with Client() as client:
+        res = await mirror(client, url, tmp_path / "m")
+    # the server's own view: links leading out of its anonymous root lead nowhere too
+    assert res.errors == [], res.errors
+    assert res.dangling == [url + n for n in ("abs", "dangling", "out", "sub/deep-out", "tricky")], res.dangling
+    assert (tmp_path / "m" / "to-f").read_bytes() == b"f\n"  # copy mode: what the link leads to
+    assert not (tmp_path / "m" / "to-f").is_symlink()
+
+
+def test_cli_mirror_keeps_symlinks_confined_to_dir(linked: tuple[Endpoint, str, Path], tmp_path: Path) -> None:
+    _ep, url, _root = linked
+    out = tmp_path / "m"
+    proc = run("mirror", "--symlinks", "keep", url, str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "f.txt").read_bytes() == b"f\n" and (out / "sub" / "g.txt").read_bytes() == b"g\n"
+    made = {str(p.relative_to(out)): os.readlink(p) for p in out.rglob("*") if p.is_symlink()}
+    # a dangling link inside DIR is kept as it is (as lftp does); nothing leads outside DIR
+    assert made == {"to-f": "f.txt", "sub/up": "../f.txt", "to-sub": "sub", "dangling": "nowhere"}, made
+    for name in ("abs", "out", "tricky", "sub/deep-out"):
+        assert f"{name.rsplit('/', 1)[-1]}: symlink not made" in proc.stderr, proc.stderr
+    assert "4 symlinks" in proc.stderr
+    # a second run: the links are there already (unchanged, no error)
+    proc = run("mirror", "--symlinks", "keep", url, str(out))
+    assert proc.returncode == 0, proc.stderr

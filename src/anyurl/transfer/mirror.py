@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AnyURLError, TransferError, TruncatedTransfer
+from ..errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer
 from ..protocols.ftp import directory_text
 from ..response import Entry, translate_errors
 from ..urls import FTPURL, HTTPURL, URL, parse, percent_decode
@@ -117,6 +117,11 @@ class MirrorResult:
     directories: int = 0
     bytes: int = 0          # bytes written
     aliases: int = 0        # symlinked directories not walked twice
+    links: int = 0          # server symlinks kept as local symlinks (symlinks="keep")
+    # server symlinks that lead nowhere (reported, not errors), and with symlinks="keep" the
+    # links not made, with why (a target outside DIR, an absolute one, one not known)
+    dangling: list[str] = field(default_factory=list)
+    refused_links: list[tuple[str, str]] = field(default_factory=list)
     errors: list[tuple[str, AnyURLError]] = field(default_factory=list)  # in tree order at the end
     renamed: list[tuple[str, Path]] = field(default_factory=list)
     seconds: float = 0.0
@@ -218,8 +223,9 @@ class _Mirror:
 
     def __init__(self, client: Client, dest: str | os.PathLike[str], *, parallel: int, resume: bool, newer: bool,
                  force: bool, include: Sequence[str], exclude: Sequence[str],
-                 progress: Callable[[MirrorResult], None] | None) -> None:
+                 progress: Callable[[MirrorResult], None] | None, symlinks: str = "copy") -> None:
         self.client = client
+        self.keep_links = symlinks == "keep"
         self.dest = os.fspath(dest)
         self.parallel = max(1, parallel)
         self.resume = resume
@@ -372,10 +378,73 @@ class _Mirror:
         self.dirs[found.path] = path
         self.result.directories += 1
         self.reserve(found, path)
+        self.links(found, path)
+
+    def links(self, found: Found, path: str) -> None:
+        """symlinks="keep": the listed directory's server symlinks as local symlinks."""
+        if not self.keep_links or not found.entries:
+            return
+        for entry in found.entries:
+            if entry.kind == "symlink" and entry.url and entry.rel is None:
+                self.link(entry, path, (*found.path, entry.name))
+
+    def link(self, entry: Entry, folder: str, tree_path: tuple[str, ...]) -> None:
+        """Make the local symlink of *entry* in *folder* when its target stays in DIR.
+
+        Sound without resolving anything: the link's folder is a real directory (made by
+        the mirror, never a symlink), ".." may only lead the target (applied to that real
+        chain, so counted as written), and it may not climb above DIR; what follows only
+        descends, and every symlink it meets was made by this same rule."""
+        url = entry.url or ""
+        target = entry.meta.get("target")
+        if not isinstance(target, str) or not target:
+            self.result.refused_links.append((url, "its target is not in the listing"))
+            return
+        parts = target.split("/")
+        ups = 0
+        while ups < len(parts) and parts[ups] == "..":
+            ups += 1
+        rest = [p for p in parts[ups:] if p not in ("", ".")]
+        if target.startswith("/") or ".." in rest or "\0" in target:
+            self.result.refused_links.append((url, f"its target {target!r} may lead outside the mirror"))
+            return
+        depth = 0 if folder == self.dest else len(os.path.relpath(folder, self.dest).split(os.sep))
+        if ups > depth:
+            self.result.refused_links.append((url, f"its target {target!r} leads outside the mirror"))
+            return
+        local = os.path.join(folder, local_name(entry.name or name_for_url(url)))
+        text = "/".join([".."] * ups + [local_name(p) for p in rest]) or "."
+        try:
+            os.symlink(text, local)
+        except FileExistsError:
+            try:
+                same = os.readlink(local) == text
+            except OSError:
+                same = False
+            if same:
+                self.result.unchanged += 1
+            else:
+                self.fail_url(url, tree_path, WouldOverwrite(
+                    f"{local} exists and is not this symlink ({text}); left as it is", url=url))
+            return
+        except OSError as exc:
+            self.fail_url(url, tree_path, TransferError(f"cannot create symlink {local}: {exc.strerror or exc}",
+                                                        url=url))
+            return
+        self.result.links += 1
+
+    def fail_url(self, url: str, tree_path: tuple[str, ...], exc: AnyURLError) -> None:
+        self.result.errors.append((url, exc))
+        self.error_paths.append(tree_path)
 
     async def file(self, found: Found, path: str) -> None:
         try:
             await self._file(found, path)
+        except ResourceNotFound as exc:
+            if found.entry is not None and found.entry.kind == "symlink":
+                self.result.dangling.append(found.url)  # a server symlink that leads nowhere: reported
+            else:
+                self.fail(found, exc)
         except Exception as exc:
             self.fail(found, exc)
         finally:
@@ -510,6 +579,7 @@ class _Mirror:
                     if found.directory:
                         self.dirs[()] = self.dest
                         self.reserve(found, self.dest)
+                        self.links(found, self.dest)
                         continue
                     self.dirs[()] = self.dest  # a single file: DIR/<its name>
                 placed = self.place(found)
@@ -535,6 +605,7 @@ class _Mirror:
                 with contextlib.suppress(BaseException):
                     await t
             self.errors_in_tree_order()
+            self.result.dangling.sort()
             self.result.seconds = time.monotonic() - start
         return self.result
 
@@ -564,7 +635,7 @@ def _below(origin: tuple[str, str | None, int | None], base: str) -> Callable[[E
 async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *, parallel: int = 8,
                  resume: bool = False, newer: bool = False, force: bool = False,
                  max_depth: int | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
-                 progress: Callable[[MirrorResult], None] | None = None,
+                 progress: Callable[[MirrorResult], None] | None = None, symlinks: str = "copy",
                  **walk_options: Any) -> MirrorResult:
     """Reproduce the tree at *url* under *dest* (see the module docstring).
 
@@ -578,20 +649,31 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     collected in ``result.errors``; the mirror goes on. At the end they are in
     tree order (by the entries' paths, names compared one by one), not in the
     order they happened, so the first error does not depend on timing.
+
+    *symlinks*: "copy" (the default) copies what a server symlink leads to; "keep" makes it
+    a local symlink with the same (relative) target, as lftp does, when that target stays
+    inside *dest*; others are listed in ``result.refused_links`` and never made. A server
+    symlink that leads nowhere is listed in ``result.dangling``, not an error.
     """
+    if symlinks not in ("copy", "keep"):
+        raise ValueError(f"symlinks must be 'copy' or 'keep', not {symlinks!r}")
     target = Path(dest)
     try:
         _make_dir(target)
     except OSError as exc:
         raise TransferError(f"cannot create directory {target}: {exc.strerror or exc}", url=url) from exc
     job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
-                  include=include, exclude=exclude, progress=progress)
+                  include=include, exclude=exclude, progress=progress, symlinks=symlinks)
     walk_options.setdefault("per_host", 2)
     start = parse(url) if isinstance(url, str) else url
     if isinstance(start, HTTPURL):  # the directory of "a/b/" and of "a/b/page.html" is "a/b/"
         job.web = (start.scheme, start.host, start.port), start.path[: start.path.rfind("/") + 1]
         below, theirs = _below(*job.web), walk_options.get("follow")
         walk_options["follow"] = below if theirs is None else (lambda e: below(e) and theirs(e))
+    if symlinks == "keep":  # made from the listings (see _Mirror.links), never walked into
+        theirs_keep = walk_options.get("follow")
+        walk_options["follow"] = (lambda e: e.kind != "symlink") if theirs_keep is None else (
+            lambda e: e.kind != "symlink" and theirs_keep(e))
     # levels of directories below url -> depth of the entries walked
     depth = None if max_depth is None else max_depth + 1
     return await job.run(url, {"max_depth": depth, **walk_options})
