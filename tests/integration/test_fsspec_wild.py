@@ -79,3 +79,28 @@ def test_find_and_walk_on_gopher_carry_on_past_a_dead_menu_link(servers: Launche
         shutil.rmtree(hole, ignore_errors=True)
     assert sorted(u.rsplit("/", 1)[-1] for u in found) == ["deep.txt", "top.txt"], found
     assert sorted(f for _d, files in walked for f in files) == ["deep.txt", "top.txt"], walked
+
+
+async def test_walk_never_enters_a_dot_dot_selector(servers: Launcher) -> None:
+    # gophernicus: sub/'s menu links back with "/NAME/sub/.." (a "/map/.."-style selector);
+    # was: walked into as a new menu
+    from anyurl.client import Client
+
+    ep = servers.get("gophernicus")
+    name = f"mapdots-{os.getpid()}"
+    hole = Path(ep.info["root"]) / name
+    (hole / "sub").mkdir(parents=True)
+    (hole / "sub" / "x.txt").write_bytes(b"x\n")
+    (hole / "sub" / "gophermap").write_text(f"1Back\t/{name}/sub/..\n0x\t/{name}/sub/x.txt\n")
+    (hole / "gophermap").write_text(f"1sub\t/{name}/sub\n")
+    for p in (hole, hole / "sub"):
+        p.chmod(0o755)
+    for p in (hole / "sub" / "x.txt", hole / "sub" / "gophermap", hole / "gophermap"):
+        p.chmod(0o644)
+    try:
+        async with Client() as client:
+            found = [f async for f in client.walk(f"gopher://{ep.host}:{ep.port}/1/{name}")]
+    finally:
+        shutil.rmtree(hole, ignore_errors=True)
+    assert not [f.url for f in found if ".." in f.url], [f.url for f in found]
+    assert [f.url.rsplit("/", 1)[-1] for f in found if not f.directory] == ["x.txt"]
