@@ -225,3 +225,51 @@ def test_cli_mirror_keeps_symlinks_confined_to_dir(linked: tuple[Endpoint, str, 
     # a second run: the links are there already (unchanged, no error)
     proc = run("mirror", "--symlinks", "keep", url, str(out))
     assert proc.returncode == 0, proc.stderr
+
+
+def test_cli_mirror_of_a_web_site_takes_its_page_requisites(servers: Launcher, tmp_path: Path) -> None:
+    # nginx: a page with an image, a stylesheet (on the host, above the site), a script and
+    # an icon; was: only <a>/<area>/<frame>/<iframe> links followed (the page and page2.html)
+    ep = servers.get("nginx")
+    www = Path(ep.info["www"])
+    site = www / f"req-{os.getpid()}"
+    (site / "js").mkdir(parents=True)
+    (site / "index.html").write_text(
+        '<html><head><title>t</title><link rel="stylesheet" href="s.css"><link rel="icon" href="fav.ico">'
+        '<script src="js/app.js"></script></head><body><img src="pic.png" alt="p">'
+        '<a href="page2.html">2</a></body></html>\n')
+    for name, data in [("s.css", b"body{}\n"), ("fav.ico", b"ico"), ("js/app.js", b"1;\n"), ("pic.png", b"png"),
+                       ("page2.html", b"<p>two</p>\n")]:
+        (site / name).write_bytes(data)
+    url = f"http://{ep.host}:{ep.port}/{site.name}/"
+    try:
+        proc = run("mirror", url, str(tmp_path / "m"))
+        plain = run("mirror", "--no-requisites", url, str(tmp_path / "n"))
+    finally:
+        shutil.rmtree(site, ignore_errors=True)
+    assert proc.returncode == 0 and plain.returncode == 0, (proc.stderr, plain.stderr)
+    got = sorted(str(p.relative_to(tmp_path / "m")) for p in (tmp_path / "m").rglob("*") if p.is_file())
+    assert got == ["fav.ico", "index", "js/app.js", "page2.html", "pic.png", "s.css"], got
+    assert (tmp_path / "m" / "js" / "app.js").read_bytes() == b"1;\n"
+    got = sorted(str(p.relative_to(tmp_path / "n")) for p in (tmp_path / "n").rglob("*") if p.is_file())
+    assert got == ["index", "page2.html"], got
+
+
+async def test_walk_offers_requisites_only_when_asked(servers: Launcher) -> None:
+    ep = servers.get("nginx")
+    www = Path(ep.info["www"])
+    site = www / f"reqw-{os.getpid()}"
+    site.mkdir()
+    (site / "index.html").write_text('<img src="a.png"><a href="b.html">b</a>\n')
+    (site / "a.png").write_bytes(b"a")
+    (site / "b.html").write_bytes(b"b")
+    url = f"http://{ep.host}:{ep.port}/{site.name}/index.html"
+    try:
+        async with Client() as client:
+            plain = sorted(f.url.rsplit("/", 1)[1] for f in [x async for x in client.walk(url)] if f.depth)
+            full = [f async for f in client.walk(url, requisites=True)]
+    finally:
+        shutil.rmtree(site, ignore_errors=True)
+    assert plain == ["b.html"]
+    assert sorted(f.url.rsplit("/", 1)[1] for f in full if f.depth) == ["a.png", "b.html"]
+    assert [f.entry.meta.get("requisite") for f in full if f.url.endswith("a.png") and f.entry] == ["img"]

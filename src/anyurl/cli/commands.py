@@ -298,6 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="skip files whose local copy has the remote size and is not older; "
                           "replace the others")
     mir.add_argument("--force", action="store_true", help="replace existing files that have other content")
+    mir.add_argument("--no-requisites", dest="requisites", action="store_false",
+                     help="of a web site, only the pages' links, not their images, stylesheets and scripts")
     mir.add_argument("--symlinks", choices=("copy", "keep"), default="copy",
                      help="copy what a server symlink leads to (default), or keep it as a local symlink "
                           "when its target stays inside DIR")
@@ -1159,7 +1161,8 @@ async def cmd_mirror(args: argparse.Namespace, client: Client, rep: Reporter) ->
         result = await _with_deadline(args.max_time, mirror(
             client, u, args.dir, parallel=args.parallel, resume=args.resume, newer=args.newer,
             force=args.force, max_depth=args.max_depth, include=args.include, exclude=args.exclude,
-            progress=status, delay=args.delay, robots=args.robots, symlinks=args.symlinks), u)
+            progress=status, delay=args.delay, robots=args.robots, symlinks=args.symlinks,
+            **({} if args.requisites else {"requisites": False})), u)
     finally:
         status.done()
     for url in result.dangling:

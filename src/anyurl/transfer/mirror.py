@@ -627,7 +627,8 @@ def _below(origin: tuple[str, str | None, int | None], base: str) -> Callable[[E
             return True  # walk reports it
         if not isinstance(u, HTTPURL) or (u.scheme, u.host, u.port) != origin:
             return True  # walk's own scope rules (same host, scheme)
-        return u.path.startswith(base)
+        # a page's image or stylesheet is fetched wherever on the host it lives (wget -p)
+        return u.path.startswith(base) or "requisite" in entry.meta
 
     return follow
 
@@ -668,6 +669,7 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     start = parse(url) if isinstance(url, str) else url
     if isinstance(start, HTTPURL):  # the directory of "a/b/" and of "a/b/page.html" is "a/b/"
         job.web = (start.scheme, start.host, start.port), start.path[: start.path.rfind("/") + 1]
+        walk_options.setdefault("requisites", True)  # a web site's pages with their images, styles, scripts
         below, theirs = _below(*job.web), walk_options.get("follow")
         walk_options["follow"] = below if theirs is None else (lambda e: below(e) and theirs(e))
     if symlinks == "keep":  # made from the listings (see _Mirror.links), never walked into

@@ -239,8 +239,9 @@ def _as_directory(u: URL) -> URL:
 class _Walker:
     def __init__(self, client: Source, start: URL, *, max_depth: int | None,
                  follow: Callable[[Entry], bool] | None, same_host: bool, cross_scheme: bool,
-                 per_host: int, delay: float, robots: bool, max_items: int) -> None:
+                 per_host: int, delay: float, robots: bool, max_items: int, requisites: bool = False) -> None:
         self.client = client
+        self.requisites = requisites
         self.start = start
         self.max_depth = max_depth
         self.follow = follow
@@ -317,7 +318,7 @@ class _Walker:
         try:
             async with self.client.open(target) as body:
                 # a listing's entries, or an HTML page's links (streamed, bounded by the Limits)
-                stream = body_entries(body, self.client.limits)
+                stream = body_entries(body, self.client.limits, requisites=self.requisites)
                 entries = None if stream is None else [e async for e in stream]
                 # an ordinary web page is a file whose links are followed; an autoindex page a directory
                 page = body.entries is None and entries is not None and all(e.kind == "page" for e in entries)
@@ -540,17 +541,19 @@ class _Walker:
 async def walk(client: Source, url: str | URL, *, max_depth: int | None = None,
                follow: Callable[[Entry], bool] | None = None, same_host: bool = True,
                cross_scheme: bool = False, per_host: int = 2, delay: float = 0.0,
-               robots: bool = True, max_items: int = 1_000_000) -> AsyncIterator[Found]:
+               robots: bool = True, max_items: int = 1_000_000, requisites: bool = False) -> AsyncIterator[Found]:
     """Every resource reachable from *url*, breadth-first (see the module docstring).
 
     *max_depth* 0 yields only the start; 1 also its entries (directories among
     them are yielded, not listed); None: no limit.
     *follow* filters the entries visited; *per_host* and *delay* (seconds
-    between listings of one host) set the politeness.
+    between listings of one host) set the politeness. *requisites*: an HTML page's
+    images, stylesheets and scripts are entries too (``meta["requisite"]``), not
+    only its ``<a>/<area>/<frame>/<iframe>`` links (wget -p).
     """
     start = client.parse(url)
     walker = _Walker(client, start, max_depth=max_depth, follow=follow, same_host=same_host,
                      cross_scheme=cross_scheme, per_host=per_host, delay=delay, robots=robots,
-                     max_items=max_items)
+                     max_items=max_items, requisites=requisites)
     async for found in walker.run():
         yield found
