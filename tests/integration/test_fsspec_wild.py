@@ -104,3 +104,20 @@ async def test_walk_never_enters_a_dot_dot_selector(servers: Launcher) -> None:
         shutil.rmtree(hole, ignore_errors=True)
     assert not [f.url for f in found if ".." in f.url], [f.url for f in found]
     assert [f.url.rsplit("/", 1)[-1] for f in found if not f.directory] == ["x.txt"]
+
+
+def test_recursive_get_copies_a_file_whose_name_fills_255_bytes(site: tuple[Endpoint, Path, str],
+                                                                tmp_path: Path) -> None:
+    # nginx autoindex: a 250-byte file name next to others. Was: the part file
+    # ".<name>.<pid>-<id>.anyurl-part" passed the name limit and the whole copy stopped
+    _ep, root, url = site
+    long = "L" * 246 + ".bin"
+    (root / long).write_bytes(b"long\n")
+    fs = AnyURLFileSystem(skip_instance_cache=True)
+    try:
+        fs.get(url, str(tmp_path / "out") + "/", recursive=True)
+    finally:
+        fs.close()
+    got = {p.name for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    assert got == {long, "a.txt", "b.csv", "c.bin"}, sorted(got)
+    assert next((tmp_path / "out").rglob(long)).read_bytes() == b"long\n"

@@ -48,7 +48,14 @@ from ..errors import AnyURLError, NotSupported, URLSyntaxError
 from ..links import body_entries
 from ..response import Entry, Stat, is_html
 from ..schemes import fsspec_schemes
-from ..transfer.names import entry_file_name, file_name, is_parent_link, parse_or_value_error, segments
+from ..transfer.names import (
+    entry_file_name,
+    file_name,
+    fit_name,
+    is_parent_link,
+    parse_or_value_error,
+    segments,
+)
 from ..transfer.output import open_output
 from ..urls import NNTPURL, GopherURL, NewsURL, parse
 
@@ -397,7 +404,7 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
                     name = info["filename"]
                     used[name] = used.get(name, 0) + 1
                     if used[name] > 1:
-                        name = f"{name}~{used[name]}"
+                        name = fit_name(name, f"~{used[name]}")
                     key = _norm(info["name"])
                     if key in visited or segments(parse_or_value_error(info["name"]))[0] != origin:
                         continue
@@ -536,8 +543,9 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
             return
         client = await self.get_client()
         body_marker = object()
-        part = os.path.join(os.path.dirname(lpath) or ".",
-                            f".{os.path.basename(lpath)}.{os.getpid()}-{id(body_marker)}.anyurl-part")
+        # a remote name may fill the name limit: the part file's name is shortened to fit
+        part = os.path.join(os.path.dirname(lpath) or ".", "." + fit_name(
+            os.path.basename(lpath), f".{os.getpid()}-{id(body_marker)}.anyurl-part", 254))
         async with client.open(url) as body:
             if body.entries is not None:  # a listing: its copy is a directory, never a file
                 os.makedirs(lpath, exist_ok=True)
