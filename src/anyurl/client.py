@@ -512,7 +512,11 @@ class Client:
             self._handlers, self._by_scheme = {}, {}
             return
         if loop.is_running():  # another thread's loop
-            asyncio.run_coroutine_threadsafe(self.aclose(), loop).result(timeout)
+            try:
+                asyncio.run_coroutine_threadsafe(self.aclose(), loop).result(timeout)
+            except TimeoutError:
+                raise FetchTimeout(f"Client.close(): its event loop did not close the connections "
+                                   f"within {timeout} s (they are still being closed there)") from None
             return
         loop.run_until_complete(self.aclose())
 
