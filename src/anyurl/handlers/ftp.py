@@ -409,6 +409,8 @@ class FTPHandler(Handler):
         directory = listed.directory
         child = proto.child_urls(url, directory)  # the directory's URL text built once
         entries = [_entry(child, url, directory, i, login_dir) for i in listed.items]
+        for note in listed.notes:
+            log.warning("%s: %s", mask_password(str(url)), note)
         data = render_entries(entries)
         return Body.from_bytes(url, data, content_type="text/plain", entries=entries, charset="utf-8",
                                meta={"listing": listed.source})
@@ -476,8 +478,12 @@ def _entry(child: Callable[[proto.ListItem], str], url: FTPURL, directory: tuple
            login_dir: str | None = "/") -> Entry:
     """The Entry of one listed name (*child*: its URL, from :func:`proto.child_urls`):
     a symlink keeps its target (meta) and is keyed by it
-    (an absolute target resolved on the server's paths, see :func:`proto.symlink_key`)."""
-    meta: dict[str, Any] = {}
+    (an absolute target resolved on the server's paths, see :func:`proto.symlink_key`).
+    A line in no known format (kind "info") has no URL; its text is the title."""
+    if item.kind == "info":
+        meta = dict(item.meta)
+        return Entry(name=item.name, url=None, kind="info", title=meta.pop("line", None), meta=meta)
+    meta = dict(item.meta)
     key = None
     if item.target:
         meta["target"] = item.target
