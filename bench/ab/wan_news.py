@@ -1,7 +1,7 @@
 """NNTP at a WAN round trip: 200 articles of one group from INN through a delaying relay
 on loopback, one connection, anyurl pipelined vs unpipelined vs Python's nntplib.
 
-``python -m bench.wan_news [RTT_MS] [N] [ROUNDS]`` (defaults 50 ms, 200, 3): interleaved
+``python -m bench.ab.wan_news [RTT_MS] [N] [ROUNDS]`` (defaults 50 ms, 200, 3): interleaved
 rounds, median and spread of each. The relay (:class:`Relay`) holds every chunk half a round trip
 in each direction and connects upstream one round trip after accepting (so the server
 speaks first 1.5 round trips after the client's connect, as over a real handshake).
