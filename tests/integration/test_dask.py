@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 pytest.importorskip("fsspec")
-from bench import bench_dask  # noqa: E402
+from bench.suites import dask as bench_dask  # noqa: E402
 from fixtures.launcher import Launcher  # noqa: E402
 
 
