@@ -211,7 +211,7 @@ def _widen_reads(resp: aiohttp.ClientResponse, chunk_size: int) -> None:
 
     asyncio's selector transport reads at most 256 KiB per recv(), each into a
     fresh bytes object; for a large body, reading ~1 MiB at a time cut the
-    client's CPU time per byte by about a fifth in bench/bench_http.py (with
+    client's CPU time per byte by about a fifth in bench/suites/http.py (with
     the allocator primed, see _prime_allocator; without it, larger reads
     cause more page faults, not fewer).
     ``max_size`` is an attribute of asyncio's own transport only (uvloop and
