@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
+from tests.hostile.base import AsyncServer
 
 from anyurl.client import Client, Timeouts
 from anyurl.transfer import walk as walk_module
-from tests.hostile.base import AsyncServer
 
 
 @pytest.fixture
