@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: all deps venv test test-containers unit integration integration-uvloop lint demo bench clean
+.PHONY: all deps venv test test-containers unit integration integration-uvloop integration-h2 lint demo bench clean
 
 all: test
 
@@ -26,6 +26,11 @@ lint: venv
 test: deps venv lint
 	$(BIN)/python -m pytest -q
 	$(MAKE) integration-uvloop
+	$(MAKE) integration-h2
+
+# the http tests once more against nginx's https listener, where anyurl speaks HTTP/2
+integration-h2: deps venv
+	ANYURL_HTTP_TESTS=h2 $(BIN)/python -m pytest -q tests/integration/test_http.py
 
 # The integration suite once more on uvloop (`pip install anyurl[fast]`), long transfers left out.
 integration-uvloop: deps venv

@@ -355,7 +355,20 @@ class Client:
                 raise
             except Exception as exc:
                 raise translate_errors(exc, req.url) from exc
-        body = await self._attempts(req, handler.open)
+        if req.deadline is None:
+            body = await self._attempts(req, handler.open)
+        else:
+            # the head is part of the stream: Timeouts.total bounds the open too, every scheme.
+            # A handler whose own waits end at the deadline raises first, with its own words
+            # (what it was waiting for): this guard catches the others, _OPEN_GRACE later.
+            try:
+                async with asyncio.timeout_at(req.deadline + _OPEN_GRACE):
+                    body = await self._attempts(req, handler.open)
+            except TimeoutError as exc:
+                if isinstance(exc, AnyURLError):
+                    raise
+                raise FetchTimeout(f"opening took longer than the total timeout {req.timeouts.total} s",
+                                   url=req.url) from exc
         return _GuardedBody(self, handler, req, body).outer
 
     def open(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
@@ -618,6 +631,11 @@ def _typed(name: str, value: T | None, cls: type[T]) -> T | None:
     if value is not None and not isinstance(value, cls):
         raise TypeError(f"{name}= must be a {cls.__name__}, not {type(value).__name__}")
     return value
+
+
+# seconds past Timeouts.total at which Client.open's guard cuts a handler that did not stop
+# itself at the deadline (docs/limits.md)
+_OPEN_GRACE = 0.05
 
 
 class _GuardedBody:

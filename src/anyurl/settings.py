@@ -79,7 +79,7 @@ class Limits(Record):
     """Bounds that keep memory and connections in check."""
 
     __slots__ = ("max_size", "max_line", "max_entries", "max_reply_lines", "per_host", "max_idle",
-                 "max_redirects", "chunk_size")
+                 "max_redirects", "chunk_size", "per_host_requests")
     max_size: int | None  # bytes fetch() will hold in memory (None: no limit)
     max_line: int  # one protocol reply line
     max_entries: int  # entries of one listing
@@ -88,10 +88,12 @@ class Limits(Record):
     max_idle: float  # seconds an idle pooled connection is kept
     max_redirects: int
     chunk_size: int  # largest read size for data streams
+    # requests in flight to one server at once (HTTP/2 streams, which share connections)
+    per_host_requests: int
 
     def __init__(self, max_size: int | None = None, max_line: int = 64 * 1024, max_entries: int = 1_000_000,
                  max_reply_lines: int = 10_000, per_host: int = 8, max_idle: float = 60.0,
-                 max_redirects: int = 10, chunk_size: int = 1 << 20) -> None:
+                 max_redirects: int = 10, chunk_size: int = 1 << 20, per_host_requests: int = 64) -> None:
         _set(self, "max_size", max_size)
         _set(self, "max_line", max_line)
         _set(self, "max_entries", max_entries)
@@ -100,12 +102,15 @@ class Limits(Record):
         _set(self, "max_idle", max_idle)
         _set(self, "max_redirects", max_redirects)
         _set(self, "chunk_size", chunk_size)
+        _set(self, "per_host_requests", per_host_requests)
         _check_type(self, ("max_size", "max_line", "max_entries", "max_reply_lines", "per_host", "max_redirects",
-                           "chunk_size"), max_size=max_size, max_line=max_line, max_entries=max_entries,
-                    max_reply_lines=max_reply_lines, per_host=per_host, max_idle=max_idle,
-                    max_redirects=max_redirects, chunk_size=chunk_size)
+                           "chunk_size", "per_host_requests"), max_size=max_size, max_line=max_line,
+                    max_entries=max_entries, max_reply_lines=max_reply_lines, per_host=per_host,
+                    max_idle=max_idle, max_redirects=max_redirects, chunk_size=chunk_size,
+                    per_host_requests=per_host_requests)
         _check_positive(self, max_line=max_line, max_entries=max_entries, max_reply_lines=max_reply_lines,
-                        per_host=per_host, chunk_size=chunk_size, max_size=max_size, max_idle=max_idle)
+                        per_host=per_host, chunk_size=chunk_size, max_size=max_size, max_idle=max_idle,
+                        per_host_requests=per_host_requests)
         if max_redirects < 0:
             raise ConfigurationError("Limits.max_redirects must be >= 0")
 
@@ -115,7 +120,7 @@ class Policy(Record):
 
     __slots__ = ("allow_cross_scheme_redirects", "allow_https_downgrade", "allow_gopher_to_service_ports",
                  "allow_file_urls")
-    allow_cross_scheme_redirects: bool  # http -> ftp/file/gopher
+    allow_cross_scheme_redirects: bool  # http -> ftp/gopher (never file: a remote server never leads there)
     allow_https_downgrade: bool  # https -> http redirect
     allow_gopher_to_service_ports: bool  # gopher://host:25/ etc. (RFC 1738 s. 6)
     allow_file_urls: bool

@@ -15,6 +15,10 @@ Scenarios:
   disk-full      STOR keeps the first 64 KiB, resets the data connection and answers
                  "452 Insufficient storage space"; DELE answers 250, RETR sends the file.
   quota          the same with "552 Exceeded storage allocation".
+  pure-anon      answers uploads as Pure-FTPd does an anonymous user: 230 right after USER,
+                 "553 Prohibited file name" for dot names, RNFR and DELE refused with "550
+                 Anonymous users are not allowed to ..."; STOR of another name is kept, and
+                 RETR sends back what is stored under the name.
   evil-names     LIST names no directory can hold: "../../etc/passwd", "sub/../..", "/abs",
                  a NUL, beside an ordinary "plain.txt" and a legal (Unix) name with a CR.
 """
@@ -75,6 +79,8 @@ class Session:
 
     async def command(self, verb: str, arg: str) -> None:
         scenario = self.server.scenario
+        if scenario == "pure-anon" and await self.pure_anon(verb, arg):
+            return
         if verb == "USER":
             await self.reply("331 password please")
         elif verb == "PASS":
@@ -134,6 +140,38 @@ class Session:
         else:
             await self.reply("502 not implemented")
 
+    async def pure_anon(self, verb: str, arg: str) -> bool:
+        """Pure-FTPd's answers to an anonymous user's upload; False: the common answer."""
+        stored = self.server.stored
+        if verb == "USER":
+            await self.reply("230 Anonymous user logged in")
+        elif verb == "STOR" and arg.rpartition("/")[2].startswith("."):
+            await self.reply("553 Prohibited file name: " + arg)
+        elif verb == "STOR":
+            await self.reply("150 Accepted data connection")
+            dr, dw = await self.data_conn()
+            data = await dr.read()
+            dw.close()
+            stored[arg] = data
+            self.log(f"DATA stored {arg} {len(data)}")
+            await self.reply("226 File successfully transferred")
+        elif verb == "RNFR":
+            await self.reply("550 Anonymous users are not allowed to move/rename files")
+        elif verb == "DELE":
+            await self.reply("550 Anonymous users are not allowed to delete files")
+        elif verb == "SIZE" and arg in stored:
+            await self.reply(f"213 {len(stored[arg])}")
+        elif verb == "RETR" and arg in stored:
+            await self.reply("150 Accepted data connection")
+            _, dw = await self.data_conn()
+            dw.write(stored[arg])
+            await dw.drain()
+            dw.close()
+            await self.reply("226 File successfully transferred")
+        else:
+            return False
+        return True
+
     async def listen(self) -> int:
         if self.data_server is not None:
             self.data_server.close()
@@ -192,6 +230,7 @@ class Hostile:
         self.scenario = scenario
         self.log = open(log, "a", encoding="utf-8")  # noqa: SIM115 - open for the server's life
         self.connections = 0
+        self.stored: dict[str, bytes] = {}  # pure-anon: uploads by name
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -210,7 +249,8 @@ class Hostile:
 
 async def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary", "evil-names", *FULL])
+    ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary", "evil-names",
+                                                         "pure-anon", *FULL])
     ap.add_argument("--log", required=True)
     args = ap.parse_args()
     hostile = Hostile(args.scenario, args.log)

@@ -36,20 +36,25 @@ class HostileGopher(ThreadServer):
 
     concurrent = True  # a slow item never holds up the others
 
-    def __init__(self, replies: dict[str, Reply]) -> None:
+    def __init__(self, replies: dict[str, Reply], plus_replies: dict[str, Reply] | None = None) -> None:
         super().__init__()
         self.replies = replies
+        self.plus_replies = plus_replies or {}  # what a Gopher+ request ("\t+") gets instead
         self.log: list[str] = []
         self._tcp_listener()
 
     def answer(self, conn: socket.socket) -> None:
         try:
-            selector = self.read_until(conn, b"\n", 4096).split(b"\t")[0].strip(b"\r\n").decode()
+            line = self.read_until(conn, b"\n", 4096)
         except OSError:
             conn.close()
             return
+        fields = line.rstrip(b"\r\n").split(b"\t")
+        selector = fields[0].decode()
         self.log.append(selector)
         reply = self.replies.get(selector, Reply(b"3not here\t\terror.host\t1\r\n.\r\n"))
+        if len(fields) > 2 and fields[2].startswith(b"+"):
+            reply = self.plus_replies.get(selector, reply)
         if reply.silent:
             self.held.append(conn)
             return
@@ -68,7 +73,8 @@ class HostileGopher(ThreadServer):
 
 
 @contextmanager
-def hostile_gopher(replies: dict[str, Reply]) -> Iterator[HostileGopher]:
+def hostile_gopher(replies: dict[str, Reply],
+                   plus_replies: dict[str, Reply] | None = None) -> Iterator[HostileGopher]:
     """Run a :class:`HostileGopher` for the duration of a ``with`` block."""
-    with HostileGopher(replies) as server:
+    with HostileGopher(replies, plus_replies) as server:
         yield server

@@ -171,3 +171,16 @@ async def test_listing_names_no_directory_holds_are_dropped(hostile: Hostile) ->
     assert [(e.kind, e.name) for e in entries] == [("file", "cr\rname"), ("file", "plain.txt")]
     assert [e.url for e in entries] == [hostile.url("/dir/cr%0Dname"), hostile.url("/dir/plain.txt")]
     assert "CMD LIST" in hostile.log.read_text().splitlines()
+
+
+@pytest.mark.parametrize("hostile", ["pure-anon"], indirect=True)
+async def test_anonymous_upload_where_renaming_is_refused_stores_directly(hostile: Hostile) -> None:
+    # Issue 25 item 6: Pure-FTPd refuses dot names (553) and any RNFR (550 "Anonymous users
+    # are not allowed to move/rename files") to anonymous users; the upload failed with
+    # ResourceNotFound. Any refusal of RNFR/RNTO now ends in a direct STOR of the name.
+    async with client() as c:
+        await c.upload(hostile.url("/incoming/new.bin"), b"pure data")
+        assert (await c.fetch(hostile.url("/incoming/new.bin"))).content == b"pure data"
+    cmds = [c for c in hostile.lines("CMD") if c.split()[0] in ("STOR", "RNFR", "RNTO", "DELE")]
+    assert [c.split()[0] for c in cmds] == ["STOR", "STOR", "RNFR", "DELE", "STOR"]
+    assert cmds[0].startswith("STOR .new.bin.") and cmds[-1] == "STOR new.bin"

@@ -110,12 +110,12 @@ async def test_no_follow_describes_the_object(pserver: tuple[ProsperoTestServer,
     assert res.meta["object_type"] == "FILE"
 
 
-async def test_local_access_method_needs_permission(pserver: tuple[ProsperoTestServer, int]) -> None:
+async def test_local_access_method_is_never_followed(pserver: tuple[ProsperoTestServer, int]) -> None:
+    # a remote server never leads into file:, whatever the options (issue 25 item 10)
     _server, port = pserver
-    with pytest.raises(UnsafeURL, match="allow_file_targets"):
-        await fetch(purl(port, "/pub/local"))
-    res = await fetch(purl(port, "/pub/local"), ProsperoOptions(timeout=0.15, allow_file_targets=True))
-    assert res.content == b"a local file\n"
+    for opts in (FAST, ProsperoOptions(timeout=0.15, allow_file_targets=True)):
+        with pytest.raises(UnsafeURL, match="never leads to local files"):
+            await fetch(purl(port, "/pub/local"), opts)
 
 
 async def test_not_found_and_unfollowable(pserver: tuple[ProsperoTestServer, int]) -> None:

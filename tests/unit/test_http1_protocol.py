@@ -197,7 +197,10 @@ def test_content_type_answers_are_kept_for_short_values_only() -> None:
     for i in range(300):  # a server sending a new value every time: the cache stays bounded
         http1._content_type(f"text/x-{i}")
     assert len(http1._types_seen) <= 256
-    assert http1._content_type(None) == ("application/octet-stream", None)
+    # no type (or none valid): "", so that the handler sniffs the body (issue 25)
+    assert http1._content_type(None) == ("", None) and http1._content_type("garbage") == ("", None)
+    # two fields, joined: the last valid one
+    assert http1._content_type("application/json, text/x-zoo") == ("text/x-zoo", None)
 
 
 def test_a_kept_tail_gives_the_same_head_as_request_head() -> None:

@@ -14,7 +14,7 @@ import pytest
 import anyurl
 
 # Heavy modules a command that does not need them must not load.
-HEAVY = ("aiohttp", "asn1tools", "importlib.metadata")
+HEAVY = ("aiohttp", "asn1tools", "importlib.metadata", "h2")
 
 
 def _loaded_after(code: str) -> dict[str, object]:
@@ -155,7 +155,7 @@ def test_a_wrong_loop_choice_is_a_clear_error(tmp_path: Path) -> None:
 # is not used by the command, or (marked) not yet cut and guarded so it does not come back.
 _NOT_FOR_QUICK = ("asyncio", "argparse", "dataclasses", "inspect", "json", "typing", "contextlib",
                   "importlib.metadata", "email", "pathlib", "logging", "copy")
-_NOT_FOR_GET = ("aiohttp", "html.parser", "importlib.metadata", "shutil", "bz2", "lzma", "logging.handlers", "netrc",
+_NOT_FOR_GET = ("aiohttp", "h2", "html.parser", "importlib.metadata", "shutil", "bz2", "lzma", "logging.handlers", "netrc",
                 "mimetypes", "importlib.util")
 _NOT_FOR_PLAIN_GET = ("argparse",)  # `get -o FILE URL`, `ls URL` are read without it (mirror, put... use it)
 # made lazy for a download: Timeouts/Entry/... are not dataclasses made at import, proxy settings load

@@ -214,6 +214,8 @@ def _network_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--noproxy", metavar="LIST", default=None,
                    help="comma-separated hosts, domains or CIDR blocks reached directly; '*' for all "
                         "(default: $no_proxy)")
+    g.add_argument("--http1.1", dest="http1_1", action="store_true",
+                   help="speak HTTP/1.1 to https servers (default: HTTP/2 where the server offers it)")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
 
 
@@ -391,9 +393,9 @@ def _insert_default_command(argv: list[str]) -> list[str]:
 # `anyurl get`, `ls`, `stat` (and `parse`) read without argparse: see _quick.read_plain_line
 _COMMON_DEFAULTS: dict[str, object] = {
     "timeout": None, "connect_timeout": None, "max_time": None, "retry": 0, "retry_delay": None,
-    "proxy": None, "noproxy": None, "quiet": False, **GLOBAL_DEFAULTS,
+    "proxy": None, "noproxy": None, "http1_1": False, "quiet": False, **GLOBAL_DEFAULTS,
 }
-_COMMON_FLAGS = {**GLOBAL_FLAGS, "-q": "quiet", "--quiet": "quiet"}
+_COMMON_FLAGS = {**GLOBAL_FLAGS, "-q": "quiet", "--quiet": "quiet", "--http1.1": "http1_1"}
 _COMMON_VALUES: dict[str, tuple[str, Callable[[str], object]]] = {
     **GLOBAL_VALUES, "--timeout": ("timeout", _seconds), "--connect-timeout": ("connect_timeout", _seconds),
     "--max-time": ("max_time", _seconds), "--retry": ("retry", _count), "--retry-delay": ("retry_delay", _delay),
@@ -612,9 +614,16 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
     retries = getattr(args, "retry", 0) or 0
     delay = getattr(args, "retry_delay", None)
     retry = Retry(attempts=1 + retries, backoff=1.0 if delay is None else delay)
+    http = None
+    if getattr(args, "http1_1", False):
+        from ..handlers.http import HTTPOptions  # (only then: start-up)
+
+        http = HTTPOptions(http2=False)
     client = Client(
         timeouts=timeouts,
-        limits=Limits(per_host=per_host),
+        # requests in flight: as many as connections at least (HTTP/2 puts many on one)
+        limits=Limits(per_host=per_host, per_host_requests=max(Limits().per_host_requests, per_host)),
+        http=http,
         retry=retry,
         anonymous_email=getattr(args, "email", None),
         news_server=getattr(args, "news_server", None),
@@ -641,6 +650,9 @@ async def _with_deadline(seconds: float | None, coro: Awaitable[Any], url: objec
 
 
 # -- get ----------------------------------------------------------------------
+
+#: get's workers per --parallel turn: transfers beyond the N turns run only as HTTP/2 streams
+_STREAM_WORKERS = 8
 
 
 class _Names:
@@ -933,7 +945,10 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
 
 async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: AsyncGenerator[str, None],
                listing: _URLList | None) -> int:
+    import collections
+
     from ..transfer.download import DirNames, _download, name_for_url
+    from ..urls import HTTPURL
 
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     # the rest of the URLs is read as the workers need it; -o and stdout take one URL, so
@@ -1046,6 +1061,59 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         if listing is None:  # (first holds the first arguments: taken again from args.urls)
             quick = jobs_of_args()
 
+        # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
+        # as HTTP/2 streams (many share a connection), more transfers run on them at once (up to
+        # _STREAM_WORKERS x N in all, within Limits.per_host_requests); any other transfer
+        # waits for one of the N plain turns, handed on first come, first served
+        plain_turns = args.parallel if several else 1
+        plain_busy = 0
+        queue: collections.deque[tuple[asyncio.Future[bool], Any]] = collections.deque()
+        released: set[tuple[str, int]] = set()  # origins whose waiting transfers were let go
+        groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
+
+        def multiplexed(u: Any) -> bool:
+            if type(u) is not HTTPURL or u.scheme != "https":
+                return False
+            m = getattr(client.handler(u), "multiplexed", None)
+            return m is not None and bool(m(u))
+
+        async def admit(u: Any) -> bool:
+            """Wait for a turn for *u*: True when it holds one of the plain turns."""
+            nonlocal plain_busy
+            if multiplexed(u):
+                return False
+            if plain_busy < plain_turns:
+                plain_busy += 1
+                return True
+            fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            queue.append((fut, u))
+            try:
+                return await fut
+            except BaseException:
+                if fut.done() and not fut.cancelled() and fut.result():
+                    leave(True, u)  # a turn handed over just now: on to the next
+                raise
+
+        def leave(held: bool, u: Any) -> None:
+            nonlocal plain_busy
+            if held:
+                while queue:  # the turn goes to the first still waiting
+                    fut, _ = queue.popleft()
+                    if not fut.done():
+                        fut.set_result(True)
+                        break
+                else:
+                    plain_busy -= 1
+            if type(u) is HTTPURL and (u.host, u.port) not in released and multiplexed(u):
+                released.add((u.host, u.port))  # (once per origin: not a scan per transfer)
+                for fut, w in list(queue):
+                    if not fut.done() and multiplexed(w):
+                        queue.remove((fut, w))
+                        fut.set_result(False)
+                if len(released) == 1 and groups:  # the first HTTP/2 origin: the stream workers
+                    for _ in range(plain_turns * (_STREAM_WORKERS - 1)):
+                        groups[0].create_task(worker())
+
         async def worker() -> None:
             # N workers pull from one iterator: memory stays flat however long the list
             while True:
@@ -1057,6 +1125,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 if job is None:
                     return
                 i, u, dest, base, note = job
+                held = await admit(u)
                 bar = tp.bar(base) if tp is not None else None
                 ok = False
                 try:
@@ -1072,10 +1141,12 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 finally:
                     if tp is not None and bar is not None:
                         tp.finish(bar, ok)
+                    leave(held, u)
 
         try:
             async with asyncio.TaskGroup() as group:
-                for _ in range(args.parallel if several else 1):
+                groups.append(group)
+                for _ in range(plain_turns):
                     group.create_task(worker())
         except BaseExceptionGroup as eg:  # a bug or an unreadable URL list: the error itself, not a group
             raise eg.exceptions[0] from None

@@ -329,6 +329,8 @@ class GopherHandler(Handler):
         conn.skip(len(first))
         meta["gopher_plus"] = True
         meta["plus_length"] = header.length
+        if meta.get("empty_asked") and header.length == 0:
+            meta["empty_confirmed"] = True  # the probe of an empty reply: Gopher+ says "+0"
         if header.error:
             data = await self._read_limited(conn, header.length, 64 * 1024, url)
             raise gp.error_for_plus(gp.parse_plus_error(data), url)
@@ -372,14 +374,15 @@ class GopherHandler(Handler):
 
     async def _nothing_sent(self, url: GopherURL, gtype: str, conn: _Conn, meta: dict[str, Any],
                             plan: gp.RequestPlan, on_send: SendHook | None) -> Body:
-        """The server closed without sending a byte. That is never a whole RFC 1436 text or
-        menu (both end with a "." line), and a binary item has no length, so an empty file
-        looks just like a server that failed (pygopherd and gophernicus send nothing for an
-        empty file; curl and Lynx call it success). Asked again with Gopher+ ("\t+"), a
-        Gopher+ server states the length ("+0", or "+-2" and the close): that empty item is
-        accepted. Otherwise the transfer is reported as truncated, never as success."""
-        await conn.close()
+        """The server closed without sending a byte: an empty item. pygopherd, gophernicus
+        and Flask-Gopher send nothing for an empty file, and curl and Lynx return it empty.
+        An RFC 1436 text or menu ends with a "." line and a binary item has no length, so
+        nothing tells it from a failed server: anyurl asks once more with Gopher+ ("\t+").
+        A Gopher+ server then states the length ("+0", or "+-2" and the close) or its error
+        (raised); a Gopher0 server (gophernicus) sends nothing again, and the item is empty
+        with ``meta["empty_confirmed"] = False``."""
         if plan.kind in ("plain", "search") and not meta.get("empty_asked"):
+            await conn.close()
             meta["empty_asked"] = True
             again = gp.plan_request(replace(url, gopher_plus="+"))
             retry = await self._connect(url, again.request, on_send, conn.req)
@@ -389,13 +392,14 @@ class GopherHandler(Handler):
             except BaseException:
                 await retry.close()
                 raise
-        what = ("an RFC 1436 menu ends with a \".\" line" if gtype in gp.MENU_TYPES
-                else "RFC 1436 text ends with a \".\" line" if gp.is_text_type(gtype)
-                else "a gopher binary item has no length")
-        asked = ", also when asked again with Gopher+" if meta.get("empty_asked") else ""
-        raise TruncatedTransfer(f"the server closed the connection without sending anything{asked}: "
-                                f"{what}, so an empty reply cannot be told from a failed one",
-                                url=url)
+        # nothing again (or a Gopher+ request had nothing): an empty item nobody confirmed
+        meta["empty_confirmed"] = False
+        self.pool.log.debug("%s: an empty reply, not confirmed by Gopher+: an empty item", url)
+        if gtype in gp.MENU_TYPES:
+            return await self._menu(url, conn, meta, -1)  # at its end: an empty listing
+        view = plan.view if meta.get("gopher_plus") else None
+        return Body(url, self._raw(conn), content_type=lambda: gp.content_type_for(gtype, url.selector, view),
+                    size=0, meta=meta, on_close=conn.close)
 
     # -- reply shapes ------------------------------------------------------------
 

@@ -24,8 +24,8 @@ errors, Retry-After, stat, the ``anyurl.http`` log (request line and status
 at DEBUG; the lean path also logs its connections).
 
 Redirects are followed here, not by aiohttp, so the policy can be enforced
-on every hop: at most ``limits.max_redirects``, never into another scheme
-(unless ``Policy.allow_cross_scheme_redirects``) and never from https to
+on every hop: at most ``limits.max_redirects``, never into ``file:``, never
+into another scheme (unless ``Policy.allow_cross_scheme_redirects``) and never from https to
 http (unless ``Policy.allow_https_downgrade``). Credentials are only sent
 to the origin they were given for.
 
@@ -57,7 +57,7 @@ import logging
 import re
 import ssl
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -79,6 +79,7 @@ from ..errors import (
 )
 from ..net.tls import client_context
 from ..protocols.http1 import Headers
+from ..protocols.mime import SNIFF_BYTES, content_type_of, looks_like_html
 from ..response import Body, Stat
 from ..schemes import DEFAULT_PORTS
 from ..urls import FTPURL, HTTPURL, URL
@@ -91,12 +92,16 @@ if TYPE_CHECKING:
 
     from ..net.pool import Pool
     from .http1 import H1Client
+    from .http2 import H2Client
 
 _log = logging.getLogger("anyurl.http")
 
 __all__ = ["HTTPHandler", "HTTPOptions"]
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# request headers that are credentials: sent to the request's own origin only, never after a
+# redirect to another scheme, host or port
+_CREDENTIAL_HEADERS = frozenset({"authorization", "cookie"})
 _CONTENT_RANGE = re.compile(r"bytes\s+(\d+)-(\d+)/(\d+|\*)", re.I)
 _UNSATISFIED_RANGE = re.compile(r"bytes\s+\*/(\d+)", re.I)
 # the codings anyurl asks for, and so the only ones it undoes
@@ -133,8 +138,11 @@ class HTTPOptions:
     trust; ``ssl_context``: the TLS context to use, overriding both (anyurl.net.tls).
     ``read_bufsize``: aiohttp's per-connection read buffer (bytes; the aiohttp path only);
     None uses ``min(client.limits.chunk_size, 1 MiB)``.
-    ``lean``: send plain requests (no proxy) on anyurl's own HTTP/1.1 connections
-    (default); False sends every request through aiohttp.
+    ``lean``: send plain requests (no proxy) on anyurl's own connections
+    (default); False sends every request through aiohttp (HTTP/1.1 only).
+    ``http2``: on the lean path, offer HTTP/2 to https servers (ALPN) and use it where the
+    server picks it (default); False: HTTP/1.1 only (the CLI's ``--http1.1``). With your own
+    ``ssl_context``, HTTP/2 is offered only if its ALPN protocols name ``h2``.
     """
 
     decompress: bool = True
@@ -144,6 +152,7 @@ class HTTPOptions:
     cafile: str | None = None
     read_bufsize: int | None = None
     lean: bool = True
+    http2: bool = True
 
 
 def _decoded(value: str | None) -> str | None:
@@ -305,7 +314,7 @@ class _Response(Protocol):
     status: int
     reason: str
     content_length: int | None
-    content_type: str
+    content_type: str  # the type to believe (protocols.mime), "" when none is usable
     charset: str | None
 
     @property
@@ -345,8 +354,9 @@ class _AioResponse:
         self.reason = resp.reason or ""
         self.headers: Mapping[str, str] = resp.headers
         self.content_length = resp.content_length
-        self.content_type = resp.content_type
-        self.charset = resp.charset
+        # every Content-Type field, read as the lean path does (the last valid one)
+        found = content_type_of(", ".join(resp.headers.getall("Content-Type", ())))
+        self.content_type, self.charset = found or ("", None)
 
     async def read_chunk(self, size: int) -> bytes:
         return await self.resp.content.read(size)
@@ -427,6 +437,7 @@ class HTTPHandler(Handler):
         self.http_options = client.options_for("http", HTTPOptions)
         self._session: aiohttp.ClientSession | None = None
         self._h1: H1Client | None = None
+        self._h2: H2Client | None = None
         # (User-Agent, headers, their lean-path list) of a request with no headers of its own
         self._plain: tuple[str, dict[str, str], list[tuple[str, str]]] | None = None
 
@@ -441,6 +452,26 @@ class HTTPHandler(Handler):
     def _tls(self) -> ssl.SSLContext:
         o = self.http_options
         return client_context(o.verify, o.cafile, o.ssl_context)
+
+    def _tls_h2(self) -> ssl.SSLContext:
+        """The context that offers h2 by ALPN (the caller's own ssl_context as it is)."""
+        o = self.http_options
+        return client_context(o.verify, o.cafile, o.ssl_context, alpn=("h2", "http/1.1"))
+
+    def _http2(self) -> H2Client:
+        if self._h2 is None:
+            from .http2 import H2Client  # (h2 loads here: on the first https request only)
+
+            self._h2 = H2Client(self._lean(), self._tls_h2)
+        return self._h2
+
+    def multiplexed(self, url: URL) -> bool:
+        """True when a request for *url* would be a stream of an HTTP/2 connection open now
+        (many requests share it: a caller may run more at once than ``Limits.per_host``)."""
+        h2 = self._h2
+        if h2 is None or type(url) is not HTTPURL or url.scheme != "https":
+            return False
+        return h2.multiplexed(("https", url.host, url.port or 443))
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -472,6 +503,9 @@ class HTTPHandler(Handler):
         """Close the session and every pooled connection."""
         session, self._session = self._session, None
         h1, self._h1 = self._h1, None
+        h2, self._h2 = self._h2, None
+        if h2 is not None:
+            await h2.aclose()
         if h1 is not None:
             await h1.aclose()
         if session is not None:
@@ -593,20 +627,30 @@ class HTTPHandler(Handler):
         url = req.url
         assert isinstance(url, (HTTPURL, FTPURL))
         target = (self._fast_target(url) if type(url) is HTTPURL else None) or self._target(url)
+        start = _origin(target)
+        foreign: dict[str, str] | None = None  # *headers* without the caller's credentials
         first_origin: tuple[str, str, int] | None = None
         auth: str | None = None
         if url.user is not None:
             auth = _basic(url.user, url.password or "")
             first_origin = _origin(target)
-        lean = (opts or self._request_options(req)).lean
+        opts = opts or self._request_options(req)
+        lean = opts.lean
+        http2 = opts.http2 and self.http_options.http2
         history: list[str] = []
         tried_credentials = auth is not None or isinstance(url, FTPURL)
         hops = 0
         proxy_for = self.client.proxy_for
         while True:
             headers_now = headers
+            if hops and _origin(target) != start:
+                # the caller's Authorization and Cookie headers were meant for the first
+                # origin only (curl's CVE-2018-1000007, CVE-2022-27776)
+                if foreign is None:
+                    foreign = {k: v for k, v in headers.items() if k.lower() not in _CREDENTIAL_HEADERS}
+                headers_now = foreign
             if auth is not None and _origin(target) == first_origin:
-                headers_now = {**headers, "Authorization": auth}
+                headers_now = {**headers_now, "Authorization": auth}
             proxy: str | None = None
             proxy_auth: aiohttp.BasicAuth | None = None
             if proxy_for(target.scheme, target.host, target.port) is not None:
@@ -618,7 +662,8 @@ class HTTPHandler(Handler):
                 if lean and proxy is None and target.host.isascii():
                     plain = self._plain
                     wire = plain[2] if plain is not None and plain[1] is headers_now else _wire_headers(headers_now)
-                    resp = await (self._h1 or self._lean()).request(
+                    resp = await (self._h2 or self._http2() if http2 and target.scheme == "https"
+                                  else self._h1 or self._lean()).request(
                         req, method, target.scheme, target.host, target.port, target.request_target,
                         target.hostport, wire, url)
                 else:
@@ -688,6 +733,9 @@ class HTTPHandler(Handler):
         if scheme == current.scheme == "ftp":  # the proxy's own redirect (a directory's "/")
             return new
         if scheme not in ("http", "https"):
+            if scheme == "file":  # a remote server never leads to local files, whatever the policy
+                raise UnsafeURL(f"redirect from {current.scheme} to file scheme refused (Location: {location}): "
+                                "a remote server never leads to local files, whatever the policy", url=url)
             if not policy.allow_cross_scheme_redirects:
                 raise UnsafeURL(
                     f"redirect from {current.scheme} to {scheme or 'an unknown'} scheme refused "
@@ -738,8 +786,41 @@ class HTTPHandler(Handler):
             body.meta.setdefault("redirects", reply.history)
             return body
         assert type(reply) is _Reply
+        if reply.resp.status == 416 and req.offset:
+            return await self._past_end(req, url, reply, headers)
         body = await self._body(url, reply, opts, req.offset, rng, headers, cut=req.length is not None)
         return body if req.length is None else apply_length(body, req.length)
+
+    async def _past_end(self, req: Request, url: HTTPURL | FTPURL, reply: _Reply,
+                        sent: Mapping[str, str]) -> Body:
+        """A 416 to ``Range: bytes=offset-``: an empty body when the offset is the size (resuming
+        a complete file), else ProtocolError. The size is the 416's ``Content-Range: bytes */N``
+        (nginx) or, when it has none (lighttpd, Apache 2.4), the Content-Length of a HEAD."""
+        resp = reply.resp
+        meta = self._meta(resp, reply)
+        offset = req.offset
+        m = _UNSATISFIED_RANGE.match(resp.headers.get("Content-Range", "").strip())
+        await resp.release()
+        size = int(m.group(1)) if m else await self._stored_size(req, sent)
+        if size == offset:  # nothing left from there
+            return Body.from_bytes(url, b"", meta=meta, offset=offset, size=0)
+        has = "" if size is None else f" (it has {size} bytes)"
+        raise ProtocolError(f"server cannot serve from offset {offset}{has}", url=url,
+                            reply=f"416 {resp.reason}")
+
+    async def _stored_size(self, req: Request, sent: Mapping[str, str]) -> int | None:
+        """The Content-Length of a HEAD of ``req.url`` (the stored size), None when not told."""
+        headers = {k: v for k, v in sent.items() if k.lower() not in ("range", "accept-encoding")}
+        headers["Accept-Encoding"] = "identity"
+        reply = await self._exchange(req, "HEAD", headers)
+        if not isinstance(reply, _Reply):
+            return None
+        resp = reply.resp
+        await resp.release()
+        encoding = resp.headers.get("Content-Encoding", "").strip().lower()
+        if resp.status != 200 or encoding not in ("", "identity"):
+            return None
+        return resp.content_length
 
     def _request_options(self, req: Request) -> HTTPOptions:
         if req.options is None or isinstance(req.url, FTPURL):  # the FTP options mean nothing to an HTTP proxy
@@ -783,7 +864,7 @@ class HTTPHandler(Handler):
                 meta[key] = resp.headers[header]
         kind = "directory" if isinstance(url, FTPURL) and (url.typecode == "d" or not url.name) else "file"
         return Stat(url=str(url), kind=kind, size=size, modified=_http_date(resp.headers.get("Last-Modified")),
-                    content_type=resp.content_type if "Content-Type" in resp.headers else None, meta=meta)
+                    content_type=resp.content_type or None, meta=meta)
 
     def _meta(self, resp: _Response, reply: _Reply) -> dict[str, Any]:
         headers = resp.headers
@@ -809,13 +890,6 @@ class HTTPHandler(Handler):
         resp = reply.resp
         status = resp.status
         meta = self._meta(resp, reply)
-        if status == 416 and offset:
-            m = _UNSATISFIED_RANGE.match(resp.headers.get("Content-Range", ""))
-            await resp.release()
-            if m and int(m.group(1)) == offset:  # resuming a complete file: nothing left
-                return Body.from_bytes(url, b"", meta=meta, offset=offset, size=0)
-            raise ProtocolError(f"server cannot serve from offset {offset}", url=url,
-                                reply=f"{status} {resp.reason}")
         if status >= 300:
             await resp.release()
             raise _status_error(status, resp.reason or "", url, resp.headers)
@@ -824,8 +898,10 @@ class HTTPHandler(Handler):
         expected = length
         resumable = False
         if status == 206:
-            expected = await self._check_range(url, resp, rng)
+            expected, skip = await self._check_range(url, resp, rng)
             meta["content_range"] = resp.headers.get("Content-Range")
+            if skip or (rng is not None and rng[1] is not None and expected > rng[1] - rng[0] + 1):
+                meta["range_cut"] = True  # a wider range than asked for (BusyBox): the slice is taken
             resumable = True
         elif offset:
             # the server ignored Range: skip the first bytes ourselves
@@ -850,12 +926,25 @@ class HTTPHandler(Handler):
         chunk_size = self.client.limits.chunk_size
         resp.widen(chunk_size)
         chunks = _BodyChunks(resp, url, chunk_size, expected, skip, offset, decoder)
-        return Body(url, chunks, content_type=resp.content_type or "application/octet-stream", size=size,
-                    meta=meta, offset=offset, on_close=chunks.finish if cut else None, charset=resp.charset,
-                    resumable=resumable)
+        content_type = resp.content_type
+        if content_type:
+            return Body(url, chunks, content_type=content_type, size=size, meta=meta, offset=offset,
+                        on_close=chunks.finish if cut else None, charset=resp.charset, resumable=resumable)
+        # no usable Content-Type (BusyBox index.cgi pages): sniff HTML at the start of the body
+        pieces: AsyncIterator[bytes] = chunks
+        content_type = "application/octet-stream"
+        if not offset:
+            content_type, pieces = await _sniffed(chunks)
+            meta["content_type_sniffed"] = content_type
+        return Body(url, pieces, content_type=content_type, size=size, meta=meta, offset=offset,
+                    on_close=chunks.finish if cut else None, charset=resp.charset, resumable=resumable)
 
-    async def _check_range(self, url: object, resp: _Response, rng: tuple[int, int | None] | None) -> int:
-        """The body length a 206 must have; ProtocolError unless it is the range asked for."""
+    async def _check_range(self, url: object, resp: _Response,
+                           rng: tuple[int, int | None] | None) -> tuple[int, int]:
+        """The body length a 206 must have and the bytes to skip at its start; ProtocolError
+        unless it covers the range asked for. A reply wider than asked (BusyBox answers
+        ``bytes=0-0`` with ``0-99999/100000``) is cut to the range: skipped up to its first
+        byte here, cut after its last by ``apply_length``."""
         cr = resp.headers.get("Content-Range", "")
         if rng is None:
             await resp.close()
@@ -871,8 +960,8 @@ class HTTPHandler(Handler):
             want_last = last
             if total is not None and (want_last is None or want_last >= total):
                 want_last = total - 1
-            ok = (a == first and b >= a and (total is None or b < total)
-                  and (want_last is None or b == want_last))
+            ok = (a <= first and b >= a and (total is None or b < total)
+                  and (want_last is None or b >= want_last))
         if not ok or m is None:
             await resp.close()
             raise ProtocolError(f"asked for {asked}, server sent Content-Range {cr!r}", url=url,
@@ -882,7 +971,49 @@ class HTTPHandler(Handler):
             await resp.close()
             raise ProtocolError(f"Content-Length {resp.content_length} disagrees with Content-Range {cr!r}",
                                 url=url, reply=f"206 {resp.reason}")
-        return span
+        return span, first - int(m.group(1))
+
+
+async def _sniffed(chunks: _BodyChunks) -> tuple[str, AsyncIterator[bytes]]:
+    """The type sniffed from the first piece of *chunks* (text/html or
+    application/octet-stream) and the body's pieces again, that one first. An error reading
+    it is raised at the body's first read, as it would have been without the sniffing
+    (so a retry can still resume the stream)."""
+    first = b""
+    failed: AnyURLError | None = None
+    try:
+        first = await chunks.__anext__()
+    except StopAsyncIteration:
+        pass
+    except AnyURLError as exc:
+        failed = exc
+    ctype = "text/html" if looks_like_html(first[:SNIFF_BYTES]) else "application/octet-stream"
+    return ctype, _Prepended(first, chunks, failed)
+
+
+class _Prepended:
+    """*first* (or the error *failed*), then the rest of *chunks*; closing closes them (a
+    class: an async generator never started would not run its cleanup on ``aclose``)."""
+
+    def __init__(self, first: bytes, chunks: _BodyChunks, failed: AnyURLError | None) -> None:
+        self._first: bytes | None = first
+        self._chunks = chunks
+        self._failed = failed
+
+    def __aiter__(self) -> _Prepended:
+        return self
+
+    async def __anext__(self) -> bytes:
+        first, self._first = self._first, None
+        if first:
+            return first
+        failed, self._failed = self._failed, None
+        if failed is not None:
+            raise failed
+        return await self._chunks.__anext__()
+
+    async def aclose(self) -> None:
+        await self._chunks.aclose()
 
 
 class _BodyChunks:

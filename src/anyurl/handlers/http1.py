@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import AnyURLError, ConnectError, FetchTimeout, os_reason
 from ..net.pool import Lease, Pool, connect_target
 from ..protocols.http1 import Headers, ResponseReader, header_block, request_start, request_tail
+from ..protocols.mime import content_type_of
 
 if TYPE_CHECKING:
     from ..settings import Request
@@ -329,9 +330,10 @@ _types_seen: dict[str, tuple[str, str | None]] = {}  # a server sends the same f
 
 
 def _content_type(value: str | None) -> tuple[str, str | None]:
-    """(type, charset) of a Content-Type value; application/octet-stream when absent."""
+    """(type, charset) of a Content-Type value; "" when absent or not a valid type (the body
+    may then be sniffed)."""
     if value is None:
-        return "application/octet-stream", None
+        return "", None
     seen = _types_seen.get(value)
     if seen is not None:
         return seen
@@ -344,13 +346,8 @@ def _content_type(value: str | None) -> tuple[str, str | None]:
 
 
 def _parse_content_type(value: str) -> tuple[str, str | None]:
-    main, _, params = value.partition(";")
-    charset = None
-    for p in params.split(";"):
-        k, _, v = p.partition("=")
-        if k.strip().lower() == "charset":
-            charset = v.strip().strip('"') or None
-    return main.strip().lower() or "application/octet-stream", charset
+    # two fields arrive joined ("application/json, text/x-zoo"): the last valid one, as browsers
+    return content_type_of(value) or ("", None)
 
 
 class LeanResponse:

@@ -6,9 +6,8 @@ link's entry URL is the URL of its access method, per RFC 1738 section
 3.11). When the server says the object is not a directory, a
 ``GET-OBJECT-INFO`` request asks for its access methods, and the object is
 fetched by following the first one that maps to a URL, through the
-registry (ftp, gopher, http, wais; ``file:`` only when
-:attr:`ProsperoOptions.allow_file_targets` is set, since a remote server
-should not be able to make us read local files). ``follow=False`` returns
+registry (ftp, gopher, http, wais; never ``file:``: a remote server must
+not make us read local files, whatever the options). ``follow=False`` returns
 the object's description instead.
 """
 
@@ -45,8 +44,8 @@ class ProsperoOptions:
     ``timeout``: seconds before the first retransmission; each further one
     waits ``backoff`` times longer, up to ``retries`` retransmissions
     without progress. ``follow``: fetch an object through its access method.
-    ``allow_file_targets``: let a server's LOCAL access method open a
-    ``file:`` URL. ``user``: the name sent with UNAUTHENTICATED.
+    ``allow_file_targets``: kept for compatibility, no effect: a server's
+    LOCAL access method never opens a ``file:`` URL. ``user``: the name sent with UNAUTHENTICATED.
     ``max_reply``: the largest reply accepted, in bytes.
     """
 
@@ -158,21 +157,20 @@ class ProsperoHandler(Handler):
         return Entry(name=link.name, url=target, kind=kind, meta=meta)
 
     async def _object(self, url: ProsperoURL, info: pp.ProsperoReply, follow: bool, req: Request) -> Body:
-        opts = self._options()
         urls = [u for u in (pp.access_url(m) for m in info.access) if u]
         meta: dict[str, Any] = {"hsoname": url.hsoname, "object_type": info.object_type,
                                 "access_methods": [_method_dict(m) for m in info.access], "resolved": urls}
         if follow:
             for target in urls:
-                if target.startswith("file:") and not opts.allow_file_targets:
-                    continue
+                if target[:5].lower() == "file:":
+                    continue  # a remote server never leads to local files (allow_file_targets or not)
                 parsed = self.client.parse(target)
                 body = await self.client.handler(parsed).open(req.replace(url=parsed, options=None))
                 body.meta.setdefault("prospero", meta)
                 return body
             if urls:
-                raise UnsafeURL("the object's only access method is a local file; set "
-                                "ProsperoOptions(allow_file_targets=True) to follow it", url=url)
+                raise UnsafeURL("the object's only access method is a local file: a remote "
+                                "server never leads to local files", url=url)
             raise NotRetrievable("the object has no access method this client can follow "
                                  f"({', '.join(m.method for m in info.access) or 'none given'})", url=url)
         entries = [Entry(name=leaf_name(u, m.method) if u else m.method, url=u, kind="page", title=m.method,

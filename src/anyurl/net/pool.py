@@ -77,10 +77,12 @@ class _Idle(Generic[C]):
 class _Host(Generic[C]):
     """The connections to one host:port."""
 
-    __slots__ = ("busy", "cap", "capped", "idle", "waiters")
+    __slots__ = ("busy", "cap", "capped", "idle", "waiters", "requests", "request_waiters")
 
     def __init__(self) -> None:
         self.busy = 0
+        self.requests = 0  # requests in flight (enter_request), for Limits.per_host_requests
+        self.request_waiters: deque[asyncio.Future[None]] = deque()
         self.cap: int | None = None  # lowered from per_host once the server refused a new connection
         self.capped = 0.0  # when the cap last moved (time.monotonic()): a refusal or a probe
         self.idle: list[_Idle[C]] = []  # oldest first
@@ -136,6 +138,15 @@ class Lease(Generic[C]):
         pool._keep(self._host, conn)
         return True
 
+    def forget(self) -> None:
+        """The connection closed by itself (its socket is gone): its slot is given back at once,
+        without a coroutine (from a protocol callback)."""
+        if not self.released:
+            self.released = True
+            if self._conn is not None:
+                self.pool._lent.pop(id(self._conn), None)
+            self.pool._give_back(self._host)
+
     def release_slot(self) -> None:
         """Give back a slot-only lease (:meth:`Pool.lend_slot`) at once: from a callback
         that sees a connection the pool does not hold (aiohttp's) close."""
@@ -162,6 +173,8 @@ class Pool(Generic[C]):
         #: called with host:port before a request waits for a slot there: closes idle
         #: connections that hold slots the pool cannot close itself (the aiohttp path's)
         self.make_room: Callable[[tuple[str, int]], None] | None = None
+        #: more of the same, for other holders of slots (HTTP/2 connections without streams)
+        self.room_makers: list[Callable[[tuple[str, int]], None]] = []
         #: log at DEBUG on the hot path (:meth:`lend_idle`, :meth:`Lease.keep_idle`); refreshed
         #: by :meth:`lend_idle` from the logger (one check per request, not one per message)
         self.debug = False
@@ -231,6 +244,8 @@ class Pool(Generic[C]):
                 while True:
                     if self.make_room is not None:
                         self.make_room(address)
+                    for make_room in self.room_makers:
+                        make_room(address)
                     fut = loop.create_future()
                     h.waiters.append(fut)
                     try:
@@ -407,6 +422,44 @@ class Pool(Generic[C]):
         else:
             self.log.debug("aborting connection to %s:%s", *address)
             conn.abort()
+
+    # -- requests in flight ------------------------------------------------------
+
+    async def enter_request(self, req: Request, host: str, port: int) -> None:
+        """Count one request in flight to host:port, first waiting while ``Limits.per_host_requests``
+        are (at most ``Timeouts.pool``, never past the total deadline: then PoolTimeout). For
+        connections that carry many requests at once (HTTP/2 streams): where each request
+        holds a connection, ``per_host`` bounds them already. :meth:`exit_request` ends it."""
+        h = self._host((host, port))
+        limit = req.limits.per_host_requests
+        if h.requests < limit:
+            h.requests += 1
+            return
+        loop = asyncio.get_running_loop()
+        timeout = req.bound(req.timeouts.pool)
+        try:
+            async with asyncio.timeout(timeout):
+                while h.requests >= limit:
+                    fut = loop.create_future()
+                    h.request_waiters.append(fut)
+                    try:
+                        await fut
+                    finally:
+                        h.request_waiters.remove(fut)
+        except TimeoutError:
+            raise PoolTimeout(f"waited {timeout:.3g} s for a request slot to {host}:{port} "
+                              f"(Limits.per_host_requests={limit}, all in flight)", url=req.url) from None
+        h.requests += 1
+
+    def exit_request(self, host: str, port: int) -> None:
+        """A request counted by :meth:`enter_request` ended: the first waiter may go on."""
+        h = self._hosts.get((host, port))
+        if h is None:
+            return
+        h.requests -= 1
+        for fut in h.request_waiters:  # all look again: one goes on, the others wait again
+            if not fut.done():
+                fut.set_result(None)
 
     # -- the one retry rule ------------------------------------------------------
 

@@ -16,15 +16,17 @@ from ..errors import ConfigurationError
 
 __all__ = ["client_context", "renamed_option"]
 
-_made: dict[tuple[bool, str | None], ssl.SSLContext] = {}
+_made: dict[tuple[bool, str | None, tuple[str, ...]], ssl.SSLContext] = {}
 
 
 def client_context(verify: bool = True, cafile: str | None = None,
-                   ssl_context: ssl.SSLContext | None = None) -> ssl.SSLContext:
-    """The TLS client context for these options (ConfigurationError for a cafile that won't load)."""
+                   ssl_context: ssl.SSLContext | None = None, alpn: tuple[str, ...] = ()) -> ssl.SSLContext:
+    """The TLS client context for these options (ConfigurationError for a cafile that won't load).
+    *alpn*: the protocols a context made here offers (HTTP/2's "h2"); a caller's own
+    *ssl_context* is returned as it is, never changed."""
     if ssl_context is not None:
         return ssl_context
-    key = (bool(verify), cafile)
+    key = (bool(verify), cafile, alpn)
     ctx = _made.get(key)
     if ctx is None:
         try:
@@ -34,6 +36,8 @@ def client_context(verify: bool = True, cafile: str | None = None,
         if not verify:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
+        if alpn:
+            ctx.set_alpn_protocols(list(alpn))
         _made[key] = ctx
     return ctx
 

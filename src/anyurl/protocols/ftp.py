@@ -185,7 +185,7 @@ class ReplyReader:
 _4XX = tuple(range(400, 500))
 # The patterns are searched case-insensitively, compiled on the first failed reply.
 _PERMISSION = (r"permission denied|operation not permitted|access (?:is )?denied|not authori[sz]ed"
-               r"|insufficient privileges")
+               r"|insufficient privileges|not allowed to")  # Pure-FTPd: "... are not allowed to move/rename files"
 _MISSING = r"no such file|not found|does not exist|doesn't exist|cannot find|can't find|no files found"
 _NAME_REFUSED = r"forbidden file ?name|prohibited file ?name|file ?name not allowed"
 REPLY_ERRORS: tuple[tuple[tuple[int, ...], str | None, type[TransferError]], ...] = (
