@@ -22,7 +22,7 @@ appended as a Markdown table to bench/results/latest.md.
 Small-file groups (``ManyFiles``) run once per output filesystem (``OUTPUTS``:
 tmpfs for the clients' own cost, disk for what a user's disk adds) and carry one
 more case, a plain ``os.open``/``os.write``/``os.close`` writer of the same files
-into the same directory (bench/fs_anchor.py): the filesystem's share of every row.
+into the same directory (bench/reference/fs_anchor.py): the filesystem's share of every row.
 """
 
 from __future__ import annotations
@@ -303,7 +303,7 @@ def cleanup() -> None:
     directories. Deleting them now would give their block groups back to the Orlov
     allocator while their files' inodes still count as recently deleted, and a run started
     within minutes would put its directories there (its first rounds read 0.14 s instead of
-    0.03 s in bench/fs_probe.py); the next run prunes them (prune())."""
+    0.03 s in bench/probes/filesystem.py); the next run prunes them (prune())."""
     while _TO_EMPTY:
         many = _TO_EMPTY.pop()
         if many.outdir.is_dir():
@@ -407,7 +407,7 @@ class ManyFiles:
         """The filesystem's share: the same files written by plain os calls in one process
         (checked by *after*, default check())."""
         if self.manifest is not None:
-            argv = [sys.executable, "-S", "-m", "bench.fs_anchor", "--tree", str(self.manifest), str(self.outdir)]
+            argv = [sys.executable, "-S", "-m", "bench.reference.fs_anchor", "--tree", str(self.manifest), str(self.outdir)]
         else:
             argv = anchor_cmd(self.outdir, self.size, self.names)
         return Case(ANCHOR, argv, self.fresh, after or self.check)
@@ -418,6 +418,6 @@ ANCHOR = "fs anchor: python os.open/write/close only"
 
 
 def anchor_cmd(outdir: Path, size: int, names: Sequence[str]) -> list[str]:
-    """bench/fs_anchor.py: write *size* bytes to each of *names* in *outdir* (python -S:
+    """bench/reference/fs_anchor.py: write *size* bytes to each of *names* in *outdir* (python -S:
     about 8 ms of interpreter start on top of the files)."""
-    return [sys.executable, "-S", "-m", "bench.fs_anchor", str(outdir), str(size), *names]
+    return [sys.executable, "-S", "-m", "bench.reference.fs_anchor", str(outdir), str(size), *names]

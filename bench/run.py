@@ -2,7 +2,7 @@
 
 ``make bench`` first builds bench/.venv (bench/make_venv.py: the package installed
 from this tree as a wheel, with its bytecode compiled) and then runs this with
-that venv's Python. Each group has a module bench/bench_<group>.py with
+that venv's Python. Each group has a module bench/suites/<group>.py with
 ``def run(launcher: fixtures.launcher.Launcher, quick: bool) -> None`` that
 starts the servers it needs and prints its tables with bench.harness.compare.
 Results: bench/results/latest.jsonl (every run) and bench/results/latest.md.
@@ -86,8 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     harness.ONLY = args.only
     harness.DISK_FRESH = args.disk_fresh
     here = Path(__file__).resolve().parent
-    available = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules([str(here)])
-                       if m.name.startswith("bench_"))
+    available = sorted(m.name for m in pkgutil.iter_modules([str(here / "suites")]) if not m.name.startswith("_"))
     chosen = args.groups or available
     # dask last: its cluster runs inside this process, and the threads distributed leaves
     # behind slowed the groups measured after it (FTP 1 GiB to /dev/null read 0.17-0.28x curl
@@ -120,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     try:
         for name in chosen:
-            importlib.import_module(f"bench.bench_{name}").run(launcher, args.quick)
+            importlib.import_module(f"bench.suites.{name}").run(launcher, args.quick)
     finally:
         launcher.stop_all()
         launcher.remove()

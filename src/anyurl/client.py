@@ -487,6 +487,39 @@ class Client:
             await agen.aclose()
         await self._close_handlers()
 
+    def close(self, timeout: float = 10.0) -> None:
+        """Blocking :meth:`aclose` for code that runs outside an event loop (scripts, the
+        fsspec and urllib adapters' callers, ``__del__``-free cleanup).
+
+        The connections are closed on the loop they belong to: in its own thread when that
+        loop runs elsewhere (fsspec's I/O thread; waits at most *timeout* seconds), else on
+        that loop run once more. Inside a running event loop it raises
+        :class:`ConfigurationError` (blocking there would stall the loop): ``await
+        client.aclose()`` instead. Calling it again, or after ``aclose``, does nothing.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise ConfigurationError("Client.close() cannot run inside a running event loop: "
+                                     "use `await client.aclose()` there")
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            self._close_on_stopped_loop()  # a closed loop's sockets: closed without it
+            self._closed = True
+            self._loop_end = None
+            self._handlers, self._by_scheme = {}, {}
+            return
+        if loop.is_running():  # another thread's loop
+            try:
+                asyncio.run_coroutine_threadsafe(self.aclose(), loop).result(timeout)
+            except TimeoutError:
+                raise FetchTimeout(f"Client.close(): its event loop did not close the connections "
+                                   f"within {timeout} s (they are still being closed there)") from None
+            return
+        loop.run_until_complete(self.aclose())
+
     async def _close_handlers(self) -> None:
         handlers, self._handlers = list(self._handlers.values()), {}
         self._by_scheme = {}

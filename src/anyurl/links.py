@@ -27,7 +27,8 @@ def _page_url(body: Body) -> str:
     return str(body.url)
 
 
-def body_entries(body: Body, limits: Limits | None = None) -> AsyncIterator[Entry] | None:
+def body_entries(body: Body, limits: Limits | None = None, *, requisites: bool = False
+                 ) -> AsyncIterator[Entry] | None:
     """The entries of an open body: a listing's, or an HTML page's links parsed as the
     page streams in (bounded by *limits*); None for any other resource.
 
@@ -38,14 +39,14 @@ def body_entries(body: Body, limits: Limits | None = None) -> AsyncIterator[Entr
         return body.aiter_entries()
     if not is_html(body.content_type):
         return None
-    return _page_entries(body, limits or Limits())
+    return _page_entries(body, limits or Limits(), requisites)
 
 
-async def _page_entries(body: Body, limits: Limits) -> AsyncIterator[Entry]:
+async def _page_entries(body: Body, limits: Limits, requisites: bool = False) -> AsyncIterator[Entry]:
     from .protocols.html import MAX_PAGE_BYTES, PageLinks  # html.parser only for pages
 
     links = PageLinks(_page_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
-                      max_entries=limits.max_entries)
+                      max_entries=limits.max_entries, requisites=requisites)
     async for chunk in body:
         for entry in links.feed(chunk):
             yield entry

@@ -1212,7 +1212,7 @@ def _fast_source(kind: str) -> str:
 
 
 # The builders below repeat their port, host and userinfo checks inline on purpose: one shared
-# builder made parse() 12% slower on bench/parse_corpus.py, a shared port helper 3% (measured
+# builder made parse() 12% slower on bench/probes/parse_corpus.py, a shared port helper 3% (measured
 # 2026-11-23), and this is the path nearly every URL takes.
 def _fast_port(digits: str, scheme: str) -> int:
     """The port of a fast match that has one; 0 when the full parser must decide (out of range)."""

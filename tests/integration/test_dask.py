@@ -1,6 +1,6 @@
 """Dask beyond one machine (here: a LocalCluster of 2 worker processes): 2,000 FTP
 files from vsftpd fetched through the anyurl fsspec filesystem, every one checked
-by sha256 against the file on the server's disk (bench/bench_dask.py does the work)."""
+by sha256 against the file on the server's disk (bench/suites/dask.py does the work)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 pytest.importorskip("fsspec")
-from bench import bench_dask  # noqa: E402
+from bench.suites import dask as bench_dask  # noqa: E402
 from fixtures.launcher import Launcher  # noqa: E402
 
 

@@ -292,10 +292,10 @@ async def test_one_connection_reused_across_urls(inn: Endpoint) -> None:
                       f"GROUP {g}", "ARTICLE 1"]
 
 
-async def test_overlapping_requests_use_separate_connections(inn: Endpoint) -> None:
+async def test_overlapping_requests_use_separate_connections_unpipelined(inn: Endpoint) -> None:
     t = Trace()
     many = inn.info["many_group"]
-    async with client(t, limits=Limits(per_host=3)) as c:
+    async with client(t, news=NewsOptions(trace=t, pipeline=1), limits=Limits(per_host=3)) as c:
         results = await asyncio.gather(*(c.fetch(nntp_url(inn, f"{many}/{n}")) for n in range(1, 13)))
         assert [r.meta["body"] for r in results] == [f"body of many {n}\r\n".encode() for n in range(1, 13)]
         first_round = t.greetings
@@ -571,7 +571,7 @@ async def test_stat_by_message_id_and_missing_article(inn: Endpoint) -> None:
         assert t.sent[-2:] == [f"STAT {a['message_id']}", f"HEAD {a['message_id']}"]
         with pytest.raises(ResourceNotFound):
             await c.stat(nntp_url(inn, f"{inn.info['group']}/999"))
-        assert t.sent[-1] == "STAT 999"
+        assert t.sent[-2:] == ["STAT 999", "HEAD 999"]  # sent together (pipelined)
     assert st.kind == "article" and st.meta["message_id"] == a["message_id"]
     assert st.meta["subject"] == a["subject"] and st.modified is not None
 
@@ -625,3 +625,46 @@ async def test_stat_size_from_bytes_header_or_over_msgid(bytes_header: bool) -> 
         assert seen[1:] == [b"STAT <a@b.example>", b"HEAD <a@b.example>", b"OVER <a@b.example>"]
         assert (st.size, st.meta["size_from"]) == (987, ":bytes")
     assert st.modified is not None and st.modified.isoformat() == "2024-01-02T03:04:05+00:00"
+
+
+# -- pipelining (issue 24.4) -----------------------------------------------------------
+
+async def test_overlapping_requests_share_one_pipelined_connection(inn: Endpoint) -> None:
+    t = Trace()
+    many = inn.info["many_group"]
+    g = inn.info["group"]
+    mid = art(inn, "utf8")["message_id"]
+    async with client(t, limits=Limits(per_host=4), news_server=f"{inn.host}:{inn.port}") as c:
+        urls = [nntp_url(inn, f"{many}/{n}") for n in range(1, 21)]
+        results = await asyncio.gather(*(c.fetch(u) for u in urls), c.fetch("news:" + mid[1:-1]),
+                                       c.stat(nntp_url(inn, f"{many}/7")))
+        *articles, by_id, st = results
+        assert [r.meta["number"] for r in articles] == list(range(1, 21))
+        assert [r.content for r in articles] == [
+            (r.content[: r.meta["body_offset"]] + f"body of many {n}\r\n".encode()) for n, r in enumerate(articles, 1)]
+        assert [r.meta["body"] for r in articles] == [f"body of many {n}\r\n".encode() for n in range(1, 21)]
+        assert by_id.meta["message_id"] == mid and st.meta["number"] == 7 and st.size
+        # one connection carried them all: every command was written before the first reply was read
+        assert t.greetings == 1
+        first_reply = next(i for i, (d, line) in enumerate(t.lines) if d == "recv" and line.startswith("220 "))
+        before = [line for d, line in t.lines[:first_reply] if d == "send"]
+        assert before[-23:-2] == [f"ARTICLE {n}" for n in range(1, 21)] + [f"ARTICLE {mid}"]
+        assert before[-2:] == ["STAT 7", "HEAD 7"]
+        # the window is given back whole: the next batch reuses the connection, in another group
+        again = await asyncio.gather(*(c.fetch(nntp_url(inn, f"{g}/{n}")) for n in (1, 2, 3)))
+        assert [r.meta["number"] for r in again] == [1, 2, 3]
+        assert t.greetings == 1
+
+
+async def test_large_article_in_a_window(inn: Endpoint) -> None:
+    t = Trace()
+    a = art(inn, "large")
+    g = inn.info["group"]
+    async with client(t) as c:
+        large = c.fetch(nntp_url(inn, f"{g}/{a['number']}"))
+        small = [c.fetch(nntp_url(inn, f"{g}/{n}")) for n in (1, 2)]
+        big, one, two = await asyncio.gather(large, *small)
+        plain = await c.fetch(nntp_url(inn, f"{g}/{a['number']}"))
+    assert big.content == plain.content and big.meta["body"] == crlf(large_body())
+    assert one.meta["number"] == 1 and two.meta["number"] == 2
+    assert t.greetings == 1

@@ -242,7 +242,9 @@ async def test_walk_file_tree_symlink_loops(tmp_path: Path) -> None:
     files = mirror_tree.build(tmp_path / "t", 30)
     found = await collect((tmp_path / "t").as_uri() + "/")
     assert {"/".join(f.path) for f in found if not f.directory} >= set(files)
-    assert {"/".join(f.path) for f in found if f.same_as} == {"link to dir", "dir 0/loop"}
+    assert {"/".join(f.path) for f in found if f.same_as and f.directory} == {"link to dir", "dir 0/loop"}
+    # and the file link: one resource with its target (issue 25 item 4)
+    assert {"/".join(f.path) for f in found if f.same_as and not f.directory} <= {"link to file.bin", "plain 0.bin"}
 
 
 async def test_walk_limits_and_pool(servers: Launcher) -> None:

@@ -1,4 +1,4 @@
-"""The bench's small-file scaffolding (bench/harness.py ManyFiles, bench/fs_anchor.py,
+"""The bench's small-file scaffolding (bench/harness.py ManyFiles, bench/reference/fs_anchor.py,
 bench/summary.py): what a reader of the tables relies on, checked on real directories."""
 
 from __future__ import annotations

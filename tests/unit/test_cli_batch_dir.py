@@ -25,14 +25,14 @@ def _sources(tmp_path: Path, n: int = 5) -> list[str]:
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch, out: Path) -> list[tuple[str, str]]:
-    """Record os.stat and os.unlink calls on paths inside *out*."""
+    """Record os.stat, os.lstat and os.unlink calls on paths inside *out* (lstat as "stat")."""
     seen: list[tuple[str, str]] = []
-    for name in ("stat", "unlink"):
+    for name in ("stat", "lstat", "unlink"):
         real = getattr(os, name)
 
         def spy(path: object, *a: object, _real: object = real, _name: str = name, **k: object) -> object:
             if isinstance(path, str) and path.startswith(str(out)):
-                seen.append((_name, os.path.basename(path)))
+                seen.append((_name.removeprefix("l"), os.path.basename(path)))
             return _real(path, *a, **k)  # type: ignore[operator]
 
         monkeypatch.setattr(os, name, spy)
@@ -50,14 +50,16 @@ def test_a_batch_into_a_new_directory_looks_nothing_up_per_file(tmp_path: Path,
     assert seen == []  # no stat of the destination, no unlink of a part file that was never there
 
 
-def test_a_listed_name_is_still_looked_up_a_device_is_written_into(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_listed_name_is_still_looked_up_a_symlink_is_never_written_through(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 25 item 9: a name anyurl chose under -d is never opened through a symlink
+    # (was: streamed into /dev/null, exit 0); the link is left as it is, the rest saved
     urls = _sources(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
-    (out / "f1.txt").symlink_to("/dev/null")  # the user's choice: this one is not kept
+    (out / "f1.txt").symlink_to("/dev/null")
     seen = _spy(monkeypatch, out)
-    assert main(["get", "-q", "-d", str(out), *urls]) == 0
+    assert main(["get", "-q", "-d", str(out), *urls]) == 10
     assert (out / "f1.txt").is_symlink() and os.readlink(out / "f1.txt") == "/dev/null"
     assert (out / "f2.txt").read_bytes() == b"file 2\n" * 3
     assert ("stat", "f1.txt") in seen and ("stat", "f2.txt") not in seen

@@ -192,7 +192,8 @@ def test_quick_commands_import_nothing_they_do_not_use(argv: list[str], forbidde
 
 @pytest.mark.parametrize(("url", "exit_code", "also_forbidden"), [
     ("file", 0, ("email", "httptools", "anyurl.handlers.http", *_LAZY_FOR_FILE)),
-    ("ftp://127.0.0.1:1/x", 13, ("email", "httptools", "anyurl.handlers.http")),   # refused: the handler ran
+    ("ftp://127.0.0.1:1/x", 13, ("email", "httptools", "anyurl.handlers.http",      # refused: the handler ran
+                                 "anyurl.protocols.ftplist")),  # listings only
     ("gopher://127.0.0.1:1/0x", 13, ("email", "httptools", "anyurl.handlers.http", "datetime",
                                      "anyurl.protocols.proxy")),
     ("http://127.0.0.1:1/x", 13, ("email",)),   # the lean HTTP path: no aiohttp (nor email) for a plain request

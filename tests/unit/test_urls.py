@@ -363,7 +363,7 @@ def test_fast_path_takes_much_of_the_corpus() -> None:
 
 
 def test_fast_path_agrees_on_benchmark_corpus() -> None:
-    from bench.parse_corpus import corpus
+    from bench.probes.parse_corpus import corpus
 
     texts = corpus(3000, seed=7)
     taken = sum(_same_value(text) for text in texts)

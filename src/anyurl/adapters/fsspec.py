@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
+import logging
 import os
 import re
 import tempfile
@@ -44,9 +45,18 @@ from fsspec.utils import other_paths
 
 from ..client import Client
 from ..errors import AnyURLError, NotSupported, URLSyntaxError
-from ..response import Entry, Stat
+from ..links import body_entries
+from ..response import Entry, Stat, is_html
 from ..schemes import fsspec_schemes
-from ..transfer.names import entry_file_name, file_name, is_parent_link, parse_or_value_error, segments
+from ..transfer.names import (
+    entry_file_name,
+    file_name,
+    fit_name,
+    is_parent_link,
+    parse_or_value_error,
+    segments,
+)
+from ..transfer.output import open_output
 from ..urls import NNTPURL, GopherURL, NewsURL, parse
 
 __all__ = ["ALIASED_SCHEMES", "DIRECT_SCHEMES", "AnyURLFile", "AnyURLFileSystem", "is_parent_link"]
@@ -55,6 +65,8 @@ __all__ = ["ALIASED_SCHEMES", "DIRECT_SCHEMES", "AnyURLFile", "AnyURLFileSystem"
 DIRECT_SCHEMES = fsspec_schemes("direct")
 # fsspec already serves these: ours only under "anyurl+<scheme>".
 ALIASED_SCHEMES = fsspec_schemes("aliased")
+log = logging.getLogger("anyurl.fsspec")
+
 ALIAS_PREFIX = "anyurl+"
 
 # Entry.kind values that are listings one may descend into.
@@ -228,9 +240,18 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
             cached: list[dict[str, Any]] = self.dircache[key]
             return cached
         client = await self.get_client()
+        below: str | None = None
         async with client.open(url) as body:
             # a streamed listing fills body.entries only as it is read
             entries = None if body.entries is None else [e async for e in body.aiter_entries()]
+            if entries is None and url.startswith(("http://", "https://")) and is_html(body.content_type) \
+                    and url.endswith("/"):
+                # an index page (nginx/Apache autoindex) is a directory, as for walk and fsspec's
+                # own http; a page whose links are all "page" links is an ordinary file
+                stream = body_entries(body, client.limits)
+                links = [] if stream is None else [e async for e in stream]
+                if any(e.kind != "page" for e in links):
+                    entries, below = links, url  # only what lies below it (wget's --no-parent)
             if entries is None:
                 self._remember_file(url, body.size, body.content_type)
                 return None
@@ -238,6 +259,8 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
         seen: set[str] = set()
         for e in entries:
             if e.url is None or e.url in seen or is_parent_link(url, e):
+                continue
+            if below is not None and (not e.url.startswith(below) or "?" in e.url or "#" in e.url):
                 continue
             seen.add(e.url)
             out.append(self._entry_info(e))
@@ -312,9 +335,14 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
             return dict(await self._info(target), name=url)
         client = await self.get_client()
         try:
-            return self._stat_info(url, await client.stat(url))
+            st = await client.stat(url)
         except NotSupported:
             pass
+        else:
+            if st.kind == "file" and is_html(st.content_type) and url.endswith("/") \
+                    and url.startswith(("http://", "https://")) and await self._listing(url) is not None:
+                return {"name": url, "size": 0, "type": "directory", "filename": file_name(url)}
+            return self._stat_info(url, st)
         # No way to ask: the entry in the parent listing, else open the URL itself.
         parent = self._parent(url)
         if _norm(parent) != key:
@@ -361,7 +389,14 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
                     raise AnyURLError(f"walk stopped after {self.max_listings} listings (max_listings)",
                                       url=root)
                 fetched += 1
-                listing = await self._listing(url)
+                try:
+                    listing = await self._listing(url)
+                except (AnyURLError, OSError) as exc:
+                    if not names:
+                        raise  # the root itself: the caller's error
+                    # one dead link (a menu item to a missing menu) does not end the walk, as in walk()
+                    log.info("fsspec walk: skipped %s: %s", url, exc)
+                    continue
                 if listing is None:
                     continue
                 used: dict[str, int] = {}
@@ -369,7 +404,7 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
                     name = info["filename"]
                     used[name] = used.get(name, 0) + 1
                     if used[name] > 1:
-                        name = f"{name}~{used[name]}"
+                        name = fit_name(name, f"~{used[name]}")
                     key = _norm(info["name"])
                     if key in visited or segments(parse_or_value_error(info["name"]))[0] != origin:
                         continue
@@ -508,15 +543,16 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
             return
         client = await self.get_client()
         body_marker = object()
-        part = os.path.join(os.path.dirname(lpath) or ".",
-                            f".{os.path.basename(lpath)}.{os.getpid()}-{id(body_marker)}.anyurl-part")
+        # a remote name may fill the name limit: the part file's name is shortened to fit
+        part = os.path.join(os.path.dirname(lpath) or ".", "." + fit_name(
+            os.path.basename(lpath), f".{os.getpid()}-{id(body_marker)}.anyurl-part", 254))
         async with client.open(url) as body:
             if body.entries is not None:  # a listing: its copy is a directory, never a file
                 os.makedirs(lpath, exist_ok=True)
                 return
             callback.set_size(body.size)
             try:
-                with open(part, "wb") as f:  # noqa: ASYNC230 - local disk, small blocking writes
+                with open(open_output(part, truncate=True), "wb") as f:  # noqa: ASYNC230 - local disk
                     async for chunk in body:
                         f.write(chunk)
                         callback.relative_update(len(chunk))

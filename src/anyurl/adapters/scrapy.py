@@ -25,7 +25,8 @@ What a spider receives:
   ``url``, ``href`` (the URL to request), ``kind``, ``size``, ``modified``,
   ``title``, ``rel``/``key`` where set, ``meta``; see docs/entries.md).
   Links back to the listing itself or to an ancestor carry ``rel="parent"``
-  and are left out of ``anyurl_entries``;
+  and are left out of ``anyurl_entries``; so is a telnet item (kind
+  "session"), listed as text with its URL in ``data-url``, never a link to follow;
 - ``response.meta["anyurl_meta"]``: the scheme facts of the body (gopher
   type, article number, ...).
 
@@ -191,6 +192,10 @@ class AnyURLDownloadHandler:
                 continue
             parent = is_parent_link(url, e)
             href = to_scrapy(e.url, server)
+            if e.kind == "session":
+                # a telnet item: an interactive login, nothing a spider can fetch; shown, never a link
+                items.append(f'<li class="session" data-url="{html.escape(href)}">{html.escape(e.title or e.name)}</li>')
+                continue
             attrs = (f'href="{html.escape(href)}" data-kind="{html.escape(e.kind)}"'
                      + (f' data-size="{e.size}"' if e.size is not None else "")
                      + (' rel="parent"' if parent else ""))

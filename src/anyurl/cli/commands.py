@@ -300,6 +300,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="skip files whose local copy has the remote size and is not older; "
                           "replace the others")
     mir.add_argument("--force", action="store_true", help="replace existing files that have other content")
+    mir.add_argument("--no-requisites", dest="requisites", action="store_false",
+                     help="of a web site, only the pages' links, not their images, stylesheets and scripts")
+    mir.add_argument("--symlinks", choices=("copy", "keep"), default="copy",
+                     help="copy what a server symlink leads to (default), or keep it as a local symlink "
+                          "when its target stays inside DIR")
     mir.add_argument("--max-depth", type=_count, metavar="N", default=None,
                      help="go at most N directory levels below URL (0: only the files of URL "
                           "itself; default: no limit)")
@@ -1130,8 +1135,9 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                 ok = False
                 try:
                     new = listed is not None and listed.new(base)
+                    # only a path the user named (-o) may be a symlink or a device
                     run = _download(client, u, dest, args.resume, bar, args.max_size, _refuse_listing(u), force,
-                                    {}, new)
+                                    {}, new, follow=bool(args.output))
                     await (run if args.max_time is None else _with_deadline(args.max_time, run, u))
                     ok = True
                     if note is not None:
@@ -1254,16 +1260,24 @@ async def cmd_mirror(args: argparse.Namespace, client: Client, rep: Reporter) ->
         result = await _with_deadline(args.max_time, mirror(
             client, u, args.dir, parallel=args.parallel, resume=args.resume, newer=args.newer,
             force=args.force, max_depth=args.max_depth, include=args.include, exclude=args.exclude,
-            progress=status, delay=args.delay, robots=args.robots), u)
+            progress=status, delay=args.delay, robots=args.robots, symlinks=args.symlinks,
+            **({} if args.requisites else {"requisites": False})), u)
     finally:
         status.done()
+    for url in result.dangling:
+        rep.info(f"{mask_password(url)}: a symlink that leads nowhere (not copied)")
+    for url, why in result.refused_links:
+        rep.info(f"{mask_password(url)}: symlink not made: {why}")
     for url, path in result.renamed:
         rep.info(f"{mask_password(url)} saved as {path} (its name was taken by another file)")
     for _url, exc in result.errors:
         rep.error(exc)
     rep.info(f"mirrored {mask_password(str(u))} to {args.dir}: {result.files} files "
              f"({result.bytes} bytes) written, {result.unchanged} unchanged, {result.excluded} excluded, "
-             f"{result.directories} directories, {len(result.errors)} errors "
+             f"{result.directories} directories, "
+             + (f"{result.links} symlinks, " if args.symlinks == "keep" else "")
+             + (f"{len(result.dangling)} dangling symlinks, " if result.dangling else "")
+             + f"{len(result.errors)} errors "
              f"in {result.seconds:.2f} s")
     return result.errors[0][1].exit_code if result.errors else 0
 

@@ -98,8 +98,8 @@ class Handler:
     #: the options class read from ``Client(<name>=...)`` and ``options=`` per request
     options_name: ClassVar[str | None] = None
 
-    def __init__(self, client: Context) -> None:
-        self.client = client
+    def __init__(self, context: Context) -> None:
+        self.context = context
 
     def options(self, req: Request, cls: type[T]) -> T:
         """The per-request options object when given, else the Client's, else ``cls()``."""
@@ -109,7 +109,7 @@ class Handler:
                     f"options= for a {req.url.scheme} URL must be a {cls.__name__}, "
                     f"not {type(req.options).__name__}", url=req.url)
             return req.options
-        return self.client.options_for(self.options_name or req.url.scheme, cls)
+        return self.context.options_for(self.options_name or req.url.scheme, cls)
 
     async def open(self, req: Request) -> Body:
         """Open ``req.url`` for streaming from byte ``req.offset`` (``req.length`` bytes)."""

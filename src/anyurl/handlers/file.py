@@ -268,7 +268,7 @@ class FileHandler(Handler):
         """The local path of *url*, after the policy and RFC 1738 host checks."""
         if not isinstance(url, FileURL):
             raise ConfigurationError(f"FileHandler cannot open a {type(url).__name__}", url=url)
-        if not self.client.policy.allow_file_urls:
+        if not self.context.policy.allow_file_urls:
             raise UnsafeURL("file URLs are disabled by the policy (Policy.allow_file_urls=False)", url=url)
         if not _is_this_machine(url.host):
             raise UnsafeURL(

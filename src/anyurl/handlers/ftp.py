@@ -170,8 +170,8 @@ class FTPHandler(Handler):
 
     options_name = "ftp"
 
-    def __init__(self, client: Context) -> None:
-        super().__init__(client)
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
         # 421: the server is closing the control connection (often an idle timeout)
         self.pool: Pool[Control] = Pool("ftp", closing_replies=("421",))
 
@@ -179,7 +179,7 @@ class FTPHandler(Handler):
         if not isinstance(url, FTPURL):
             raise ConfigurationError(f"not an FTP URL: {url}", url=url)
         try:
-            plan = proto.plan(url, anonymous_email=self.client.anonymous_email,
+            plan = proto.plan(url, anonymous_email=self.context.anonymous_email,
                               cwd_strategy=opts.cwd_strategy, text_suffixes=opts.text_suffixes,
                               guess_type=opts.guess_type)
         except ValueError as exc:
@@ -196,7 +196,7 @@ class FTPHandler(Handler):
     async def _acquire(self, url: FTPURL, plan: Plan, opts: FTPOptions, req: Request | None = None,
                        *, fresh: bool = False) -> Control:
         """An idle connection reset for *plan*, or a new one (waits for a per-host slot)."""
-        req = req if req is not None else self.client.request(url)
+        req = req if req is not None else self.context.request(url)
         implicit = url.scheme == "ftps"
         mode = "implicit" if implicit else ("explicit" if opts.tls else "plain")
         key: PoolKey = (url.host, url.port, plan.user, plan.password, mode)
@@ -409,6 +409,8 @@ class FTPHandler(Handler):
         directory = listed.directory
         child = proto.child_urls(url, directory)  # the directory's URL text built once
         entries = [_entry(child, url, directory, i, login_dir) for i in listed.items]
+        for note in listed.notes:
+            log.warning("%s: %s", mask_password(str(url)), note)
         data = render_entries(entries)
         return Body.from_bytes(url, data, content_type="text/plain", entries=entries, charset="utf-8",
                                meta={"listing": listed.source})
@@ -476,8 +478,12 @@ def _entry(child: Callable[[proto.ListItem], str], url: FTPURL, directory: tuple
            login_dir: str | None = "/") -> Entry:
     """The Entry of one listed name (*child*: its URL, from :func:`proto.child_urls`):
     a symlink keeps its target (meta) and is keyed by it
-    (an absolute target resolved on the server's paths, see :func:`proto.symlink_key`)."""
-    meta: dict[str, Any] = {}
+    (an absolute target resolved on the server's paths, see :func:`proto.symlink_key`).
+    A line in no known format (kind "info") has no URL; its text is the title."""
+    if item.kind == "info":
+        meta = dict(item.meta)
+        return Entry(name=item.name, url=None, kind="info", title=meta.pop("line", None), meta=meta)
+    meta = dict(item.meta)
     key = None
     if item.target:
         meta["target"] = item.target

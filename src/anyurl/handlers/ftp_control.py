@@ -157,7 +157,7 @@ class Control:
                 raise ConnectError(f"TLS handshake with {self.host}:{self.port} failed: {exc}",
                                    url=self.url) from exc
         elif type(event) is fs.AskPassword:
-            return await self.handler.client.ask_password(event.user, event.host)
+            return await self.handler.context.ask_password(event.user, event.host)
         else:  # pragma: no cover - a new event without its handler
             raise AssertionError(f"unknown FTP session event {event!r}")
         return None

@@ -162,14 +162,14 @@ class GopherHandler(Handler):
 
     options_name = "gopher"
 
-    def __init__(self, client: Context) -> None:
-        super().__init__(client)
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
         # one request per connection: the pool only bounds them per host (Limits.per_host)
         self.pool: Pool[Any] = Pool("gopher")
 
     @property
     def gopher_options(self) -> GopherOptions:
-        return self.client.options_for("gopher", GopherOptions)
+        return self.context.options_for("gopher", GopherOptions)
 
     # -- entry point ---------------------------------------------------------
 
@@ -187,7 +187,7 @@ class GopherHandler(Handler):
         plan = gp.plan_request(url)  # refuses control characters before anything is sent
         port = url.port or gp.DEFAULT_PORT
         reason = gp.service_port_refusal(port)
-        if reason and not self.client.policy.allow_gopher_to_service_ports:
+        if reason and not self.context.policy.allow_gopher_to_service_ports:
             raise UnsafeURL(reason, url=url)
         on_send: SendHook | None = opts.on_send
         if plan.kind == "ask":
@@ -213,7 +213,7 @@ class GopherHandler(Handler):
         plan = gp.stat_request(url)
         port = url.port or gp.DEFAULT_PORT
         reason = gp.service_port_refusal(port)
-        if reason and not self.client.policy.allow_gopher_to_service_ports:
+        if reason and not self.context.policy.allow_gopher_to_service_ports:
             raise UnsafeURL(reason, url=url)
         conn = await self._connect(url, plan.request, opts.on_send)
         try:
@@ -251,7 +251,7 @@ class GopherHandler(Handler):
 
     async def _connect(self, url: GopherURL, request: bytes, on_send: SendHook | None,
                        req: Request | None = None) -> _Conn:
-        req = req if req is not None else self.client.request(url)
+        req = req if req is not None else self.context.request(url)
         port = url.port or gp.DEFAULT_PORT
         size = max(req.limits.chunk_size, 64 * 1024)
         loop = asyncio.get_running_loop()
@@ -404,7 +404,7 @@ class GopherHandler(Handler):
     # -- reply shapes ------------------------------------------------------------
 
     async def _raw(self, conn: _Conn) -> AsyncIterator[bytes]:
-        size = self.client.limits.chunk_size
+        size = self.context.limits.chunk_size
         try:
             while True:
                 data = await conn.read(size)
@@ -415,7 +415,7 @@ class GopherHandler(Handler):
             await conn.close()
 
     async def _exact(self, conn: _Conn, length: int) -> AsyncIterator[bytes]:
-        size = self.client.limits.chunk_size
+        size = self.context.limits.chunk_size
         left = length
         try:
             while left > 0:
@@ -430,7 +430,7 @@ class GopherHandler(Handler):
 
     async def _text(self, conn: _Conn, meta: dict[str, Any]) -> AsyncIterator[bytes]:
         unstuffer = gp.TextUnstuffer(self.gopher_options.hold_limit)
-        size = self.client.limits.chunk_size
+        size = self.context.limits.chunk_size
         try:
             while not unstuffer.terminated:
                 data = await conn.read(size)
@@ -478,7 +478,7 @@ class GopherHandler(Handler):
         neither info nor error, so that a reply that is only an error, or no menu at
         all, raises here as before.
         """
-        limits = self.client.limits
+        limits = self.context.limits
         max_bytes = self.gopher_options.max_menu_bytes
         if limits.max_size is not None:
             max_bytes = min(max_bytes, limits.max_size)
@@ -614,7 +614,7 @@ class GopherHandler(Handler):
             raise ProtocolError("the item has no +ASK form", url=url)
         fields = gp.parse_ask(attrs["ASK"])
         if answers is None:
-            callback = self.client.form_callback
+            callback = self.context.form_callback
             if callback is None:
                 raise ConfigurationError("this gopher item has an ASK form: pass form_answers= or "
                                          "set Client(form_callback=...)", url=url)

@@ -212,7 +212,7 @@ def _widen_reads(resp: aiohttp.ClientResponse, chunk_size: int) -> None:
 
     asyncio's selector transport reads at most 256 KiB per recv(), each into a
     fresh bytes object; for a large body, reading ~1 MiB at a time cut the
-    client's CPU time per byte by about a fifth in bench/bench_http.py (with
+    client's CPU time per byte by about a fifth in bench/suites/http.py (with
     the allocator primed, see _prime_allocator; without it, larger reads
     cause more page faults, not fewer).
     ``max_size`` is an attribute of asyncio's own transport only (uvloop and
@@ -432,9 +432,9 @@ class HTTPHandler(Handler):
 
     options_name = "http"
 
-    def __init__(self, client: Context) -> None:
-        super().__init__(client)
-        self.http_options = client.options_for("http", HTTPOptions)
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
+        self.http_options = context.options_for("http", HTTPOptions)
         self._session: aiohttp.ClientSession | None = None
         self._h1: H1Client | None = None
         self._h2: H2Client | None = None
@@ -445,7 +445,7 @@ class HTTPHandler(Handler):
         if self._h1 is None:
             from .http1 import H1Client
 
-            prime_allocator(self.client.limits.chunk_size)
+            prime_allocator(self.context.limits.chunk_size)
             self._h1 = H1Client(self._tls)
         return self._h1
 
@@ -477,7 +477,7 @@ class HTTPHandler(Handler):
         if self._session is None or self._session.closed:
             import aiohttp
 
-            c = self.client
+            c = self.context
             prime_allocator(c.limits.chunk_size)
             bufsize = self.http_options.read_bufsize or max(1 << 16, min(c.limits.chunk_size, 1 << 20))
             pool = self._lean().pool  # one per-host count for both paths
@@ -571,11 +571,11 @@ class HTTPHandler(Handler):
         plain = rng is None and not extra and not opts.headers
         if plain:
             # the same headers for every plain request: built and checked once (never mutated)
-            ua = self.client.user_agent
+            ua = self.context.user_agent
             cached = self._plain
             if cached is not None and cached[0] == ua:
                 return cached[1]
-        headers = {"User-Agent": self.client.user_agent, **opts.headers}
+        headers = {"User-Agent": self.context.user_agent, **opts.headers}
         if rng is not None:
             first, last = rng
             headers["Range"] = f"bytes={first}-{'' if last is None else last}"
@@ -589,12 +589,12 @@ class HTTPHandler(Handler):
         for k, v in headers.items():
             refuse_controls(url, f"header {k}", k + v)
         if plain:
-            self._plain = (self.client.user_agent, headers, _wire_headers(headers))
+            self._plain = (self.context.user_agent, headers, _wire_headers(headers))
         return headers
 
     def _proxy(self, url: object, target: _Target) -> tuple[str | None, aiohttp.BasicAuth | None]:
         """The proxy for *target* (Client.proxy_for) and its Basic credentials, if any."""
-        proxy = self.client.proxy_for(target.scheme, target.host, target.port)
+        proxy = self.context.proxy_for(target.scheme, target.host, target.port)
         if proxy is None:
             return None, None
         import aiohttp
@@ -640,7 +640,7 @@ class HTTPHandler(Handler):
         history: list[str] = []
         tried_credentials = auth is not None or isinstance(url, FTPURL)
         hops = 0
-        proxy_for = self.client.proxy_for
+        proxy_for = self.context.proxy_for
         while True:
             headers_now = headers
             if hops and _origin(target) != start:
@@ -656,7 +656,7 @@ class HTTPHandler(Handler):
             if proxy_for(target.scheme, target.host, target.port) is not None:
                 proxy, proxy_auth = self._proxy(url, target)
             if target.scheme == "ftp" and proxy is None:  # a redirect to an ftp host no proxy serves
-                return _Elsewhere(self.client.parse(str(target)), history)
+                return _Elsewhere(self.context.parse(str(target)), history)
             resp: _Response
             try:
                 if lean and proxy is None and target.host.isascii():
@@ -690,7 +690,7 @@ class HTTPHandler(Handler):
             if (resp.status == 401 and not tried_credentials
                     and "basic" in resp.headers.get("WWW-Authenticate", "").lower()):
                 tried_credentials = True
-                cred = self.client.credentials_for(target.host or "", target.port)
+                cred = self.context.credentials_for(target.host or "", target.port)
                 if cred is not None:
                     await resp.release()
                     auth = _basic(cred[0], cred[1])
@@ -728,7 +728,7 @@ class HTTPHandler(Handler):
             new = current.join(_wire(location))
         except (ValueError, TypeError) as exc:
             raise ProtocolError(f"unusable redirect Location {location!r}: {exc}", url=url) from exc
-        policy = self.client.policy
+        policy = self.context.policy
         scheme = new.scheme
         if scheme == current.scheme == "ftp":  # the proxy's own redirect (a directory's "/")
             return new
@@ -740,7 +740,7 @@ class HTTPHandler(Handler):
                 raise UnsafeURL(
                     f"redirect from {current.scheme} to {scheme or 'an unknown'} scheme refused "
                     f"(Location: {location}); Policy.allow_cross_scheme_redirects permits it", url=url)
-            return self.client.parse(str(new))
+            return self.context.parse(str(new))
         if current.scheme == "https" and scheme == "http" and not policy.allow_https_downgrade:
             raise UnsafeURL(f"redirect from https to http refused (Location: {location}); "
                             "Policy.allow_https_downgrade permits it", url=url)
@@ -774,7 +774,7 @@ class HTTPHandler(Handler):
             else:
                 rng = (req.offset, None if req.length is None else req.offset + req.length - 1)
         plain = self._plain
-        if rng is None and not extra and plain is not None and plain[0] == self.client.user_agent \
+        if rng is None and not extra and plain is not None and plain[0] == self.context.user_agent \
                 and opts is self.http_options and not opts.headers:  # (_headers' cached answer, inline)
             headers = plain[1]
         else:
@@ -782,7 +782,7 @@ class HTTPHandler(Handler):
         reply = await self._exchange(req, "GET", headers, opts)
         if type(reply) is _Elsewhere:
             # allowed: the new URL's own handler (no offset: a different resource)
-            body = await self.client.handler(reply.url).open(req.replace(url=reply.url, offset=0, options=None))
+            body = await self.context.handler(reply.url).open(req.replace(url=reply.url, offset=0, options=None))
             body.meta.setdefault("redirects", reply.history)
             return body
         assert type(reply) is _Reply
@@ -839,14 +839,14 @@ class HTTPHandler(Handler):
         headers = {**self._headers(url, opts, None, extra), "Accept-Encoding": "identity"}
         reply = await self._exchange(req, "HEAD", headers)
         if isinstance(reply, _Elsewhere):
-            return await self.client.handler(reply.url).stat(req.replace(url=reply.url, options=None))
+            return await self.context.handler(reply.url).stat(req.replace(url=reply.url, options=None))
         resp = reply.resp
         await resp.release()
         size: int | None = None
         if resp.status in (405, 501):
             reply = await self._exchange(req, "GET", {**headers, "Range": "bytes=0-0"})
             if isinstance(reply, _Elsewhere):
-                return await self.client.handler(reply.url).stat(req.replace(url=reply.url, options=None))
+                return await self.context.handler(reply.url).stat(req.replace(url=reply.url, options=None))
             resp = reply.resp
             await resp.close()  # one byte at most is pending: do not read it
             m = _CONTENT_RANGE.fullmatch(resp.headers.get("Content-Range", "").strip())
@@ -916,14 +916,14 @@ class HTTPHandler(Handler):
             if (opts.decompress and coding in asked and coding in _DECODABLE
                     and not _stored_encoding(coding, resp.content_type, reply.target.path
                                              if "%" not in reply.target.path else reply.target.decoded_path)):
-                decoder = _Decoder(coding, url, self.client.limits.chunk_size)
+                decoder = _Decoder(coding, url, self.context.limits.chunk_size)
                 meta["decoded"] = coding
             else:
                 # the encoding describes the file (a .tar.gz served with Content-Encoding: gzip),
                 # or was not asked for: keep the bytes as the server stores them
                 meta["content_encoding"] = coding
         size = None if decoder is not None or expected is None else max(expected - skip, 0)
-        chunk_size = self.client.limits.chunk_size
+        chunk_size = self.context.limits.chunk_size
         resp.widen(chunk_size)
         chunks = _BodyChunks(resp, url, chunk_size, expected, skip, offset, decoder)
         content_type = resp.content_type

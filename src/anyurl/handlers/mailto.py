@@ -257,8 +257,8 @@ class MailtoHandler(Handler):
     """Sends mail to mailto: URLs through the configured SMTP relay."""
 
 
-    def __init__(self, client: Context) -> None:
-        super().__init__(client)
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
         self._tls_cache: dict[tuple[bool, str | None], ssl.SSLContext] = {}
 
     async def open(self, req: Request) -> Body:
@@ -269,7 +269,7 @@ class MailtoHandler(Handler):
 
     def settings(self) -> SMTPSettings:
         """The relay settings this client uses (see :func:`load_settings`)."""
-        return load_settings(self.client.options_for("smtp", SMTPSettings))
+        return load_settings(self.context.options_for("smtp", SMTPSettings))
 
     async def send_mail(  # type: ignore[override]  # the one scheme that sends: its own fields
         self, req: Request, *, subject: str | None = None, body: str | None = "",
@@ -291,10 +291,10 @@ class MailtoHandler(Handler):
             settings = self.settings()
         except ConfigurationError as exc:  # the message names the URL, as every other error does
             raise ConfigurationError(exc.message, url=url) from exc
-        from_addr = check_address(sender or settings.sender or self.client.anonymous_email, url=url,
+        from_addr = check_address(sender or settings.sender or self.context.anonymous_email, url=url,
                                   what="sender")
         loaded = await asyncio.to_thread(lambda: [_load_attachment(a) for a in attachments]) if attachments else []
-        msg = compose(mail_fields, sender=from_addr, attachments=loaded, user_agent=self.client.user_agent)
+        msg = compose(mail_fields, sender=from_addr, attachments=loaded, user_agent=self.context.user_agent)
         recipients = envelope_recipients(mail_fields)
         data = msg.as_bytes()
         reply = await self._submit(url, settings, from_addr, recipients, data)
@@ -315,17 +315,17 @@ class MailtoHandler(Handler):
                       data: bytes) -> str:
         assert settings.host is not None
         if settings.username and settings.password is None:
-            asked = await self.client.ask_password(settings.username, settings.host)
+            asked = await self.context.ask_password(settings.username, settings.host)
             settings = replace(settings, password=asked)
         smtp = aiosmtplib.SMTP(
             hostname=settings.host, port=settings.effective_port, use_tls=settings.tls,
             start_tls=False if settings.tls else settings.starttls,
-            tls_context=await self._tls_context(settings), timeout=self.client.timeouts.read,
+            tls_context=await self._tls_context(settings), timeout=self.context.timeouts.read,
             local_hostname=settings.local_hostname,
         )
         try:
             try:
-                async with asyncio.timeout(self.client.timeouts.connect):
+                async with asyncio.timeout(self.context.timeouts.connect):
                     await smtp.connect()
             except TimeoutError as exc:
                 raise FetchTimeout(f"connecting to SMTP relay {settings.host}:{settings.effective_port} "

@@ -30,6 +30,7 @@ import os
 import re
 import socket
 import ssl
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,7 @@ from ..errors import (
     ConnectError,
     FetchTimeout,
     NotSupported,
+    PoolTimeout,
     ProtocolError,
     TemporaryFailure,
     UnsafeURL,
@@ -79,6 +81,9 @@ class NewsOptions:
     ``body_in_meta``: articles up to this size also get ``meta["body"]``.
     ``max_descriptions``: bytes of group descriptions (LIST NEWSGROUPS) held
     while a group list streams; groups beyond it are listed without one.
+    ``pipeline``: article commands (ARTICLE, HEAD, STAT) in flight on one connection
+    (RFC 3977 section 3.5): overlapping requests for one server join a connection's
+    window before another connection is opened. 1: one command at a time.
     """
 
     listing_limit: int = 1000
@@ -90,6 +95,15 @@ class NewsOptions:
     max_descriptions: int = 16 * 1024 * 1024
     verify: bool = True
     cafile: str | None = None
+    pipeline: int = 100
+
+
+#: the most bytes of one article read ahead into memory on a pipelined connection, so the
+#: commands behind it go on without waiting for its reader; a longer article streams, and
+#: holds the commands behind it until it is read
+PIPELINE_READ_AHEAD = 1 << 20
+#: the most commands in flight on one connection, whatever NewsOptions.pipeline says
+MAX_PIPELINE = 256
 
 
 @dataclass(frozen=True)
@@ -132,6 +146,7 @@ class _Conn:
         self.authenticated = False
         self.over_verb = "OVER"
         self.closed = False
+        self.reads = 0  # reads done: a pipelined request waiting its turn sees the head move
         self._sock = writer.get_extra_info("socket") if _QUICKACK is not None else None
 
     @property
@@ -191,6 +206,7 @@ class _Conn:
             if isinstance(ev, (Reply, Data, End)):
                 return ev
             self.quickack()
+            self.reads += 1
             try:
                 async with asyncio.timeout(self.read_timeout):
                     data = await self.reader.read(self.chunk)
@@ -213,6 +229,24 @@ class _Conn:
         if self.trace is not None:
             self.trace("recv", ev.line)
         return ev
+
+    async def send_many(self, lines: list[tuple[bytes, frozenset[int]]]) -> None:
+        """Write several commands at once (pipelined): one write, replies expected in order."""
+        for line, block in lines:
+            if self.trace is not None or _log.isEnabledFor(logging.DEBUG):
+                text = line.decode("utf-8", "replace").rstrip("\r\n")
+                _log.debug("%s:%s > %s", self.server.host, self.server.port, text)
+                if self.trace is not None:
+                    self.trace("send", text)
+            self.replies.expect(block)
+        try:
+            self.writer.write(b"".join(line for line, _ in lines))
+            async with asyncio.timeout(self.read_timeout):
+                await self.writer.drain()
+        except TimeoutError as exc:
+            raise FetchTimeout("timed out sending a command") from exc
+        except OSError as exc:
+            raise ConnectError(f"connection lost while sending: {exc.strerror or exc}") from exc
 
     async def command(self, line: bytes, block: frozenset[int] = nntp.NO_BLOCK) -> Reply:
         await self.send(line, block)
@@ -256,6 +290,78 @@ class _Conn:
             pass  # closing must not hide anything else
 
 
+class _Retry(Exception):
+    """A pipelined request must be asked again on a connection of its own: its window broke
+    (an unexpected reply, the connection closed or failed) before its reply was handed out."""
+
+
+class _Slot:
+    """One request's commands in a window: the turn is its to read once it is at the head."""
+
+    __slots__ = ("lines", "ref", "turn")
+
+    def __init__(self, lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> None:
+        self.lines = lines
+        self.ref = ref
+        self.turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+
+class _Window:
+    """The article commands in flight on one connection, answered in order (RFC 3977 3.5).
+
+    The first request opens the connection (the pool's slot is the window's until the
+    last request in it is done); requests for the same server (and group, when they
+    name one) join while there is room: their commands are written at once and they
+    wait for their turn to read. Whoever meets a reply that is not the one expected
+    breaks the window: the connection is dropped and every request still waiting is
+    asked again on a connection of its own.
+    """
+
+    def __init__(self, server: _Server, group: str | None, depth: int) -> None:
+        self.server = server
+        self.group = group  # the group every command in the window is read in
+        self.depth = depth
+        self.slots: deque[_Slot] = deque()
+        self.conn: _Conn | None = None  # None while the first request connects
+        self.broken = False
+        self.sealed = False  # no one joins any more: the head sends commands of its own
+
+    def alone(self) -> bool:
+        """The head is the only request in the window: it may send a command of its own once
+        the window is sealed (a login, an OVER), since no reply is queued behind it."""
+        return len(self.slots) == 1 and not self.broken
+
+    def has_room(self, group: str | None) -> bool:
+        return (not self.broken and not self.sealed and len(self.slots) < self.depth
+                and (group is None or group == self.group))
+
+    def add(self, lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> _Slot:
+        slot = _Slot(lines, ref)
+        self.slots.append(slot)
+        if len(self.slots) == 1:
+            slot.turn.set_result(None)
+        return slot
+
+    async def wait_turn(self, slot: _Slot, req: Request) -> _Conn:
+        """Wait until *slot* is at the head; the wait ends when the head stops moving for the
+        read timeout (its reader stalled): then the window breaks (FetchTimeout)."""
+        while not slot.turn.done():
+            conn = self.conn
+            before = conn.reads if conn is not None else -1
+            try:
+                async with asyncio.timeout(req.read_timeout):
+                    await asyncio.shield(slot.turn)
+            except TimeoutError:
+                conn = self.conn
+                if slot.turn.done() or (conn is not None and conn.reads != before):
+                    continue
+                raise FetchTimeout("waited for an earlier article on a pipelined news connection "
+                                   "that nobody read") from None
+        slot.turn.result()  # _Retry when the window broke
+        assert self.conn is not None
+        return self.conn
+
+
 class NewsHandler(Handler):
     """Driver for news:, nntp: and nntps: URLs."""
 
@@ -265,11 +371,14 @@ class NewsHandler(Handler):
         super().__init__(client)
         # 400: the server is closing the connection (often an idle timeout)
         self.pool: Pool[_Conn] = Pool("news", closing_replies=("400",))
+        self._windows: dict[_Server, list[_Window]] = {}
+        self._room: dict[_Server, asyncio.Future[None]] = {}  # woken when a window or slot frees
+        self._reserved: dict[_Server, object] = {}  # the request the next free connection is for
 
     # -- URL -> what to do -------------------------------------------------------
 
     def _news_server(self, url: URL, opts: NewsOptions) -> _Server:
-        spec = self.client.news_server or os.environ.get("NNTPSERVER")
+        spec = self.context.news_server or os.environ.get("NNTPSERVER")
         if not spec or not spec.strip():
             raise ConfigurationError(
                 "news: URLs need a news server: `anyurl --news-server HOST[:PORT]`, "
@@ -377,8 +486,14 @@ class NewsHandler(Handler):
                             size = nntp.parse_overview(over_line).size
             return number, mid, head, size
 
-        conn, (number, mid, head, over_size) = await self._start(url, server, opts, step)
-        await self._pool(server).release(conn, True)
+        result = None
+        if self._depth(opts) > 1:
+            with contextlib.suppress(_Retry):
+                result = await self._stat_pipelined(url, server, opts, group, ref)
+        if result is None:
+            conn, result = await self._start(url, server, opts, step)
+            await self._pool(server).release(conn, True)
+        number, mid, head, over_size = result
         fields = nntp.parse_article_head(head)
         facts = nntp.article_facts(fields)
         meta: dict[str, Any] = {
@@ -396,6 +511,51 @@ class NewsHandler(Handler):
             meta["size_from"] = "Bytes:"
         return Stat(str(url), kind="article", size=facts.size if facts.size is not None else over_size,
                     modified=facts.modified, content_type="message/rfc822", meta=meta)
+
+    async def _stat_pipelined(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+                              ref: int | str) -> tuple[int | None, str | None, bytes, int | None]:
+        """STAT and HEAD in a window; _Retry: ask again on a connection of its own (also when
+        the head has no Bytes: field and the size needs an OVER, which is not pipelined)."""
+        lines = [(nntp.article_cmd(ref, "STAT"), nntp.NO_BLOCK), (nntp.article_cmd(ref, "HEAD"), nntp.ARTICLE_CODES)]
+        window, slot = await self._join(url, server, opts, group, lines, ref)
+        try:
+            req = _request.get(None) or self.context.request(url)
+            conn = await window.wait_turn(slot, req)
+            stat = await conn.reply()
+            head_reply = await conn.reply()
+            if not (_answers(223, ref, stat) and _answers(221, ref, head_reply)):
+                _log.info("%s:%s answered %r, %r to STAT, HEAD %s on a pipelined connection: dropping it",
+                          server.host, server.port, stat.line, head_reply.line, ref)
+                raise _Retry
+            head = await conn.block(opts.max_head) if head_reply.code == 221 else b""
+            size: int | None = None
+            # No Bytes: header: the overview's :bytes, as unpipelined, when no reply is queued
+            # behind this one (else on a connection of its own)
+            by_id = isinstance(ref, str) and "MSGID" in conn.caps.get("OVER", [])
+            if (head_reply.code == 221 and b"\nbytes:" not in b"\n" + head.lower()
+                    and (isinstance(ref, int) or by_id)):
+                if not window.alone():
+                    raise _Retry
+                window.sealed = True
+                line = (nntp.over_cmd(ref, ref, conn.over_verb) if isinstance(ref, int)
+                        else nntp.article_cmd(ref, "OVER"))
+                reply = await conn.command(line, nntp.OVER_CODES)
+                if reply.code == 224:
+                    async for over_line in conn.block_lines():
+                        with contextlib.suppress(ProtocolError):
+                            size = nntp.parse_overview(over_line).size
+        except BaseException as exc:
+            await self._break(window)
+            if isinstance(exc, AnyURLError):
+                raise _Retry from exc
+            raise
+        await self._finish(window, slot, True)
+        if stat.code != 223:
+            raise _rewrap(nntp.error_for(stat, f"STAT {ref}"), url)
+        if head_reply.code != 221:
+            raise _rewrap(nntp.error_for(head_reply, f"HEAD {ref}"), url)
+        number, mid = nntp.parse_stat_reply(stat)
+        return number, mid, head, size
 
     # -- connections -----------------------------------------------------------
 
@@ -463,7 +623,7 @@ class NewsHandler(Handler):
 
     async def _authenticate(self, url: URL, conn: _Conn, first: Reply) -> None:
         host, port = conn.server.host, conn.server.port
-        cred = self.client.credentials_for(host, port)
+        cred = self.context.credentials_for(host, port)
         if cred is None:
             raise AccessDenied(
                 f"{host}:{port} requires authentication: pass Client(credentials="
@@ -490,7 +650,7 @@ class NewsHandler(Handler):
                      step: Callable[[_Conn], Any]) -> tuple[_Conn, Any]:
         """Run the first commands of a request on a pooled connection (the pool retries
         once on a fresh one if a reused one turns out closed by the server)."""
-        req = _request.get(None) or self.client.request(url)
+        req = _request.get(None) or self.context.request(url)
 
         async def acquire(fresh: bool) -> Lease[_Conn]:
             try:
@@ -521,6 +681,10 @@ class NewsHandler(Handler):
 
     async def _article(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
                        ref: int | str, offset: int) -> Body:
+        if self._depth(opts) > 1:
+            with contextlib.suppress(_Retry):
+                return await self._article_pipelined(url, server, opts, group, ref, offset)
+
         async def step(conn: _Conn) -> Reply:
             if group is not None and conn.group != group:
                 await self._select(url, conn, group)
@@ -531,6 +695,48 @@ class NewsHandler(Handler):
 
         conn, reply = await self._start(url, server, opts, step)
         pool = self._pool(server)
+        return await self._article_body(url, server, opts, group, ref, offset, conn, reply,
+                                        lambda done: pool.release(conn, done), 0)
+
+    async def _article_pipelined(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+                                 ref: int | str, offset: int) -> Body:
+        """ARTICLE in a window (see :class:`_Window`); _Retry: ask again on a connection of its own."""
+        window, slot = await self._join(url, server, opts, group,
+                                        [(nntp.article_cmd(ref), nntp.ARTICLE_CODES)], ref)
+        try:
+            req = _request.get(None) or self.context.request(url)
+            conn = await window.wait_turn(slot, req)
+            reply = await conn.reply()
+            if reply.code == 480 and not conn.authenticated and window.alone():
+                window.sealed = True
+                await self._authenticate(url, conn, reply)
+                reply = await conn.command(nntp.article_cmd(ref), nntp.ARTICLE_CODES)
+            if not _answers(220, ref, reply):
+                _log.info("%s:%s answered %r to ARTICLE %s on a pipelined connection: dropping it",
+                          server.host, server.port, reply.line, ref)
+                raise _Retry
+        except BaseException as exc:
+            await self._break(window)
+            if isinstance(exc, AnyURLError):
+                raise _Retry from exc
+            raise
+        if reply.code != 220:
+            await self._finish(window, slot, True)
+            raise _rewrap(nntp.error_for(reply, f"ARTICLE {ref}"), url)
+        try:
+            # read ahead only for the requests queued behind; alone, it streams as unpipelined
+            return await self._article_body(url, server, opts, group, ref, offset, conn, reply,
+                                            lambda done: self._finish(window, slot, done),
+                                            PIPELINE_READ_AHEAD if len(window.slots) > 1 else 0)
+        except AnyURLError as exc:  # nothing was handed out yet: ask again
+            raise _Retry from exc
+
+    async def _article_body(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+                            ref: int | str, offset: int, conn: _Conn, reply: Reply,
+                            give_back: Callable[[bool], Any], read_ahead: int) -> Body:
+        """The article after its 220 reply: the head read, then the body streamed. *read_ahead*:
+        read up to that many bytes before returning; an article that ends within them gives
+        the connection back at once (a pipelined window goes on without waiting for the reader)."""
         words = reply.text.split()
         meta: dict[str, Any] = {
             "number": int(words[0]) if words and words[0].isdigit() else None,
@@ -540,12 +746,25 @@ class NewsHandler(Handler):
         }
         try:
             head, ended = await self._read_head(conn, opts)
+            ahead: list[bytes] = []  # read past the head (as the chunks came)
+            size = len(head)
+            while read_ahead and not ended and size <= read_ahead:
+                ev = await conn.event()
+                if isinstance(ev, End):
+                    ended = True
+                elif isinstance(ev, Data):
+                    ahead.append(ev.data)
+                    size += len(ev.data)
         except AnyURLError as exc:
-            await pool.release(conn, False)
+            await give_back(False)
             raise _rewrap(exc, url) from None
         except BaseException:
-            await pool.release(conn, False)
+            await give_back(False)
             raise
+        given_back = False
+        if ended and read_ahead:
+            given_back = True
+            await give_back(True)
         body_at = nntp.split_head(head)
         meta["body_offset"] = body_at if body_at >= 0 else len(head)
         fields = nntp.parse_article_head(head[: meta["body_offset"]])
@@ -559,32 +778,35 @@ class NewsHandler(Handler):
         async def chunks() -> AsyncIterator[bytes]:
             nonlocal done
             skip = offset
-            body_parts: list[bytes] | None = [head[meta["body_offset"]:]] if body_at >= 0 else None
+            body_parts: list[bytes] | None = [head[meta["body_offset"]:], *ahead] if body_at >= 0 else None
             body_size = sum(len(p) for p in body_parts or ())
-            pending = head
+            if body_size > opts.body_in_meta:
+                body_parts = None
+            queued = [head, *ahead]
+            ahead.clear()
             try:
                 while True:
-                    if pending:
+                    for pending in queued:
                         if skip:
                             cut = min(skip, len(pending))
                             skip -= cut
                             pending = pending[cut:]
                         if pending:
                             yield pending
-                        pending = b""
+                    queued = []
                     if ended:
                         break
                     ev = await conn.event()
                     if isinstance(ev, End):
                         break
                     if isinstance(ev, Data):
-                        pending = ev.data
+                        queued = [ev.data]
                         if body_parts is not None:
-                            body_size += len(pending)
+                            body_size += len(ev.data)
                             if body_size > opts.body_in_meta:
                                 body_parts = None
                             else:
-                                body_parts.append(pending)
+                                body_parts.append(ev.data)
             except AnyURLError as exc:
                 raise _rewrap(exc, url) from None
             done = True
@@ -592,10 +814,141 @@ class NewsHandler(Handler):
                 meta["body"] = b"".join(body_parts)
 
         async def release() -> None:
-            await pool.release(conn, done)
+            if not given_back:
+                await give_back(done)
 
         return Body(url, chunks(), content_type="message/rfc822", meta=meta, offset=offset,
                     on_close=release)
+
+    # -- pipelining ------------------------------------------------------------
+
+    @staticmethod
+    def _depth(opts: NewsOptions) -> int:
+        return max(1, min(opts.pipeline, MAX_PIPELINE))
+
+    async def _join(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+                    lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> tuple[_Window, _Slot]:
+        """A place for *lines* in a window: one with room (the least busy), else a new window
+        on a connection from the pool while it has a free slot, else wait (at most
+        ``Timeouts.pool``) for room. *group*: the group the commands are read in (None: any)."""
+        req = _request.get(None) or self.context.request(url)
+        wait = req.bound(req.timeouts.pool)
+        until = None if wait is None else asyncio.get_running_loop().time() + wait
+        me = object()
+        try:
+            return await self._join_or_wait(url, server, opts, group, lines, ref, req, me, until, wait)
+        finally:
+            if self._reserved.get(server) is me:
+                del self._reserved[server]
+
+    async def _join_or_wait(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+                            lines: list[tuple[bytes, frozenset[int]]], ref: int | str, req: Request,
+                            me: object, until: float | None, wait: float | None) -> tuple[_Window, _Slot]:
+        loop = asyncio.get_running_loop()
+        while True:
+            windows = self._windows.get(server, [])
+            best = min((w for w in windows if w.has_room(group)), key=lambda w: len(w.slots), default=None)
+            if best is not None:
+                slot = best.add(lines, ref)
+                if best.conn is not None:
+                    # a failed write shows when the reply is read (the window breaks then)
+                    with contextlib.suppress(AnyURLError):
+                        await best.conn.send_many(lines)
+                return best, slot
+            reserved = self._reserved.get(server)
+            if ((not windows or self.pool.open_count(server.host, server.port) < req.limits.per_host)
+                    and reserved in (None, me)):
+                self._reserved.pop(server, None)
+                return await self._open_window(url, server, opts, group, lines, ref)
+            if (reserved is None and group is not None and not any(w.sealed for w in windows)
+                    and all(w.group != group for w in windows)):
+                # every connection is busy with other groups: the least busy window takes no
+                # one more, and its connection is this request's next (else a steady stream
+                # for one group would keep the others waiting)
+                min(windows, key=lambda w: len(w.slots)).sealed = True
+                self._reserved[server] = me
+            room = self._room.get(server)
+            if room is None or room.done():
+                room = self._room[server] = loop.create_future()
+            left = None if until is None else until - loop.time()
+            try:
+                if left is not None and left <= 0:
+                    raise TimeoutError
+                async with asyncio.timeout(left):
+                    await asyncio.shield(room)
+            except TimeoutError:
+                raise PoolTimeout(f"waited {wait:.3g} s for room on a connection to {server.host}:"
+                                  f"{server.port} (Limits.per_host={req.limits.per_host}, "
+                                  f"NewsOptions.pipeline={self._depth(opts)}, all full)", url=url) from None
+
+    async def _open_window(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+                           lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> tuple[_Window, _Slot]:
+        window = _Window(server, group, self._depth(opts))
+        self._windows.setdefault(server, []).append(window)
+        slot = window.add(lines, ref)
+
+        async def select(conn: _Conn) -> None:
+            if group is not None and conn.group != group:
+                await self._select(url, conn, group)
+
+        try:
+            conn, _ = await self._start(url, server, opts, select)
+        except BaseException:
+            await self._break(window)  # the requests that joined it ask again on their own
+            raise
+        if window.broken:  # dropped while connecting (a request in it was cancelled): ask again
+            await self.pool.release(conn, True)
+            raise _Retry
+        # every command queued while connecting, in one write
+        queued = [line for s in window.slots for line in s.lines]
+        window.conn = conn
+        window.group = conn.group
+        with contextlib.suppress(AnyURLError):
+            await conn.send_many(queued)
+        return window, slot
+
+    def _unregister(self, window: _Window) -> None:
+        windows = self._windows.get(window.server)
+        if windows is not None and window in windows:
+            windows.remove(window)
+            if not windows:
+                del self._windows[window.server]
+        room = self._room.pop(window.server, None)
+        if room is not None and not room.done():
+            room.set_result(None)
+
+    async def _finish(self, window: _Window, slot: _Slot, reusable: bool) -> None:
+        """*slot* is done with the connection: the next request in the window reads on; the
+        last gives the connection back to the pool. Not *reusable*: the window breaks."""
+        if window.broken:
+            return
+        if not reusable or not window.slots or window.slots[0] is not slot:
+            await self._break(window)
+            return
+        window.slots.popleft()
+        if window.slots:
+            window.slots[0].turn.set_result(None)
+            room = self._room.pop(window.server, None)
+            if room is not None and not room.done():
+                room.set_result(None)
+            return
+        self._unregister(window)
+        if window.conn is not None:
+            await self.pool.release(window.conn, True)
+
+    async def _break(self, window: _Window) -> None:
+        """Drop the window's connection; every request still waiting in it asks again."""
+        if window.broken:
+            return
+        window.broken = True
+        self._unregister(window)
+        for s in window.slots:
+            if not s.turn.done():
+                s.turn.set_exception(_Retry())
+                s.turn.exception()  # (read here: a waiter that was cancelled never reads it)
+        window.slots.clear()
+        if window.conn is not None:
+            await self.pool.release(window.conn, False)
 
     async def _read_head(self, conn: _Conn, opts: NewsOptions) -> tuple[bytes, bool]:
         """Read until the article head is complete: (bytes read so far, whether the block ended)."""
@@ -746,6 +1099,18 @@ class NewsHandler(Handler):
     async def aclose(self) -> None:
         """QUIT and close every idle connection."""
         await self.pool.aclose()
+
+
+def _answers(code: int, ref: int | str, reply: Reply) -> bool:
+    """Whether *reply* can be the answer to ARTICLE (220), HEAD (221) or STAT (223) of *ref*
+    on a pipelined connection: a "no such article" reply, or the success reply naming the
+    article asked for (its number, or its message-id)."""
+    if reply.code in (412, 420, 423, 430):
+        return True
+    if reply.code != code:
+        return False
+    number, mid = nntp.parse_stat_reply(reply)
+    return number == ref if isinstance(ref, int) else mid == ref
 
 
 # A group name that can stand in a URL as it is (the RFC 1738 <group> rule).

@@ -82,10 +82,10 @@ class ProsperoHandler(Handler):
     options_name = "prospero"
 
     def _options(self) -> ProsperoOptions:
-        return self.client.options_for("prospero", ProsperoOptions)
+        return self.context.options_for("prospero", ProsperoOptions)
 
-    def __init__(self, client: Context) -> None:
-        super().__init__(client)
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
         self.pool: Pool[Any] = Pool("prospero")  # UDP transactions: per-host slots only
 
     async def open(self, req: Request) -> Body:
@@ -114,7 +114,7 @@ class ProsperoHandler(Handler):
             self._check_failure(url, info)
             return await self._object(url, info, follow, req)
         self._check_failure(url, reply)
-        entries = [self._entry(url, link) for link in reply.links[: self.client.limits.max_entries]]
+        entries = [self._entry(url, link) for link in reply.links[: self.context.limits.max_entries]]
         meta = {"hsoname": url.hsoname, "links": len(entries)}
         return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
                                entries=entries, meta=meta)
@@ -164,8 +164,8 @@ class ProsperoHandler(Handler):
             for target in urls:
                 if target[:5].lower() == "file:":
                     continue  # a remote server never leads to local files (allow_file_targets or not)
-                parsed = self.client.parse(target)
-                body = await self.client.handler(parsed).open(req.replace(url=parsed, options=None))
+                parsed = self.context.parse(target)
+                body = await self.context.handler(parsed).open(req.replace(url=parsed, options=None))
                 body.meta.setdefault("prospero", meta)
                 return body
             if urls:
@@ -183,7 +183,7 @@ class ProsperoHandler(Handler):
 
     async def _ask(self, url: ProsperoURL, opts: ProsperoOptions, request: bytes) -> pp.ProsperoReply:
         message = await self._transact(url, opts, request)
-        limits = self.client.limits
+        limits = self.context.limits
         parser = pp.ReplyParser(max_links=limits.max_entries, max_attributes=limits.max_reply_lines)
         try:
             for i, line in enumerate(pp.reply_lines(message), start=1):
@@ -198,7 +198,7 @@ class ProsperoHandler(Handler):
         loop = asyncio.get_running_loop()
         port = url.port or 1525
         try:
-            async with asyncio.timeout(self.client.timeouts.connect):
+            async with asyncio.timeout(self.context.timeouts.connect):
                 transport, proto = await loop.create_datagram_endpoint(
                     _Datagrams, remote_addr=(url.host, port))
         except TimeoutError as exc:
@@ -223,8 +223,8 @@ class ProsperoHandler(Handler):
             transport.sendto(packet)
         # Timeouts.read bounds the time without progress (a new reply packet); wait
         # notices and retransmissions may not stretch it, nor anything stretch Timeouts.total.
-        idle = self.client.timeouts.read
-        total = self.client.timeouts.total
+        idle = self.context.timeouts.read
+        total = self.context.timeouts.total
         start = progress_at = loop.time()
         end = start + total if total is not None else float("inf")
         deadline = start + delays[0]
@@ -273,7 +273,7 @@ class ProsperoHandler(Handler):
                 raise ProtocolError("the Prospero server refused or cancelled the request", url=url)
             if event.wait:
                 # The server is working on it: be patient, within the read timeout.
-                patience = min(float(event.wait), self.client.timeouts.read)
+                patience = min(float(event.wait), self.context.timeouts.read)
                 deadline = max(deadline, loop.time() + patience)
             if event.accepted:
                 attempt = 0  # progress: the retry budget starts again

@@ -250,7 +250,7 @@ class TelnetSession:
             raise ConfigurationError("no user name: give one to login() or in the URL", url=self.url)
         _refuse("user name", user, self.url)
         if password is None and self._handler is not None:
-            password = await self._handler.client.ask_password(user, self.url.host)
+            password = await self._handler.context.ask_password(user, self.url.host)
         _refuse("password", password, self.url)
         lp = _compile(login_prompt)
         mline = re.compile(lp.pattern, lp.flags | re.MULTILINE)
@@ -299,8 +299,8 @@ class TelnetSession:
 class TelnetHandler(Handler):
     """Opens Telnet sessions; telnet URLs are not retrievable."""
 
-    def __init__(self, client: Context) -> None:
-        super().__init__(client)
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
         self.pool: Pool[Any] = Pool("telnet")  # sessions are not reused: per-host slots only
 
 
@@ -328,7 +328,7 @@ class TelnetHandler(Handler):
             raise NotRetrievable("connect needs a telnet URL", url=url)
         check_telnet_url(url)
         protocol = TelnetProtocol(terminal_type=terminal_type, window_size=window_size, accept_binary=binary,
-                                  max_log=self.client.limits.max_reply_lines)
+                                  max_log=self.context.limits.max_reply_lines)
         if binary:
             protocol.request(WILL, BINARY)
             protocol.request(DO, BINARY)

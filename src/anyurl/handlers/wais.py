@@ -196,8 +196,8 @@ class WAISHandler(Handler):
 
     options_name = "wais"
 
-    def __init__(self, client: Context) -> None:
-        super().__init__(client)
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
         self.pool: Pool[Any] = Pool("wais")  # one association per request: per-host slots only
 
     async def open(self, req: Request) -> Body:

@@ -235,7 +235,7 @@ def prime_allocator(chunk_size: int) -> None:
     start, and unmaps it on free: each 1 MiB chunk of a transfer then costs
     ~256 page faults. Freeing one mapped block raises the threshold to its size
     (glibc's documented adjustment, capped at 32 MiB), after which chunk
-    buffers are reused from the heap. In bench/bench_http.py this cut the page
+    buffers are reused from the heap. In bench/suites/http.py this cut the page
     faults of a 1 GiB download from 30,000-290,000 to ~8,500 and made its CPU
     time steady. Other allocators just see one short-lived allocation.
     """

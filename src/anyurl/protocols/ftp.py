@@ -7,8 +7,9 @@ What lives here:
 * :func:`plan` - the commands a URL stands for: login user/password, one
   CWD per decoded segment (or another :data:`CWD_STRATEGIES`), the TYPE,
   and RETR/NLST/listing of the name.
-* Parsers for EPSV/PASV/PWD/150 replies, MLSD facts, LIST lines (Unix and
-  Windows/IIS) and NLST names, and :func:`child_url` / :func:`child_urls` for listing entries.
+* Parsers for EPSV/PASV/PWD/150 replies, and :func:`child_url` / :func:`child_urls` for
+  listing entries; listings themselves (MLSD, LIST in every known format, NLST) are read
+  by :mod:`anyurl.protocols.ftplist`, whose names this module re-exports.
 * :class:`CRLFDecoder` - TYPE A's CRLF to "\\n" conversion across chunk borders.
 
 The asyncio driver is :mod:`anyurl.handlers.ftp`.
@@ -20,7 +21,7 @@ import dataclasses
 import functools
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._record import Record
 from ..errors import (
@@ -37,11 +38,36 @@ from .lines import refuse_controls
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from .ftplist import (
+        ListItem,
+        ListParser,
+        parse_list,
+        parse_list_line,
+        parse_mlsd,
+        parse_mlsd_line,
+        parse_nlst,
+        parse_nlst_line,
+    )
+
+# Listings are read by .ftplist, imported on first use (a program that only retrieves files
+# never parses a listing; importing it cost ~0.7 ms of every `anyurl get ftp://...`).
+_LISTING_NAMES = frozenset({"ListItem", "ListParser", "parse_list", "parse_list_line", "parse_mlsd",
+                            "parse_mlsd_line", "parse_nlst", "parse_nlst_line"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LISTING_NAMES:
+        from . import ftplist
+
+        return getattr(ftplist, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
     "CWD_STRATEGIES",
     "DEFAULT_TEXT_SUFFIXES",
     "CRLFDecoder",
     "ListItem",
+    "ListParser",
     "REPLY_ERRORS",
     "LineSplitter",
     "Plan",
@@ -424,7 +450,11 @@ def parse_size(reply: Reply) -> int | None:
 
 def parse_mdtm(reply: Reply) -> datetime | None:
     """The UTC time of a 213 reply to MDTM ("213 20240131120000[.123]"), else None."""
-    return _mlsd_time(reply.first.strip()) if reply.code == 213 else None
+    if reply.code != 213:
+        return None
+    from .ftplist import mlsd_time
+
+    return mlsd_time(reply.first.strip())
 
 
 def parse_mlst(reply: Reply) -> ListItem | None:
@@ -433,7 +463,9 @@ def parse_mlst(reply: Reply) -> ListItem | None:
         return None
     for line in reply.lines[1:]:
         if line.startswith(" ") and "=" in line:
-            return _mlsd_item(line[1:])
+            from .ftplist import mlsd_item
+
+            return mlsd_item(line[1:])
     return None
 
 
@@ -446,207 +478,6 @@ def parse_150_size(reply: Reply) -> int | None:
 # ---------------------------------------------------------------------------
 # Listings
 # ---------------------------------------------------------------------------
-
-
-class ListItem(Record):
-    """One parsed listing line. ``kind``: "file", "directory" or "symlink" (``target`` its
-    target where the listing shows it); ``known`` is False when the listing gave a name only
-    (NLST) or a type it does not say is a file (kind is then "file")."""
-
-    __slots__ = ("name", "kind", "size", "modified", "target", "facts", "known")  # a listing may keep a million
-    name: str
-    kind: str
-    size: int | None
-    modified: datetime | None
-    target: str | None
-    facts: tuple[tuple[str, str], ...]
-    known: bool
-
-    def __init__(self, name: str, kind: str = "file", size: int | None = None, modified: datetime | None = None,
-                 target: str | None = None, facts: tuple[tuple[str, str], ...] = (), known: bool = True) -> None:
-        _set(self, "name", name)
-        _set(self, "kind", kind)
-        _set(self, "size", size)
-        _set(self, "modified", modified)
-        _set(self, "target", target)
-        _set(self, "facts", facts)
-        _set(self, "known", known)
-
-
-def _mlsd_time(value: str) -> datetime | None:
-    from datetime import UTC, datetime  # listings only: not imported at start-up
-
-    m = re.fullmatch(r"(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(?:\.\d+)?", value)
-    if not m:
-        return None
-    try:
-        y, mo, d, h, mi, sec = (int(g) for g in m.groups())
-        return datetime(y, mo, d, h, mi, sec, tzinfo=UTC)
-    except ValueError:
-        return None
-
-
-def parse_mlsd_line(line: str) -> ListItem | None:
-    """One MLSD line "fact=value;fact=value; name" (RFC 3659 7.2); None for "." and ".."."""
-    item = _mlsd_item(line)
-    if item is None or not _is_name(item.name) or dict(item.facts).get("type", "").lower() in ("cdir", "pdir"):
-        return None
-    return item
-
-
-def _mlsd_item(line: str) -> ListItem | None:
-    """One "facts name" line as an item, "." and cdir included (MLST reports the directory itself)."""
-    facts_text, sep, name = line.partition(" ")
-    if not sep or not name:
-        return None
-    facts: dict[str, str] = {}
-    for fact in facts_text.split(";"):
-        key, eq, value = fact.partition("=")
-        if eq:
-            facts[key.strip().lower()] = value
-    ftype = facts.get("type", "").lower()
-    target: str | None = None
-    known = True
-    if ftype in ("dir", "cdir", "pdir"):
-        kind = "directory"
-    elif ftype == "file":
-        kind = "file"
-    elif ftype.startswith("os.unix=slink") or ftype.startswith("os.unix=symlink"):
-        kind = "symlink"
-        # "OS.unix=slink:/target" (proftpd) names the target
-        target = facts.get("type", "").partition(":")[2] or None
-    else:
-        kind, known = "file", False  # a device, a FIFO, an OS-specific type: see facts
-    size: int | None = None
-    raw_size = facts.get("size") or facts.get("sizd")
-    if raw_size is not None and raw_size.isdigit():
-        size = int(raw_size)
-    modified = _mlsd_time(facts["modify"]) if "modify" in facts else None
-    return ListItem(name=name, kind=kind, size=size, modified=modified, target=target,
-                    facts=tuple(sorted(facts.items())), known=known)
-
-
-def parse_mlsd(lines: list[str]) -> list[ListItem]:
-    """Every entry of an MLSD listing (lines without their CRLF)."""
-    return [item for item in map(parse_mlsd_line, lines) if item is not None]
-
-
-_MONTHS = {m: i for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-
-# LIST patterns: compiled on first use (a program that only retrieves files never parses a listing)
-@functools.cache
-def _unix_re() -> re.Pattern[str]:
-    return re.compile(
-        r"(?P<type>[-dlbcpsD])[rwxsStTl-]{9}[.+@]?\s+"
-        r"(?:\d+\s+)?"  # link count
-        r"\S+\s+(?:\S+\s+)?"  # owner, group (some servers omit the group)
-        r"(?P<size>\d+)\s+"
-        r"(?P<mon>[A-Za-z]{3})\s+(?P<day>\d{1,2})\s+(?:(?P<hh>\d{1,2}):(?P<mm>\d\d)|(?P<year>\d{4}))"
-        r" (?P<name>.+)\Z"
-    )
-
-
-@functools.cache
-def _windows_re() -> re.Pattern[str]:
-    return re.compile(
-        r"(?P<mo>\d\d)-(?P<d>\d\d)-(?P<y>\d{2,4})\s+(?P<h>\d\d):(?P<mi>\d\d)(?P<ap>[AaPp][Mm])?\s+"
-        r"(?:(?P<dir><DIR>)|(?P<size>\d+))\s+(?P<name>.+)\Z"
-    )
-
-
-def _unix_time(m: re.Match[str], now: datetime) -> datetime | None:
-    return _unix_date(m.group("mon"), m.group("day"), m.group("hh"), m.group("mm"), m.group("year"), now)
-
-
-@functools.lru_cache(maxsize=4096)  # listing lines share dates: one datetime each, built once
-def _unix_date(mon_text: str, day_text: str, hh: str | None, mm: str | None, year: str | None,
-               now: datetime) -> datetime | None:
-    from datetime import UTC, datetime
-
-    mon = _MONTHS.get(mon_text.lower())
-    if mon is None:
-        return None
-    day = int(day_text)
-    try:
-        if year:
-            return datetime(int(year), mon, day, tzinfo=UTC)
-        when = datetime(now.year, mon, day, int(hh or 0), int(mm or 0), tzinfo=UTC)
-    except ValueError:
-        return None
-    # "HH:MM" means within the last six months: a date ahead of now is last year's.
-    if (when - now).days > 1:
-        when = when.replace(year=now.year - 1)
-    return when
-
-
-def _is_name(name: str) -> bool:
-    """A name a directory can hold: not "." or "..", no "/" or NUL. Anything else in a
-    listing is a hostile or garbled line ("../../etc/passwd"): the entry's ``name`` must be
-    safe to use as a local file name, so the line is dropped."""
-    return name not in (".", "..") and "/" not in name and "\0" not in name
-
-
-def parse_list_line(line: str, now: datetime | None = None) -> ListItem | None:
-    """One LIST line in Unix ("-rw-r--r-- 1 u g 12 Jan 01 12:00 name") or
-    Windows/IIS ("01-31-24  09:15PM  <DIR>  name") format; None if neither."""
-    from datetime import UTC, datetime
-
-    now = now or datetime.now(UTC)
-    m = _unix_re().match(line)
-    if m:
-        name, target = m.group("name"), None
-        t = m.group("type")
-        kind = {"d": "directory", "D": "directory", "l": "symlink"}.get(t, "file")
-        if kind == "symlink" and " -> " in name:
-            name, _, target = name.partition(" -> ")
-        if not _is_name(name):
-            return None
-        return ListItem(name=name, kind=kind, size=int(m.group("size")) if kind == "file" else None,
-                        modified=_unix_time(m, now), target=target, known=t in "-dDl")
-    m = _windows_re().match(line)
-    if m:
-        year = int(m.group("y"))
-        if year < 100:
-            year += 2000 if year < 70 else 1900
-        hour = int(m.group("h"))
-        ap = (m.group("ap") or "").upper()
-        if ap == "PM" and hour < 12:
-            hour += 12
-        elif ap == "AM" and hour == 12:
-            hour = 0
-        try:
-            when: datetime | None = datetime(year, int(m.group("mo")), int(m.group("d")), hour,
-                                             int(m.group("mi")), tzinfo=UTC)
-        except ValueError:
-            when = None
-        is_dir = m.group("dir") is not None
-        if not _is_name(m.group("name")):
-            return None
-        return ListItem(name=m.group("name"), kind="directory" if is_dir else "file",
-                        size=None if is_dir else int(m.group("size")), modified=when)
-    return None
-
-
-def parse_list(lines: list[str], now: datetime | None = None) -> list[ListItem]:
-    """Every entry of a LIST listing; "total N" and unparsable lines are skipped."""
-    from datetime import UTC, datetime
-
-    now = now or datetime.now(UTC)
-    return [item for item in (parse_list_line(s, now) for s in lines if s) if item is not None]
-
-
-def parse_nlst_line(line: str) -> ListItem | None:
-    """One NLST name. Some servers prefix the directory ("dir/name"): keep the last part."""
-    if not line:
-        return None
-    name = line.rstrip("/").rsplit("/", 1)[-1]
-    return ListItem(name=name, known=False) if _is_name(name) else None
-
-
-def parse_nlst(lines: list[str]) -> list[ListItem]:
-    """NLST: one name per line (see :func:`parse_nlst_line`)."""
-    return [item for item in map(parse_nlst_line, lines) if item is not None]
 
 
 class LineSplitter:

@@ -45,7 +45,6 @@ from ..errors import (
 )
 from .ftp import (
     LineSplitter,
-    ListItem,
     Plan,
     Reply,
     ReplyReader,
@@ -54,11 +53,8 @@ from .ftp import (
     format_command,
     parse_150_size,
     parse_epsv,
-    parse_list_line,
     parse_mdtm,
-    parse_mlsd_line,
     parse_mlst,
-    parse_nlst_line,
     parse_pasv,
     parse_pwd,
     parse_size,
@@ -71,6 +67,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from ..urls import FTPURL, URL
+    from .ftplist import ListItem, ListParser
 
     class Options(Protocol):
         """The FTPOptions fields a session reads (anyurl.handlers.ftp.FTPOptions)."""
@@ -239,18 +236,21 @@ class Started(Record):
 
 
 class Listed(Record):
-    """A listing: the ``items`` of ``directory`` (URL segments) and where they came from
-    (``source``: "ftp_listing" or "nlst")."""
+    """A listing: the ``items`` of ``directory`` (URL segments), where they came from
+    (``source``: "ftp_listing" or "nlst") and ``notes`` for the log (lines in no known format)."""
 
-    __slots__ = ("directory", "items", "source")
+    __slots__ = ("directory", "items", "source", "notes")
     directory: tuple[str, ...]
     items: list[ListItem]
     source: str
+    notes: tuple[str, ...]
 
-    def __init__(self, directory: tuple[str, ...], items: list[ListItem], source: str) -> None:
+    def __init__(self, directory: tuple[str, ...], items: list[ListItem], source: str,
+                 notes: tuple[str, ...] = ()) -> None:
         _set(self, "directory", directory)
         _set(self, "items", items)
         _set(self, "source", source)
+        _set(self, "notes", notes)
 
 
 class StatFacts(Record):
@@ -278,14 +278,13 @@ class Listing:
     a file name answers with just that name). Memory grows with the entries kept (at most
     *max_entries*), not with what the server sends: beyond that, ProtocolError."""
 
-    __slots__ = ("items", "lines", "first", "_parse", "_splitter", "_max_entries")
+    __slots__ = ("items", "lines", "first", "parser", "_splitter", "_max_entries")
 
-    def __init__(self, parse: Callable[[str], ListItem | None], max_line: int = 64 * 1024,
-                 max_entries: int = 1_000_000) -> None:
+    def __init__(self, parser: ListParser, max_line: int = 64 * 1024, max_entries: int = 1_000_000) -> None:
         self.items: list[ListItem] = []
         self.lines = 0
         self.first: str | None = None
-        self._parse = parse
+        self.parser = parser  # what it read: entries, lines in no known format (logged)
         self._splitter = LineSplitter(max_line)
         self._max_entries = max_entries
 
@@ -296,6 +295,7 @@ class Listing:
     def flush(self) -> None:
         """The data connection closed: the last line, even without its line end."""
         self._take(self._splitter.flush())
+        self._keep(self.parser.flush())
 
     def _take(self, lines: list[str]) -> None:
         most = self._max_entries
@@ -306,11 +306,22 @@ class Listing:
             elif self.lines > 2 * most + 16:  # endless lines we cannot parse
                 raise ProtocolError(f"listing has more than {2 * most + 16} lines "
                                     f"and at most {most} entries are allowed")
-            item = self._parse(line)
+            self._keep(self.parser.feed(line))
+
+    def _keep(self, items: list[ListItem | None]) -> None:
+        for item in items:
             if item is not None:
-                if len(self.items) >= most:
-                    raise ProtocolError(f"listing has more than {most} entries")
+                if len(self.items) >= self._max_entries:
+                    raise ProtocolError(f"listing has more than {self._max_entries} entries")
                 self.items.append(item)
+
+
+def _unread(parser: ListParser) -> tuple[str, ...]:
+    """The log note of a listing with lines in no known format (each kept as an "info" entry)."""
+    if not parser.unread:
+        return ()
+    return (f"{parser.unread} {parser.command} line(s) in no known format, listed as kind 'info' entries "
+            f"(first {parser.samples[0]!r})",)
 
 
 def show(verb: str, arg: str | None) -> str:
@@ -795,41 +806,52 @@ class Session:
     def listing(self, url: FTPURL, arg: str | None, directory: tuple[str, ...], opts: Options,
                 not_found: Reply | None = None) -> Op[Listed]:
         """The best listing the server offers: MLSD (if FEAT has it), else LIST, else NLST."""
+        from .ftplist import ListParser  # listings only: not imported at start-up
+
         bounds = self.listing_limits
         items: list[ListItem] | None = None
         reply: Reply | None = None
+        notes: tuple[str, ...] = ()
         feats = (yield from self.features_list()) if opts.use_mlsd else set()
         if feats & {"MLST", "MLSD"}:  # RFC 3659 advertises MLST; MLSD comes with it
             # no TYPE A: MLSD's format does not depend on TYPE (RFC 3659's examples list under
             # BINARY), so a connection that moves files keeps its TYPE I
-            listing = Listing(parse_mlsd_line, *bounds)
+            listing = Listing(ListParser("MLSD"), *bounds)
             reply = yield from self.read_listing(url, "MLSD", arg, opts, listing)
             if reply.kind == 1:
-                items = listing.items
+                items, notes = listing.items, _unread(listing.parser)
         if items is None and (reply is None or reply.code in _UNSUPPORTED):
             yield from self.set_type("A")  # LIST and NLST are ASCII (RFC 959)
-            from datetime import UTC, datetime  # listings only: not imported at start-up
-
-            now = datetime.now(UTC)
-            listing = Listing(lambda line: parse_list_line(line, now), *bounds)
+            listing = Listing(ListParser("LIST"), *bounds)
             reply = yield from self.read_listing(url, "LIST", arg, opts, listing)
             if reply.kind == 1:
-                items = listing.items
+                items, notes = listing.items, _unread(listing.parser)
+                parsed = listing.parser
+                if parsed.unread and not parsed.entries:
+                    # no line in a format we read: NLST at least names every entry
+                    names = Listing(ListParser("NLST"), *bounds)
+                    nlst_reply = yield from self.read_listing(url, "NLST", arg, opts, names)
+                    if nlst_reply.kind == 1 and names.items:
+                        return Listed(directory, names.items, "nlst", (
+                            f"no line of the LIST reply in a known format ({parsed.unread} lines, first "
+                            f"{parsed.samples[0]!r}): names from NLST instead",))
         if items is None and reply is not None and reply.code in _UNSUPPORTED:
-            listing = Listing(parse_nlst_line, *bounds)
+            listing = Listing(ListParser("NLST"), *bounds)
             reply = yield from self.read_listing(url, "NLST", arg, opts, listing)
             if reply.kind == 1:
                 items = listing.items
         if items is None:
             assert reply is not None
             raise self.refuse(not_found or reply, "listing", url)
-        return Listed(directory, items, "ftp_listing")
+        return Listed(directory, items, "ftp_listing", notes)
 
     def nlst(self, plan: Plan, url: FTPURL, opts: Options) -> Op[Listed]:
         """typecode d: NLST with the name (section 3.2.2)."""
         yield from self.set_type("A")
         arg = plan.argument or None
-        listing = Listing(parse_nlst_line, *self.listing_limits)
+        from .ftplist import ListParser
+
+        listing = Listing(ListParser("NLST"), *self.listing_limits)
         reply = yield from self.read_listing(url, "NLST", arg, opts, listing)
         if reply.kind != 1:
             raise self.refuse(reply, show("NLST", arg), url)
@@ -917,7 +939,7 @@ class Session:
         if size is None:
             return item
         facts = tuple((k, str(size) if k == "size" else v) for k, v in item.facts)
-        return ListItem(item.name, "file", size, item.modified, item.target, facts, True)
+        return item.__replace__(kind="file", size=size, facts=facts, known=True)
 
     # -- upload ----------------------------------------------------------------------------
 

@@ -403,6 +403,15 @@ def relation(item: MenuItem, menu: GopherURL) -> str | None:
     if menu.search is not None or menu.gopher_plus is not None:
         return None
     here, there = _segments(menu.selector), _segments(item.selector)
+    if ".." in there or "." in there:  # "/map/..": read as a path, as the server will
+        resolved: list[str] = []
+        for seg in there:
+            if seg == "..":
+                if resolved:
+                    resolved.pop()
+            elif seg != ".":
+                resolved.append(seg)
+        there = tuple(resolved)
     if there == here:
         return "self"
     if len(there) < len(here) and here[: len(there)] == there:

@@ -16,6 +16,10 @@ What becomes an entry:
   before it: against the page URL). An href is first cleaned as browsers do
   (outer white space trimmed, TAB/CR/LF removed, spaces and other characters a
   URL may not hold %-encoded, a "\\\\" in an http(s) URL read as "/");
+* with ``requisites=True``, also the page's requisites (wget -p): ``<img src>``,
+  ``<script src>``, ``<link href>`` with rel stylesheet/icon/preload/manifest,
+  ``<embed>``/``<source>``/``<audio src>``, ``<video poster>``, ``<input type=image
+  src>``: kind "page" with ``meta["requisite"]`` the tag (not in an autoindex page);
 * only links anyurl can retrieve (http, https, ftp, ftps, gopher, news, nntp,
   nntps, wais, prospero); ``file:`` only from a ``file:`` page, so a remote
   page never leads to local files. ``mailto:``, ``javascript:``, ``data:``...
@@ -84,6 +88,11 @@ _HREF_STRIP = " \t\n\r\f\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0e\x0f" \
 _HREF_BAD = re.compile(r"[\x00-\x20\x7f\"<>`]|%(?![0-9A-Fa-f]{2})")
 _SPACES = re.compile(r"\s+")
 _LINK_ATTR = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
+# page requisites (what a browser loads to show the page, wget -p): offered with requisites=True
+_REQUISITE_ATTR = {"img": "src", "script": "src", "embed": "src", "source": "src", "input": "src",
+                   "video": "poster", "audio": "src"}
+_REQUISITE_RELS = frozenset({"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "modulepreload",
+                             "manifest"})
 # tags that end an autoindex row (its date and size come before them)
 _ROW_END = frozenset({"tr", "table", "pre", "hr", "li", "ul", "br", "body", "html", "div", "p"})
 
@@ -175,6 +184,16 @@ class _Parser(HTMLParser):
         if tag == "title" and o.autoindex is None:
             self.in_title = True
             return
+        if o.requisites:
+            req = _REQUISITE_ATTR.get(tag)
+            values_r = dict(attrs)
+            if tag == "link" and _REQUISITE_RELS & set((values_r.get("rel") or "").lower().split()):
+                req = "href"
+            if req is not None and (tag != "input" or (values_r.get("type") or "").lower() == "image"):
+                ref = values_r.get(req)
+                if ref:
+                    o.requisite(ref, tag)
+                return
         attr = _LINK_ATTR.get(tag)
         if attr is not None:
             values = dict(attrs)
@@ -225,8 +244,9 @@ class PageLinks:
     """
 
     def __init__(self, url: str | URL, *, charset: str | None = None, max_bytes: int | None = MAX_PAGE_BYTES,
-                 max_entries: int = 1_000_000, max_pending: int = MAX_PENDING) -> None:
+                 max_entries: int = 1_000_000, max_pending: int = MAX_PENDING, requisites: bool = False) -> None:
         self.page = parse(url) if isinstance(url, str) else url
+        self.requisites = requisites  # also <img src>, <script src>, <link rel=stylesheet|icon href>...
         self.page_text = str(self.page)
         self.base: URL = self.page
         self.base_text = self.page_text
@@ -389,7 +409,14 @@ class PageLinks:
 
     # -- entries -------------------------------------------------------------------
 
-    def _emit(self, href: str, html_rel: str | None, text: str, trailer: str) -> None:
+    def requisite(self, href: str, tag: str) -> None:
+        """A page requisite (an image, a stylesheet, a script): an entry of kind "page" with
+        ``meta["requisite"]`` the tag, never part of an autoindex listing."""
+        if self.autoindex:
+            return  # a listing's icons are not its entries
+        self._emit(href, None, "", "", requisite=tag)
+
+    def _emit(self, href: str, html_rel: str | None, text: str, trailer: str, requisite: str | None = None) -> None:
         http = self.base.scheme in ("http", "https")
         ref = clean_href(href, http)
         if self.autoindex and ref.startswith("?"):
@@ -413,9 +440,11 @@ class PageLinks:
         meta: dict[str, Any] = {}
         if html_rel:
             meta["html_rel"] = html_rel
+        if requisite is not None:
+            meta["requisite"] = requisite
         size: int | None = None
         modified: datetime | None = None
-        if self.autoindex:
+        if self.autoindex and requisite is None:
             kind = "directory" if ref.split("?", 1)[0].split("#", 1)[0].endswith("/") else "file"
             modified, end = _parse_date(trailer)
             if modified is not None:

@@ -41,6 +41,7 @@ from ..errors import (
 )
 from ..response import Body, translate_errors
 from ..urls import URL
+from .output import SymlinkRefused, is_special, open_output, open_unnamed
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -163,20 +164,23 @@ def name_for_url(url: URL | str) -> str:
     return safe_name(raw, "index")
 
 
-def _is_special(dest: str) -> bool:
-    """True when *dest* exists and is neither a regular file nor a directory."""
+def refuse_symlink(dest: str, u: URL | str) -> None:
+    """Raise :class:`WouldOverwrite` when *dest*, a name anyurl chose, is a symlink: it is never
+    written through (to a FIFO, a device or a file outside the directory) nor counted unchanged."""
     try:
-        mode = os.stat(dest).st_mode
+        st = os.lstat(dest)
     except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise WouldOverwrite(f"{dest} is a symlink; it was left as it is and never written through "
+                             "(--force replaces the link itself)", url=u)
 
 
 async def _download_special(client: Client, u: URL, dest: str, progress: Progress | None,
                             max_size: int | None, on_open: Callable[[Body], None] | None,
                             options: dict[str, Any]) -> None:
     try:
-        fd = os.open(dest, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = open_output(dest, create=False, follow=True)  # a device the user named
     except OSError as exc:
         raise TransferError(f"cannot write {dest}: {exc.strerror or exc}", url=u) from exc
     try:
@@ -233,9 +237,6 @@ def part_path(dest: str | os.PathLike[str]) -> Path:
     the same on every call (so ``resume`` finds it again).
     """
     return Path(_part_name(os.fspath(dest)))
-
-
-_PART_FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 async def download(
@@ -317,10 +318,16 @@ class DirNames:
 
 async def _download(client: Client, u: URL, target: str, resume: bool, progress: Progress | None,
                     max_size: int | None, on_open: Callable[[Body], None] | None, overwrite: bool,
-                    options: dict[str, Any], new: bool = False) -> None:
+                    options: dict[str, Any], new: bool = False, *, follow: bool = True,
+                    below: str | None = None) -> None:
     """:func:`download` on a parsed URL and a str path (what the CLI's workers call);
-    *new*: the caller knows neither *target* nor its part file existed (:class:`DirNames`)."""
-    if not new and _is_special(target):
+    *new*: the caller knows neither *target* nor its part file existed (:class:`DirNames`).
+    *follow*: the user named *target* (it may be a symlink or a device); false for names
+    anyurl chose (``get -d``/``-O``, mirror), which are never written through a symlink.
+    *below*: the directory the user named above *target* (see :func:`open_output`)."""
+    if not new and not follow and not overwrite:
+        refuse_symlink(target, u)
+    if not new and is_special(target, follow=follow):
         # /dev/null, a FIFO, a terminal: renaming onto it would replace the device
         # node itself, so stream straight into it (no atomicity to keep there)
         await _download_special(client, u, target, progress, max_size, on_open, options)
@@ -354,7 +361,10 @@ async def _download(client: Client, u: URL, target: str, resume: bool, progress:
     try:
         try:
             # without resume, O_TRUNC leaves an empty file at offset 0: _transfer need not check
-            fd = os.open(part, _PART_FLAGS if resume else _PART_FLAGS | os.O_TRUNC, 0o666)
+            fd = open_output(part, truncate=not resume, below=below)
+        except SymlinkRefused as exc:
+            done = True  # the link is not ours to remove
+            raise WouldOverwrite(f"cannot write {part}: {exc.strerror}", url=u) from exc
         except OSError as exc:
             raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=u) from exc
         await _transfer(client, u, fd, offset, progress, max_size, on_open, options, fresh=not resume)
@@ -389,7 +399,6 @@ async def _download(client: Client, u: URL, target: str, resume: bool, progress:
 # place through /proc/self/fd: one directory entry per file instead of three (part file
 # created, linked, unlinked), and a failure leaves nothing to remove. Off after the first
 # failure to link that way (no /proc); file systems without O_TMPFILE fail the open.
-_TMPFILE_FLAGS = getattr(os, "O_TMPFILE", 0) | os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
 _use_tmpfile = bool(getattr(os, "O_TMPFILE", 0)) and os.path.isdir("/proc/self/fd")
 _proc_fd = -1  # this process's /proc/self/fd, opened on first use
 
@@ -423,7 +432,7 @@ def _anonymous(target: str) -> int:
         return -1
     head, sep, _ = target.rpartition("/")  # (os.path.dirname's answer for open, without its calls)
     try:
-        return os.open(head or sep or ".", _TMPFILE_FLAGS, 0o666)
+        return open_unnamed(head or sep or ".")
     except OSError:  # no O_TMPFILE here, no such directory...: the part file path says why
         return -1
 
@@ -455,7 +464,7 @@ def _place_fd(fd: int, dest: str, overwrite: bool, u: URL) -> None:
         # and use part files from now on
         _use_tmpfile = False
         part = _part_name(dest)
-        out = os.open(part, _PART_FLAGS | os.O_TRUNC, 0o666)
+        out = open_output(part, truncate=True)
         try:
             _copy_fd(fd, out)
         finally:

@@ -33,11 +33,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AnyURLError, TransferError, TruncatedTransfer
+from ..errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer
 from ..protocols.ftp import directory_text
 from ..response import Entry, translate_errors
 from ..urls import FTPURL, HTTPURL, URL, parse, percent_decode
-from .download import PART_SUFFIX, WouldOverwrite, _fit, download, name_for_url, part_path, same_content
+from .download import (
+    PART_SUFFIX,
+    WouldOverwrite,
+    _download,
+    _fit,
+    name_for_url,
+    part_path,
+    refuse_symlink,
+    same_content,
+)
+from .output import SymlinkRefused, open_output
 from .walk import _SKIP_KINDS, Found, _child_key, _listed_dir, walk
 
 if TYPE_CHECKING:
@@ -107,6 +117,11 @@ class MirrorResult:
     directories: int = 0
     bytes: int = 0          # bytes written
     aliases: int = 0        # symlinked directories not walked twice
+    links: int = 0          # server symlinks kept as local symlinks (symlinks="keep")
+    # server symlinks that lead nowhere (reported, not errors), and with symlinks="keep" the
+    # links not made, with why (a target outside DIR, an absolute one, one not known)
+    dangling: list[str] = field(default_factory=list)
+    refused_links: list[tuple[str, str]] = field(default_factory=list)
     errors: list[tuple[str, AnyURLError]] = field(default_factory=list)  # in tree order at the end
     renamed: list[tuple[str, Path]] = field(default_factory=list)
     seconds: float = 0.0
@@ -167,9 +182,6 @@ def _own_dir(path: str) -> None:
                                      path) from None
 
 
-_PART_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
 def _part_for(path: str) -> str:
     """The part file next to *path*: download's name, without asking the file system
     for its name limit unless the name is long."""
@@ -211,8 +223,9 @@ class _Mirror:
 
     def __init__(self, client: Client, dest: str | os.PathLike[str], *, parallel: int, resume: bool, newer: bool,
                  force: bool, include: Sequence[str], exclude: Sequence[str],
-                 progress: Callable[[MirrorResult], None] | None) -> None:
+                 progress: Callable[[MirrorResult], None] | None, symlinks: str = "copy") -> None:
         self.client = client
+        self.keep_links = symlinks == "keep"
         self.dest = os.fspath(dest)
         self.parallel = max(1, parallel)
         self.resume = resume
@@ -365,10 +378,73 @@ class _Mirror:
         self.dirs[found.path] = path
         self.result.directories += 1
         self.reserve(found, path)
+        self.links(found, path)
+
+    def links(self, found: Found, path: str) -> None:
+        """symlinks="keep": the listed directory's server symlinks as local symlinks."""
+        if not self.keep_links or not found.entries:
+            return
+        for entry in found.entries:
+            if entry.kind == "symlink" and entry.url and entry.rel is None:
+                self.link(entry, path, (*found.path, entry.name))
+
+    def link(self, entry: Entry, folder: str, tree_path: tuple[str, ...]) -> None:
+        """Make the local symlink of *entry* in *folder* when its target stays in DIR.
+
+        Sound without resolving anything: the link's folder is a real directory (made by
+        the mirror, never a symlink), ".." may only lead the target (applied to that real
+        chain, so counted as written), and it may not climb above DIR; what follows only
+        descends, and every symlink it meets was made by this same rule."""
+        url = entry.url or ""
+        target = entry.meta.get("target")
+        if not isinstance(target, str) or not target:
+            self.result.refused_links.append((url, "its target is not in the listing"))
+            return
+        parts = target.split("/")
+        ups = 0
+        while ups < len(parts) and parts[ups] == "..":
+            ups += 1
+        rest = [p for p in parts[ups:] if p not in ("", ".")]
+        if target.startswith("/") or ".." in rest or "\0" in target:
+            self.result.refused_links.append((url, f"its target {target!r} may lead outside the mirror"))
+            return
+        depth = 0 if folder == self.dest else len(os.path.relpath(folder, self.dest).split(os.sep))
+        if ups > depth:
+            self.result.refused_links.append((url, f"its target {target!r} leads outside the mirror"))
+            return
+        local = os.path.join(folder, local_name(entry.name or name_for_url(url)))
+        text = "/".join([".."] * ups + [local_name(p) for p in rest]) or "."
+        try:
+            os.symlink(text, local)
+        except FileExistsError:
+            try:
+                same = os.readlink(local) == text
+            except OSError:
+                same = False
+            if same:
+                self.result.unchanged += 1
+            else:
+                self.fail_url(url, tree_path, WouldOverwrite(
+                    f"{local} exists and is not this symlink ({text}); left as it is", url=url))
+            return
+        except OSError as exc:
+            self.fail_url(url, tree_path, TransferError(f"cannot create symlink {local}: {exc.strerror or exc}",
+                                                        url=url))
+            return
+        self.result.links += 1
+
+    def fail_url(self, url: str, tree_path: tuple[str, ...], exc: AnyURLError) -> None:
+        self.result.errors.append((url, exc))
+        self.error_paths.append(tree_path)
 
     async def file(self, found: Found, path: str) -> None:
         try:
             await self._file(found, path)
+        except ResourceNotFound as exc:
+            if found.entry is not None and found.entry.kind == "symlink":
+                self.result.dangling.append(found.url)  # a server symlink that leads nowhere: reported
+            else:
+                self.fail(found, exc)
         except Exception as exc:
             self.fail(found, exc)
         finally:
@@ -400,7 +476,19 @@ class _Mirror:
             overwrite = True  # the remote file is newer or of another size
         if self.resume:  # part files kept and continued: download() knows how
             before = _lstat(path)
-            await download(self.client, u, path, resume=True, overwrite=overwrite)
+            if before is not None and entry is not None and entry.kind == "symlink":
+                # a listing gives a link's own size, not its target's: ask (vsftpd's SIZE follows it)
+                size = None
+                with contextlib.suppress(AnyURLError):
+                    size = (await self.client.stat(u)).size
+            if (before is not None and not overwrite and stat.S_ISREG(before.st_mode) and size is not None
+                    and _up_to_date(before, size, modified)):
+                # complete from an earlier (interrupted) run: the remote size, not older than the
+                # remote date (the date a mirror gives each file it writes); nothing to send
+                self.result.unchanged += 1
+                return
+            await _download(self.client, self.client.parse(u), path, True, None, None, None, overwrite, {},
+                            follow=False, below=self.dest)
             after = _lstat(path)
             if before is not None and not overwrite and after is not None and \
                     after.st_mtime_ns == before.st_mtime_ns:
@@ -422,8 +510,12 @@ class _Mirror:
         them already. A failed transfer leaves nothing behind. Plain ``os`` calls:
         open, write, futimens, close, link, unlink per file (no stat)."""
         part = _part_for(path)
+        if not overwrite:
+            refuse_symlink(path, u)
         try:
-            fd = os.open(part, _PART_FLAGS, 0o666)
+            fd = open_output(part, truncate=True, below=self.dest)
+        except SymlinkRefused as exc:
+            raise WouldOverwrite(f"cannot write {part}: {exc.strerror}", url=u) from exc
         except OSError as exc:
             raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=u) from exc
         placed = False
@@ -477,7 +569,7 @@ class _Mirror:
         workers = [asyncio.create_task(worker()) for _ in range(self.parallel)]
         try:
             async for found in walk(self.client, url, **walk_options):
-                if found.same_as is not None:
+                if found.same_as is not None and found.directory:
                     self.result.aliases += 1
                     continue
                 if found.error is not None:
@@ -487,6 +579,7 @@ class _Mirror:
                     if found.directory:
                         self.dirs[()] = self.dest
                         self.reserve(found, self.dest)
+                        self.links(found, self.dest)
                         continue
                     self.dirs[()] = self.dest  # a single file: DIR/<its name>
                 placed = self.place(found)
@@ -512,6 +605,7 @@ class _Mirror:
                 with contextlib.suppress(BaseException):
                     await t
             self.errors_in_tree_order()
+            self.result.dangling.sort()
             self.result.seconds = time.monotonic() - start
         return self.result
 
@@ -533,7 +627,8 @@ def _below(origin: tuple[str, str | None, int | None], base: str) -> Callable[[E
             return True  # walk reports it
         if not isinstance(u, HTTPURL) or (u.scheme, u.host, u.port) != origin:
             return True  # walk's own scope rules (same host, scheme)
-        return u.path.startswith(base)
+        # a page's image or stylesheet is fetched wherever on the host it lives (wget -p)
+        return u.path.startswith(base) or "requisite" in entry.meta
 
     return follow
 
@@ -541,7 +636,7 @@ def _below(origin: tuple[str, str | None, int | None], base: str) -> Callable[[E
 async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *, parallel: int = 8,
                  resume: bool = False, newer: bool = False, force: bool = False,
                  max_depth: int | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
-                 progress: Callable[[MirrorResult], None] | None = None,
+                 progress: Callable[[MirrorResult], None] | None = None, symlinks: str = "copy",
                  **walk_options: Any) -> MirrorResult:
     """Reproduce the tree at *url* under *dest* (see the module docstring).
 
@@ -555,20 +650,32 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     collected in ``result.errors``; the mirror goes on. At the end they are in
     tree order (by the entries' paths, names compared one by one), not in the
     order they happened, so the first error does not depend on timing.
+
+    *symlinks*: "copy" (the default) copies what a server symlink leads to; "keep" makes it
+    a local symlink with the same (relative) target, as lftp does, when that target stays
+    inside *dest*; others are listed in ``result.refused_links`` and never made. A server
+    symlink that leads nowhere is listed in ``result.dangling``, not an error.
     """
+    if symlinks not in ("copy", "keep"):
+        raise ValueError(f"symlinks must be 'copy' or 'keep', not {symlinks!r}")
     target = Path(dest)
     try:
         _make_dir(target)
     except OSError as exc:
         raise TransferError(f"cannot create directory {target}: {exc.strerror or exc}", url=url) from exc
     job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
-                  include=include, exclude=exclude, progress=progress)
+                  include=include, exclude=exclude, progress=progress, symlinks=symlinks)
     walk_options.setdefault("per_host", 2)
     start = parse(url) if isinstance(url, str) else url
     if isinstance(start, HTTPURL):  # the directory of "a/b/" and of "a/b/page.html" is "a/b/"
         job.web = (start.scheme, start.host, start.port), start.path[: start.path.rfind("/") + 1]
+        walk_options.setdefault("requisites", True)  # a web site's pages with their images, styles, scripts
         below, theirs = _below(*job.web), walk_options.get("follow")
         walk_options["follow"] = below if theirs is None else (lambda e: below(e) and theirs(e))
+    if symlinks == "keep":  # made from the listings (see _Mirror.links), never walked into
+        theirs_keep = walk_options.get("follow")
+        walk_options["follow"] = (lambda e: e.kind != "symlink") if theirs_keep is None else (
+            lambda e: e.kind != "symlink" and theirs_keep(e))
     # levels of directories below url -> depth of the entries walked
     depth = None if max_depth is None else max_depth + 1
     return await job.run(url, {"max_depth": depth, **walk_options})

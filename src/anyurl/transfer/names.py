@@ -7,7 +7,7 @@ from ..errors import URLSyntaxError
 from ..response import Entry
 from ..urls import URL, leaf_name, parse, safe_name, tree_place
 
-__all__ = ["entry_file_name", "file_name", "is_parent_link", "parse_or_value_error", "segments"]
+__all__ = ["entry_file_name", "file_name", "fit_name", "is_parent_link", "parse_or_value_error", "segments"]
 
 
 def parse_or_value_error(url: str) -> URL:
@@ -44,3 +44,12 @@ def entry_file_name(entry: Entry) -> str:
 
 
 _safe = safe_name
+
+
+def fit_name(name: str, suffix: str = "", limit: int = 255) -> str:
+    """*name* shortened (a short extension kept, whole characters only) so that it and
+    *suffix* fit in *limit* bytes: the rule mirror's local names follow, for the names an
+    adapter makes from remote ones ("name~2", part files)."""
+    from .download import _fit
+
+    return _fit(name, limit - len(suffix.encode("utf-8", "surrogateescape"))) + suffix

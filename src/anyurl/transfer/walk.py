@@ -97,7 +97,11 @@ class Found:
     ``depth`` ``len(path)``. ``directory`` is True when it is directory-like
     (it was, or would be below ``max_depth``, listed). ``error`` is set when
     listing it failed (the walk goes on). ``same_as`` names the directory an
-    alias (a symlinked directory) stands for when that one is walked instead.
+    alias (a symlinked directory) stands for when that one is walked instead;
+    for a file, the resource it is one with: a symlink to a file found already
+    (by its ``Entry.key``, the link's target), or a file a symlink found before
+    it led to. Such a file is yielded once more under its own name, marked, so a
+    crawler fetches it once and a mirror still has both names.
     ``entries`` is a listed directory's listing, in the listing's order (a
     mirror names its children by it, whichever of them is found first).
     """
@@ -242,8 +246,9 @@ def _as_directory(u: URL) -> URL:
 class _Walker:
     def __init__(self, client: Source, start: URL, *, max_depth: int | None,
                  follow: Callable[[Entry], bool] | None, same_host: bool, cross_scheme: bool,
-                 per_host: int, delay: float, robots: bool, max_items: int) -> None:
+                 per_host: int, delay: float, robots: bool, max_items: int, requisites: bool = False) -> None:
         self.client = client
+        self.requisites = requisites
         self.start = start
         self.max_depth = max_depth
         self.follow = follow
@@ -256,6 +261,7 @@ class _Walker:
         self.seen: set[str] = set()
         self.dir_keys: set[str] = set()  # keys (and symlink targets) known to be directories
         self.walked_aliases: set[str] = set()  # symlink targets walked under a link's name
+        self.linked_files: dict[str, str] = {}  # a file symlink's target (not met yet) -> the link's URL
         self.queues: dict[str, list[_Job]] = {}
         self.workers: dict[str, int] = {}
         self.next_start: dict[str, float] = {}
@@ -319,14 +325,15 @@ class _Walker:
         try:
             async with self.client.open(target) as body:
                 # a listing's entries, or an HTML page's links (streamed, bounded by the Limits)
-                stream = body_entries(body, self.client.limits)
+                stream = body_entries(body, self.client.limits, requisites=self.requisites)
                 entries = None if stream is None else [e async for e in stream]
                 # an ordinary web page is a file whose links are followed; an autoindex page a directory
                 page = body.entries is None and entries is not None and all(e.kind == "page" for e in entries)
         except AnyURLError as exc:
             if job.probe:  # a link that is no directory: a file (or a dangling link)
                 await self.emit(Found(job.url, job.entry, job.depth, job.path, False, job.parent,
-                                      error=None if target is not u else exc))
+                                      error=None if target is not u else exc,
+                                      same_as=self.file_alias(job) if target is not u else None))
                 return
             await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent, error=exc))
             return
@@ -335,7 +342,8 @@ class _Walker:
                                   error=translate_errors(exc, u)))
             return
         if entries is None or (page and not entries):
-            await self.emit(Found(job.url, job.entry, job.depth, job.path, False, job.parent))
+            await self.emit(Found(job.url, job.entry, job.depth, job.path, False, job.parent,
+                                  same_as=self.file_alias(job)))
             return
         if job.alias is not None:  # a symlink that is a directory: walk its target once
             if job.alias in self.dir_keys:
@@ -363,6 +371,16 @@ class _Walker:
         prefix = _child_prefix(target)
         for entry in entries:
             await self.consider(entry, job, target, ancestors, prints, prefix)
+
+    def file_alias(self, job: _Job) -> str | None:
+        """For a symlink that turned out to be a file: the URL of its target when that was met
+        already (one resource, two names), else None (and the target, met later, is marked)."""
+        if job.alias is None or job.alias in self.dir_keys:
+            return None
+        if job.alias in self.seen:
+            return job.alias
+        self.linked_files.setdefault(job.alias, job.url)
+        return None
 
     async def consider(self, entry: Entry, job: _Job, listed: URL, ancestors: tuple[str, ...],
                        prints: tuple[int, ...], prefix: str | None = None) -> None:
@@ -416,8 +434,10 @@ class _Walker:
             self.enqueue(_Job(depth, next(self.seq), url, entry, path, job.url, probe,
                               job.via_link or entry.kind in _PROBE_KINDS, ancestors, prints, alias))
             return
-        # a file, or a directory at max_depth: yielded, not opened
-        await self.emit(Found(url, entry, depth, path, walkable, job.url))
+        # a file, or a directory at max_depth: yielded, not opened; a file a symlink met
+        # before it led to is the same resource (same_as: the link)
+        await self.emit(Found(url, entry, depth, path, walkable, job.url,
+                              same_as=None if walkable or not self.linked_files else self.linked_files.get(key)))
 
     async def emit(self, found: Found) -> None:
         await self.out.put(found)
@@ -535,17 +555,19 @@ class _Walker:
 async def walk(client: Source, url: str | URL, *, max_depth: int | None = None,
                follow: Callable[[Entry], bool] | None = None, same_host: bool = True,
                cross_scheme: bool = False, per_host: int = 2, delay: float = 0.0,
-               robots: bool = True, max_items: int = 1_000_000) -> AsyncIterator[Found]:
+               robots: bool = True, max_items: int = 1_000_000, requisites: bool = False) -> AsyncIterator[Found]:
     """Every resource reachable from *url*, breadth-first (see the module docstring).
 
     *max_depth* 0 yields only the start; 1 also its entries (directories among
     them are yielded, not listed); None: no limit.
     *follow* filters the entries visited; *per_host* and *delay* (seconds
-    between listings of one host) set the politeness.
+    between listings of one host) set the politeness. *requisites*: an HTML page's
+    images, stylesheets and scripts are entries too (``meta["requisite"]``), not
+    only its ``<a>/<area>/<frame>/<iframe>`` links (wget -p).
     """
     start = client.parse(url)
     walker = _Walker(client, start, max_depth=max_depth, follow=follow, same_host=same_host,
                      cross_scheme=cross_scheme, per_host=per_host, delay=delay, robots=robots,
-                     max_items=max_items)
+                     max_items=max_items, requisites=requisites)
     async for found in walker.run():
         yield found
