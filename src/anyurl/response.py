@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import io
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -369,14 +370,16 @@ class Body:
                 except Exception as exc:  # the boundary: nothing foreign escapes
                     raise translate_errors(exc, self.url) from exc
                 return data
-        parts: list[bytes] = []
+        # BytesIO grows one buffer in place and getvalue() hands it over without a copy:
+        # the body costs its size once (a list of chunks and a join held it twice)
+        gathered = io.BytesIO()
         total = 0
         async for chunk in self:
             total += len(chunk)
             if max_size is not None and total > max_size:
                 raise TransferError(f"resource larger than max_size={max_size} bytes", url=self.url)
-            parts.append(chunk)
-        return b"".join(parts)
+            gathered.write(chunk)
+        return gathered.getvalue()
 
     async def aclose(self) -> None:
         """Release the connection (returning it to its pool when the handler allows)."""

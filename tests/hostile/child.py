@@ -91,17 +91,24 @@ def run_child(args: list[str], *, deadline: float, as_limit: int = DEFAULT_AS_LI
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd)
             killed = False
             peak_kb = 0
-            while True:
-                peak_kb = max(peak_kb, _vm_hwm_kb(proc.pid))  # before reaping: /proc/PID still there
-                pid, status = os.waitpid(proc.pid, os.WNOHANG)
-                if pid:
-                    break
-                if time.monotonic() - start > deadline:
-                    killed = True
-                    proc.send_signal(signal.SIGKILL)
-                    _pid, status = os.waitpid(proc.pid, 0)
-                    break
-                time.sleep(0.02)
+            status = None
+            try:
+                while True:
+                    peak_kb = max(peak_kb, _vm_hwm_kb(proc.pid))  # before reaping: /proc/PID still there
+                    pid, waited = os.waitpid(proc.pid, os.WNOHANG)
+                    if pid:
+                        status = waited
+                        break
+                    if time.monotonic() - start > deadline:
+                        killed = True
+                        proc.send_signal(signal.SIGKILL)
+                        _pid, status = os.waitpid(proc.pid, 0)
+                        break
+                    time.sleep(0.02)
+            finally:
+                if status is None:  # an error in the loop: the child is still ours to reap
+                    proc.kill()
+                    proc.wait()
             elapsed = time.monotonic() - start
             proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
             try:

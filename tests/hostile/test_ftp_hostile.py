@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.procs import spawn
 
 from anyurl import Client, Limits, OverlongTransfer, ProtocolError, Retry, TemporaryFailure, Timeouts
 
@@ -33,17 +34,13 @@ class Hostile:
 @pytest.fixture
 def hostile(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Hostile]:
     log = tmp_path / "hostile.log"
-    proc = subprocess.Popen([sys.executable, str(HERE / "ftp_hostile.py"), "--scenario", request.param,
-                             "--log", str(log)], stdout=subprocess.PIPE)
-    try:
+    with spawn([sys.executable, str(HERE / "ftp_hostile.py"), "--scenario", request.param,
+                "--log", str(log)], stdout=subprocess.PIPE) as proc:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
         yield Hostile(port, log)
-    finally:
-        proc.terminate()
+        proc.terminate()  # a clean stop first; spawn kills what is left and reaps it
         proc.wait(10)
-        if proc.stdout is not None:
-            proc.stdout.close()
 
 
 def client(**kwargs: object) -> Client:

@@ -19,6 +19,7 @@ import time
 
 from tests.hostile.base import ThreadServer
 from tests.hostile.gopher_hostile import Reply, hostile_gopher
+from tests.procs import spawn
 
 # OSC retitles the window, CSI 2J clears the screen, a lone CR and backspaces hide what came
 # before, U+009B is the one-character CSI, DEL, BEL
@@ -40,25 +41,24 @@ def on_terminal(*args: str) -> tuple[int, bytes]:
     attrs = termios.tcgetattr(slave)
     attrs[1] &= ~termios.OPOST  # the terminal gets the bytes as written (no LF -> CRLF)
     termios.tcsetattr(slave, termios.TCSANOW, attrs)
-    proc = subprocess.Popen([sys.executable, "-m", "anyurl", *args], stdin=slave,
-                            stdout=slave, stderr=slave, env=ENV)
-    os.close(slave)
-    shown = b""
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        ready, _, _ = select.select([master], [], [], 0.5)
-        if ready:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: every writer closed
+    with spawn([sys.executable, "-m", "anyurl", *args], stdin=slave, stdout=slave, stderr=slave, env=ENV) as proc:
+        os.close(slave)
+        shown = b""
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # EIO: every writer closed
+                    break
+                if not data:
+                    break
+                shown += data
+            elif proc.poll() is not None:
                 break
-            if not data:
-                break
-            shown += data
-        elif proc.poll() is not None:
-            break
-    os.close(master)
-    return proc.wait(10), shown
+        os.close(master)
+        return proc.wait(10), shown
 
 
 def assert_safe(shown: bytes) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import nginx as nginx_module
+from tests.procs import spawn
 
 from anyurl.errors import (
     AccessDenied,
@@ -329,14 +330,15 @@ def _unnamed_size(pid: int, directory: Path) -> int | None:
 
 def _interrupt_while_stalled(args: list[str], part: Path,
                              sig: int = signal.SIGINT) -> subprocess.CompletedProcess[bytes]:
-    proc = subprocess.Popen([ANYURL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
-    deadline = time.monotonic() + 20
-    while not (part.exists() and part.stat().st_size == 2000) and _unnamed_size(proc.pid, part.parent) != 2000:
-        assert time.monotonic() < deadline, "the download never started"
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.02)
-    proc.send_signal(sig)
-    out, err = proc.communicate(timeout=20)
+    with spawn([ANYURL, *args], default_signals=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+               env=ENV) as proc:
+        deadline = time.monotonic() + 20
+        while not (part.exists() and part.stat().st_size == 2000) and _unnamed_size(proc.pid, part.parent) != 2000:
+            assert time.monotonic() < deadline, "the download never started"
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=20)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
@@ -556,19 +558,19 @@ def test_ftp_password_without_terminal_is_access_denied(vsftpd: Endpoint, tmp_pa
 def converse(command: str, exchange: list[tuple[bytes, bytes]]) -> tuple[int, bytes]:
     """Run *command* on a pseudo-terminal (script(1)); for each (prompt, answer) wait for the
     prompt, then type the answer. Returns the exit code and everything the terminal showed."""
-    proc = subprocess.Popen(["script", "-qec", command, "/dev/null"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**ENV, "TERM": "xterm"})
-    assert proc.stdout is not None and proc.stdin is not None
-    seen = b""
-    for prompt, answer in exchange:
-        while prompt not in seen:
-            more = proc.stdout.read1(4096)
-            assert more, f"no {prompt!r} in {seen!r}"
-            seen += more
-        seen = seen.replace(prompt, b"<" + prompt + b">", 1)  # the next prompt may repeat this text
-        proc.stdin.write(answer + b"\n")
-        proc.stdin.flush()
-    rest, _ = proc.communicate(timeout=30)
+    with spawn(["script", "-qec", command, "/dev/null"], stdin=subprocess.PIPE,
+               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**ENV, "TERM": "xterm"}) as proc:
+        assert proc.stdout is not None and proc.stdin is not None
+        seen = b""
+        for prompt, answer in exchange:
+            while prompt not in seen:
+                more = proc.stdout.read1(4096)
+                assert more, f"no {prompt!r} in {seen!r}"
+                seen += more
+            seen = seen.replace(prompt, b"<" + prompt + b">", 1)  # the next prompt may repeat this text
+            proc.stdin.write(answer + b"\n")
+            proc.stdin.flush()
+        rest, _ = proc.communicate(timeout=30)
     return proc.returncode, seen + rest
 
 
@@ -590,13 +592,12 @@ def test_a_password_prompt_pauses_the_drawn_bars(bad_server: BadServer, vsftpd: 
 
     user, pw = vsftpd.info["user"], vsftpd.info["password"]
     urls = f"{bad_server.url('/slow/1000')} ftp://{user}@127.0.0.1:{vsftpd.port}/private.txt"
-    proc = subprocess.Popen(["script", "-qec", f"{ANYURL} get --parallel 1 -d {tmp_path} {urls}", "/dev/null"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env={**ENV, "TERM": "xterm"})
-    assert proc.stdout is not None and proc.stdin is not None
-    prompt = f"Password for {user}@127.0.0.1: ".encode()
-    seen = b""
-    try:
+    with spawn(["script", "-qec", f"{ANYURL} get --parallel 1 -d {tmp_path} {urls}", "/dev/null"],
+               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+               env={**ENV, "TERM": "xterm"}) as proc:
+        assert proc.stdout is not None and proc.stdin is not None
+        prompt = f"Password for {user}@127.0.0.1: ".encode()
+        seen = b""
         deadline = time.monotonic() + 30
         while prompt not in seen:
             ready = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]
@@ -610,10 +611,6 @@ def test_a_password_prompt_pauses_the_drawn_bars(bad_server: BadServer, vsftpd: 
         proc.stdin.write(pw.encode() + b"\n")
         proc.stdin.flush()
         rest, _ = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
     assert proc.returncode == 0, seen + rest
     assert b"all (2/2 files)" in rest and pw.encode() not in rest  # drawn again after the answer
     assert (tmp_path / "private.txt").read_bytes() == (Path(vsftpd.info["local_root"]) / "private.txt").read_bytes()

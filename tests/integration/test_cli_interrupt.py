@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.procs import spawn
 
 ANYURL = str(Path(sys.executable).parent / "anyurl")
 STEPS = [1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, 25, 30, 40, 55, 70, 90, 120, 160, 10_000]
@@ -46,14 +47,13 @@ def interrupted_at(url: str, lines_after_main: int) -> tuple[int | None, list[st
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1", "ANYURL_EARLY_CONNECT": "1"}
     for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
         env.pop(name, None)
-    proc = subprocess.Popen([ANYURL, "get", "--max-time", "30", "-o", os.devnull, url],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    assert proc.stderr is not None
-    fd = proc.stderr.fileno()
-    got = b""
-    seen = -1  # import lines since anyurl.__main__'s; -1 before it
-    deadline = time.monotonic() + 20
-    try:
+    with spawn([ANYURL, "get", "--max-time", "30", "-o", os.devnull, url], default_signals=True,
+               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env) as proc:
+        assert proc.stderr is not None
+        fd = proc.stderr.fileno()
+        got = b""
+        seen = -1  # import lines since anyurl.__main__'s; -1 before it
+        deadline = time.monotonic() + 20
         while seen < lines_after_main:
             left = deadline - time.monotonic()
             assert left > 0, got[-2000:]
@@ -73,10 +73,6 @@ def interrupted_at(url: str, lines_after_main: int) -> tuple[int | None, list[st
                     seen = 0
         proc.send_signal(signal.SIGINT)
         rest = proc.communicate(timeout=20)[1]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
     text = (got + rest).decode("utf-8", "replace")
     return proc.returncode, [ln for ln in text.splitlines() if not ln.startswith("import time:")]
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.procs import spawn
 
 import anyurl.transfer.download
 from anyurl.cli import commands as cli
@@ -94,9 +95,8 @@ def test_exit_code_is_the_first_failing_url_in_order_not_in_time(tmp_path: Path,
 def test_a_piped_url_list_is_read_as_it_arrives(tmp_path: Path) -> None:
     files = sources(tmp_path, 2)
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "anyurl", "get", "-d", str(out), "-i", "-"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    with spawn([sys.executable, "-m", "anyurl", "get", "-d", str(out), "-i", "-"],
+               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         assert proc.stdin is not None
         proc.stdin.write(files[0].as_uri().encode() + b"\n")
         proc.stdin.flush()
@@ -106,10 +106,6 @@ def test_a_piped_url_list_is_read_as_it_arrives(tmp_path: Path) -> None:
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         _, err = proc.communicate(b"# more\r\n" + files[1].as_uri().encode() + b"\r\n", timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
     assert proc.returncode == 0, err
     assert sorted(os.listdir(out)) == ["f0.txt", "f1.txt"]
     assert (out / "f1.txt").read_bytes() == files[1].read_bytes()

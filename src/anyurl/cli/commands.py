@@ -752,6 +752,7 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
 
 
 _LIST_CHUNK = 1 << 16
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which some editors write first
 
 
 def _urls_in(raw: bytes) -> list[str]:
@@ -778,13 +779,17 @@ class _Listed(str):
 class _URLList:
     """The URLs of ``get -i FILE`` ('-': standard input), read as they are needed.
 
-    A 100,000-line list is never held whole: a file is read 64 KiB at a time;
-    a pipe through the event loop (a slow writer never blocks the downloads
-    already running); a terminal or device at once (a terminal's prompts share stdin).
+    A 100,000-line list is never held whole: a file or device is read 64 KiB at
+    a time; a pipe through the event loop (a slow writer never blocks the
+    downloads already running); a terminal at once (its prompts share stdin).
+    A line longer than ``max_line`` bytes (``Limits.max_line``) ends the list
+    with an error quoting its first bytes only; a UTF-8 byte order mark at the
+    start is skipped.
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, max_line: int = 64 * 1024) -> None:
         self.source = source
+        self.max_line = max_line
         self.opened = source != "-"
         self._transport: asyncio.ReadTransport | None = None
         try:
@@ -800,6 +805,7 @@ class _URLList:
             raise TransferError(f"cannot read the URL list {source}: {os.strerror(errno.EISDIR)}")
         self.regular = stat.S_ISREG(mode)
         self.pipe = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+        self.terminal = not self.regular and not self.pipe and os.isatty(self.fd)
 
     def close(self) -> None:
         if self._transport is not None:  # it made the pipe non-blocking: give it back as it was
@@ -814,6 +820,12 @@ class _URLList:
     def _fail(self, exc: OSError) -> TransferError:
         return TransferError(f"cannot read the URL list {self.source}: {exc.strerror or exc}")
 
+    def _overlong(self, start: bytes) -> TransferError:
+        # the line's first bytes only: a 200 MB line is not echoed
+        where = "standard input" if self.source == "-" else self.source
+        return TransferError(f"URL list {where} line {self.lineno + 1} is longer than {self.max_line} bytes "
+                             f"(Limits.max_line); it starts {start[:60]!r}")
+
     def count_urls(self) -> int | None:
         """How many URLs a regular file holds (one more pass; for the overall progress bar)."""
         if not self.regular:
@@ -823,8 +835,12 @@ class _URLList:
         pos = 0
         try:
             while chunk := os.pread(self.fd, _LIST_CHUNK, pos):
+                if pos == 0:
+                    chunk = chunk.removeprefix(_BOM)
                 pos += len(chunk)
                 *lines, tail = (tail + chunk).split(b"\n")
+                if len(tail) > self.max_line:
+                    return None  # an overlong line: reading the list will report it
                 n += sum(len(_urls_in(line)) for line in lines)
         except OSError as exc:
             raise self._fail(exc) from exc
@@ -832,21 +848,25 @@ class _URLList:
 
     def _listed(self, line: bytes) -> list[str]:
         """The URLs of the list's next line, each knowing where it was (for its error message)."""
+        if len(line) > self.max_line:
+            raise self._overlong(line)
+        if self.lineno == 0:
+            line = line.removeprefix(_BOM)
         self.lineno += 1
         return [_Listed(url, self.lineno, self.source) for url in _urls_in(line)]
 
     async def __aiter__(self) -> AsyncIterator[str]:
         read: Callable[[], Awaitable[bytes]] | None = None
         self.lineno = 0
-        if not self.regular:
-            if self.pipe:  # a terminal or device is read at once (the loop cannot watch every kind)
-                read = await self._pipe_reader()
-            if read is None:
-                for line in self._read_all().split(b"\n"):
-                    for url in self._listed(line):
-                        yield url
-                return
+        if self.pipe:
+            read = await self._pipe_reader()
+        elif self.terminal:  # read at once: the prompts of the downloads share it
+            for line in self._read_all().split(b"\n"):
+                for url in self._listed(line):
+                    yield url
+            return
         pending: list[bytes] = []  # the start of a line not ended yet
+        held = 0  # its length
         while True:
             try:
                 chunk = os.read(self.fd, _LIST_CHUNK) if read is None else await read()
@@ -856,9 +876,13 @@ class _URLList:
                 break
             pending.append(chunk)
             if b"\n" not in chunk:
+                held += len(chunk)
+                if held > self.max_line:  # no end in sight (-i /dev/zero): not held, not echoed whole
+                    raise self._overlong(pending[0])
                 continue
             *lines, rest = b"".join(pending).split(b"\n")
             pending = [rest]
+            held = len(rest)
             for line in lines:
                 for url in self._listed(line):
                     yield url
@@ -867,9 +891,13 @@ class _URLList:
 
     def _read_all(self) -> bytes:
         parts = []
+        held = 0  # bytes since the last line end
         try:
             while chunk := os.read(self.fd, _LIST_CHUNK):
                 parts.append(chunk)
+                held = len(chunk) - 1 - chunk.rfind(b"\n") if b"\n" in chunk else held + len(chunk)
+                if held > self.max_line:
+                    raise self._overlong(b"".join(parts)[-held:][:60])
         except OSError as exc:
             raise self._fail(exc) from exc
         return b"".join(parts)
@@ -910,7 +938,7 @@ async def _url_texts(urls: Sequence[str], listing: _URLList | None) -> AsyncGene
 async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl get``: download URLs; returns the first failing URL's exit code."""
     source = getattr(args, "input_file", None)
-    listing = _URLList(source) if source else None  # a missing list fails before any download
+    listing = _URLList(source, client.limits.max_line) if source else None  # a missing list fails before any download
     texts = _url_texts(args.urls, listing)
     try:
         return await _get(args, client, rep, texts, listing)

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import io
 import itertools
 import logging
 import re
@@ -1173,18 +1174,18 @@ class _BodyChunks:
             pieces = buffered()
             if pieces is not None:  # all of it arrived already (a small body): no loop
                 return await self._whole(pieces, max_size)
-        parts: list[bytes] = []
+        gathered = io.BytesIO()  # grown in place, handed over without a copy: the body held once
         total = 0
         step = self.__anext__
         while True:
             try:
                 piece = await step()
             except StopAsyncIteration:
-                return b"".join(parts)
+                return gathered.getvalue()
             total += len(piece)
             if max_size is not None and total > max_size:
                 raise TransferError(f"resource larger than max_size={max_size} bytes", url=self._url)
-            parts.append(piece)
+            gathered.write(piece)
 
     async def _whole(self, pieces: list[bytes], max_size: int | None) -> bytes:
         """:meth:`read_all` of a body whose every piece is in *pieces*: the checks of

@@ -23,7 +23,11 @@ Rules, in the order they apply to each entry:
   identical to one of its ancestors' (names, kinds, sizes, dates) is taken for
   a loop and not walked;
 * robots.txt (http/https, parsed with protego) for the Client's User-Agent;
-  its Crawl-delay raises the host's minimum delay.
+  its Crawl-delay raises the host's minimum delay, up to ``CRAWL_DELAY_MAX``
+  seconds (a server cannot make a walk sleep for years). The robots.txt fetch
+  is bounded like any other: at most ``_ROBOTS_MAX`` bytes, and it must end
+  within ``Timeouts.read`` (the idle timeout, ``--timeout``; ``total`` when
+  shorter): a robots.txt trickled byte by byte counts as none.
 
 Politeness: each host has its own queue (ordered by depth) and at most
 ``per_host`` listings at once, started at least ``delay`` seconds apart, so
@@ -51,7 +55,7 @@ from ..links import body_entries
 from ..protocols.ftp import directory_text, entry_text
 from ..response import Body, Entry, Response, translate_errors
 from ..schemes import family
-from ..settings import Limits
+from ..settings import Limits, Timeouts
 from ..urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 
 __all__ = ["Found", "Source", "walk"]
@@ -64,6 +68,8 @@ class Source(Protocol):
     def limits(self) -> Limits: ...
     @property
     def user_agent(self) -> str: ...
+    @property
+    def timeouts(self) -> Timeouts: ...
 
     def parse(self, url: str | URL) -> URL: ...
 
@@ -79,6 +85,7 @@ _PROBE_KINDS = frozenset({"symlink", "page"})
 _SKIP_KINDS = frozenset({"info", "error", "session"})
 _PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
 _ROBOTS_MAX = 512 * 1024
+CRAWL_DELAY_MAX = 30.0  # seconds: the largest robots.txt Crawl-delay honoured
 
 
 @dataclass(frozen=True)
@@ -496,8 +503,14 @@ class _Walker:
         return rules is None or bool(rules.can_fetch(str(u), self.client.user_agent))
 
     async def fetch_robots(self, origin: str, host: str) -> Any:
+        t = self.client.timeouts
+        deadline = t.read if t.total is None else min(t.read, t.total)
         try:
-            resp = await self.client.fetch(origin + "/robots.txt", max_size=_ROBOTS_MAX)
+            async with asyncio.timeout(deadline):  # a small file: a trickle must not hold the walk
+                resp = await self.client.fetch(origin + "/robots.txt", max_size=_ROBOTS_MAX)
+        except TimeoutError:
+            log.warning("robots.txt of %s took longer than %g s: ignored", origin, deadline)
+            return None
         except AnyURLError:
             return None  # no robots.txt (or none readable): everything is allowed
         from protego import Protego
@@ -507,9 +520,10 @@ class _Walker:
         except Exception:  # a robots.txt protego cannot read: allow, as crawlers do
             return None
         with contextlib.suppress(Exception):
-            crawl_delay = rules.crawl_delay(self.client.user_agent)
-            if crawl_delay:
-                self.host_delay[host] = max(self.host_delay.get(host, 0.0), float(crawl_delay))
+            crawl_delay = float(rules.crawl_delay(self.client.user_agent) or 0.0)
+            if crawl_delay > 0:  # NaN fails this too
+                crawl_delay = min(crawl_delay, CRAWL_DELAY_MAX)
+                self.host_delay[host] = max(self.host_delay.get(host, 0.0), crawl_delay)
         return rules
 
     # -- the iterator -----------------------------------------------------------------
