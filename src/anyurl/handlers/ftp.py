@@ -228,7 +228,7 @@ class FTPHandler(Handler):
             reader, writer = await open_connection(url, host, port, timeout=req.connect_timeout, **kwargs)
         except ssl.SSLError as exc:
             raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
-        conn = Control(self, key, url, host, port, reader, writer, ctx, req)
+        conn = Control(self.context, self.pool.log, key, url, host, port, reader, writer, ctx, req)
         try:
             await conn.run(conn.session.login(plan, host, port, mode, pipeline=opts.pipeline))
         except BaseException:

@@ -21,10 +21,11 @@ from ..protocols.ftp import Reply
 from .ftp_data import SMALL, AnyReader, DataChannel, SocketReader, Writer
 
 if TYPE_CHECKING:
+    import logging
+
     from ..net.pool import Lease
     from ..urls import FTPURL, URL
-    from .base import Request
-    from .ftp import FTPHandler
+    from .base import Context, Request
 
 __all__ = ["Control", "PoolKey", "waited"]
 
@@ -45,10 +46,10 @@ def waited(req: Request, what: str) -> str:
 class Control:
     """One logged-in control connection (a :class:`~anyurl.net.pool.Connection`)."""
 
-    def __init__(self, handler: FTPHandler, key: PoolKey, url: FTPURL, host: str, port: int,
+    def __init__(self, context: Context, log: logging.Logger, key: PoolKey, url: FTPURL, host: str, port: int,
                  reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tls: ssl.SSLContext | None,
                  req: Request) -> None:
-        self.handler = handler
+        self.context = context  # the driver's: the password prompt
         self.key = key
         self.req = req  # the request using the connection now: its timeouts and limits apply
         self.lease: Lease[Control] | None = None
@@ -59,7 +60,7 @@ class Control:
         self.writer = writer
         self.tls = tls  # the context for data connections when PROT P is in force
         self.reused = False  # taken from the idle pool (it may have died while idle)
-        self.log = handler.pool.log
+        self.log = log
         self.chan: DataChannel | None = None  # the data connection being set up
         self.data: AnyReader | None = None  # a RETR's data connection, once open
         self.upload: tuple[bytes | None, str | BinaryIO | None, int | None] = (None, None, None)
@@ -157,7 +158,7 @@ class Control:
                 raise ConnectError(f"TLS handshake with {self.host}:{self.port} failed: {exc}",
                                    url=self.url) from exc
         elif type(event) is fs.AskPassword:
-            return await self.handler.context.ask_password(event.user, event.host)
+            return await self.context.ask_password(event.user, event.host)
         else:  # pragma: no cover - a new event without its handler
             raise AssertionError(f"unknown FTP session event {event!r}")
         return None

@@ -14,15 +14,38 @@ import errno
 import os
 import socket
 import ssl
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..errors import ConfigurationError, ConnectError, FetchTimeout, ProtocolError
 from ..net.bulk import BulkReader
 
 if TYPE_CHECKING:
-    from .ftp_control import Control
+    from ..urls import URL
+    from .base import Request
 
 __all__ = ["SMALL", "AnyReader", "DataChannel", "SocketReader", "Writer"]
+
+
+class ControlSide(Protocol):
+    """What a data connection needs of its control connection (anyurl.handlers.ftp_control.Control)."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def peer(self) -> str: ...
+    @property
+    def family(self) -> int: ...
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop: ...
+    @property
+    def req(self) -> Request: ...
+    @property
+    def tls(self) -> ssl.SSLContext | None: ...
+    @property
+    def writer(self) -> asyncio.StreamWriter: ...
+    @property
+    def url(self) -> URL: ...
+
 
 SMALL = 1 << 16  # at most this many bytes announced: read without a transport
 
@@ -116,7 +139,7 @@ class DataChannel:
     as vsftpd start the TLS handshake only once the command arrived. Active: we
     listen (:meth:`listen`), and accept in :meth:`connect`."""
 
-    def __init__(self, conn: Control, factory: Any) -> None:
+    def __init__(self, conn: ControlSide, factory: Any) -> None:
         self.conn = conn
         self.factory = factory
         self.listener: socket.socket | None = None

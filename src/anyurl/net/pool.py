@@ -39,8 +39,9 @@ logger = logging.getLogger("anyurl")
 class Connection(Protocol):
     """What the pool needs of a connection."""
 
-    #: connections with equal keys are interchangeable (same server, user, TLS mode...)
-    key: Hashable
+    @property
+    def key(self) -> Hashable:
+        """Connections with equal keys are interchangeable (same server, user, TLS mode...)."""
 
     def is_reusable(self) -> bool:
         """True when the connection is open and holds no unread or unfinished reply."""
