@@ -320,3 +320,66 @@ async def test_fetch_parses_a_page_only_when_its_links_are_asked_for(
     assert first.entries and len(calls) == 1  # parsed once
     assert "html_links" in second.meta and len(calls) == 2
     assert second.entries == first.entries and dict(second.meta) == dict(first.meta)
+
+
+def _big_page(root: Path, name: str, size: int) -> tuple[str, int]:
+    """An ordinary page of about *size* bytes, one link a KiB: (its path under the site, its links)."""
+    block = "<p><a href=\"f{0}.txt\">file {0}</a> " + "lorem ipsum dolor sit amet " * 36 + "</p>\n"
+    parts, n, total = ["<html><body>\n"], 0, 0
+    while total < size:
+        parts.append(block.format(n))
+        total += len(parts[-1])
+        n += 1
+    parts.append("</body></html>\n")
+    _seed(root / "big", {name: "".join(parts).encode()})
+    return f"big/{name}", n
+
+
+async def test_fetch_of_a_large_page_does_not_block_the_event_loop(site: tuple[str, Path]) -> None:
+    import asyncio
+
+    base, root = site
+    path, n = _big_page(root, "large.html", 32 * 1024 * 1024)
+    gaps: list[float] = []
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        last = time.monotonic()
+        while not stop.is_set():
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    tick = asyncio.create_task(ticker())
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    async with Client(timeouts=Timeouts(connect=5, read=30, total=300)) as client:
+        resp = await client.fetch(f"{base}/{path}")
+        entries = resp.entries
+    took = time.monotonic() - started
+    stop.set()
+    await tick
+    assert entries is not None and len(entries) == n and "html_links_error" not in resp.meta
+    assert entries[-1].name == f"f{n - 1}.txt"
+    # the parse (seconds for 32 MiB) ran in a worker thread: the loop kept ticking
+    print(f"fetch+entries {took:.2f} s, largest loop gap {max(gaps):.3f} s")
+    assert max(gaps) < 2.0, (max(gaps), took)
+
+
+async def test_fetch_parses_at_most_the_page_bound_for_links(
+        site: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    import anyurl.protocols.html as html_mod
+
+    base, root = site
+    path, n = _big_page(root, "bound.html", 200 * 1024)  # under the thread threshold: lazy parse
+    monkeypatch.setattr(html_mod, "MAX_PAGE_BYTES", 64 * 1024)  # Limits.max_size unset: the default bound
+    async with Client() as client:
+        resp = await client.fetch(f"{base}/{path}")
+        bounded = await client.fetch(f"{base}/{path}", limits=Limits(max_size=32 * 1024), max_size=1 << 20)
+    assert len(resp.content) > 200 * 1024  # the bytes are all there; only the parse stops
+    assert "65536 bytes" in resp.meta["html_links_error"]
+    assert resp.entries and 40 < len(resp.entries) < n // 2  # the links before the bound
+    assert resp.entries[0].name == "f0.txt"
+    assert "32768 bytes" in bounded.meta["html_links_error"] and bounded.entries
+    assert len(bounded.entries) < len(resp.entries)
