@@ -32,7 +32,8 @@ Rules, in the order they apply to each entry:
 Politeness: each host has its own queue (ordered by depth) and at most
 ``per_host`` listings at once, started at least ``delay`` seconds apart, so
 a slow host (a tarpit) only holds its own workers and never stalls the
-walk of the others. Memory is bounded by ``max_items``.
+walk of the others. Memory is bounded by ``max_items`` (resources met) and
+``max_pending`` (directories found and not yet listed: ~1 KB each).
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ class Found:
         return self.path[-1] if self.path else ""
 
 
-@dataclass(order=True)
+@dataclass(order=True, slots=True)  # slots: one per pending directory
 class _Job:
     depth: int
     seq: int
@@ -246,7 +247,8 @@ def _as_directory(u: URL) -> URL:
 class _Walker:
     def __init__(self, client: Source, start: URL, *, max_depth: int | None,
                  follow: Callable[[Entry], bool] | None, same_host: bool, cross_scheme: bool,
-                 per_host: int, delay: float, robots: bool, max_items: int, requisites: bool = False) -> None:
+                 per_host: int, delay: float, robots: bool, max_items: int, requisites: bool = False,
+                 max_pending: int = 100_000) -> None:
         self.client = client
         self.requisites = requisites
         self.start = start
@@ -258,6 +260,7 @@ class _Walker:
         self.delay = max(0.0, delay)
         self.robots = robots
         self.max_items = max_items
+        self.max_pending = max_pending
         self.seen: set[str] = set()
         self.dir_keys: set[str] = set()  # keys (and symlink targets) known to be directories
         self.walked_aliases: set[str] = set()  # symlink targets walked under a link's name
@@ -429,6 +432,9 @@ class _Walker:
         # an FTP child (u None) is probed only when listed as a "page"
         probe = not walkable and (entry.kind == "page" if u is None else _worth_probing(entry, u))
         if (walkable or probe) and (self.max_depth is None or depth < self.max_depth):
+            if self.pending >= self.max_pending:  # the frontier is what grows on an endless tree
+                raise TransferError(f"walk stopped: more than {self.max_pending} directories waiting"
+                                    " to be listed (max_pending)", url=self.start)
             if walkable:
                 self.dir_keys.add(key)
             self.enqueue(_Job(depth, next(self.seq), url, entry, path, job.url, probe,
@@ -555,7 +561,8 @@ class _Walker:
 async def walk(client: Source, url: str | URL, *, max_depth: int | None = None,
                follow: Callable[[Entry], bool] | None = None, same_host: bool = True,
                cross_scheme: bool = False, per_host: int = 2, delay: float = 0.0,
-               robots: bool = True, max_items: int = 1_000_000, requisites: bool = False) -> AsyncIterator[Found]:
+               robots: bool = True, max_items: int = 1_000_000, requisites: bool = False,
+               max_pending: int = 100_000) -> AsyncIterator[Found]:
     """Every resource reachable from *url*, breadth-first (see the module docstring).
 
     *max_depth* 0 yields only the start; 1 also its entries (directories among
@@ -564,10 +571,12 @@ async def walk(client: Source, url: str | URL, *, max_depth: int | None = None,
     between listings of one host) set the politeness. *requisites*: an HTML page's
     images, stylesheets and scripts are entries too (``meta["requisite"]``), not
     only its ``<a>/<area>/<frame>/<iframe>`` links (wget -p).
+    *max_items* bounds the resources met, *max_pending* the directories found
+    and not yet listed (each ~1 KB); past either the walk stops with a TransferError.
     """
     start = client.parse(url)
     walker = _Walker(client, start, max_depth=max_depth, follow=follow, same_host=same_host,
                      cross_scheme=cross_scheme, per_host=per_host, delay=delay, robots=robots,
-                     max_items=max_items, requisites=requisites)
+                     max_items=max_items, requisites=requisites, max_pending=max_pending)
     async for found in walker.run():
         yield found
