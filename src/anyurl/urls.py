@@ -80,7 +80,7 @@ __all__ = [
     "percent_decode",
     "percent_encode",
     "leaf_name",
-    "safe_name",
+    "slash_free_name",
     "to_wire",
     "tree_place",
 ]
@@ -1484,11 +1484,13 @@ def leaf_name(url: str, fallback: str = "") -> str:
         segs = tree_place(parse(url))[1]
     except URLSyntaxError:
         segs = ()
-    return safe_name(segs[-1] if segs else (fallback.strip() or "index"))
+    return slash_free_name(segs[-1] if segs else (fallback.strip() or "index"))
 
 
-def safe_name(name: str) -> str:
-    """*name* with no path separator or NUL in it, and never "." or ".."."""
+def slash_free_name(name: str) -> str:
+    """*name* with no path separator or NUL in it, and never "." or "..": how listings and
+    adapters name an entry (the stricter policy for files a download writes is
+    :func:`anyurl.transfer.download.safe_name`)."""
     import os  # here: start-up
 
     name = name.replace("/", "_").replace("\x00", "_").replace(os.sep, "_")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import URLSyntaxError
 from ..response import Entry
-from ..urls import URL, leaf_name, parse, safe_name, tree_place
+from ..urls import URL, leaf_name, parse, slash_free_name, tree_place
 
 __all__ = ["entry_file_name", "file_name", "fit_name", "is_parent_link", "parse_or_value_error", "segments"]
 
@@ -43,7 +43,7 @@ def entry_file_name(entry: Entry) -> str:
     return _safe(entry.name) if entry.name else file_name(entry.url or "")
 
 
-_safe = safe_name
+_safe = slash_free_name
 
 
 def fit_name(name: str, suffix: str = "", limit: int = 255) -> str:
