@@ -1,4 +1,4 @@
-"""FTP faults no real server produces, from tests/hostile/ftp_hostile.py run as a
+"""FTP faults no real server produces, from tests/hostile/fakes/ftp_hostile.py run as a
 subprocess: the client's memory and time are measured alone, and the server's log
 shows what it was asked and how much it managed to send."""
 
@@ -34,7 +34,7 @@ class Hostile:
 @pytest.fixture
 def hostile(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Hostile]:
     log = tmp_path / "hostile.log"
-    with spawn([sys.executable, str(HERE / "ftp_hostile.py"), "--scenario", request.param,
+    with spawn([sys.executable, str(HERE / "fakes" / "ftp_hostile.py"), "--scenario", request.param,
                 "--log", str(log)], stdout=subprocess.PIPE) as proc:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())

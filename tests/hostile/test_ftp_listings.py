@@ -1,6 +1,6 @@
 """LIST formats real servers of the suite do not send (VMS, MVS, OS/400, ...), from
-tests/hostile/ftp_listing_server.py, which answers LIST with the lines of the corpus
-(tests/unit/ftp_listing_corpus.json) of one format and NLST with their names (issue 25
+tests/hostile/fakes/ftp_listing_server.py, which answers LIST with the lines of the corpus
+(tests/unit/protocols/ftp_listing_corpus.json) of one format and NLST with their names (issue 25
 item 1: such listings came back empty or partial)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from anyurl import Client, Timeouts
 
 HERE = Path(__file__).resolve().parent
-CORPUS = json.loads((HERE.parent / "unit" / "ftp_listing_corpus.json").read_text(encoding="utf-8"))
+CORPUS = json.loads((HERE.parent / "unit" / "protocols" / "ftp_listing_corpus.json").read_text(encoding="utf-8"))
 FORMATS = ["unix", "dos", "eplf", "vms", "mvs", "os400", "os2", "netware", "enterprise-unix", "windows-dir"]
 
 
@@ -38,7 +38,7 @@ class Listing:
 @pytest.fixture
 def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Listing]:
     log = tmp_path / "hostile.log"
-    proc = subprocess.Popen([sys.executable, str(HERE / "ftp_listing_server.py"), "--format", request.param,
+    proc = subprocess.Popen([sys.executable, str(HERE / "fakes" / "ftp_listing_server.py"), "--format", request.param,
                              "--log", str(log)], stdout=subprocess.PIPE)
     try:
         assert proc.stdout is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.hostile.child import run_child
+from tests.hostile.fakes.child import run_child
 
 from anyurl.handlers.file import file_url_for
 

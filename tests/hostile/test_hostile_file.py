@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.hostile.child import run_child
+from tests.hostile.fakes.child import run_child
 
 from anyurl import Client, Timeouts
 from anyurl.errors import FetchTimeout

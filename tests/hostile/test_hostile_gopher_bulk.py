@@ -1,6 +1,6 @@
 """Gopher binary items downloaded in bulk: exact bytes, and every failure an error with no file.
 
-The server (tests/hostile/gopher_bulk.py) sends the reply in pieces with pauses, so
+The server (tests/hostile/fakes/gopher_bulk.py) sends the reply in pieces with pauses, so
 the download writes most of it while more is still arriving. Each case runs on
 asyncio's loop and on uvloop's (the CLI's for many URLs).
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.hostile.gopher_bulk import GopherBulk
+from tests.hostile.fakes.gopher_bulk import GopherBulk
 
 from anyurl.client import Client, Timeouts
 from anyurl.errors import ConnectError, FetchTimeout, TransferError, TruncatedTransfer

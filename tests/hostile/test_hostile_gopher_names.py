@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from tests.hostile.gopher_menus import gopher_menus
+from tests.hostile.fakes.gopher_menus import gopher_menus
 
 from anyurl import Client, FetchTimeout, Timeouts
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.servers.aiosmtpd_server import make_cert
-from tests.hostile.h2_faults import H2FaultServer, body_for
+from tests.hostile.fakes.h2_faults import H2FaultServer, body_for
 
 from anyurl import Client, FetchTimeout, Limits, ProtocolError, Timeouts, TransferError
 from anyurl.handlers.http import HTTPOptions

@@ -12,8 +12,8 @@ import logging
 import time
 
 import pytest
-from tests.hostile.http_faults import FaultServer, response
-from tests.hostile.http_streams import StreamServer
+from tests.hostile.fakes.http_faults import FaultServer, response
+from tests.hostile.fakes.http_streams import StreamServer
 
 from anyurl import Client, FetchTimeout, OverlongTransfer, ProtocolError, Timeouts, TruncatedTransfer
 from anyurl.handlers.http import HTTPOptions

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.hostile.base import AsyncServer
-from tests.hostile.gopher_huge_menu_test import menu_line
+from tests.hostile.fakes.base import AsyncServer
+from tests.hostile.fakes.gopher_huge_menu import menu_line
 
 ITEMS = 200_000
 # Measured: 32-33 MB streaming, in each format; the old code peaked at 221 MB (--json-lines),

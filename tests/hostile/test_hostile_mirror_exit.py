@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.hostile.gopher_hostile import Reply, hostile_gopher
+from tests.hostile.fakes.gopher_hostile import Reply, hostile_gopher
 
 from anyurl.errors import ConnectError, FetchTimeout
 

@@ -12,8 +12,8 @@ import asyncio
 import time
 
 import pytest
-from tests.hostile.base import AsyncServer
-from tests.hostile.gopher_hostile import Reply, hostile_gopher
+from tests.hostile.fakes.base import AsyncServer
+from tests.hostile.fakes.gopher_hostile import Reply, hostile_gopher
 
 from anyurl import Client, FetchTimeout, Timeouts
 from anyurl.handlers.http import HTTPOptions

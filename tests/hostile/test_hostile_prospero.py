@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from tests.hostile.child import run_child
-from tests.hostile.servers import ProsperoHugeReply, ProsperoWaitForever
+from tests.hostile.fakes.child import run_child
+from tests.hostile.fakes.servers import ProsperoHugeReply, ProsperoWaitForever
 
 from anyurl import Client, Limits, Timeouts
 from anyurl.errors import FetchTimeout, ProtocolError

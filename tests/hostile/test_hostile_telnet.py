@@ -8,8 +8,8 @@ re-armed its timeout on every chunk of negotiation, so it never fired.
 from __future__ import annotations
 
 import pytest
-from tests.hostile.child import run_child
-from tests.hostile.servers import TelnetDeaf, TelnetNegotiationFlood
+from tests.hostile.fakes.child import run_child
+from tests.hostile.fakes.servers import TelnetDeaf, TelnetNegotiationFlood
 
 from anyurl.errors import FetchTimeout
 

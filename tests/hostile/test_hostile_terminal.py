@@ -17,8 +17,8 @@ import sys
 import termios
 import time
 
-from tests.hostile.base import ThreadServer
-from tests.hostile.gopher_hostile import Reply, hostile_gopher
+from tests.hostile.fakes.base import ThreadServer
+from tests.hostile.fakes.gopher_hostile import Reply, hostile_gopher
 from tests.procs import spawn
 
 # OSC retitles the window, CSI 2J clears the screen, a lone CR and backspaces hide what came

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.servers.aiosmtpd_server import make_cert
-from tests.hostile.tls_mute import TLSMute
+from tests.hostile.fakes.tls_mute import TLSMute
 
 from anyurl import Client
 from anyurl.handlers.http import HTTPOptions

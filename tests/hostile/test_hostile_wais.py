@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.hostile.base import ThreadServer
+from tests.hostile.fakes.base import ThreadServer
 
 import anyurl
 from anyurl.errors import ConnectError

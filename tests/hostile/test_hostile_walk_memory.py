@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from tests.hostile.gopher_menus import GopherMenus, gopher_menus
+from tests.hostile.fakes.gopher_menus import GopherMenus, gopher_menus
 
 WIDTH = 1000
 RSS_BOUND_MB = 400  # the old default passed it within seconds (~1.1 KB per pending item)

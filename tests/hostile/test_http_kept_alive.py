@@ -17,7 +17,7 @@ import gzip
 import os
 
 import pytest
-from tests.hostile.base import AsyncServer
+from tests.hostile.fakes.base import AsyncServer
 
 from anyurl import Client, Limits, ResourceNotFound, TruncatedTransfer
 from anyurl.net.pool import Pool

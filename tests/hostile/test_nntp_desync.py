@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.hostile.nntp_desync import FORGED, DesyncServer
+from tests.hostile.fakes.nntp_desync import FORGED, DesyncServer
 
 import anyurl
 

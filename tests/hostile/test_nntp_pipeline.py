@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.hostile.nntp_pipeline import COUNT, GROUP, PipelineFaultServer
+from tests.hostile.fakes.nntp_pipeline import COUNT, GROUP, PipelineFaultServer
 
 import anyurl
 from anyurl.handlers.news import NewsOptions

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.hostile.flaky_http import flaky_http
+from tests.hostile.fakes.flaky_http import flaky_http
 
 
 def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.hostile.child import run_child
+from tests.hostile.fakes.child import run_child
 
 from anyurl.errors import TransferError
 

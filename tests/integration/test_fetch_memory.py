@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
-from tests.hostile.child import run_child
+from tests.hostile.fakes.child import run_child
 
 SIZE = 200 << 20  # 200 MiB
 

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from tests.hostile.child import run_child
+from tests.hostile.fakes.child import run_child
 
 import anyurl
 from anyurl import Client, Limits, Policy, ResourceNotFound, UnsafeURL

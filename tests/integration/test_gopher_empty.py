@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from fixtures.launcher import Launcher
 from fixtures.servers.gophernicus import EMPTY_DIR
-from tests.hostile.gopher_hostile import Reply, hostile_gopher
+from tests.hostile.fakes.gopher_hostile import Reply, hostile_gopher
 
 from anyurl import Client
 from anyurl.errors import ResourceNotFound

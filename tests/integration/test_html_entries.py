@@ -3,7 +3,7 @@
 nginx's own autoindex lists a tree seeded here (names with spaces, %, #, ;, ?,
 &, <, unicode; sizes and dates we set); the Apache 2.4 autoindex formats and an
 ordinary page with <base href> come from fixtures/html/ and are served by the
-same nginx as static files. Endless pages come from tests/hostile/endless_http.py.
+same nginx as static files. Endless pages come from tests/hostile/fakes/endless_http.py.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from fixtures import mirror_tree
 from fixtures.launcher import Endpoint, Launcher
-from tests.hostile.endless_http import EndlessPage
+from tests.hostile.fakes.endless_http import EndlessPage
 
 from anyurl import Client, Limits, NotSupported, ProtocolError, Timeouts, TransferError
 from anyurl.response import Entry

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers.nginx import ARCHIVE
-from tests.hostile.http_faults import FaultServer, response
+from tests.hostile.fakes.http_faults import FaultServer, response
 
 from anyurl import (
     AccessDenied,
@@ -595,7 +595,7 @@ async def test_transfer_gzip_is_decoded_only_when_anyurl_asked_for_it(client: Cl
     assert [x["encoding"] for x in lines] == ["gzip, deflate", "br"]
 
 
-# -- a misbehaving server (tests/hostile/http_faults.py) -------------------------------
+# -- a misbehaving server (tests/hostile/fakes/http_faults.py) -------------------------------
 
 
 async def test_206_to_a_plain_get_is_an_error(client: Client, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
-from tests.hostile.child import run_child
+from tests.hostile.fakes.child import run_child
 from tests.integration.test_http import AccessLog, www
 
 import anyurl

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers._http_seed import FILES
-from tests.hostile.http_faults import FaultServer, response
+from tests.hostile.fakes.http_faults import FaultServer, response
 
 from anyurl import Client, ProtocolError
 from anyurl.handlers.http import HTTPOptions

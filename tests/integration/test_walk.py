@@ -1,5 +1,5 @@
 """client.walk against the real servers: vsftpd, pyftpdlib, pygopherd, gophernicus, INN,
-nginx, and file: trees; hostile gopher menus (tests/hostile/gopher_menus.py) for scope
+nginx, and file: trees; hostile gopher menus (tests/hostile/fakes/gopher_menus.py) for scope
 and a tarpit host. Every assertion is about what a crawler would check: what was
 found, how many times, and what was never touched."""
 
@@ -16,7 +16,7 @@ import pytest
 from fixtures import mirror_tree
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import inn, vsftpd
-from tests.hostile.gopher_menus import gopher_menus
+from tests.hostile.fakes.gopher_menus import gopher_menus
 
 from anyurl.client import Client, Limits, Timeouts
 from anyurl.transfer.walk import Found

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
-from tests.hostile.base import AsyncServer
+from tests.hostile.fakes.base import AsyncServer
 
 from anyurl.client import Client, Timeouts
 from anyurl.transfer import walk as walk_module

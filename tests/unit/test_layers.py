@@ -130,3 +130,22 @@ def test_readme_layout_names_every_module() -> None:
             elif rel.stem != "__init__" and rel.stem not in words:
                 missing.append(str(rel))
     assert missing == [], f"README's Layout does not name {missing}"
+
+
+def test_unit_tests_mirror_the_parts() -> None:
+    # A part's pure tests sit in the folder of the same name; the root's at the top.
+    tests = SRC.parents[1] / "tests"
+    parts = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    folders = {p.name for p in (tests / "unit").iterdir() if p.is_dir() and not p.name.startswith("__")}
+    assert folders - parts == {"tooling"}, sorted(folders - parts)
+    for folder in folders - {"tooling"}:
+        for test in (tests / "unit" / folder).glob("test_*.py"):
+            text = test.read_text()
+            assert f"anyurl.{folder}" in text, f"{test.name} tests nothing of anyurl.{folder}"
+
+
+def test_hostile_keeps_only_tests_beside_its_fakes() -> None:
+    hostile = SRC.parents[1] / "tests" / "hostile"
+    loose = [p.name for p in hostile.glob("*.py") if not p.name.startswith("test_") and p.name != "__init__.py"]
+    assert loose == [], f"helpers belong in tests/hostile/fakes/: {loose}"
+    assert not list(hostile.rglob("*_test.py")), "a helper named like a test"

@@ -182,7 +182,7 @@ def read_plain_line(argv: list[str], commands: dict[str, Command]) -> Args | Non
 
     Building the argparse tree costs more than a ``parse`` and a fifth of what anyurl adds to a
     one-file download. Only the plain forms are read here: each option spelled out in full and
-    given once, the URLs in one run, no ``--``, no help; tests/unit/test_startup.py compares
+    given once, the URLs in one run, no ``--``, no help; tests/unit/cli/test_startup.py compares
     the namespaces with argparse's.
     """
     command: Command | None = None

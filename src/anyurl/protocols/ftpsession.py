@@ -22,7 +22,7 @@ answers, in the manner of h11:
 A failure of the driver's I/O is thrown into the op at its ``yield`` (so the
 op's own handlers run, as they would around an ``await``); the op's value is
 its ``StopIteration`` value. The driver, :mod:`anyurl.handlers.ftp`, moves
-the bytes; ``tests/unit/test_ftp_session.py`` plays whole conversations on
+the bytes; ``tests/unit/protocols/test_ftp_session.py`` plays whole conversations on
 bytes with :func:`play`.
 """
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from bench.relay import parse_spec
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 RTT = 0.2  # s
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.hostile.base import AsyncServer
-from tests.hostile.listing_child import read_listing
+from tests.hostile.fakes.base import AsyncServer
+from tests.hostile.fakes.listing_child import read_listing
 
 LINES = 1_000_000
 LIMIT = 1000  # NewsOptions.listing_limit's default

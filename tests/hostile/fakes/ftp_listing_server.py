@@ -1,11 +1,11 @@
-"""A fault-injecting FTP server (tests/hostile/ftp_hostile.py's, for everything but
+"""A fault-injecting FTP server (tests/hostile/fakes/ftp_hostile.py's, for everything but
 listings) whose LIST sends a listing in a format the suite's real servers never send:
 
-    python tests/hostile/ftp_listing_server.py --format vms --log LOG
+    python tests/hostile/fakes/ftp_listing_server.py --format vms --log LOG
 
 prints its port on stdout, then serves until killed; commands go to LOG as ``CMD <line>``.
 FEAT offers no MLST, so clients list with LIST. --format names the corpus cases of
-tests/unit/ftp_listing_corpus.json whose lines LIST sends (NLST sends their names);
+tests/unit/protocols/ftp_listing_corpus.json whose lines LIST sends (NLST sends their names);
 "riddles": LIST lines in no known format and NLST two names; "riddles-no-nlst": the same
 with NLST refused (502); "mlsd": FEAT offers MLST and MLSD sends MLSD_LINES (one has no facts).
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import ftp_hostile  # run as a script: tests/hostile is on sys.path
 
-CORPUS = Path(__file__).resolve().parent.parent / "unit" / "ftp_listing_corpus.json"
+CORPUS = Path(__file__).resolve().parents[2] / "unit" / "protocols" / "ftp_listing_corpus.json"
 RIDDLES = ["?? alpha.txt ??", "this server speaks in riddles", "?? beta.txt ??"]
 MLSD_LINES = ["type=cdir;modify=20240101000000; .", "type=file;size=3;modify=20240101000000; a.txt",
               "garbage without facts", "type=dir;modify=20240102000000; sub"]

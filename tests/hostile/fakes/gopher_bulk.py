@@ -13,7 +13,7 @@ import socket
 import struct
 import time
 
-from tests.hostile.base import ThreadServer
+from tests.hostile.fakes.base import ThreadServer
 
 
 class GopherBulk(ThreadServer):

@@ -10,7 +10,7 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tests.hostile.base import ThreadServer
+from tests.hostile.fakes.base import ThreadServer
 
 
 class FlakyHTTP(ThreadServer):

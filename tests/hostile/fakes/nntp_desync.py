@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.hostile.base import AsyncServer
+from tests.hostile.fakes.base import AsyncServer
 
 FORGED = b"FORGED BODY: this article was never requested\r\n"
 

@@ -13,7 +13,7 @@ import pytest
 from anyurl.cli.commands import _json_text, url_components
 from anyurl.urls import FTPURL, HTTPURL, URL, ProsperoURL, TelnetURL, parse
 
-CASES = json.loads((Path(__file__).parent / "url_cases.json").read_text())
+CASES = json.loads((Path(__file__).parent.parent / "url_cases.json").read_text())
 VALUES = [parse(c["url"]) for c in CASES if "error" not in c]
 
 

@@ -13,7 +13,7 @@ import pytest
 import anyurl
 from anyurl.cli import commands as cli
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 SRC = str(Path(anyurl.__file__).parent.parent)
 
 

@@ -3,13 +3,13 @@
 ``async with EndlessPage(b"<a href=\\"", b"A" * 65536) as srv:`` serves
 ``srv.url`` as text/html without a length, writing *piece* (or ``piece(n)``)
 until the client goes away or ``limit`` bytes were sent; ``srv.sent`` counts
-the bytes the client took. A :class:`~tests.hostile.http_streams.StreamServer`
+the bytes the client took. A :class:`~tests.hostile.fakes.http_streams.StreamServer`
 whose exit waits (at most 15 s) for the page to end by itself.
 """
 
 from __future__ import annotations
 
-from tests.hostile.http_streams import Piece, StreamServer
+from tests.hostile.fakes.http_streams import Piece, StreamServer
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n"
 

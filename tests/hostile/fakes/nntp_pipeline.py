@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.hostile.base import AsyncServer
+from tests.hostile.fakes.base import AsyncServer
 
 GROUP = "pipe.test"
 COUNT = 12

@@ -21,7 +21,7 @@ from anyurl import ProtocolError, TransferError, URLSyntaxError, parse
 from anyurl.protocols.html import PageLinks, clean_href, is_html, page_links
 from anyurl.response import ENTRY_KINDS, Entry
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "html"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "html"
 
 NGINX = b"""<html>
 <head><title>Index of /d/</title></head>

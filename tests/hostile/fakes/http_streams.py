@@ -7,7 +7,7 @@ as the client goes away, or once *limit* bytes were sent), then stays silent for
 ``srv.url`` is the URL to ask, ``srv.sent`` counts the bytes written,
 ``srv.connections`` the connections accepted. Every write has a deadline
 (``write_timeout``: a client that stops reading ends the stream); every loop is
-bounded by *repeat* and *limit* (see :class:`tests.hostile.base.AsyncServer`).
+bounded by *repeat* and *limit* (see :class:`tests.hostile.fakes.base.AsyncServer`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from tests.hostile.base import AsyncServer
+from tests.hostile.fakes.base import AsyncServer
 
 Piece = bytes | Callable[[int], bytes]
 

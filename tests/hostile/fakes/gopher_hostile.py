@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tests.hostile.base import ThreadServer
+from tests.hostile.fakes.base import ThreadServer
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_AS_LIMIT = 1536 << 20  # bytes of address space: far above a healthy run, far below the machine
 
 # Set the limit inside the child, then become the program (no preexec_fn: the test

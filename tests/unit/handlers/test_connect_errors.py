@@ -1,4 +1,6 @@
-"""A refused connection reads the same on asyncio's own loop as on uvloop (what the CLI runs on)."""
+"""A refused connection reads the same on asyncio's own loop as on uvloop (handlers.base.open_connection and errors.translate)."""
+
+# anyurl.handlers.base.open_connection is the one place connect errors are worded.
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 port; ``reply`` is the raw response (status line, headers, body) and the
 connection closes after it. ``srv.requests`` holds each request's head as text
 (request line and headers), in order, so a test can check what was sent.
-Every read has a deadline and a size limit (see :class:`tests.hostile.base.AsyncServer`).
+Every read has a deadline and a size limit (see :class:`tests.hostile.fakes.base.AsyncServer`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 
-from tests.hostile.base import AsyncServer
+from tests.hostile.fakes.base import AsyncServer
 
 Reply = bytes | Callable[[str], bytes]
 

@@ -3,7 +3,7 @@
 Each runs in threads of the test process on a free loopback port, is used as a
 context manager, and stops (closing its sockets, joining its threads) on exit.
 Every loop is bounded by ``stop`` and by ``max_seconds`` (see
-:class:`tests.hostile.base.ThreadServer`).
+:class:`tests.hostile.fakes.base.ThreadServer`).
 
 - :class:`TelnetNegotiationFlood`: answers a connection with an endless stream of
   ``IAC WILL x`` / ``IAC DO x`` and ``SB TTYPE SEND`` and no data.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import socket
 import time
 
-from tests.hostile.base import ThreadServer
+from tests.hostile.fakes.base import ThreadServer
 
 from anyurl.protocols.prospero import ARDPError, Header, decode_packet, encode_packet
 

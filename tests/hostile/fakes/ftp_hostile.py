@@ -1,7 +1,7 @@
 """A fault-injecting FTP server for the faults real servers do not produce, run as a
 subprocess so the client under test is measured alone (memory, time):
 
-    python tests/hostile/ftp_hostile.py --scenario endless-list --log LOG
+    python tests/hostile/fakes/ftp_hostile.py --scenario endless-list --log LOG
 
 prints its port on stdout, then serves until killed. Every command received is
 written to LOG as ``CMD <line>``, and what the data side did as ``DATA <event>``.

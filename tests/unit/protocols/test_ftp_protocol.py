@@ -118,7 +118,7 @@ def test_upload_names_and_when_to_try_the_next() -> None:
 
 def test_classification_table_is_documented() -> None:
     # docs/ftp.md carries the same table; every class named in the code's table appears there.
-    doc = (Path(__file__).parents[2] / "docs" / "ftp.md").read_text()
+    doc = (Path(__file__).parents[3] / "docs" / "ftp.md").read_text()
     for codes, _pattern, cls in ftp.REPLY_ERRORS:
         assert cls.__name__ in doc
         assert str(codes[0]) in doc

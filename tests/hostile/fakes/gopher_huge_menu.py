@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.hostile.base import AsyncServer
-from tests.hostile.listing_child import read_listing
+from tests.hostile.fakes.base import AsyncServer
+from tests.hostile.fakes.listing_child import read_listing
 
 ITEMS = 1_000_000
 # Measured: 32 MB (a fresh interpreter with anyurl imported: ~30 MB); the old code peaked at 960 MB.

@@ -5,7 +5,7 @@
 the TLS stream (``srv.close_notify`` is set), but the server neither answers it nor
 closes, as a busy or careless server may not. A client that waits for the answer
 keeps its socket open (asyncio: up to 30 s). Runs in a thread of the test process
-(see :class:`tests.hostile.base.ThreadServer`); exit closes what it holds.
+(see :class:`tests.hostile.fakes.base.ThreadServer`); exit closes what it holds.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import ssl
 import threading
 from pathlib import Path
 
-from tests.hostile.base import ThreadServer
+from tests.hostile.fakes.base import ThreadServer
 
 REPLY = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
 
