@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 import os
 import re
@@ -52,7 +51,6 @@ from ..net.tls import client_context
 from ..protocols import nntp
 from ..protocols.nntp import Data, End, Reply, ReplyReader
 from ..response import Body, Entry, Stat
-from ..settings import Limits
 from ..urls import NNTPURL, URL, NewsURL
 from .base import Handler, Request, apply_length, open_connection, render_entries
 
@@ -60,9 +58,6 @@ __all__ = ["NewsHandler", "NewsOptions"]
 
 TraceHook = Callable[[str, str], None]
 _log = logging.getLogger("anyurl.news")
-# The Request of the open() call running in this task: helpers below it read its
-# timeouts and limits without each taking it as a parameter.
-_request: contextvars.ContextVar[Request] = contextvars.ContextVar("anyurl_news_request")
 _QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)  # Linux only
 
 
@@ -389,11 +384,7 @@ class NewsHandler(Handler):
 
     async def open(self, req: Request) -> Body:
         """Open an article (streaming) or a listing (entries)."""
-        token = _request.set(req)
-        try:
-            return apply_length(await self._open(req), req.length)
-        finally:
-            _request.reset(token)
+        return apply_length(await self._open(req), req.length)
 
     async def _open(self, req: Request) -> Body:
         url, offset = req.url, req.offset
@@ -403,23 +394,23 @@ class NewsHandler(Handler):
             if url.message_id is not None:
                 mid = _checked(url, nntp.check_message_id, url.message_id)
                 server = self._news_server(url, opts)
-                return await self._article(url, server, opts, None, mid, offset)
+                return await self._article(req, server, opts, None, mid, offset)
             group = url.group or "*"
             if group != "*":
                 _checked(url, nntp.check_group, group)
             server = self._news_server(url, opts)
             if group == "*":
-                return await self._groups(url, server, opts, req.limits)
-            return await self._listing(url, server, opts, group)
+                return await self._groups(req, server, opts)
+            return await self._listing(req, server, opts, group)
         if isinstance(url, NNTPURL):
             server = _Server(url.scheme, url.host, url.port or (563 if url.scheme == "nntps" else 119),
                              opts.starttls)
             if not url.group:
-                return await self._groups(url, server, opts, req.limits)
+                return await self._groups(req, server, opts)
             _checked(url, nntp.check_group, url.group)
             if url.article is None:
-                return await self._listing(url, server, opts, url.group)
-            return await self._article(url, server, opts, url.group, url.article, offset)
+                return await self._listing(req, server, opts, url.group)
+            return await self._article(req, server, opts, url.group, url.article, offset)
         raise UnsafeURL(f"not a news or nntp URL: {url!r}", url=url)
 
     async def stat(self, req: Request) -> Stat:
@@ -434,12 +425,12 @@ class NewsHandler(Handler):
         if isinstance(url, NewsURL):
             if url.message_id is not None:
                 mid = _checked(url, nntp.check_message_id, url.message_id)
-                return await self._stat_article(url, self._news_server(url, opts), opts, None, mid)
+                return await self._stat_article(req, self._news_server(url, opts), opts, None, mid)
             group = url.group or "*"
             if group == "*":
                 raise NotSupported("news:* lists every group; there is no metadata to ask for", url=url)
             _checked(url, nntp.check_group, group)
-            return await self._stat_group(url, self._news_server(url, opts), opts, group)
+            return await self._stat_group(req, self._news_server(url, opts), opts, group)
         if isinstance(url, NNTPURL):
             server = _Server(url.scheme, url.host, url.port or (563 if url.scheme == "nntps" else 119),
                              opts.starttls)
@@ -448,19 +439,22 @@ class NewsHandler(Handler):
                                    "metadata to ask for", url=url)
             _checked(url, nntp.check_group, url.group)
             if url.article is None:
-                return await self._stat_group(url, server, opts, url.group)
-            return await self._stat_article(url, server, opts, url.group, url.article)
+                return await self._stat_group(req, server, opts, url.group)
+            return await self._stat_article(req, server, opts, url.group, url.article)
         raise UnsafeURL(f"not a news or nntp URL: {url!r}", url=url)
 
-    async def _stat_group(self, url: URL, server: _Server, opts: NewsOptions, group: str) -> Stat:
-        conn, status = await self._start(url, server, opts, lambda conn: self._select(url, conn, group))
+    async def _stat_group(self, req: Request, server: _Server, opts: NewsOptions, group: str) -> Stat:
+        url = req.url
+        conn, status = await self._start(req, server, opts, lambda conn: self._select(url, conn, group))
         await self._pool(server).release(conn, True)
         return Stat(str(url), kind="group", content_type="text/plain",
                     meta={"group": status.name or group, "count": status.count, "low": status.low,
                           "high": status.high, "server": f"{server.host}:{server.port}"})
 
-    async def _stat_article(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+    async def _stat_article(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                             ref: int | str) -> Stat:
+        url = req.url
+
         async def step(conn: _Conn) -> tuple[int | None, str | None, bytes, int | None]:
             if group is not None and conn.group != group:
                 await self._select(url, conn, group)
@@ -489,9 +483,9 @@ class NewsHandler(Handler):
         result = None
         if self._depth(opts) > 1:
             with contextlib.suppress(_Retry):
-                result = await self._stat_pipelined(url, server, opts, group, ref)
+                result = await self._stat_pipelined(req, server, opts, group, ref)
         if result is None:
-            conn, result = await self._start(url, server, opts, step)
+            conn, result = await self._start(req, server, opts, step)
             await self._pool(server).release(conn, True)
         number, mid, head, over_size = result
         fields = nntp.parse_article_head(head)
@@ -512,14 +506,14 @@ class NewsHandler(Handler):
         return Stat(str(url), kind="article", size=facts.size if facts.size is not None else over_size,
                     modified=facts.modified, content_type="message/rfc822", meta=meta)
 
-    async def _stat_pipelined(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+    async def _stat_pipelined(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                               ref: int | str) -> tuple[int | None, str | None, bytes, int | None]:
         """STAT and HEAD in a window; _Retry: ask again on a connection of its own (also when
         the head has no Bytes: field and the size needs an OVER, which is not pipelined)."""
+        url = req.url
         lines = [(nntp.article_cmd(ref, "STAT"), nntp.NO_BLOCK), (nntp.article_cmd(ref, "HEAD"), nntp.ARTICLE_CODES)]
-        window, slot = await self._join(url, server, opts, group, lines, ref)
+        window, slot = await self._join(req, server, opts, group, lines, ref)
         try:
-            req = _request.get(None) or self.context.request(url)
             conn = await window.wait_turn(slot, req)
             stat = await conn.reply()
             head_reply = await conn.reply()
@@ -646,11 +640,11 @@ class NewsHandler(Handler):
             reply = await conn.command(line, block)
         return reply
 
-    async def _start(self, url: URL, server: _Server, opts: NewsOptions,
+    async def _start(self, req: Request, server: _Server, opts: NewsOptions,
                      step: Callable[[_Conn], Any]) -> tuple[_Conn, Any]:
         """Run the first commands of a request on a pooled connection (the pool retries
         once on a fresh one if a reused one turns out closed by the server)."""
-        req = _request.get(None) or self.context.request(url)
+        url = req.url
 
         async def acquire(fresh: bool) -> Lease[_Conn]:
             try:
@@ -679,11 +673,12 @@ class NewsHandler(Handler):
 
     # -- articles --------------------------------------------------------------
 
-    async def _article(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+    async def _article(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                        ref: int | str, offset: int) -> Body:
+        url = req.url
         if self._depth(opts) > 1:
             with contextlib.suppress(_Retry):
-                return await self._article_pipelined(url, server, opts, group, ref, offset)
+                return await self._article_pipelined(req, server, opts, group, ref, offset)
 
         async def step(conn: _Conn) -> Reply:
             if group is not None and conn.group != group:
@@ -693,18 +688,18 @@ class NewsHandler(Handler):
                 raise nntp.error_for(reply, f"ARTICLE {ref}")
             return reply
 
-        conn, reply = await self._start(url, server, opts, step)
+        conn, reply = await self._start(req, server, opts, step)
         pool = self._pool(server)
         return await self._article_body(url, server, opts, group, ref, offset, conn, reply,
                                         lambda done: pool.release(conn, done), 0)
 
-    async def _article_pipelined(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+    async def _article_pipelined(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                                  ref: int | str, offset: int) -> Body:
         """ARTICLE in a window (see :class:`_Window`); _Retry: ask again on a connection of its own."""
-        window, slot = await self._join(url, server, opts, group,
+        url = req.url
+        window, slot = await self._join(req, server, opts, group,
                                         [(nntp.article_cmd(ref), nntp.ARTICLE_CODES)], ref)
         try:
-            req = _request.get(None) or self.context.request(url)
             conn = await window.wait_turn(slot, req)
             reply = await conn.reply()
             if reply.code == 480 and not conn.authenticated and window.alone():
@@ -826,24 +821,24 @@ class NewsHandler(Handler):
     def _depth(opts: NewsOptions) -> int:
         return max(1, min(opts.pipeline, MAX_PIPELINE))
 
-    async def _join(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+    async def _join(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                     lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> tuple[_Window, _Slot]:
         """A place for *lines* in a window: one with room (the least busy), else a new window
         on a connection from the pool while it has a free slot, else wait (at most
         ``Timeouts.pool``) for room. *group*: the group the commands are read in (None: any)."""
-        req = _request.get(None) or self.context.request(url)
         wait = req.bound(req.timeouts.pool)
         until = None if wait is None else asyncio.get_running_loop().time() + wait
         me = object()
         try:
-            return await self._join_or_wait(url, server, opts, group, lines, ref, req, me, until, wait)
+            return await self._join_or_wait(req, server, opts, group, lines, ref, me, until, wait)
         finally:
             if self._reserved.get(server) is me:
                 del self._reserved[server]
 
-    async def _join_or_wait(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
-                            lines: list[tuple[bytes, frozenset[int]]], ref: int | str, req: Request,
+    async def _join_or_wait(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
+                            lines: list[tuple[bytes, frozenset[int]]], ref: int | str,
                             me: object, until: float | None, wait: float | None) -> tuple[_Window, _Slot]:
+        url = req.url
         loop = asyncio.get_running_loop()
         while True:
             windows = self._windows.get(server, [])
@@ -859,7 +854,7 @@ class NewsHandler(Handler):
             if ((not windows or self.pool.open_count(server.host, server.port) < req.limits.per_host)
                     and reserved in (None, me)):
                 self._reserved.pop(server, None)
-                return await self._open_window(url, server, opts, group, lines, ref)
+                return await self._open_window(req, server, opts, group, lines, ref)
             if (reserved is None and group is not None and not any(w.sealed for w in windows)
                     and all(w.group != group for w in windows)):
                 # every connection is busy with other groups: the least busy window takes no
@@ -881,8 +876,9 @@ class NewsHandler(Handler):
                                   f"{server.port} (Limits.per_host={req.limits.per_host}, "
                                   f"NewsOptions.pipeline={self._depth(opts)}, all full)", url=url) from None
 
-    async def _open_window(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
+    async def _open_window(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                            lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> tuple[_Window, _Slot]:
+        url = req.url
         window = _Window(server, group, self._depth(opts))
         self._windows.setdefault(server, []).append(window)
         slot = window.add(lines, ref)
@@ -892,7 +888,7 @@ class NewsHandler(Handler):
                 await self._select(url, conn, group)
 
         try:
-            conn, _ = await self._start(url, server, opts, select)
+            conn, _ = await self._start(req, server, opts, select)
         except BaseException:
             await self._break(window)  # the requests that joined it ask again on their own
             raise
@@ -969,7 +965,8 @@ class NewsHandler(Handler):
 
     # -- listings --------------------------------------------------------------
 
-    async def _listing(self, url: URL, server: _Server, opts: NewsOptions, group: str) -> Body:
+    async def _listing(self, req: Request, server: _Server, opts: NewsOptions, group: str) -> Body:
+        url = req.url
         limit = max(1, opts.listing_limit)
 
         async def step(conn: _Conn) -> tuple[nntp.GroupStatus, dict[int, bytes], int]:
@@ -1000,7 +997,7 @@ class NewsHandler(Handler):
                 kept[number] = line
             return status, kept, ignored
 
-        conn, (status, kept, ignored) = await self._start(url, server, opts, step)
+        conn, (status, kept, ignored) = await self._start(req, server, opts, step)
         await self._pool(server).release(conn, True)
         items: list[nntp.Overview] = []
         for number in sorted(kept):
@@ -1029,10 +1026,11 @@ class NewsHandler(Handler):
                            "date": o.date_text, "references": o.references, "lines": o.lines,
                            "nntp_url": nntp_url})
 
-    async def _groups(self, url: URL, server: _Server, opts: NewsOptions, limits: Limits) -> Body:
+    async def _groups(self, req: Request, server: _Server, opts: NewsOptions) -> Body:
         """Every group as a streamed listing: LIST NEWSGROUPS first (descriptions, kept
         up to ``NewsOptions.max_descriptions`` bytes), then LIST ACTIVE, one entry per line."""
-        max_entries = limits.max_entries
+        url = req.url
+        max_entries = req.limits.max_entries
         descriptions: dict[str, str] = {}
         meta: dict[str, Any] = {"groups": 0}
 
@@ -1053,7 +1051,7 @@ class NewsHandler(Handler):
             if reply.code != 215:
                 raise nntp.error_for(reply, "LIST ACTIVE")
 
-        conn, _ = await self._start(url, server, opts, step)
+        conn, _ = await self._start(req, server, opts, step)
         pool = self._pool(server)
         done = False
         released = False
