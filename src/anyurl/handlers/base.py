@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from ..errors import (
@@ -184,21 +183,4 @@ def apply_length(body: Body, length: int | None) -> Body:
     Used by handlers that start at an offset natively (REST, Range, seek) but
     have no way to tell the server where to stop.
     """
-    if length is None:
-        return body
-    inner = body._chunks
-
-    async def limited() -> AsyncIterator[bytes]:
-        left = length
-        if left <= 0:
-            return
-        async for chunk in inner:
-            if len(chunk) >= left:
-                yield chunk[:left]
-                return
-            left -= len(chunk)
-            yield chunk
-
-    body._chunks = limited()
-    body.size = length if body.size is None else min(body.size, length)
-    return body
+    return body if length is None else body.cut_after(length)
