@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
 from typing import Any
 
@@ -116,7 +116,7 @@ class PageMeta(dict[str, Any]):
         if self.owner is not None:
             self.owner.parse_links()
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[str]:
         self._everything()
         return dict.__iter__(self)
 

@@ -21,6 +21,8 @@ from ..settings import Request
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from os import PathLike
+    from typing import BinaryIO
 
     from ..settings import Limits, Policy, Retry, Timeouts
     from ..urls import URL
@@ -118,8 +120,8 @@ class Handler:
         """Metadata of ``req.url`` with the fewest round trips, without the body."""
         raise NotSupported(f"{req.url.scheme} URLs have no way to ask for metadata", url=req.url)
 
-    async def upload(self, req: Request, source: Any) -> None:
-        """Store *source* (bytes or a path) at ``req.url``."""
+    async def upload(self, req: Request, source: bytes | str | PathLike[str] | BinaryIO) -> None:
+        """Store *source* (bytes, a local path or a binary file object) at ``req.url``."""
         raise NotRetrievable(f"{req.url.scheme} URLs cannot be written to", url=req.url)
 
     async def connect(self, req: Request, **session_options: Any) -> Any:

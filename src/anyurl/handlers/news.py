@@ -30,9 +30,9 @@ import re
 import socket
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import (
     AccessDenied,
@@ -52,12 +52,13 @@ from ..protocols import nntp
 from ..protocols.nntp import Data, End, Reply, ReplyReader
 from ..response import Body, Entry, Stat
 from ..urls import NNTPURL, URL, NewsURL
-from .base import Handler, Request, apply_length, open_connection, render_entries
+from .base import Context, Handler, Request, apply_length, open_connection, render_entries
 
 __all__ = ["NewsHandler", "NewsOptions"]
 
 TraceHook = Callable[[str, str], None]
 _log = logging.getLogger("anyurl.news")
+T = TypeVar("T")
 _QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)  # Linux only
 
 
@@ -362,8 +363,8 @@ class NewsHandler(Handler):
 
     options_name = "news"
 
-    def __init__(self, client: Any) -> None:
-        super().__init__(client)
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
         # 400: the server is closing the connection (often an idle timeout)
         self.pool: Pool[_Conn] = Pool("news", closing_replies=("400",))
         self._windows: dict[_Server, list[_Window]] = {}
@@ -480,13 +481,14 @@ class NewsHandler(Handler):
                             size = nntp.parse_overview(over_line).size
             return number, mid, head, size
 
-        result = None
+        result: tuple[int | None, str | None, bytes, int | None] | None = None
         if self._depth(opts) > 1:
             with contextlib.suppress(_Retry):
                 result = await self._stat_pipelined(req, server, opts, group, ref)
         if result is None:
-            conn, result = await self._start(req, server, opts, step)
+            conn, unpipelined = await self._start(req, server, opts, step)
             await self._pool(server).release(conn, True)
+            result = unpipelined
         number, mid, head, over_size = result
         fields = nntp.parse_article_head(head)
         facts = nntp.article_facts(fields)
@@ -641,7 +643,7 @@ class NewsHandler(Handler):
         return reply
 
     async def _start(self, req: Request, server: _Server, opts: NewsOptions,
-                     step: Callable[[_Conn], Any]) -> tuple[_Conn, Any]:
+                     step: Callable[[_Conn], Awaitable[T]]) -> tuple[_Conn, T]:
         """Run the first commands of a request on a pooled connection (the pool retries
         once on a fresh one if a reused one turns out closed by the server)."""
         url = req.url
@@ -654,7 +656,7 @@ class NewsHandler(Handler):
             except AnyURLError as exc:
                 raise _rewrap(exc, url) from None
 
-        async def run(lease: Lease[_Conn]) -> tuple[_Conn, Any]:
+        async def run(lease: Lease[_Conn]) -> tuple[_Conn, T]:
             try:
                 return lease.conn, await step(lease.conn)
             except AnyURLError as exc:
@@ -728,7 +730,7 @@ class NewsHandler(Handler):
 
     async def _article_body(self, url: URL, server: _Server, opts: NewsOptions, group: str | None,
                             ref: int | str, offset: int, conn: _Conn, reply: Reply,
-                            give_back: Callable[[bool], Any], read_ahead: int) -> Body:
+                            give_back: Callable[[bool], Awaitable[None]], read_ahead: int) -> Body:
         """The article after its 220 reply: the head read, then the body streamed. *read_ahead*:
         read up to that many bytes before returning; an article that ends within them gives
         the connection back at once (a pipelined window goes on without waiting for the reader)."""

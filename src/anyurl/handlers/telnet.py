@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from ..errors import (
     AccessDenied,
@@ -29,7 +28,7 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
-from ..net.pool import Lease, Pool
+from ..net.pool import Connection, Lease, Pool
 from ..protocols.telnet import BINARY, DO, WILL, TelnetProtocol
 from ..response import Body
 from ..schemes import port_of
@@ -76,7 +75,7 @@ class TelnetSession:
 
     def __init__(self, url: TelnetURL, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  protocol: TelnetProtocol, *, read_timeout: float | None, max_buffer: int,
-                 handler: TelnetHandler | None = None, slot: Lease[Any] | None = None) -> None:
+                 handler: TelnetHandler | None = None, slot: Lease[Connection] | None = None) -> None:
         self.url = url
         self.protocol = protocol
         self._reader = reader
@@ -302,7 +301,7 @@ class TelnetHandler(Handler):
 
     def __init__(self, context: Context) -> None:
         super().__init__(context)
-        self.pool: Pool[Any] = Pool("telnet")  # sessions are not reused: per-host slots only
+        self.pool: Pool[Connection] = Pool("telnet")  # sessions are not reused: per-host slots only
 
 
     async def open(self, req: Request) -> Body:
