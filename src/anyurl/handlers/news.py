@@ -152,12 +152,23 @@ class _Conn:
     def is_reusable(self) -> bool:
         """Open, between replies, and nothing received that was not asked for: bytes
         after a reply's end (an unrequested "220 ...") would be read as the answer
-        to the next request."""
+        to the next request. (Bytes that came while idle: :meth:`reset_for`.)"""
         return (not self.closed and not self.replies.in_block and not self.replies.pending
                 and not self.replies.buffered and not self.reader.at_eof()
-                and not getattr(self.reader, "_buffer", b"") and not self.writer.transport.is_closing())
+                and not self.writer.transport.is_closing())
 
     async def reset_for(self, target: tuple[Request, TraceHook | None]) -> bool:
+        """Take the next request on; False when anything came while the connection sat idle
+        (StreamReader has no public way to ask, so read without waiting: a byte, EOF or an
+        error means the connection is not clean; it is dropped with what was read)."""
+        try:
+            async with asyncio.timeout(0):
+                await self.reader.read(1)
+            return False
+        except TimeoutError:
+            pass  # nothing waiting: clean
+        except OSError:
+            return False
         self.req, self.trace = target
         return True
 
