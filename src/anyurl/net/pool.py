@@ -1,4 +1,4 @@
-"""The connection layer under every handler: per-host slots, idle connections, one retry rule.
+"""The connection layer under every handler: per-host slots, idle connections, one stale-connection rule.
 
 A handler owns one :class:`Pool` (named for its scheme) and asks it for
 connections; it never keeps its own lists or semaphores. The split follows
@@ -462,7 +462,7 @@ class Pool(Generic[C]):
             if not fut.done():
                 fut.set_result(None)
 
-    # -- the one retry rule ------------------------------------------------------
+    # -- the one stale-connection rule (the caller's Retry is the Client's) ------------
 
     def _refused(self, exc: BaseException) -> bool:
         """A server's "closing" reply (*closing_replies*) to a new connection: FTP 421 at login."""
@@ -475,7 +475,7 @@ class Pool(Generic[C]):
 
     async def run(self, acquire: Callable[[bool], Awaitable[Lease[C]]],
                   step: Callable[[Lease[C]], Awaitable[T]], *, keep_on_error: bool = False,
-                  fresh: bool = False) -> T:
+                  fresh: bool = False, lease: Lease[C] | None = None) -> T:
         """Run *step* on a connection from ``acquire(fresh)`` and return its result.
 
         Once *step* returns, it owns the lease (it released it, or handed it to a
@@ -485,10 +485,17 @@ class Pool(Generic[C]):
         (``acquire(True)`` skips idle connections); this is safe because nothing
         reached the caller yet. On other errors the lease is released, kept for
         reuse only if *keep_on_error* and the connection says it is clean. *fresh*: start
-        on a new connection (the caller's own try on an idle one was stale), no retry.
+        on a new connection, no retry. *lease*: the first try's connection, lent already
+        without a coroutine (:meth:`lend_idle`, the common case of a kept-alive one); the
+        same rule holds for it.
+
+        This is the only stale-connection retry, and it is not the caller's
+        :class:`~anyurl.settings.Retry`: it spends none of its attempts and leaves no
+        history, since the server never saw the request.
         """
         while True:
-            lease = await acquire(fresh)
+            if lease is None:
+                lease = await acquire(fresh)
             try:
                 return await step(lease)
             except AnyURLError as exc:
@@ -498,7 +505,7 @@ class Pool(Generic[C]):
                     raise
                 self.log.debug("reused connection to %s:%s was stale (%s); retrying on a new one",
                                *lease.address, exc.message)
-                fresh = True
+                fresh, lease = True, None
             except BaseException:
                 await lease.release(False)
                 raise
