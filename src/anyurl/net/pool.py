@@ -498,17 +498,29 @@ class Pool(Generic[C]):
                 lease = await acquire(fresh)
             try:
                 return await step(lease)
-            except AnyURLError as exc:
-                stale = self.is_stale(exc)
-                await lease.release(keep_on_error and not stale)
-                if not (stale and lease.reused and not fresh):
+            except BaseException as exc:
+                if not await self.after_error(lease, exc, keep_on_error=keep_on_error, fresh=fresh):
                     raise
-                self.log.debug("reused connection to %s:%s was stale (%s); retrying on a new one",
-                               *lease.address, exc.message)
                 fresh, lease = True, None
-            except BaseException:
-                await lease.release(False)
-                raise
+
+    async def after_error(self, lease: Lease[C], exc: BaseException, *, keep_on_error: bool = False,
+                     fresh: bool = False) -> bool:
+        """The rule of :meth:`run` after a try on *lease* raised *exc*: the lease is released
+        (kept for reuse only if *keep_on_error*, the error is not stale and the connection
+        says it is clean), and the answer is True when one more try on a new connection is
+        due (a stale error on a reused connection, *fresh* False), else False: re-raise.
+        For a caller that runs its first try inline (a coroutine level less than ``run``,
+        the HTTP/1.1 client's hot path) and then calls ``run(..., fresh=True)`` on True."""
+        if not isinstance(exc, AnyURLError):  # cancelled, or a bug: the connection's state is unknown
+            await lease.release(False)
+            return False
+        stale = self.is_stale(exc)
+        await lease.release(keep_on_error and not stale)
+        if not (stale and lease.reused and not fresh):
+            return False
+        self.log.debug("reused connection to %s:%s was stale (%s); retrying on a new one",
+                       *lease.address, exc.message)
+        return True
 
     def abort_idle(self) -> None:
         """Close every idle connection's socket now, with no event loop (its loop was closed:

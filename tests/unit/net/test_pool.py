@@ -228,6 +228,34 @@ async def test_a_lease_lent_without_a_coroutine_gets_the_same_stale_rule() -> No
     assert lent.released and pool.open_count("h", 1) == 0
 
 
+async def test_after_error_is_the_rule_for_a_first_try_run_inline() -> None:
+    # what a hot path that tries its lend_idle lease itself asks the pool, then run(fresh=True)
+    pool: Pool[FakeConn] = Pool("t", closing_replies=("421",))
+    new = Opener()
+    first = await pool.acquire(req(), "h", 1, "k", new())
+    await first.release(True)
+    lent = pool.lend_idle(req(), "h", 1, "k")
+    assert lent is not None and lent.reused
+    assert await pool.after_error(lent, TemporaryFailure("closing", reply="421 Timeout"))  # stale: try again
+    assert lent.released and lent.conn.closed == "abort" and pool.open_count("h", 1) == 0
+
+    fresh = await pool.acquire(req(), "h", 1, "k", new(), fresh=True)
+    assert not await pool.after_error(fresh, ConnectError("lost"))  # on a new connection: stands
+    assert fresh.conn.closed == "abort"
+    again = await pool.acquire(req(), "h", 1, "k", new())
+    await again.release(True)
+    lent = pool.lend_idle(req(), "h", 1, "k")
+    assert lent is not None
+    assert not await pool.after_error(lent, ConnectError("lost"), fresh=True)  # the fresh try had its turn
+    kept = await pool.acquire(req(), "h", 1, "k", new())
+    assert not await pool.after_error(kept, ResourceNotFound("550"), keep_on_error=True)
+    assert kept.conn.closed is None and pool.open_count("h", 1) == 1  # a clean refusal: kept idle
+    lent = pool.lend_idle(req(), "h", 1, "k")
+    assert lent is not None
+    assert not await pool.after_error(lent, asyncio.CancelledError(), keep_on_error=True)
+    assert lent.conn.closed == "abort"  # not anyurl's error: the state is unknown
+
+
 async def test_slot_bounds_unpooled_connections() -> None:
     pool: Pool[FakeConn] = Pool("t")
     inside = 0
