@@ -491,7 +491,7 @@ class Pool(Generic[C]):
 
         This is the only stale-connection retry, and it is not the caller's
         :class:`~anyurl.settings.Retry`: it spends none of its attempts and leaves no
-        history, since the server never saw the request.
+        history (a connection found dead, not a failed try of the request).
         """
         while True:
             if lease is None:
