@@ -6,7 +6,6 @@ import asyncio
 import inspect
 import logging
 import os
-import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
@@ -42,6 +41,7 @@ _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FT
                     "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
 
 T = TypeVar("T")
+E = TypeVar("E", bound=AnyURLError)
 PasswordCallback = Callable[[str, str], "str | None | Awaitable[str | None]"]
 
 
@@ -313,35 +313,9 @@ class Client:
                 self._loop_end = None
                 await self._close_handlers()
 
-    async def _attempts(self, req: Request, op: Callable[[Request], Awaitable[T]]) -> T:
-        """Run *op* under ``req.retry``: retried errors wait their backoff, never past the deadline."""
-        if req.retry.attempts <= 1:  # no retry: one coroutine less per call
-            return await self._call(req.url, op(req))
-        attempt = 1
-        while True:
-            try:
-                return await self._call(req.url, op(req))
-            except AnyURLError as exc:
-                if not await self._may_retry(req, attempt, exc):
-                    _tried(exc, attempt)
-                    raise
-                attempt += 1
-
-    async def _may_retry(self, req: Request, attempt: int, exc: AnyURLError) -> bool:
-        """Sleep before the next try and return True, or False when *exc* is final."""
-        if attempt >= req.retry.attempts or not req.retry.retries(exc) or _name_unknown(exc):
-            return False
-        delay = req.retry.delay(attempt + 1, exc)
-        left = req.remaining()
-        if left is not None and left <= delay:
-            return False
-        log.info("retrying %s in %.2f s (try %d of %d) after: %s",
-                 exc.url, delay, attempt + 1, req.retry.attempts, exc.message)
-        await asyncio.sleep(delay)
-        return True
-
-    async def _open(self, req: Request) -> Body:
-        """Open ``req`` with retries; the body resumes or retries mid-stream where allowed."""
+    async def _open(self, req: Request, tries: _Tries | None = None) -> Body:
+        """Open ``req`` with retries; the body resumes or retries mid-stream where allowed.
+        *tries*: the call's retry loop, when the caller made it (to end it with its own error)."""
         scheme = req.url.scheme
         cached = self._by_scheme.get(scheme)
         if cached is not None and not self._closed and _resolved_classes.get(scheme) is cached[0]:
@@ -355,21 +329,23 @@ class Client:
                 raise
             except Exception as exc:
                 raise translate_errors(exc, req.url) from exc
+        if tries is None:
+            tries = _Tries(self, req.retry)
         if req.deadline is None:
-            body = await self._attempts(req, handler.open)
+            body = await tries.run(req, handler.open)
         else:
             # the head is part of the stream: Timeouts.total bounds the open too, every scheme.
             # A handler whose own waits end at the deadline raises first, with its own words
             # (what it was waiting for): this guard catches the others, _OPEN_GRACE later.
             try:
                 async with asyncio.timeout_at(req.deadline + _OPEN_GRACE):
-                    body = await self._attempts(req, handler.open)
+                    body = await tries.run(req, handler.open)
             except TimeoutError as exc:
                 if isinstance(exc, AnyURLError):
                     raise
-                raise FetchTimeout(f"opening took longer than the total timeout {req.timeouts.total} s",
-                                   url=req.url) from exc
-        return _GuardedBody(self, handler, req, body).outer
+                raise tries.end(FetchTimeout(f"opening took longer than the total timeout {req.timeouts.total} s",
+                                             url=req.url)) from exc
+        return _GuardedBody(tries, handler, req, body).outer
 
     def open(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
              retry: Retry | None = None, offset: int = 0, length: int | None = None,
@@ -391,9 +367,10 @@ class Client:
             limit = (self.limits if limits is None else _typed("limits", limits, Limits) or self.limits).max_size
         req = self.request(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
                            length=length, options=options, max_size=limit)
+        tries = None if req.retry.attempts <= 1 else _Tries(self, req.retry)
         try:
             async with asyncio.timeout_at(req.deadline):
-                body = await self._open(req)
+                body = await self._open(req, tries)
                 try:
                     content = await body.read(limit)
                 finally:
@@ -401,7 +378,8 @@ class Client:
         except TimeoutError as exc:
             if isinstance(exc, AnyURLError):
                 raise
-            raise FetchTimeout(f"fetch took longer than {req.timeouts.total} s", url=req.url) from exc
+            timeout = FetchTimeout(f"fetch took longer than {req.timeouts.total} s", url=req.url)
+            raise (timeout if tries is None else tries.end(timeout)) from exc
         if body.entries is None and req.url.scheme in ("http", "https") and not offset and length is None \
                 and is_html(body.content_type):
             page = PageResponse(url=str(req.url), content=content, content_type=body.content_type,
@@ -443,13 +421,17 @@ class Client:
         :class:`NotSupported` where the scheme has no way.
         """
         req = self.request(url, timeouts=timeouts, retry=retry, options=options)
+        handler = self.handler(req.url)
+        if req.retry.attempts <= 1 and req.deadline is None:  # no retry, no deadline: the call alone
+            return await self._call(req.url, handler.stat(req))
+        tries = _Tries(self, req.retry)
         try:
             async with asyncio.timeout_at(req.deadline):
-                return await self._attempts(req, self.handler(req.url).stat)
+                return await tries.run(req, handler.stat)
         except TimeoutError as exc:
             if isinstance(exc, AnyURLError):
                 raise
-            raise FetchTimeout(f"stat took longer than {req.timeouts.total} s", url=req.url) from exc
+            raise tries.end(FetchTimeout(f"stat took longer than {req.timeouts.total} s", url=req.url)) from exc
 
     def walk(self, url: str | URL, **kwargs: Any) -> AsyncIterator[Found]:
         """Every resource reachable from *url*, breadth-first, deduplicated and polite:
@@ -635,32 +617,54 @@ class _Opening:
             await self._body.aclose()
 
 
-def _tried(exc: AnyURLError, tries: int) -> None:
-    """Make the final error's message say how many tries were made, when there was more than one."""
-    if tries > 1 and not exc.message.endswith(" tries)"):
-        exc.message = f"{exc.message} (after {tries} tries)"
-        exc.args = (exc.message,)
+class _Tries:
+    """The one retry loop of a call (fetch, open, stat, ls, a download): ``retry`` is the
+    call's :class:`Retry` with the history of its tries so far, and :meth:`Retry.increment`
+    decides whether and when the next one comes. An open and the reopenings of its body
+    mid-stream share one, so ``Retry.attempts`` counts every try of the call. The error
+    that ends the call carries the history (``error.history``); its message is untouched."""
 
+    __slots__ = ("client", "retry")
 
-# getaddrinfo's final answers: the name does not exist, or has no address. Asking again
-# gets the same answer (EAI_AGAIN, "try again later", is retried).
-_NAME_UNKNOWN = frozenset(getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, n))
+    def __init__(self, client: Client, retry: Retry) -> None:
+        self.client = client
+        self.retry = retry
 
+    async def run(self, req: Request, op: Callable[[Request], Awaitable[T]]) -> T:
+        """``op(req)``, tried again while the policy says so."""
+        call = self.client._call
+        if self.retry.attempts <= 1:  # no retry: nothing to count
+            return await call(req.url, op(req))
+        while True:
+            try:
+                return await call(req.url, op(req))
+            except AnyURLError as exc:
+                if not await self.again(req, exc):
+                    raise
 
-def _name_unknown(exc: BaseException) -> bool:
-    """True when a resolver's final "no such name" is under *exc* (its causes and contexts
-    followed: a translation may leave the resolver's error in the context only)."""
-    seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
-    while todo and len(seen) < 32:
-        cause = todo.pop()
-        if cause is None or id(cause) in seen:
-            continue
-        seen.add(id(cause))
-        if isinstance(cause, socket.gaierror):
-            return cause.errno in _NAME_UNKNOWN
-        todo += (cause.__context__, cause.__cause__)
-    return False
+    async def again(self, req: Request, exc: AnyURLError, *, repeatable: bool = True) -> bool:
+        """A try failed with *exc*: wait the back-off and return True, or return False when
+        *exc* ends the call (then it carries the history). *repeatable*: see :meth:`Retry.increment`."""
+        if self.retry.attempts <= 1:  # no retry: nothing to count
+            return False
+        retry = self.retry = self.retry.increment(exc, remaining=req.remaining(), repeatable=repeatable)
+        delay = retry.next_delay
+        if delay is None:
+            exc.history = retry.history
+            return False
+        log.info("retrying %s in %.2f s (try %d of %d) after: %s",
+                 exc.url, delay, len(retry.history) + 1, retry.attempts, exc.message)
+        await asyncio.sleep(delay)
+        return True
+
+    def end(self, exc: E) -> E:
+        """*exc*, raised by the caller outside the loop (a deadline), ends the call: it
+        carries the history, itself the last try."""
+        if self.retry.attempts <= 1:
+            return exc
+        self.retry = self.retry.increment(exc, repeatable=False)
+        exc.history = self.retry.history
+        return exc
 
 
 def _typed(name: str, value: T | None, cls: type[T]) -> T | None:
@@ -683,12 +687,11 @@ class _GuardedBody:
     to the caller yet; otherwise the error stands.
     """
 
-    def __init__(self, client: Client, handler: Handler, req: Request, body: Body) -> None:
-        self.client = client
+    def __init__(self, tries: _Tries, handler: Handler, req: Request, body: Body) -> None:
+        self.tries = tries
         self.handler = handler
         self.req = req
         self.current = body
-        self.attempt = 1
         self.loop = asyncio.get_running_loop()
         self.outer = Body(body.url, self._chunks(), content_type=body.content_type, size=body.size,
                           entries=body.entries, meta=body.meta, offset=body.offset,
@@ -732,13 +735,11 @@ class _GuardedBody:
                     handed += 1
                     yield entry
             except AnyURLError as exc:
-                if handed or not await self.client._may_retry(req, self.attempt, exc):
-                    _tried(exc, self.attempt)
+                if not await self.tries.again(req, exc, repeatable=not handed):
                     raise
-                self.attempt += 1
                 with suppress(Exception):
                     await self.current.aclose()
-                self.current = await self.client._attempts(req, self.handler.open)
+                self.current = await self.tries.run(req, self.handler.open)
 
     async def _chunks(self) -> AsyncIterator[bytes]:
         req, handed = self.req, 0
@@ -752,15 +753,10 @@ class _GuardedBody:
                     handed += len(chunk)
                     yield chunk
             except AnyURLError as exc:
-                if handed and not self.current.resumable:
-                    _tried(exc, self.attempt)
+                if not await self.tries.again(req, exc, repeatable=not handed or self.current.resumable):
                     raise
-                if not await self.client._may_retry(req, self.attempt, exc):
-                    _tried(exc, self.attempt)
-                    raise
-                self.attempt += 1
                 with suppress(Exception):
                     await self.current.aclose()
                 length = None if req.length is None else req.length - handed
-                self.current = await self.client._attempts(
+                self.current = await self.tries.run(
                     req.replace(offset=req.offset + handed, length=length), self.handler.open)

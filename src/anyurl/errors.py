@@ -29,6 +29,8 @@ the boundary with ``raise ... from exc``; none escapes a public call.
 
 Each error carries ``url`` (the URL text with any password masked), an
 optional ``reply`` (the server's code and text) and the CLI ``exit_code``.
+The error that ends a call made under a :class:`~anyurl.settings.Retry` of more
+than one attempt also carries ``history``: one :class:`Attempt` per try.
 """
 
 from __future__ import annotations
@@ -75,10 +77,50 @@ def mask_password(url: str) -> str:
     return f"{scheme}://{rest[:colon]}:****{rest[at:]}"
 
 
+class Attempt:
+    """One failed try of a call under a :class:`~anyurl.settings.Retry` policy: its
+    ``error`` and the ``delay`` in seconds waited before the next try (None: there was
+    no next try, this error ended the call). Immutable. (Here, not in settings.py, so
+    that :attr:`AnyURLError.history` has its type; ``anyurl.settings`` re-exports it.)
+    """
+
+    __slots__ = ("delay", "error")
+    error: AnyURLError
+    delay: float | None
+
+    def __init__(self, error: AnyURLError, delay: float | None = None) -> None:
+        object.__setattr__(self, "error", error)
+        object.__setattr__(self, "delay", delay)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Attempt is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Attempt is immutable (cannot delete {name!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Attempt:
+            return NotImplemented
+        return self.error is other.error and self.delay == other.delay
+
+    def __hash__(self) -> int:
+        return hash((id(self.error), self.delay))
+
+    def __reduce__(self) -> tuple[type[Attempt], tuple[AnyURLError, float | None]]:
+        return Attempt, (self.error, self.delay)
+
+    def __repr__(self) -> str:
+        return f"Attempt(error={self.error!r}, delay={self.delay!r})"
+
+
 class AnyURLError(Exception):
     """Root of every error anyurl raises."""
 
     exit_code = 1
+    #: the tries of the call this error ended, in order, this error's the last (with delay
+    #: None); empty when the call had no retries to make (``Retry.attempts`` 1). The
+    #: message never changes with them: say "after N tries" from ``len(history)``.
+    history: tuple[Attempt, ...] = ()
 
     def __init__(self, message: str, *, url: object = None, reply: str | None = None) -> None:
         self.message = message

@@ -14,9 +14,12 @@ see :mod:`anyurl._record`.
 from __future__ import annotations
 
 import asyncio
+import socket
 
 from ._record import Record
 from .errors import (
+    AnyURLError,
+    Attempt,
     ConfigurationError,
     ConnectError,
     FetchTimeout,
@@ -29,7 +32,7 @@ TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (myp
 if TYPE_CHECKING:
     from .urls import URL
 
-__all__ = ["Limits", "Policy", "Request", "Retry", "Timeouts"]
+__all__ = ["Attempt", "Limits", "Policy", "Request", "Retry", "Timeouts"]
 
 
 _set = object.__setattr__  # how a frozen value's __init__ sets its fields
@@ -142,21 +145,29 @@ class Retry(Record):
     is longer, still capped. Only errors of the classes in ``on`` are retried.
     A body is never restarted once bytes were handed to the caller, unless the
     scheme resumes from the offset reached (FTP REST, HTTP Range, file seek).
+
+    ``history`` holds the tries made so far (one :class:`Attempt` each): the
+    Client's value has none; :meth:`increment` returns a new value with one more,
+    and says in it whether and when the next try comes. The error that ends a call
+    carries the history as ``error.history``; its message is left as it was.
     """
 
-    __slots__ = ("attempts", "backoff", "backoff_max", "on")
+    __slots__ = ("attempts", "backoff", "backoff_max", "on", "history")
     attempts: int
     backoff: float
     backoff_max: float
     on: tuple[type[BaseException], ...]
+    history: tuple[Attempt, ...]
 
     def __init__(self, attempts: int = 1, backoff: float = 0.5, backoff_max: float = 30.0,
                  on: tuple[type[BaseException], ...] = (TemporaryFailure, ConnectError, FetchTimeout,
-                                                        TruncatedTransfer)) -> None:
+                                                        TruncatedTransfer),
+                 history: tuple[Attempt, ...] = ()) -> None:
         _set(self, "attempts", attempts)
         _set(self, "backoff", backoff)
         _set(self, "backoff_max", backoff_max)
         _set(self, "on", on)
+        _set(self, "history", history)
         _check_type(self, ("attempts",), attempts=attempts, backoff=backoff, backoff_max=backoff_max)
         if attempts < 1:
             raise ConfigurationError("Retry.attempts must be >= 1")
@@ -164,6 +175,8 @@ class Retry(Record):
             raise ConfigurationError("Retry.backoff and backoff_max must be >= 0")
         if not all(isinstance(c, type) and issubclass(c, BaseException) for c in on):
             raise ConfigurationError("Retry.on must hold exception classes")
+        if not isinstance(history, tuple) or not all(type(a) is Attempt for a in history):
+            raise ConfigurationError("Retry.history must be a tuple of Attempt")
 
     def retries(self, exc: BaseException) -> bool:
         """True when *exc* is of a class this policy retries."""
@@ -176,6 +189,50 @@ class Retry(Record):
         if isinstance(asked, (int, float)) and asked > base:
             base = float(asked)
         return float(min(base, self.backoff_max))
+
+    def increment(self, error: AnyURLError, *, remaining: float | None = None,
+                  repeatable: bool = True) -> Retry:
+        """This policy after one more try, which failed with *error*: the same value with
+        that try's :class:`Attempt` added to ``history``. The attempt's ``delay`` is the wait
+        before the next try, or None when *error* ends the call: the attempts are used up;
+        its class is not in ``on``; the resolver said the host name does not exist (asking
+        again gets the same answer; "try again later", ``EAI_AGAIN``, is retried); the wait
+        would not end before the deadline (*remaining*: seconds left, None: no deadline); or
+        the try cannot be made again (*repeatable* False: bytes of a body that cannot resume
+        reached the caller). The one rule for whether and when a call is tried again."""
+        tries = len(self.history) + 1
+        delay: float | None = None
+        if repeatable and tries < self.attempts and self.retries(error) and not _name_unknown(error):
+            wait = self.delay(tries + 1, error)
+            if remaining is None or wait < remaining:
+                delay = wait
+        return self.__replace__(history=(*self.history, Attempt(error, delay)))
+
+    @property
+    def next_delay(self) -> float | None:
+        """Seconds to wait before the next try (None: none is due, see :meth:`increment`)."""
+        return self.history[-1].delay if self.history else None
+
+
+# getaddrinfo's final answers: the name does not exist, or has no address. Asking again
+# gets the same answer (EAI_AGAIN, "try again later", is retried).
+_NAME_UNKNOWN = frozenset(getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, n))
+
+
+def _name_unknown(exc: BaseException) -> bool:
+    """True when a resolver's final "no such name" is under *exc* (its causes and contexts
+    followed: a translation may leave the resolver's error in the context only)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo and len(seen) < 32:
+        cause = todo.pop()
+        if cause is None or id(cause) in seen:
+            continue
+        seen.add(id(cause))
+        if isinstance(cause, socket.gaierror):
+            return cause.errno in _NAME_UNKNOWN
+        todo += (cause.__context__, cause.__cause__)
+    return False
 
 
 class Request(Record):

@@ -1,6 +1,6 @@
 """Client Retry and the CLI's --retry at their end: a name the resolver says does not
 exist is final at once (no retry), a resolver that cannot answer now (EAI_AGAIN) is
-tried again, and an error after several tries says how many were made."""
+tried again, and an error after several tries carries them (the CLI says how many were made)."""
 
 from __future__ import annotations
 
@@ -99,15 +99,20 @@ def test_cli_temporary_resolver_failure_is_retried(servers: Launcher, tmp_path: 
         "(after 3 tries)"]
 
 
-async def test_exhausted_retries_say_how_many_tries(refused_port: int) -> None:
+async def test_exhausted_retries_carry_their_tries(refused_port: int) -> None:
+    # the library leaves the message alone: the tries are in the error's history
     url = f"ftp://127.0.0.1:{refused_port}/x"
     async with Client(retry=Retry(attempts=3, backoff=0.01)) as c:
         with pytest.raises(ConnectError) as info:
             await c.fetch(url)
-        assert str(info.value) == f"{url}: cannot connect to 127.0.0.1:{refused_port}: Connection refused (after 3 tries)"
+        assert str(info.value) == f"{url}: cannot connect to 127.0.0.1:{refused_port}: Connection refused"
+        history = info.value.history
+        assert len(history) == 3 and history[-1].error is info.value
+        assert [a.delay for a in history] == [0.01, 0.02, None]
+        assert all(str(a.error) == str(info.value) for a in history)
         with pytest.raises(ConnectError) as info:  # no retry: nothing to count
             await c.fetch(url, retry=Retry(attempts=1))
-        assert str(info.value).endswith("Connection refused")
+        assert str(info.value).endswith("Connection refused") and info.value.history == ()
 
 
 def test_cli_exhausted_retries_say_how_many_tries(refused_port: int) -> None:

@@ -593,8 +593,10 @@ class Reporter:
             print(text, file=sys.stderr, flush=True)
 
     def error(self, exc: BaseException | str) -> None:
-        """One line for an error; never a traceback."""
-        self._print(f"anyurl: {_printable(exc)}")
+        """One line for an error; never a traceback. One that ended several tries says how
+        many (from its ``history``: the library leaves the message alone)."""
+        tries = len(exc.history) if isinstance(exc, AnyURLError) else 0
+        self._print(f"anyurl: {_printable(exc)}" + (f" (after {tries} tries)" if tries > 1 else ""))
 
     def info(self, text: str) -> None:
         """A message, unless -q."""

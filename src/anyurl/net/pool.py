@@ -1,4 +1,4 @@
-"""The connection layer under every handler: per-host slots, idle connections, one retry rule.
+"""The connection layer under every handler: per-host slots, idle connections, one stale-connection rule.
 
 A handler owns one :class:`Pool` (named for its scheme) and asks it for
 connections; it never keeps its own lists or semaphores. The split follows
@@ -462,7 +462,7 @@ class Pool(Generic[C]):
             if not fut.done():
                 fut.set_result(None)
 
-    # -- the one retry rule ------------------------------------------------------
+    # -- the one stale-connection rule (the caller's Retry is the Client's) ------------
 
     def _refused(self, exc: BaseException) -> bool:
         """A server's "closing" reply (*closing_replies*) to a new connection: FTP 421 at login."""
@@ -475,7 +475,7 @@ class Pool(Generic[C]):
 
     async def run(self, acquire: Callable[[bool], Awaitable[Lease[C]]],
                   step: Callable[[Lease[C]], Awaitable[T]], *, keep_on_error: bool = False,
-                  fresh: bool = False) -> T:
+                  fresh: bool = False, lease: Lease[C] | None = None) -> T:
         """Run *step* on a connection from ``acquire(fresh)`` and return its result.
 
         Once *step* returns, it owns the lease (it released it, or handed it to a
@@ -485,23 +485,42 @@ class Pool(Generic[C]):
         (``acquire(True)`` skips idle connections); this is safe because nothing
         reached the caller yet. On other errors the lease is released, kept for
         reuse only if *keep_on_error* and the connection says it is clean. *fresh*: start
-        on a new connection (the caller's own try on an idle one was stale), no retry.
+        on a new connection, no retry. *lease*: the first try's connection, lent already
+        without a coroutine (:meth:`lend_idle`, the common case of a kept-alive one); the
+        same rule holds for it.
+
+        This is the only stale-connection retry, and it is not the caller's
+        :class:`~anyurl.settings.Retry`: it spends none of its attempts and leaves no
+        history (a connection found dead, not a failed try of the request).
         """
         while True:
-            lease = await acquire(fresh)
+            if lease is None:
+                lease = await acquire(fresh)
             try:
                 return await step(lease)
-            except AnyURLError as exc:
-                stale = self.is_stale(exc)
-                await lease.release(keep_on_error and not stale)
-                if not (stale and lease.reused and not fresh):
+            except BaseException as exc:
+                if not await self.after_error(lease, exc, keep_on_error=keep_on_error, fresh=fresh):
                     raise
-                self.log.debug("reused connection to %s:%s was stale (%s); retrying on a new one",
-                               *lease.address, exc.message)
-                fresh = True
-            except BaseException:
-                await lease.release(False)
-                raise
+                fresh, lease = True, None
+
+    async def after_error(self, lease: Lease[C], exc: BaseException, *, keep_on_error: bool = False,
+                     fresh: bool = False) -> bool:
+        """The rule of :meth:`run` after a try on *lease* raised *exc*: the lease is released
+        (kept for reuse only if *keep_on_error*, the error is not stale and the connection
+        says it is clean), and the answer is True when one more try on a new connection is
+        due (a stale error on a reused connection, *fresh* False), else False: re-raise.
+        For a caller that runs its first try inline (a coroutine level less than ``run``,
+        the HTTP/1.1 client's hot path) and then calls ``run(..., fresh=True)`` on True."""
+        if not isinstance(exc, AnyURLError):  # cancelled, or a bug: the connection's state is unknown
+            await lease.release(False)
+            return False
+        stale = self.is_stale(exc)
+        await lease.release(keep_on_error and not stale)
+        if not (stale and lease.reused and not fresh):
+            return False
+        self.log.debug("reused connection to %s:%s was stale (%s); retrying on a new one",
+                       *lease.address, exc.message)
+        return True
 
     def abort_idle(self) -> None:
         """Close every idle connection's socket now, with no event loop (its loop was closed:

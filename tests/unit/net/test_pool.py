@@ -1,5 +1,5 @@
 """The shared connection pool (handlers/pool.py) with stand-in connections: slots,
-idle reuse and expiry, PoolTimeout, and the one stale-retry rule."""
+idle reuse and expiry, PoolTimeout, and the one stale-retry rule (Pool.run)."""
 
 from __future__ import annotations
 
@@ -182,6 +182,78 @@ async def test_no_retry_on_a_new_connection_or_a_real_error() -> None:
         await pool.run(acquire, missing, keep_on_error=True)
     assert calls == 2
     assert pool.open_count("h", 1) == 1  # the clean connection after a complete error reply is kept
+
+
+async def test_a_lease_lent_without_a_coroutine_gets_the_same_stale_rule() -> None:
+    # the HTTP/1.1 client's common case: lend_idle, then Pool.run on that lease
+    pool: Pool[FakeConn] = Pool("t")
+    new = Opener()
+    first = await pool.acquire(req(), "h", 1, "k", new())
+    await first.release(True)
+    tries: list[tuple[int, bool]] = []
+
+    async def acquire(fresh: bool) -> Lease[FakeConn]:
+        tries.append((-1, fresh))
+        return await pool.acquire(req(), "h", 1, "k", new(), fresh=fresh)
+
+    async def step(lease: Lease[FakeConn]) -> int:
+        tries.append((lease.conn.n, lease.reused))
+        if lease.reused:
+            raise ConnectError("server closed the connection before answering")
+        assert lease.keep_idle()
+        return lease.conn.n
+
+    lent = pool.lend_idle(req(), "h", 1, "k")
+    assert lent is not None and lent.reused
+    assert await pool.run(acquire, step, lease=lent) == 1
+    assert tries == [(0, True), (-1, True), (1, False)]  # one fresh try, asked for as fresh
+    assert first.conn.closed == "abort" and pool.open_count("h", 1) == 1
+
+    lent = pool.lend_idle(req(), "h", 1, "k")  # the fresh one, now idle: a real error stands
+    assert lent is not None
+
+    async def missing(lease: Lease[FakeConn]) -> None:
+        raise ResourceNotFound("404")
+
+    with pytest.raises(ResourceNotFound):
+        await pool.run(acquire, missing, lease=lent)
+    assert lent.released and lent.conn.closed == "abort" and pool.open_count("h", 1) == 0
+
+    async def cancelled(lease: Lease[FakeConn]) -> None:
+        raise asyncio.CancelledError
+
+    lent = await pool.acquire(req(), "h", 1, "k", new())
+    with pytest.raises(asyncio.CancelledError):
+        await pool.run(acquire, cancelled, lease=lent)
+    assert lent.released and pool.open_count("h", 1) == 0
+
+
+async def test_after_error_is_the_rule_for_a_first_try_run_inline() -> None:
+    # what a hot path that tries its lend_idle lease itself asks the pool, then run(fresh=True)
+    pool: Pool[FakeConn] = Pool("t", closing_replies=("421",))
+    new = Opener()
+    first = await pool.acquire(req(), "h", 1, "k", new())
+    await first.release(True)
+    lent = pool.lend_idle(req(), "h", 1, "k")
+    assert lent is not None and lent.reused
+    assert await pool.after_error(lent, TemporaryFailure("closing", reply="421 Timeout"))  # stale: try again
+    assert lent.released and lent.conn.closed == "abort" and pool.open_count("h", 1) == 0
+
+    fresh = await pool.acquire(req(), "h", 1, "k", new(), fresh=True)
+    assert not await pool.after_error(fresh, ConnectError("lost"))  # on a new connection: stands
+    assert fresh.conn.closed == "abort"
+    again = await pool.acquire(req(), "h", 1, "k", new())
+    await again.release(True)
+    lent = pool.lend_idle(req(), "h", 1, "k")
+    assert lent is not None
+    assert not await pool.after_error(lent, ConnectError("lost"), fresh=True)  # the fresh try had its turn
+    kept = await pool.acquire(req(), "h", 1, "k", new())
+    assert not await pool.after_error(kept, ResourceNotFound("550"), keep_on_error=True)
+    assert kept.conn.closed is None and pool.open_count("h", 1) == 1  # a clean refusal: kept idle
+    lent = pool.lend_idle(req(), "h", 1, "k")
+    assert lent is not None
+    assert not await pool.after_error(lent, asyncio.CancelledError(), keep_on_error=True)
+    assert lent.conn.closed == "abort"  # not anyurl's error: the state is unknown
 
 
 async def test_slot_bounds_unpooled_connections() -> None:
