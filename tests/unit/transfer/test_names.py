@@ -46,3 +46,12 @@ def test_the_two_that_write_files_fit_in_255_bytes() -> None:
 def test_entry_names_follow_the_listing_policy() -> None:
     assert entry_file_name(Entry(name=".profile", url=None)) == ".profile"
     assert file_name("ftp://h/pub/a%2Fb") == "a_b"
+
+
+def test_one_home_and_the_old_paths() -> None:
+    from anyurl import download, mirror
+    from anyurl.transfer import names
+
+    assert download.safe_name is names.safe_name and download.name_for_url is names.name_for_url
+    assert download.PART_SUFFIX is names.PART_SUFFIX
+    assert mirror.local_name is names.local_name
