@@ -66,3 +66,43 @@ def test_ctrl_c_and_sigterm_in_a_command_are_one_write(monkeypatch: pytest.Monke
     stderr = _record(monkeypatch)
     assert commands.main(["get", "-q", "http://127.0.0.1:9/"]) == code
     assert stderr.calls == [line]
+
+
+# A child: Ctrl-C arrives while a weakref callback runs (importlib runs one at each import,
+# in _get_module_lock); Python prints "Exception ignored in" and drops that KeyboardInterrupt.
+# The command went on waiting for its server (the 20 s timeout of test_cli_interrupt.py).
+_LOST_IN_CALLBACK = """
+import _thread, signal, sys, time, weakref
+signal.signal(signal.SIGINT, signal.default_int_handler)  # this test may run with SIGINT ignored
+import anyurl.__main__ as entry
+from anyurl.cli import quick
+
+class Thing:
+    pass
+
+def callback(ref):
+    _thread.interrupt_main()  # SIGINT, handled at the next check: inside this callback
+    for _ in range(1000):
+        pass
+
+def answer(raw):
+    thing = Thing()
+    ref = weakref.ref(thing, callback)
+    del thing
+    time.sleep(60)  # the command's wait for a server that never answers
+    return 0
+
+quick.answer = answer
+sys.exit(entry.main(["get", "http://127.0.0.1:9/"]))
+"""
+
+
+def test_ctrl_c_dropped_inside_a_callback_still_interrupts_the_command() -> None:
+    import subprocess
+    from pathlib import Path
+
+    src = str(Path(entry.__file__).parent.parent)
+    # it ends at the Ctrl-C, not after its minute of waiting (a generous bound for a busy machine)
+    proc = subprocess.run([sys.executable, "-c", _LOST_IN_CALLBACK], capture_output=True, text=True, timeout=30,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": src})
+    assert (proc.returncode, proc.stderr) == (130, "anyurl: interrupted\n")
