@@ -49,19 +49,19 @@ class _Rearm:
             self._later()
 
     def _later(self) -> None:
+        # Imported here, in the main thread: the dropped interrupt may have left importlib's
+        # lock held by this thread (its callback was stopped between acquire and try), and a
+        # thread that imports would wait on it forever.
+        import signal
         import threading  # loaded by now (the early connect, asyncio); only on this rare path
 
-        timer = threading.Timer(self.DELAY, self._fire)
+        timer = threading.Timer(self.DELAY, self._fire, (signal.pthread_kill, threading.get_ident(), signal.SIGINT))
         timer.daemon = True
         timer.start()
 
-    def _fire(self) -> None:
+    def _fire(self, kill: Callable[[int, int], None], main: int, signum: int) -> None:
         if sys.unraisablehook is self:  # main has not returned: nobody is left to catch it after
-            import signal
-            import threading
-
-            # a real SIGINT to the main thread: it also ends a blocking call there (EINTR)
-            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+            kill(main, signum)  # a real SIGINT to the main thread: it also ends a blocking call there (EINTR)
 
 
 def _run(raw: list[str]) -> int:

@@ -71,16 +71,21 @@ def test_ctrl_c_and_sigterm_in_a_command_are_one_write(monkeypatch: pytest.Monke
 # A child: Ctrl-C arrives while a weakref callback runs (importlib runs one at each import,
 # in _get_module_lock); Python prints "Exception ignored in" and drops that KeyboardInterrupt.
 # The command went on waiting for its server (the 20 s timeout of test_cli_interrupt.py).
+# With LEAK, the callback is stopped as importlib's can be, between taking the import lock and
+# the try that gives it back: a thread that imports then waits forever (the re-signal did).
 _LOST_IN_CALLBACK = """
-import _thread, signal, sys, time, weakref
-signal.signal(signal.SIGINT, signal.default_int_handler)  # this test may run with SIGINT ignored
+import _imp, _signal, _thread, sys, time, weakref
+_signal.signal(_signal.SIGINT, _signal.default_int_handler)  # the test may run with SIGINT ignored
 import anyurl.__main__ as entry
 from anyurl.cli import quick
+assert "signal" not in sys.modules  # as at the CLI's start-up
 
 class Thing:
     pass
 
 def callback(ref):
+    if LEAK:
+        _imp.acquire_lock()  # never released: as importlib's callback interrupted at this line
     _thread.interrupt_main()  # SIGINT, handled at the next check: inside this callback
     for _ in range(1000):
         pass
@@ -97,12 +102,14 @@ sys.exit(entry.main(["get", "http://127.0.0.1:9/"]))
 """
 
 
-def test_ctrl_c_dropped_inside_a_callback_still_interrupts_the_command() -> None:
+@pytest.mark.parametrize("leak", [False, True])
+def test_ctrl_c_dropped_inside_a_callback_still_interrupts_the_command(leak: bool) -> None:
     import subprocess
     from pathlib import Path
 
     src = str(Path(entry.__file__).parent.parent)
+    code = f"LEAK = {leak}\n{_LOST_IN_CALLBACK}"
     # it ends at the Ctrl-C, not after its minute of waiting (a generous bound for a busy machine)
-    proc = subprocess.run([sys.executable, "-c", _LOST_IN_CALLBACK], capture_output=True, text=True, timeout=30,
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": src})
     assert (proc.returncode, proc.stderr) == (130, "anyurl: interrupted\n")
