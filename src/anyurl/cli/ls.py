@@ -13,14 +13,9 @@ from .session import _with_deadline
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
     import argparse
-    import json
 
     from ..client import Client
     from ..response import Entry
-else:
-    from .lazy import OnFirstUse
-
-    argparse, json = map(OnFirstUse, ("argparse", "json"))
 
 
 # -- ls ---------------------------------------------------------------------------

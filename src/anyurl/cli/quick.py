@@ -11,6 +11,7 @@ import sys
 
 from .. import __version__
 from ..errors import mask_password
+from .exits import EXIT_INTERRUPTED, EXIT_LOCAL_IO, EXIT_PIPE
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -22,9 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Args", "Reading", "answer", "read_plain_line", "readers", "url_components"]
 
-EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
-EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPIPE
-EXIT_LOCAL_IO = 10  # TransferError's: standard output cannot take the data
 
 
 # True while anyurl.__main__.main holds the collector off for start-up (anyurl.cli.commands
