@@ -21,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(list(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:
         sys.stderr.write("anyurl: interrupted\n")  # one write: print's two let another writer split the line
-        return 130  # _quick.EXIT_INTERRUPTED, as a shell reports SIGINT
+        return 130  # cli.exits.EXIT_INTERRUPTED, as a shell reports SIGINT
     finally:
         if sys.unraisablehook is ours:
             sys.unraisablehook = hook
