@@ -1077,6 +1077,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         queue: collections.deque[tuple[asyncio.Future[bool], Any]] = collections.deque()
         released: set[tuple[str, int]] = set()  # origins whose waiting transfers were let go
         groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
+        spawned: list[bool] = []  # the stream workers started
 
         def multiplexed(u: Any) -> bool:
             if type(u) is not HTTPURL or u.scheme != "https":
@@ -1084,11 +1085,25 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             m = getattr(client.handler(u), "multiplexed", None)
             return m is not None and bool(m(u))
 
+        def stream_workers() -> None:
+            if groups and not spawned:  # the first HTTP/2 origin: the stream workers
+                spawned.append(True)
+                for _ in range(plain_turns * (_STREAM_WORKERS - 1)):
+                    groups[0].create_task(worker())
+
         async def admit(u: Any) -> bool:
             """Wait for a turn for *u*: True when it holds one of the plain turns."""
             nonlocal plain_busy
             if multiplexed(u):
+                stream_workers()
                 return False
+            if plain_busy and type(u) is HTTPURL and u.scheme == "https":
+                # a connection to its origin may be picking HTTP/2 now: its streams start at the
+                # handshake, not after a first response
+                settle = getattr(client.handler(u), "negotiated", None)
+                if settle is not None and await settle(u):
+                    stream_workers()
+                    return False
             if plain_busy < plain_turns:
                 plain_busy += 1
                 return True
@@ -1117,9 +1132,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                     if not fut.done() and multiplexed(w):
                         queue.remove((fut, w))
                         fut.set_result(False)
-                if len(released) == 1 and groups:  # the first HTTP/2 origin: the stream workers
-                    for _ in range(plain_turns * (_STREAM_WORKERS - 1)):
-                        groups[0].create_task(worker())
+                stream_workers()
 
         async def worker() -> None:
             # N workers pull from one iterator: memory stays flat however long the list

@@ -489,7 +489,10 @@ class H2Connection(asyncio.Protocol):
                 self._write()
             except h2.exceptions.ProtocolError:
                 pass
+            # over TLS close() waits for the server's close_notify (a round trip, up to 30 s);
+            # GOAWAY and close_notify are written already and HTTP needs no answer: abort too
             t.close()
+            t.abort()
 
     async def aclose(self) -> None:
         if self.transport is None:
@@ -686,6 +689,20 @@ class H2Client:
         """True when requests to *key* go as streams of an HTTP/2 connection open now."""
         o = self._origins.get(key)
         return o is not None and any(c.usable() for c in o.conns)
+
+    async def negotiated(self, key: _Key) -> bool:
+        """:meth:`multiplexed`, once the connection being opened to *key* (if any) has picked
+        its protocol: a caller learns at the handshake, not after a first response, that more
+        requests may go at once. (The opening is bounded by its connect timeout.)"""
+        o = self._origins.get(key)
+        if o is not None and o.opening is not None and not any(c.usable() for c in o.conns):
+            fut = asyncio.get_running_loop().create_future()
+            o.waiters.append(fut)
+            try:
+                await fut  # (woken when the opening ends, or when a stream frees)
+            finally:
+                o.waiters.remove(fut)
+        return self.multiplexed(key)
 
     # -- requests --------------------------------------------------------------------
 
