@@ -1078,12 +1078,13 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         plain_turns = args.parallel if several else 1
         plain_busy = 0
         queue: collections.deque[tuple[asyncio.Future[bool], Any]] = collections.deque()
-        released: set[tuple[str, int]] = set()  # origins whose waiting transfers were let go
+        released: set[tuple[str, Any, Any]] = set()  # origins whose waiting transfers were let go
         groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
         spawned: list[bool] = []  # the stream workers started
 
         def multiplexed(u: Any) -> bool:
-            if type(u) is not HTTPURL or u.scheme != "https":
+            # (HTTP/2 streams of https, pipelined windows of news)
+            if type(u) is HTTPURL and u.scheme != "https":
                 return False
             m = getattr(client.handler(u), "multiplexed", None)
             return m is not None and bool(m(u))
@@ -1129,8 +1130,9 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                         break
                 else:
                     plain_busy -= 1
-            if type(u) is HTTPURL and (u.host, u.port) not in released and multiplexed(u):
-                released.add((u.host, u.port))  # (once per origin: not a scan per transfer)
+            where = (u.scheme, getattr(u, "host", None), getattr(u, "port", None))
+            if where not in released and multiplexed(u):
+                released.add(where)  # (once per origin: not a scan per transfer)
                 for fut, w in list(queue):
                     if not fut.done() and multiplexed(w):
                         queue.remove((fut, w))
