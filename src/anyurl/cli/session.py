@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 else:
     from .lazy import OnFirstUse
 
-    argparse, asyncio = map(OnFirstUse, ("argparse", "asyncio"))
+    asyncio = OnFirstUse("asyncio")
 
 
 #: get's workers per --parallel turn: transfers beyond the N turns run only as HTTP/2 streams or in
