@@ -108,6 +108,10 @@ class H1Connection(asyncio.BaseProtocol):
         self._fed: ResponseReader | None = None  # the reader bytes go to now (pipelined)
         self.lease: Lease[H1Connection] | None = None  # the lease the requests on it share
         self.proven = False  # a response on it proved HTTP/1.1 keep-alive
+        # a response to a request sent behind another came: until then, one such request at
+        # most (a server that drops all but the first of the requests it reads at once shows
+        # so by not answering; more requests behind would take the dropped one's answers)
+        self.trusted = False
         self.room: Callable[[], None] | None = None  # told when it may take another request
         self._broken = False  # a pipeline on it failed: no more requests
         self.clean_close = False  # the server announced the close (Connection: close)
@@ -279,6 +283,8 @@ class H1Connection(asyncio.BaseProtocol):
                     for f in r.forwarded():
                         self._store(f, f.take())
                         r = f
+                    if r.error is not None:
+                        raise r.error
                 if not rest:
                     break
                 r.rest = b""
@@ -323,7 +329,7 @@ class H1Connection(asyncio.BaseProtocol):
         hit = False
         for ex in self._exs:
             r = ex.reader
-            if ex.exc is not None or (r.complete and r is not at):
+            if ex.exc is not None or r.complete:  # (a whole response stays readable)
                 continue
             if r is at or not hit:
                 hit = True
@@ -388,15 +394,16 @@ class H1Connection(asyncio.BaseProtocol):
 
     def can_take(self, depth: int) -> bool:
         """True when one more GET may go behind the requests in flight: the connection proved
-        HTTP/1.1 keep-alive, fewer than *depth* requests are in flight, all GETs, and none
-        whose head came has a long or unknown length."""
+        HTTP/1.1 keep-alive, fewer than *depth* requests are in flight (one until a request
+        sent behind another was answered), all GETs, and none whose head came has a long or
+        unknown length."""
         lease = self.lease
         if (not self.proven or self._broken or self._lost or self._exc is not None or lease is None
                 or lease.released or self.transport is None or self.transport.is_closing()):
             return False
         exs = self._exs
         if exs:
-            if len(exs) >= depth:
+            if len(exs) >= depth or not self.trusted:
                 return False
             readers = [ex.reader for ex in exs]
         else:
@@ -413,6 +420,13 @@ class H1Connection(asyncio.BaseProtocol):
                 if (r.received if cl is None else cl) > PIPE_BEHIND:
                     return False
         return True
+
+    def hopeful(self) -> bool:
+        """Busy with GETs, and may take another one later (:meth:`can_take`)."""
+        lease = self.lease
+        r = self.reader
+        return (lease is not None and not lease.released and not self._broken and not self._lost
+                and r is not None and r.method == "GET" and (not r.head_done or r.keep_alive))
 
     def attach(self, reader: ResponseReader, head: bytes) -> _Exchange:
         """Send a request behind those in flight (:meth:`can_take` said yes)."""
@@ -957,9 +971,13 @@ class H1Client:
                 return None
             depth = self._depth.get(key, 1)
             best: H1Connection | None = None
+            hope = False  # a connection that may take it once its answer comes
             for conn in self._conns.get(key, ()):
-                if conn.can_take(depth) and (best is None or len(conn._exs) < len(best._exs)):
-                    best = conn
+                if conn.can_take(depth):
+                    if best is None or len(conn._exs) < len(best._exs):
+                        best = conn
+                elif conn.hopeful():
+                    hope = True
             if best is not None:
                 return await self._send_piped(best, key, method, url, head, target, host, port, timeout,
                                               max_head, max_framing)
@@ -973,7 +991,8 @@ class H1Client:
                         if not await self._after_error(lease, exc, False):
                             raise
                         return None
-            if pool.open_count(host, port) < req.limits.per_host or (depth < 2 and key in self._depth):
+            if (pool.open_count(host, port) < req.limits.per_host or (depth < 2 and key in self._depth)
+                    or not hope):
                 return None  # a new connection, or one at a time for now: the pool's way
             if loop is None:
                 loop = asyncio.get_running_loop()
@@ -1026,6 +1045,7 @@ class H1Client:
             conn.release_piped(ex)  # its response is read and dropped
             raise
         ex.taken = True
+        conn.trusted = True
         self._learn(key, reader)
         if self.pool.debug:
             self.pool.log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)

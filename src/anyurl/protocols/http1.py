@@ -360,16 +360,17 @@ class ResponseReader:
         except httptools.HttpParserUpgrade:
             raise ProtocolError("server switched protocols unasked", url=self.url) from None
         except httptools.HttpParserError as exc:
-            if self._fwd is not None:  # the error is in a pipelined response after this one
+            if self._fwd is not None:
+                # the error is in a pipelined response after this one: it is that one's (its
+                # ``error``, for the caller to raise once this one's pieces are taken)
                 last = self.forwarded()[-1]
-                if last._error is not None:
-                    raise last._error from None
-                if last._after_end:
-                    raise OverlongTransfer("server sent more responses than were asked for", url=last.url)
-                raise ProtocolError(f"invalid HTTP response: {exc}", url=last.url) from None
-            if self._error is not None:
+                if last._error is None:
+                    last._error = (OverlongTransfer("server sent more responses than were asked for", url=last.url)
+                                   if last._after_end else
+                                   ProtocolError(f"invalid HTTP response: {exc}", url=last.url))
+            elif self._error is not None:
                 raise self._error from None
-            if self.complete:
+            elif self.complete:
                 # bytes after a whole response (a HEAD reply's end is ours, see above)
                 self._after_end = self._after_end or self.method != "HEAD"
             else:
@@ -420,6 +421,11 @@ class ResponseReader:
             out.append(f)
             f = f._fwd
         return out
+
+    @property
+    def error(self) -> BaseException | None:
+        """A forwarded reader's error (raised by no :meth:`feed` of its own)."""
+        return self._error
 
     def take(self) -> list[bytes]:
         """The body pieces a shared parser handed this (forwarded) reader, counted as
