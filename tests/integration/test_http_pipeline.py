@@ -45,7 +45,7 @@ def files(nginx: Endpoint) -> dict[str, bytes]:
     for i in range(N):
         name = f"f{i}.bin" if i % 2 else f"f{i}.txt"
         data = (os.urandom(3000 + 97 * i) if i % 2
-                else ("line %d of file %d\n" % (0, i) * (40 + 11 * i)).encode())
+                else (f"line of file {i}\n" * (40 + 11 * i)).encode())
         (root / name).write_bytes(data)
         out[name] = data
     return out

@@ -216,6 +216,9 @@ def _network_options(parser: argparse.ArgumentParser) -> None:
                         "(default: $no_proxy)")
     g.add_argument("--http1.1", dest="http1_1", action="store_true",
                    help="speak HTTP/1.1 to https servers (default: HTTP/2 where the server offers it)")
+    g.add_argument("--pipeline", type=_count, metavar="N", default=None,
+                   help="at most N GETs in flight on one plain-http connection (HTTP/1.1 pipelining, "
+                        "when all connections to a server are busy; default 8; 0 or 1: off)")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
 
 
@@ -398,13 +401,13 @@ def _insert_default_command(argv: list[str]) -> list[str]:
 # `anyurl get`, `ls`, `stat` (and `parse`) read without argparse: see _quick.read_plain_line
 _COMMON_DEFAULTS: dict[str, object] = {
     "timeout": None, "connect_timeout": None, "max_time": None, "retry": 0, "retry_delay": None,
-    "proxy": None, "noproxy": None, "http1_1": False, "quiet": False, **GLOBAL_DEFAULTS,
+    "proxy": None, "noproxy": None, "http1_1": False, "pipeline": None, "quiet": False, **GLOBAL_DEFAULTS,
 }
 _COMMON_FLAGS = {**GLOBAL_FLAGS, "-q": "quiet", "--quiet": "quiet", "--http1.1": "http1_1"}
 _COMMON_VALUES: dict[str, tuple[str, Callable[[str], object]]] = {
     **GLOBAL_VALUES, "--timeout": ("timeout", _seconds), "--connect-timeout": ("connect_timeout", _seconds),
     "--max-time": ("max_time", _seconds), "--retry": ("retry", _count), "--retry-delay": ("retry_delay", _delay),
-    "--proxy": ("proxy", str), "--noproxy": ("noproxy", str),
+    "--proxy": ("proxy", str), "--noproxy": ("noproxy", str), "--pipeline": ("pipeline", _count),
 }
 _QUICK_COMMANDS: dict[str, Command] = {
     **PARSE,
@@ -622,10 +625,12 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
     delay = getattr(args, "retry_delay", None)
     retry = Retry(attempts=1 + retries, backoff=1.0 if delay is None else delay)
     http = None
-    if getattr(args, "http1_1", False):
+    pipeline = getattr(args, "pipeline", None)
+    if getattr(args, "http1_1", False) or pipeline is not None:
         from ..handlers.http import HTTPOptions  # (only then: start-up)
 
-        http = HTTPOptions(http2=False)
+        http = HTTPOptions(http2=not getattr(args, "http1_1", False),
+                           **({} if pipeline is None else {"pipeline": pipeline}))
     client = Client(
         timeouts=timeouts,
         # requests in flight: as many as connections at least (HTTP/2 puts many on one)
@@ -1069,7 +1074,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             quick = jobs_of_args()
 
         # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
-        # as HTTP/2 streams (many share a connection), more transfers run on them at once (up to
+        # as HTTP/2 streams or pipelined GETs (many share a connection), more transfers run on them at once (up to
         # _STREAM_WORKERS x N in all, within Limits.per_host_requests); any other transfer
         # waits for one of the N plain turns, handed on first come, first served
         plain_turns = args.parallel if several else 1
@@ -1079,7 +1084,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
 
         def multiplexed(u: Any) -> bool:
-            if type(u) is not HTTPURL or u.scheme != "https":
+            if type(u) is not HTTPURL:  # (https: HTTP/2 streams; http: pipelined GETs)
                 return False
             m = getattr(client.handler(u), "multiplexed", None)
             return m is not None and bool(m(u))

@@ -23,7 +23,7 @@ import asyncio
 import collections
 import contextlib
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout, OverlongTransfer, os_reason
@@ -836,6 +836,8 @@ class H1Client:
         response kept alive, back to one at a time after a long one or one delimited by the
         close (a chunked one that grows long stops pipelining on its connection: can_take)."""
         cl = r.content_length
+        if len(self._depth) >= _NO_PIPE_MAX and key not in self._depth:
+            self._depth.clear()  # bounded: a crawl meets many origins
         if r.keep_alive and r.version == "1.1" and (cl is None or cl <= PIPE_BEHIND):
             depth = self._depth.get(key, 1)
             if depth < self.pipeline:
@@ -1077,7 +1079,7 @@ class H1Client:
         if conn.room is not None:  # pipelining on: the first answer proves the connection
             if not conn.proven and reader.keep_alive and reader.version == "1.1":
                 conn.proven = True
-            self._learn(conn.key, reader)  # type: ignore[arg-type]
+            self._learn(conn.key, reader)
         return LeanResponse(conn, lease, reader, timeout)
 
     async def aclose(self) -> None:
