@@ -821,6 +821,7 @@ class H1Client:
         self._no_pipe: dict[_Key, None] = {}  # origins that broke a pipeline: never again
         self._conns: dict[_Key, set[H1Connection]] = {}  # open connections per origin (pipelining on)
         self._room: dict[_Key, list[asyncio.Future[None]]] = {}  # requests waiting for a place
+        self._opening: dict[_Key, int] = {}  # connections being opened per origin (pipelining on)
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -889,6 +890,9 @@ class H1Client:
             loop = asyncio.get_running_loop()  # here, not per request: it costs a getpid()
             ctx = self._context() if scheme == "https" else None
             cls = connection_class(loop, ctx is not None)
+            piping = self.pipeline > 1 and scheme == "http"
+            if piping:  # requests that find every slot taken wait for it (see _piped)
+                self._opening[key] = self._opening.get(key, 0) + 1
             try:
                 async with asyncio.timeout(req.connect_timeout):
                     target = await connect_target(scheme, host, port)  # maybe the CLI's early socket
@@ -901,7 +905,15 @@ class H1Client:
                 raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
             except OSError as exc:
                 raise ConnectError(f"cannot connect to {host}:{port}: {os_reason(exc)}", url=url) from exc
-            if self.pipeline > 1 and scheme == "http":
+            finally:
+                if piping:
+                    n = self._opening[key] - 1
+                    if n:
+                        self._opening[key] = n
+                    else:
+                        del self._opening[key]
+                    self._wake(key)
+            if piping:
                 conns = self._conns.setdefault(key, set())
                 conns.add(conn)
 
@@ -973,7 +985,7 @@ class H1Client:
                 return None
             depth = self._depth.get(key, 1)
             best: H1Connection | None = None
-            hope = False  # a connection that may take it once its answer comes
+            hope = key in self._opening  # a connection that may take it once its answer comes
             for conn in self._conns.get(key, ()):
                 if conn.can_take(depth):
                     if best is None or len(conn._exs) < len(best._exs):
