@@ -52,3 +52,24 @@ async def test_a_broken_pipeline_is_sent_again_and_the_origin_stops_pipelining(f
         assert all(d <= 1 for d in srv.depths[before - 1:])  # (the one open since, and any new)
         assert not client.handler(client.parse(f"http://127.0.0.1:{srv.port}/")).multiplexed(
             client.parse(f"http://127.0.0.1:{srv.port}/"))
+
+
+async def test_a_burst_from_cold_pipelines_once_the_connections_answer() -> None:
+    # no request made before: the batch itself opens the connections, the rest wait for them
+    async with PipelineServer() as srv, Client(limits=Limits(per_host=2), http=HTTPOptions(pipeline=8)) as client:
+        await _batch(client, srv)
+        assert srv.connections == 2
+        assert max(srv.depths) > 1
+
+
+async def test_after_a_long_response_the_next_ones_go_one_at_a_time_then_deeper_again() -> None:
+    async with PipelineServer() as srv, _client() as client:
+        await client.fetch(f"http://127.0.0.1:{srv.port}/first")
+        big = await client.fetch(f"http://127.0.0.1:{srv.port}/big")
+        assert big.content == body_of("/big")
+        before = srv.depths[-1]
+        await _batch(client, srv)
+        assert srv.depths[-1] == before <= 1  # nothing pipelined right after the long one
+        await _batch(client, srv)  # the short answers grew the depth again
+        assert srv.depths[-1] > 1
+        assert srv.connections == 1

@@ -29,7 +29,10 @@ __all__ = ["PipelineServer", "body_of"]
 
 
 def body_of(path: str) -> bytes:
-    """The body served for *path* (distinct per path, a few KiB)."""
+    """The body served for *path* (distinct per path, a few KiB; 300 KiB for a path starting
+    with /big: longer than anyurl pipelines behind)."""
+    if path.startswith("/big"):
+        return (f"{path} ".encode() * (300 << 10))[: 300 << 10]
     return (f"{path} ".encode() * 400)[: 1000 + 37 * len(path)]
 
 
