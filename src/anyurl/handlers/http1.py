@@ -847,12 +847,26 @@ class H1Client:
         elif r.method == "GET":
             self._depth[key] = 1
 
-    def _wake(self, key: _Key) -> None:
+    def _wake(self, key: _Key, everyone: bool = False) -> None:
+        """Let requests waiting for a place on *key*'s connections look again: as many as
+        there are places now, and one more (for an idle connection or a free slot), not all
+        (each event would wake every waiter: quadratic in a batch's size)."""
         waiting = self._room.get(key)
-        if waiting:
-            for fut in waiting:
-                if not fut.done():
-                    fut.set_result(None)
+        if not waiting:
+            return
+        n = len(waiting)
+        if not everyone:
+            depth = self._depth.get(key, 1)
+            n = 1
+            for conn in self._conns.get(key, ()):
+                if conn.can_take(depth):
+                    n += depth - (len(conn._exs) or 1)
+        for fut in waiting:
+            if n <= 0:
+                break
+            if not fut.done():
+                fut.set_result(None)
+                n -= 1
 
     async def request(self, req: Request, method: str, scheme: str, host: str, port: int, target: str,
                       hostport: str, headers: list[tuple[str, str]], url: object) -> LeanResponse:
@@ -935,7 +949,7 @@ class H1Client:
                     if len(self._no_pipe) >= _NO_PIPE_MAX:
                         del self._no_pipe[next(iter(self._no_pipe))]
                     self._no_pipe[key] = None
-                    self._wake(key)  # the others waiting for a place go the usual way
+                    self._wake(key, True)  # the others waiting for a place go the usual way
                     pool.log.info("%s:%s broke a pipeline (%s): one request at a time from now on",
                                   host, port, exc)
                 else:
