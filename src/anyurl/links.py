@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
 from typing import Any
 
@@ -95,7 +95,7 @@ class PageMeta(dict[str, Any]):
 
     def _resolve(self, key: object) -> bool:
         if key in _LINK_KEYS and self.owner is not None:
-            self.owner._parse_links()
+            self.owner.parse_links()
             return True
         return False
 
@@ -114,9 +114,9 @@ class PageMeta(dict[str, Any]):
 
     def _everything(self) -> None:
         if self.owner is not None:
-            self.owner._parse_links()
+            self.owner.parse_links()
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[str]:
         self._everything()
         return dict.__iter__(self)
 
@@ -158,7 +158,8 @@ class PageResponse(Response):
         if isinstance(self.__dict__.get("meta"), PageMeta):
             self.__dict__["meta"].owner = self
 
-    def _parse_links(self) -> None:
+    def parse_links(self) -> None:
+        """Parse the page's links now (once; ``entries`` and ``meta`` do it on first use)."""
         links, self._links = self._links, None
         if links is None:
             return
@@ -167,9 +168,11 @@ class PageResponse(Response):
         self._entries, extra = _links_of_content(links[0], self.charset, self.content, links[1], links[2])
         meta.update(extra)
 
+    _parse_links = parse_links  # the name client.py still calls (owned elsewhere this session)
+
     @property
     def entries(self) -> list[Entry] | None:
-        self._parse_links()
+        self.parse_links()
         return self._entries
 
     @entries.setter
