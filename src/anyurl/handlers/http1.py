@@ -108,7 +108,7 @@ class H1Connection(asyncio.BaseProtocol):
         self._dropped = False  # connection_lost came: the socket is closed
         self._gone: asyncio.Future[None] | None = None  # what aclose waits on for connection_lost
         # pipelining: the requests in flight (empty while one at a time: the fast path)
-        self._exs: collections.deque[_Exchange] = collections.deque()
+        self.inflight: collections.deque[_Exchange] = collections.deque()  # (read-only elsewhere)
         self._fed: ResponseReader | None = None  # the reader bytes go to now (pipelined)
         self.lease: Lease[H1Connection] | None = None  # the lease the requests on it share
         self.proven = False  # a response on it proved HTTP/1.1 keep-alive
@@ -119,7 +119,7 @@ class H1Connection(asyncio.BaseProtocol):
         self.room: Callable[[], None] | None = None  # told when it may take another request
         self._broken = False  # a pipeline on it failed: no more requests
         self.clean_close = False  # the server announced the close (Connection: close)
-        self._ours = False  # we broke it (a response dropped unread): not the server's fault
+        self.by_us = False  # we broke it (a response dropped unread): not the server's fault
 
     # -- protocol side -------------------------------------------------------------
 
@@ -131,7 +131,7 @@ class H1Connection(asyncio.BaseProtocol):
             transport.max_size = self._size  # type: ignore[attr-defined]
 
     def data_received(self, data: bytes) -> None:
-        if self._exs:
+        if self.inflight:
             self._route(data)
             return
         r = self.reader
@@ -169,7 +169,7 @@ class H1Connection(asyncio.BaseProtocol):
             w.set_result(None)  # (_wake, inline)
 
     def eof_received(self) -> bool | None:
-        if self._exs:
+        if self.inflight:
             self._lost = True
             self._pipe_end(None)
             return False
@@ -177,7 +177,7 @@ class H1Connection(asyncio.BaseProtocol):
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self._exs:
+        if self.inflight:
             self._lost = True
             self._pipe_end(exc)
         if not self._lost:
@@ -261,7 +261,7 @@ class H1Connection(asyncio.BaseProtocol):
     # -- pipelining ------------------------------------------------------------------
 
     def _exchange(self, reader: ResponseReader) -> _Exchange | None:
-        for ex in self._exs:
+        for ex in self.inflight:
             if ex.reader is reader:
                 return ex
         return None
@@ -283,7 +283,7 @@ class H1Connection(asyncio.BaseProtocol):
                 pieces = r.feed(data)
                 rest = r.rest
                 self._store(r, pieces)
-                if r._fwd is not None:  # later responses began in the same bytes
+                if r.forwarded_to is not None:  # later responses began in the same bytes
                     for f in r.forwarded():
                         self._store(f, f.take())
                         r = f
@@ -295,7 +295,7 @@ class H1Connection(asyncio.BaseProtocol):
                 data = rest
         except AnyURLError as exc:
             self._fed = r
-            self._pipe_fail(r, exc)
+            self.fail_pipeline(r, exc)
             return
         self._fed = r
         if not self._paused and self._queued >= 2 * self._size + _PIPE_HOLD:
@@ -303,7 +303,7 @@ class H1Connection(asyncio.BaseProtocol):
             assert self.transport is not None
             self.transport.pause_reading()
         self._wake_all()
-        if self._exs and self._exs[0].released:
+        if self.inflight and self.inflight[0].released:
             self._settle()
 
     def _store(self, r: ResponseReader, pieces: list[bytes]) -> None:
@@ -312,7 +312,7 @@ class H1Connection(asyncio.BaseProtocol):
             return
         if ex.released:  # its caller left: dropped, and never a long drain
             if not r.complete and r.received > PIPE_BEHIND:
-                self._ours = True
+                self.by_us = True
                 raise ConnectError("pipelined response dropped unread", url=r.url)
             return
         if pieces:
@@ -321,17 +321,17 @@ class H1Connection(asyncio.BaseProtocol):
 
     def _wake_all(self) -> None:
         self._wake()
-        for ex in self._exs:
+        for ex in self.inflight:
             w = ex.waiter
             if w is not None and not w.done():
                 w.set_result(None)
 
-    def _pipe_fail(self, at: ResponseReader | None, exc: BaseException) -> None:
+    def fail_pipeline(self, at: ResponseReader | None, exc: BaseException) -> None:
         """The pipeline broke at reader *at* (None: at the first unfinished one): *exc* for it,
         "unanswered" for those behind; whole responses stay readable."""
         self._broken = True
         hit = False
-        for ex in self._exs:
+        for ex in self.inflight:
             r = ex.reader
             if ex.exc is not None or r.complete:  # (a whole response stays readable)
                 continue
@@ -341,7 +341,7 @@ class H1Connection(asyncio.BaseProtocol):
                     "server closed the connection before answering", url=r.url)
             else:
                 ex.exc = ConnectError("server closed the connection before answering", url=r.url)
-        front = self._exs[0] if self._exs else None
+        front = self.inflight[0] if self.inflight else None
         if front is not None and front.exc is not None and self._exc is None:
             self._exc = front.exc
         if self.transport is not None:
@@ -357,13 +357,13 @@ class H1Connection(asyncio.BaseProtocol):
             try:
                 r.eof()  # a body delimited by the close ends here
             except AnyURLError as exc:
-                self._pipe_fail(r, exc)
+                self.fail_pipeline(r, exc)
                 return
-        self.clean_close = any(ex.reader.complete and not ex.reader.keep_alive for ex in self._exs)
-        if any(not ex.reader.complete for ex in self._exs):
+        self.clean_close = any(ex.reader.complete and not ex.reader.keep_alive for ex in self.inflight)
+        if any(not ex.reader.complete for ex in self.inflight):
             why = f": {err}" if err is not None else ""
-            first = next(ex.reader for ex in self._exs if not ex.reader.complete)
-            self._pipe_fail(None, ConnectError(f"connection closed with requests unanswered{why}", url=first.url))
+            first = next(ex.reader for ex in self.inflight if not ex.reader.complete)
+            self.fail_pipeline(None, ConnectError(f"connection closed with requests unanswered{why}", url=first.url))
         else:
             self._broken = True
             self._wake_all()
@@ -405,7 +405,7 @@ class H1Connection(asyncio.BaseProtocol):
         if (not self.proven or self._broken or self._lost or self._exc is not None or lease is None
                 or lease.released or self.transport is None or self.transport.is_closing()):
             return False
-        exs = self._exs
+        exs = self.inflight
         if exs:
             if len(exs) >= depth or not self.trusted:
                 return False
@@ -434,7 +434,7 @@ class H1Connection(asyncio.BaseProtocol):
 
     def attach(self, reader: ResponseReader, head: bytes) -> _Exchange:
         """Send a request behind those in flight (:meth:`can_take` said yes)."""
-        exs = self._exs
+        exs = self.inflight
         if not exs:  # the request in flight becomes the pipeline's first
             assert self.reader is not None
             exs.append(_Exchange(self.reader, self._chunks))
@@ -445,6 +445,28 @@ class H1Connection(asyncio.BaseProtocol):
         assert self.transport is not None
         self.transport.write(head)
         return ex
+
+    @property
+    def last_data(self) -> float:
+        """The loop time data last came (or a request went)."""
+        return self._last
+
+    @property
+    def dropped(self) -> bool:
+        """The socket is closed (connection_lost came)."""
+        return self._dropped
+
+    def read_on(self) -> None:
+        """Resume reading if it was paused (a caller waits with nothing of its own queued)."""
+        if self._paused:
+            self._resume()
+
+    def take_pieces(self, ex: _Exchange) -> list[bytes]:
+        """All of *ex*'s queued body pieces at once."""
+        pieces = list(ex.chunks)
+        ex.chunks.clear()
+        self._queued -= sum(map(len, pieces))
+        return pieces
 
     def pop_piece(self, ex: _Exchange) -> bytes:
         chunk = ex.chunks.popleft()
@@ -471,7 +493,7 @@ class H1Connection(asyncio.BaseProtocol):
     def _settle(self) -> None:
         """Drop the finished requests from the front; when none is left, the connection goes
         back to the pool (kept when clean, else closed)."""
-        exs = self._exs
+        exs = self.inflight
         last = None
         while exs and exs[0].released and (exs[0].reader.complete or exs[0].exc is not None or self._broken):
             last = exs.popleft().reader
@@ -547,7 +569,7 @@ class H1Connection(asyncio.BaseProtocol):
         r = self.reader
         return (t is not None and not self._lost and not t.is_closing() and self._exc is None
                 and r is not None and r.complete and r.keep_alive and not r._after_end  # (r.reusable)
-                and not self._chunks and not self._exs and not self._broken)
+                and not self._chunks and not self.inflight and not self._broken)
 
     async def reset_for(self, target: Any) -> bool:
         if not self.is_reusable():
@@ -700,9 +722,11 @@ class LeanResponse:
         conn = self.conn
         if conn._exc is not None or not self.reader.complete or conn._paused or self._counted:
             return None
+        if conn.inflight:  # a pipeline formed behind it: its pieces counted off the pipeline's
+            return conn.take_pieces(conn.inflight[0])
         pieces = list(conn._chunks)
         conn._chunks.clear()
-        conn._queued = conn._queued - sum(map(len, pieces)) if conn._exs else 0
+        conn._queued = 0
         return pieces
 
     def _uncount(self) -> None:
@@ -720,7 +744,7 @@ class LeanResponse:
         if self._done:
             return True
         conn = self.conn
-        if conn._exs:  # a pipeline formed behind it: the connection goes back with the last
+        if conn.inflight:  # a pipeline formed behind it: the connection goes back with the last
             self._done = True
             self._uncount()
             conn.release_piped(self.reader)
@@ -740,7 +764,7 @@ class LeanResponse:
         first call counts: the connection may already carry another request."""
         if self._done:
             return
-        if self.conn._exs:
+        if self.conn.inflight:
             self.release_now()
             return
         self._done = True
@@ -778,8 +802,7 @@ class PipedResponse(LeanResponse):
                 raise ex.exc
             if ex.reader.complete:
                 return b""
-            if conn._paused:  # nothing of ours queued: read on
-                conn._resume()
+            conn.read_on()  # nothing of ours queued: read on if paused
             try:
                 await conn.wait(ex, self._timeout)
             except TimeoutError:
@@ -790,10 +813,7 @@ class PipedResponse(LeanResponse):
         ex = self.ex
         if ex.exc is not None or not ex.reader.complete:
             return None
-        pieces = list(ex.chunks)
-        ex.chunks.clear()
-        self.conn._queued -= sum(map(len, pieces))
-        return pieces
+        return self.conn.take_pieces(ex)
 
     def release_now(self) -> bool:
         if not self._done:
@@ -867,7 +887,7 @@ class H1Client:
             n = 1
             for conn in self._conns.get(key, ()):
                 if conn.can_take(depth):
-                    n += depth - (len(conn._exs) or 1)
+                    n += depth - (len(conn.inflight) or 1)
         for fut in waiting:
             if n <= 0:
                 break
@@ -939,7 +959,7 @@ class H1Client:
                 conns.add(conn)
 
                 def room() -> None:
-                    if conn._dropped:
+                    if conn.dropped:
                         conns.discard(conn)
                     self._wake(key)
 
@@ -980,8 +1000,8 @@ class H1Client:
         """The pool's rule after a failed try (:meth:`Pool.after_error`): True when one more
         try on a new connection is due. A connection that carries a pipeline is shared: only
         this request leaves it."""
-        conn = lease._conn
-        if conn is not None and conn._exs:
+        conn = lease.conn
+        if conn.inflight:
             assert conn.reader is not None
             conn.release_piped(conn.reader)
             if not (isinstance(exc, AnyURLError) and self.pool.is_stale(exc) and lease.reused and not fresh):
@@ -1009,7 +1029,7 @@ class H1Client:
             hope = key in self._opening  # a connection that may take it once its answer comes
             for conn in self._conns.get(key, ()):
                 if conn.can_take(depth):
-                    if best is None or len(conn._exs) < len(best._exs):
+                    if best is None or len(conn.inflight) < len(best.inflight):
                         best = conn
                 elif conn.hopeful():
                     hope = True
@@ -1059,7 +1079,7 @@ class H1Client:
         reader = ResponseReader(method, url, max_head=max_head, max_framing=max_framing)
         if self.pool.debug:
             self.pool.log.debug("%s:%s > %s %s (pipelined, %d in flight)", host, port, method, target,
-                                len(conn._exs) or 1)
+                                len(conn.inflight) or 1)
         ex = conn.attach(reader, head)
         try:
             while not reader.head_done:
@@ -1070,12 +1090,12 @@ class H1Client:
             # no answer: the server may have dropped it (some drop all but the first request)
             exc = FetchTimeout(f"timed out while waiting for the response to {method} {target} "
                                f"from {host}:{port} (pipelined)", url=url)
-            conn._pipe_fail(None, exc)
+            conn.fail_pipeline(None, exc)
             conn.release_piped(ex)
             raise _Unanswered(exc, True) from None
         except AnyURLError as exc:
             conn.release_piped(ex)
-            raise _Unanswered(exc, not (conn.clean_close or conn._ours)) from None
+            raise _Unanswered(exc, not (conn.clean_close or conn.by_us)) from None
         except BaseException:
             conn.release_piped(ex)  # its response is read and dropped
             raise
@@ -1097,7 +1117,7 @@ class H1Client:
             self.pool.log.debug("%s:%s > %s %s", host, port, method, target)
         conn.lease = lease
         conn.send(reader, head)
-        sent = conn._last  # (send's clock reading: no call of its own)
+        sent = conn.last_data  # (send's clock reading: no call of its own)
         try:
             while not reader.head_done:  # (here, not a method of conn: a coroutine level less to resume)
                 if conn._exc is not None:
@@ -1114,7 +1134,7 @@ class H1Client:
             if not conn.proven and reader.keep_alive and reader.version == "1.1":
                 conn.proven = True
             key = conn.key
-            took = conn._last - sent  # (when the head's last bytes came)
+            took = conn.last_data - sent  # (when the head's last bytes came)
             if took < self._rtt.get(key, took + 1):
                 self._rtt[key] = took
             self._learn(key, reader)

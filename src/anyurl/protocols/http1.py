@@ -213,7 +213,7 @@ class ResponseReader:
                 raise _Stop
             # a pipelined response begins in the same bytes: this parser goes on with it, its
             # callbacks forwarded to the next reader (httptools cannot say where one ended)
-            n._parser = self._parser
+            n.take_parser(self._parser)
             self._fwd = n
 
     def on_status(self, reason: bytes) -> None:
@@ -363,11 +363,7 @@ class ResponseReader:
             if self._fwd is not None:
                 # the error is in a pipelined response after this one: it is that one's (its
                 # ``error``, for the caller to raise once this one's pieces are taken)
-                last = self.forwarded()[-1]
-                if last._error is None:
-                    last._error = (OverlongTransfer("server sent more responses than were asked for", url=last.url)
-                                   if last._after_end else
-                                   ProtocolError(f"invalid HTTP response: {exc}", url=last.url))
+                self.forwarded()[-1].note_error(exc)
             elif self._error is not None:
                 raise self._error from None
             elif self.complete:
@@ -419,8 +415,23 @@ class ResponseReader:
         f = self._fwd
         while f is not None:
             out.append(f)
-            f = f._fwd
+            f = f.forwarded_to
         return out
+
+    @property
+    def forwarded_to(self) -> ResponseReader | None:
+        """The next reader, once this one's parser went on to its response."""
+        return self._fwd
+
+    def take_parser(self, parser: Any) -> None:
+        """Parse with *parser* (the previous response's, which went on into this one)."""
+        self._parser = parser
+
+    def note_error(self, exc: Exception) -> None:
+        """The parser failed in this (forwarded) response: its :attr:`error` from now on."""
+        if self._error is None:
+            self._error = (OverlongTransfer("server sent more responses than were asked for", url=self.url)
+                           if self._after_end else ProtocolError(f"invalid HTTP response: {exc}", url=self.url))
 
     @property
     def error(self) -> BaseException | None:
