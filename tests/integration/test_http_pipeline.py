@@ -36,10 +36,9 @@ def nginx(servers: Launcher) -> Endpoint:
     return servers.get("nginx")
 
 
-@pytest.fixture(scope="module")
-def files(nginx: Endpoint) -> dict[str, bytes]:
+def _seed(ep: Endpoint) -> dict[str, bytes]:
     """Small files of distinct content: .bin (Content-Length) and .txt (gzip, so chunked)."""
-    root = Path(nginx.info["www"]) / "pipe"
+    root = Path(ep.info["www"]) / "pipe"
     root.mkdir(exist_ok=True)
     out: dict[str, bytes] = {}
     for i in range(N):
@@ -51,23 +50,36 @@ def files(nginx: Endpoint) -> dict[str, bytes]:
     return out
 
 
-@pytest.fixture
-def relayed(nginx: Endpoint) -> Iterator[str]:
-    """nginx RTT away, through bench/relay.py (its own process): the origin to fetch from."""
+@pytest.fixture(scope="module")
+def files(nginx: Endpoint) -> dict[str, bytes]:
+    return _seed(nginx)
+
+
+def _relay(ep: Endpoint) -> tuple[subprocess.Popen[str], str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "bench.relay", "--rtt", str(RTT * 1000),
-                             f"127.0.0.1:{port}={nginx.host}:{nginx.port}"], stdout=subprocess.PIPE, text=True,
-                            cwd=ROOT)
+                             f"127.0.0.1:{port}={ep.host}:{ep.port}"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(10)
+    assert proc.stdout is not None
+    proc.stdout.close()
+
+
+@pytest.fixture
+def relayed(nginx: Endpoint) -> Iterator[str]:
+    """nginx RTT away, through bench/relay.py (its own process): the origin to fetch from."""
+    proc, origin = _relay(nginx)
     try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        yield f"http://127.0.0.1:{port}"
+        yield origin
     finally:
-        proc.terminate()
-        proc.wait(10)
-        assert proc.stdout is not None
-        proc.stdout.close()
+        _stop(proc)
 
 
 async def _batch(origin: str, files: dict[str, bytes], pipeline: int) -> tuple[float, dict[str, bytes]]:
@@ -113,3 +125,21 @@ async def test_no_pipelining_where_there_is_no_round_trip_to_hide(nginx: Endpoin
         assert [b.content for b in bodies] == [files[n] for n in names]
         url = client.parse(f"{origin}/pipe/f0.txt")
         assert not client.handler(url).multiplexed(url)
+
+
+# the suite's other HTTP servers: Apache and lighttpd keep connections alive and answer pipelined
+# requests; busybox httpd closes each connection after one answer (nothing to pipeline on)
+@pytest.mark.parametrize(("server", "pipelines"), [("apache", True), ("lighttpd", True), ("busybox_httpd", False)])
+async def test_other_servers(servers: Launcher, server: str, pipelines: bool) -> None:
+    ep = servers.get(server)
+    files = _seed(ep)
+    proc, origin = _relay(ep)
+    try:
+        took, bodies = await _batch(origin, files, 8)
+    finally:
+        _stop(proc)
+    assert bodies == files
+    if pipelines:
+        assert took < N * RTT / 2, took
+    else:
+        assert took >= N * RTT, took
