@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 else:
     from .lazy import OnFirstUse
 
-    argparse, asyncio, contextlib = map(OnFirstUse, ("argparse", "asyncio", "contextlib"))
+    asyncio, contextlib = map(OnFirstUse, ("asyncio", "contextlib"))
 
 
 # -- get ----------------------------------------------------------------------

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 else:
     from .lazy import OnFirstUse
 
-    argparse, asyncio = map(OnFirstUse, ("argparse", "asyncio"))
+    asyncio = OnFirstUse("asyncio")
 
 
 def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
