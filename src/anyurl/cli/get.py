@@ -251,7 +251,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             quick = jobs_of_args()
 
         # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
-        # as HTTP/2 streams (many share a connection), more transfers run on them at once (up to
+        # as HTTP/2 streams or pipelined GETs (many share a connection), more transfers run on them at once (up to
         # _STREAM_WORKERS x N in all, within Limits.per_host_requests); any other transfer
         # waits for one of the N plain turns, handed on first come, first served
         plain_turns = args.parallel if several else 1
@@ -259,13 +259,10 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         queue: collections.deque[tuple[asyncio.Future[bool], Any]] = collections.deque()
         released: set[tuple[str, Any, Any]] = set()  # origins whose waiting transfers were let go
         groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
-
         spawned: list[bool] = []  # the stream workers started
 
         def multiplexed(u: Any) -> bool:
-            # (HTTP/2 streams of https, pipelined windows of news)
-            if type(u) is HTTPURL and u.scheme != "https":
-                return False
+            # (https: HTTP/2 streams; http: pipelined GETs; news: pipelined windows)
             m = getattr(client.handler(u), "multiplexed", None)
             return m is not None and bool(m(u))
 
