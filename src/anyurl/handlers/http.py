@@ -479,6 +479,14 @@ class HTTPHandler(Handler):
             return False
         return h2.multiplexed(("https", url.host, url.port or 443))
 
+    async def negotiated(self, url: URL) -> bool:
+        """:meth:`multiplexed`, after waiting for an HTTP/2 connection being opened to *url*'s
+        origin (if any) to pick its protocol."""
+        h2 = self._h2
+        if h2 is None or type(url) is not HTTPURL or url.scheme != "https":
+            return False
+        return await h2.negotiated(("https", url.host, url.port or 443))
+
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             import aiohttp
