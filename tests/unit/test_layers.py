@@ -178,8 +178,6 @@ PRIVATE_READS_ALLOWED: dict[str, int] = {
     "handlers/http1.py: r._after_end": 1, "handlers/http1.py: self.headers._lower": 1,
     "handlers/http1.py: conn._pop": 1, "handlers/http1.py: conn._exc": 4, "handlers/http1.py: conn._lost": 1,
     "handlers/http1.py: self.pool._hosts": 1, "handlers/http1.py: conn._arm": 1,
-    "handlers/ftp_control.py: getattr(self.reader, '_buffer')": 1,  # (news.py's reset_for shows a public way)
-    "handlers/ftp_control.py: getattr(self.reader, '_eof')": 1,
     "net/pool.py: pool._keep": 1, "net/pool.py: pool._lent": 1, "net/pool.py: self.pool._lent": 2,
     "net/pool.py: self.pool._release": 1, "net/pool.py: self.pool._give_back": 2,
     "net/pool.py: getattr(transport, '_call_connection_lost')": 1, "net/pool.py: getattr(transport, '_sock')": 1,

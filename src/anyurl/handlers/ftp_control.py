@@ -43,6 +43,23 @@ def waited(req: Request, what: str) -> str:
     return f"timed out waiting for {what} (read timeout {req.timeouts.read:g} s)"
 
 
+def _bytes_waiting(reader: asyncio.StreamReader) -> bool:
+    """Whether *reader* holds bytes nobody asked for, its EOF or an error. StreamReader has no
+    public way to ask, so a one-byte read is stepped by hand, outside the event loop: it ends at
+    once when something is there (the byte is consumed: the caller drops the connection), else
+    it stops at its first wait and is closed there, which leaves the reader as it was."""
+    step = reader.read(1)
+    try:
+        step.send(None)
+    except (StopIteration, OSError):
+        return True
+    except BaseException:  # any other error the reader holds: not usable either
+        step.close()
+        return True
+    step.close()
+    return False
+
+
 class Control:
     """One logged-in control connection (a :class:`~anyurl.net.pool.Connection`)."""
 
@@ -382,9 +399,7 @@ class Control:
 
     def stale(self) -> bool:
         """True when the server closed this idle connection (or sent something unasked)."""
-        transport = self.writer.transport
-        return (self.session.broken or transport.is_closing() or bool(getattr(self.reader, "_buffer", b""))
-                or bool(getattr(self.reader, "_eof", False)))
+        return self.session.broken or self.writer.transport.is_closing() or _bytes_waiting(self.reader)
 
     def _stop_watchdog(self) -> None:
         if self._watchdog is not None:
