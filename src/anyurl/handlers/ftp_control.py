@@ -412,12 +412,17 @@ class Control:
         self.writer.transport.abort()
 
     async def quit(self) -> None:
+        """QUIT and close. On a plain connection the 221 is not waited for: the pool closes its
+        idle connections one after another, and on a real network each wait was a round trip at
+        the end of every run (8 connections at 50 ms: 0.4 s). Over TLS the reply is read first,
+        so that the TLS close that follows meets a server still there."""
         try:
             if not self.stale():
                 self.writer.write(b"QUIT\r\n")
-                async with asyncio.timeout(2):
-                    await self.reply()
-        except (AnyURLError, OSError, TimeoutError):
+                if self.writer.get_extra_info("ssl_object") is not None:
+                    async with asyncio.timeout(2):
+                        await self.reply()
+        except (AnyURLError, OSError, RuntimeError, TimeoutError):
             pass
         finally:
             self._stop_watchdog()
