@@ -298,9 +298,6 @@ DEPENDENCIES = ("aiohttp", "asyncio", "h2", "hpack", "httptools", "yarl", "multi
 
 # Sites left, "path: expression" -> how many, each with its owner; the list only shrinks.
 DEPENDENCY_PRIVATES_ALLOWED: dict[str, int] = {
-    # branch ftp-next rewrites this check (a StreamReader's buffer and EOF): to drop when it merges
-    "handlers/ftp_control.py: getattr(self.reader, '_buffer')": 1,
-    "handlers/ftp_control.py: getattr(self.reader, '_eof')": 1,
     # closing an idle socket after its event loop was closed (Pool.abort_idle): asyncio's selector
     # transport has no public way; not in this branch's part of net/pool.py
     "net/pool.py: getattr(transport, '_call_connection_lost')": 1,
