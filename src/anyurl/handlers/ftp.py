@@ -82,8 +82,10 @@ class FTPOptions(Record):
     atomic_upload: STOR to a temporary name, then RNFR/RNTO.
     reuse: keep idle control connections for the next URL on the same server.
     pipeline: send the login (USER, PASS, PWD) in one write when the password is known,
-        and, once EPSV worked on a connection, [SIZE,] EPSV and RETR of the next file
-        (one round trip less per file; plain connections only).
+        a file's CWD (one to the absolute path for a chain) and TYPE in one write, and,
+        once EPSV worked on a connection, [SIZE,] EPSV and RETR of the next file (one round
+        trip less per file; plain connections only). A server answering out of step is
+        not pipelined to again (logged on "anyurl.ftp").
     """
 
     __slots__ = ("cwd_strategy", "passive", "epsv", "text_suffixes", "guess_type", "use_size", "use_mlsd", "tls",
