@@ -301,9 +301,6 @@ DEPENDENCY_PRIVATES_ALLOWED: dict[str, int] = {
     # closing an idle socket after its event loop was closed (Pool.abort_idle): asyncio's selector
     # transport has no public way; not in this branch's part of net/pool.py
     "net/pool.py: getattr(transport, '_call_connection_lost')": 1,
-    # fetch_sync's "inside a running loop?" (asyncio.get_running_loop() raising RuntimeError says
-    # the same publicly); client.py is branch retry-one's this session
-    "client.py: asyncio._get_running_loop": 1,
 }
 
 
