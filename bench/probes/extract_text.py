@@ -14,7 +14,7 @@ attributes, beside junk that looks like a URL but is not. The mixes:
 
 Run it to print microseconds per URL found for each mix (best of ROUNDS, process CPU time)::
 
-    python -m bench.probes.extract_text [n [rounds]] [--json]
+    python -m bench.probes.extract_text [n [rounds]]
 """
 
 from __future__ import annotations
@@ -100,16 +100,8 @@ def timings(n: int = 100_000, rounds: int = 5) -> dict[str, dict[str, float]]:
 
 
 def _main() -> None:
-    import json
-
-    args = [a for a in sys.argv[1:] if a != "--json"]
-    n = int(args[0]) if args else 100_000
-    rounds = int(args[1]) if len(args) > 1 else 5
-    result = timings(n, rounds)
-    if "--json" in sys.argv:
-        print(json.dumps(result))
-        return
-    for mix, row in result.items():
+    n, rounds = (int(a) for a in [*sys.argv[1:], "100000", "5"][:2])
+    for mix, row in timings(n, rounds).items():
         print(f"{mix:8} {row['urls']:>8,} URLs in {row['bytes'] / 2**20:5.1f} MiB: {row['us_per_url']:.2f} us/URL")
 
 
