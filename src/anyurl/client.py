@@ -568,7 +568,11 @@ def fetch_sync(url: str | URL, *, timeouts: Timeouts | None = None, limits: Limi
                options: object | None = None, max_size: int | None = None) -> Response:
     """Blocking :func:`fetch` for scripts (runs its own event loop; inside a running one,
     a :class:`ConfigurationError` says to ``await anyurl.fetch(url)`` instead)."""
-    if asyncio._get_running_loop() is not None:  # asyncio.run would refuse, after making the coroutine
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # none running: the usual case
+        pass
+    else:  # asyncio.run would refuse, after making the coroutine
         raise ConfigurationError("fetch_sync() cannot run inside a running event loop: "
                                  "use `await anyurl.fetch(url)` there", url=url)
     return asyncio.run(fetch(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
 from typing import Any
 
@@ -100,7 +100,7 @@ class PageMeta(dict[str, Any]):
 
     def _resolve(self, key: object) -> bool:
         if key in _LINK_KEYS and self.owner is not None:
-            self.owner._parse_links()
+            self.owner.parse_links()
             return True
         return False
 
@@ -119,9 +119,9 @@ class PageMeta(dict[str, Any]):
 
     def _everything(self) -> None:
         if self.owner is not None:
-            self.owner._parse_links()
+            self.owner.parse_links()
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[str]:
         self._everything()
         return dict.__iter__(self)
 
@@ -163,7 +163,9 @@ class PageResponse(Response):
         if isinstance(self.__dict__.get("meta"), PageMeta):
             self.__dict__["meta"].owner = self
 
-    def _parse_links(self, stop_at: float | None = None) -> None:
+    def parse_links(self, stop_at: float | None = None) -> None:
+        """Parse the page's links now (once; ``entries`` and ``meta`` do it on first use);
+        past *stop_at* (``time.monotonic()``), the builtin TimeoutError."""
         links, self._links = self._links, None
         if links is None:
             return
@@ -174,7 +176,7 @@ class PageResponse(Response):
 
     @property
     def entries(self) -> list[Entry] | None:
-        self._parse_links()
+        self.parse_links()
         return self._entries
 
     @entries.setter
@@ -197,7 +199,7 @@ async def parse_page_in_thread(page: PageResponse, deadline: float | None, read_
         budget, limit = max(0.0, deadline - loop.time()), "Timeouts.total"
     try:
         async with asyncio.timeout(budget + 1.0):
-            await asyncio.to_thread(page._parse_links, time.monotonic() + budget)
+            await asyncio.to_thread(page.parse_links, time.monotonic() + budget)
     except TimeoutError as exc:
         raise FetchTimeout(f"parsing the HTML page ({len(page.content)} bytes) for links took longer than "
                            f"{limit} allows", url=page.url) from exc

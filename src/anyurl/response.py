@@ -348,7 +348,7 @@ class Body:
             # that iterator; its ``read_all(max_size)`` is what read uses.
             it: AsyncIterator[bytes] = bind(self)
             return it
-        return _Chunks(self)
+        return _Chunks(self, self._chunks)
 
     async def read(self, max_size: int | None = None) -> bytes:
         """Read the rest of the body into memory (bounded by *max_size* when given).
@@ -404,6 +404,32 @@ class Body:
         """True once every chunk was delivered."""
         return self._exhausted
 
+    def mark_complete(self) -> None:
+        """Every chunk was delivered: said by the iterator that delivered them (the one
+        ``bind_body`` returns, for a handler whose chunks keep the count themselves)."""
+        self._exhausted = True
+
+    def cut_after(self, length: int) -> Body:
+        """Stop the body after *length* bytes, for a ranged read the server cannot end itself
+        (it starts at the offset natively: REST, Range, seek); closing the body stops the
+        transfer. Returns the body."""
+        inner = self._chunks
+
+        async def limited() -> AsyncIterator[bytes]:
+            left = length
+            if left <= 0:
+                return
+            async for chunk in inner:
+                if len(chunk) >= left:
+                    yield chunk[:left]
+                    return
+                left -= len(chunk)
+                yield chunk
+
+        self._chunks = limited()
+        self.size = length if self.size is None else min(self.size, length)
+        return self
+
     async def __aenter__(self) -> Body:
         return self
 
@@ -418,9 +444,9 @@ class _Chunks:
 
     __slots__ = ("_body", "_it", "_over")
 
-    def __init__(self, body: Body) -> None:
+    def __init__(self, body: Body, chunks: AsyncIterator[bytes]) -> None:
         self._body = body
-        self._it = body._chunks
+        self._it = chunks
         self._over = False
 
     def __aiter__(self) -> _Chunks:
@@ -434,7 +460,7 @@ class _Chunks:
             chunk = await self._it.__anext__()
         except StopAsyncIteration:
             self._over = True
-            body._exhausted = True
+            body.mark_complete()
             raise
         except AnyURLError:
             self._over = True

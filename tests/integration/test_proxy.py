@@ -10,10 +10,12 @@ command log shows the retrieval.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import ssl
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -21,10 +23,12 @@ from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import _ftp_seed as ftp_seed
 from fixtures.servers import squid as squid_module
 from fixtures.servers import vsftpd as vsftpd_module
+from tests.integration.test_per_host import relay
 
-from anyurl import Client, ConfigurationError, ConnectError, ResourceNotFound
+from anyurl import Client, ConfigurationError, ConnectError, Limits, PoolTimeout, ResourceNotFound, Timeouts
 from anyurl.handlers.http import HTTPOptions
 
+BIG = os.urandom(1 << 20) * 8  # 8 MiB: more than the socket buffers hold for an unread body
 PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
               "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
 
@@ -196,6 +200,53 @@ async def test_unusable_proxy_setting_is_a_configuration_error(nginx: Endpoint) 
     async with Client(use_netrc=False, proxy="socks5://127.0.0.1:1080") as c:
         with pytest.raises(ConfigurationError, match="only http:// and https:// proxies"):
             await c.fetch(f"http://{nginx.host}:{nginx.port}/hello.txt")
+
+
+async def test_proxy_credentials_go_as_proxy_authorization(squid: Endpoint, nginx: Endpoint, vsftpd: Endpoint,
+                                                            squid_log: SquidLog) -> None:
+    # on the request itself for http and ftp (sent to the proxy in absolute form), on the
+    # CONNECT for https; never in the URL squid is asked for (squid checks none: its log
+    # shows what arrived, the value %-escaped)
+    auth_log = Log(squid.info["auth_log"])
+    tls = HTTPOptions(ssl_context=ssl.create_default_context(cafile=nginx.info["ca"]))
+    proxy = f"http://pr%C3%B6xy:s3cr%40t@{squid.host}:{squid.port}"
+    plain = f"http://{nginx.host}:{nginx.port}/hello.txt"
+    secure = f"https://127.0.0.1:{nginx.info['tls_port']}/hello.txt"
+    ftp = f"ftp://{vsftpd.host}:{vsftpd.port}/pub/hello.txt"
+    async with Client(use_netrc=False, proxy=proxy, http=tls, trust_env=False) as c:
+        got = [await c.fetch(url) for url in (plain, secure, ftp)]
+    assert [r.content for r in got] == [b"hello over http\n", b"hello over http\n", ftp_seed.HELLO]
+    assert {r.meta["proxy"] for r in got} == {proxy_url(squid)}
+    await squid_log.requests(3)
+    value = "Basic%20" + base64.b64encode("pröxy:s3cr@t".encode()).decode()  # UTF-8 (RFC 7617)
+    # (a tunnel is logged when it closes: the order of the lines is not the requests')
+    assert sorted(auth_log.text().splitlines()) == sorted([f"GET {plain} {value}",
+                                                           f"CONNECT 127.0.0.1:{nginx.info['tls_port']} {value}",
+                                                           f"GET {ftp} {value}"])
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+async def test_per_host_bounds_connections_through_a_proxy(squid: Endpoint, nginx: Endpoint, scheme: str) -> None:
+    # aiohttp counts the path's connections per origin (and proxy): the relay in front of
+    # squid sees every connection the Client opens to it
+    d = Path(nginx.info["www"]) / f"proxied-{uuid.uuid4().hex[:8]}"
+    d.mkdir()
+    d.chmod(0o755)
+    (d / "big.bin").write_bytes(BIG)
+    (d / "big.bin").chmod(0o644)
+    port = nginx.port if scheme == "http" else nginx.info["tls_port"]
+    url = f"{scheme}://127.0.0.1:{port}/{d.name}/big.bin"
+    tls = HTTPOptions(ssl_context=ssl.create_default_context(cafile=nginx.info["ca"]))
+    async with relay(squid) as r, Client(use_netrc=False, proxy=f"http://127.0.0.1:{r.port}", trust_env=False,
+                                         http=tls, limits=Limits(per_host=1), timeouts=Timeouts(pool=0.5)) as c:
+        async with c.open(url) as body:  # unread: it holds the one connection
+            with pytest.raises(PoolTimeout, match=rf"waited 0.5 s for a free connection to 127.0.0.1:{port} "
+                                                  rf"\(through proxy http://127.0.0.1:{r.port}\)"):
+                await c.fetch(url)
+            assert await body.read() == BIG
+        results = await asyncio.gather(*(c.fetch(url) for _ in range(4)))
+    assert [x.content == BIG for x in results] == [True] * 4
+    assert r.most == 1 and r.opened == 1, (r.most, r.opened)
 
 
 # -- ftp through the HTTP proxy -----------------------------------------------------

@@ -696,7 +696,7 @@ class AnyURLFile(AbstractBufferedFile):  # type: ignore[misc]
     FTP REST, file seek; gopher and news skip to the offset client-side)."""
 
     def _fetch_range(self, start: int, end: int) -> bytes:
-        data: bytes = sync(self.fs.loop, self.fs._cat_file, self.path, start, end)
+        data: bytes = self.fs.cat_file(self.path, start, end)  # fsspec's sync face of _cat_file
         return data
 
     def _upload_chunk(self, final: bool = False) -> bool:

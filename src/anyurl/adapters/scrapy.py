@@ -70,6 +70,8 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
+    from ..response import Entry
+
 __all__ = ["AnyURLDownloadHandler"]
 
 log = logging.getLogger("anyurl.scrapy")
@@ -182,7 +184,7 @@ class AnyURLDownloadHandler:
                                  protocol=url.split(":", 1)[0])
         return response
 
-    def _listing_response(self, request: Request, url: str, server: str | None, entries: list[Any],
+    def _listing_response(self, request: Request, url: str, server: str | None, entries: list[Entry],
                           meta: dict[str, Any]) -> Response:
         items: list[str] = []
         kept: list[dict[str, Any]] = []

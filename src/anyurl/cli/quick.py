@@ -1,6 +1,6 @@
 """The ``anyurl`` command's entry point: ``--version`` and a plain ``parse`` without the CLI module.
 
-Start-up is nearly all of their time, and loading anyurl.cli (~1,400 lines) is
+Start-up is nearly all of their time, and loading anyurl.cli.commands and its neighbours is
 ~5% of it; everything else, and any ``parse`` whose URLs do not all parse (the
 error lines), goes to :func:`anyurl.cli.commands.main`, which gives the same output.
 """

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from ..errors import (
@@ -22,6 +21,8 @@ from ..settings import Request
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from os import PathLike
+    from typing import BinaryIO
 
     from ..settings import Limits, Policy, Retry, Timeouts
     from ..urls import URL
@@ -119,8 +120,8 @@ class Handler:
         """Metadata of ``req.url`` with the fewest round trips, without the body."""
         raise NotSupported(f"{req.url.scheme} URLs have no way to ask for metadata", url=req.url)
 
-    async def upload(self, req: Request, source: Any) -> None:
-        """Store *source* (bytes or a path) at ``req.url``."""
+    async def upload(self, req: Request, source: bytes | str | PathLike[str] | BinaryIO) -> None:
+        """Store *source* (bytes, a local path or a binary file object) at ``req.url``."""
         raise NotRetrievable(f"{req.url.scheme} URLs cannot be written to", url=req.url)
 
     async def connect(self, req: Request, **session_options: Any) -> Any:
@@ -184,21 +185,4 @@ def apply_length(body: Body, length: int | None) -> Body:
     Used by handlers that start at an offset natively (REST, Range, seek) but
     have no way to tell the server where to stop.
     """
-    if length is None:
-        return body
-    inner = body._chunks
-
-    async def limited() -> AsyncIterator[bytes]:
-        left = length
-        if left <= 0:
-            return
-        async for chunk in inner:
-            if len(chunk) >= left:
-                yield chunk[:left]
-                return
-            left -= len(chunk)
-            yield chunk
-
-    body._chunks = limited()
-    body.size = length if body.size is None else min(body.size, length)
-    return body
+    return body if length is None else body.cut_after(length)

@@ -29,7 +29,7 @@ from ..errors import (
     os_reason,
 )
 from ..net.bulk import BulkReader
-from ..net.pool import Lease, Pool, connect_target
+from ..net.pool import Connection, Lease, Pool, connect_target
 from ..protocols import gopher as gp
 from ..response import Body, Entry, Stat
 from ..urls import GopherURL
@@ -71,7 +71,7 @@ class GopherOptions(Record):
 class _Conn:
     """A connection with a push-back buffer, so a reply's first line can be peeked."""
 
-    def __init__(self, proto: BulkReader, url: object, req: Request, slot: Lease[Any] | None = None) -> None:
+    def __init__(self, proto: BulkReader, url: object, req: Request, slot: Lease[Connection] | None = None) -> None:
         self.proto = proto
         self.slot = slot  # the per-host connection slot, released at close
         self.url = url
@@ -165,7 +165,7 @@ class GopherHandler(Handler):
     def __init__(self, context: Context) -> None:
         super().__init__(context)
         # one request per connection: the pool only bounds them per host (Limits.per_host)
-        self.pool: Pool[Any] = Pool("gopher")
+        self.pool: Pool[Connection] = Pool("gopher")
 
     @property
     def gopher_options(self) -> GopherOptions:

@@ -10,13 +10,13 @@ Each request (each redirect hop) goes one of two ways, chosen per hop:
   context is built on the first https request only.
 * **aiohttp**, one ``aiohttp.ClientSession`` per handler (so per Client),
   created on first use: a request through a proxy (CONNECT tunnels, proxy
-  credentials, ftp through an HTTP proxy), a host name that is not ASCII
-  (aiohttp applies IDNA), and every request when ``HTTPOptions(lean=False)``.
-  Each aiohttp connection holds one of the lean pool's per-host slots (of
-  the origin host:port) from before it opens until it closes, so a Client
-  mixing both paths still opens at most ``Limits.per_host`` connections to
-  a host. An idle aiohttp connection gives its slot up to a request that
-  waits for one (it is closed), as an idle lean connection does.
+  credentials, ftp through an HTTP proxy), and every request when
+  ``HTTPOptions(lean=False)``. Used through its public API only: its own
+  connection pool (``limit_per_host`` = ``Limits.per_host``, counted per origin,
+  and per proxy when proxied), its ``TraceConfig`` hooks to time the wait for a
+  free connection (``Timeouts.pool``, then PoolTimeout) and a new one
+  (``Timeouts.connect``). The two paths keep separate counts: a Client mixing
+  them may hold ``per_host`` connections of each to one host.
 
 Everything else is this module's, the same for both: redirects, Basic
 credentials and the answer to a Basic challenge, ranges, decoding, status
@@ -49,6 +49,7 @@ labelled gzip by Apache's ``AddEncoding``): those bytes are kept.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import functools
 import io
@@ -58,7 +59,6 @@ import re
 import ssl
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, unquote_to_bytes, urljoin, urlsplit
@@ -67,8 +67,10 @@ from ..errors import (
     AccessDenied,
     AnyURLError,
     ConfigurationError,
+    FetchTimeout,
     NotSupported,
     OverlongTransfer,
+    PoolTimeout,
     ProtocolError,
     ResourceNotFound,
     TemporaryFailure,
@@ -90,7 +92,6 @@ if TYPE_CHECKING:
 
     import aiohttp
 
-    from ..net.pool import Pool
     from .http1 import H1Client
     from .http2 import H2Client
 
@@ -346,10 +347,8 @@ class _AioResponse:
 
     buffered_body: Callable[[], list[bytes] | None] | None = None
 
-    def __init__(self, resp: aiohttp.ClientResponse, pool: Pool[Any], address: tuple[str, int]) -> None:
+    def __init__(self, resp: aiohttp.ClientResponse) -> None:
         self.resp = resp
-        self._pool = pool
-        self._address = address
         self.status = resp.status
         self.reason = resp.reason or ""
         self.headers: Mapping[str, str] = resp.headers
@@ -368,63 +367,60 @@ class _AioResponse:
         return False
 
     async def release(self) -> None:
-        self.resp.release()
-        # its connection may now sit idle, holding a slot a waiting request could use
-        self._pool.nudge(*self._address)
+        self.resp.release()  # back to aiohttp's pool, which hands it to a request waiting for it
 
     async def close(self) -> None:
         self.resp.close()
 
 
-# the request an aiohttp connection is opened for (its limits and pool timeout)
-_opening_for: ContextVar[Request | None] = ContextVar("anyurl_http_opening_for", default=None)
+class _Waits:
+    """The waits of one request on the aiohttp path, timed by anyurl's rules: a free
+    connection (``Timeouts.pool``: then PoolTimeout, the server never asked) and a new one
+    (``Timeouts.connect``: the proxy's CONNECT and the TLS handshake included). aiohttp's
+    public ``TraceConfig`` hooks tell which wait is on; they reschedule one timer (``timer``,
+    an ``asyncio.timeout`` around the request)."""
+
+    __slots__ = ("timer", "pool", "connect", "phase", "pool_until")
+
+    def __init__(self, timer: asyncio.Timeout, pool: float | None, connect: float | None) -> None:
+        self.timer = timer
+        self.pool = pool
+        self.connect = connect
+        self.phase = ""  # "pool" or "connect" while that wait is on
+        self.pool_until: float | None = None  # the end of the wait for a free connection, once begun
+
+    def start(self, phase: str) -> None:
+        self.phase = phase
+        now = asyncio.get_running_loop().time()
+        if phase == "pool":  # (aiohttp may queue a request again after a wake-up: one wait in all)
+            if self.pool_until is None and self.pool is not None:
+                self.pool_until = now + self.pool
+            self.timer.reschedule(self.pool_until)
+        else:
+            self.timer.reschedule(None if self.connect is None else now + self.connect)
+
+    def end(self) -> None:
+        self.phase = ""
+        self.timer.reschedule(None)
 
 
-def _slot_connector(pool: Pool[Any], **kwargs: Any) -> aiohttp.TCPConnector:
-    # (aiohttp has no public hook for this: TCPConnector._create_connection and ._conns are
-    # used, both there since aiohttp 3.0)
-    """An aiohttp connector whose every connection holds a slot of *pool* (the lean path's)
-    for the origin host:port, from before it is opened until it is closed."""
+def _trace_config() -> aiohttp.TraceConfig:
+    """The hooks that drive :class:`_Waits` (a request's ``trace_request_ctx``)."""
     import aiohttp
-    from aiohttp.client_proto import ResponseHandler
-    from aiohttp.client_reqrep import ClientRequest
-    from aiohttp.tracing import Trace
 
-    class SlotConnector(aiohttp.TCPConnector):
-        async def _create_connection(self, req: ClientRequest, traces: list[Trace],
-                                     timeout: aiohttp.ClientTimeout,  # noqa: ASYNC109 - aiohttp's signature
-                                     ) -> ResponseHandler:
-            ours = _opening_for.get()
-            if ours is None:  # not one of anyurl's requests
-                return await super()._create_connection(req, traces, timeout)
-            port = req.port or (443 if req.is_ssl() else 80)
-            lease = await pool.lend_slot(ours, req.url.raw_host or req.host, port)
-            try:
-                proto = await super()._create_connection(req, traces, timeout)
-            except BaseException:
-                lease.release_slot()
-                raise
-            lost = proto.connection_lost
+    def hook(action: Callable[[_Waits], None]) -> Callable[..., Any]:
+        async def on_event(session: object, ctx: Any, params: object) -> None:
+            waits = ctx.trace_request_ctx
+            if isinstance(waits, _Waits):
+                action(waits)
+        return on_event
 
-            def connection_lost(exc: BaseException | None) -> None:
-                try:
-                    lost(exc)
-                finally:
-                    lease.release_slot()  # the connection is gone: so is its slot
-
-            setattr(proto, "connection_lost", connection_lost)  # noqa: B010 - on this one instance
-            if proto.transport is None:  # lost already, before the hook
-                lease.release_slot()
-            return proto
-
-        def close_idle(self, address: tuple[str, int]) -> None:
-            """Close the idle connections to *address* (a request waits for their slots)."""
-            for key, conns in self._conns.items():
-                if (key.host, key.port) == address:
-                    for proto, _ in conns:
-                        proto.close()  # aiohttp drops closed ones when it looks for an idle one
-
-    return SlotConnector(**kwargs)
+    config = aiohttp.TraceConfig()
+    config.on_connection_queued_start.append(hook(lambda w: w.start("pool")))
+    config.on_connection_queued_end.append(hook(_Waits.end))
+    config.on_connection_create_start.append(hook(lambda w: w.start("connect")))
+    config.on_connection_create_end.append(hook(_Waits.end))
+    return config
 
 
 class HTTPHandler(Handler):
@@ -480,17 +476,17 @@ class HTTPHandler(Handler):
             c = self.context
             prime_allocator(c.limits.chunk_size)
             bufsize = self.http_options.read_bufsize or max(1 << 16, min(c.limits.chunk_size, 1 << 20))
-            pool = self._lean().pool  # one per-host count for both paths
-            connector = _slot_connector(
-                pool, limit=0, limit_per_host=c.limits.per_host, keepalive_timeout=c.limits.max_idle,
-                ssl=self._tls(),
-            )
-            pool.make_room = getattr(connector, "close_idle")  # noqa: B009 - SlotConnector's own
+            # aiohttp counts its own connections: per_host of them per origin (per proxy and
+            # origin when proxied), apart from the lean path's pool (docs/http.md)
+            connector = aiohttp.TCPConnector(limit=0, limit_per_host=c.limits.per_host,
+                                             keepalive_timeout=c.limits.max_idle, ssl=self._tls())
             self._session = aiohttp.ClientSession(
                 connector=connector,
-                timeout=aiohttp.ClientTimeout(total=None, connect=c.timeouts.connect,
-                                              sock_connect=c.timeouts.connect,
+                # the waits for a connection are _Waits' (TraceConfig hooks); sock_connect and
+                # sock_read are the request's own (_timeouts)
+                timeout=aiohttp.ClientTimeout(total=None, connect=None, sock_connect=c.timeouts.connect,
                                               sock_read=c.timeouts.read),
+                trace_configs=[_trace_config()],
                 auto_decompress=self.http_options.decompress,
                 read_bufsize=bufsize,
                 cookie_jar=aiohttp.DummyCookieJar(),
@@ -592,27 +588,27 @@ class HTTPHandler(Handler):
             self._plain = (self.context.user_agent, headers, _wire_headers(headers))
         return headers
 
-    def _proxy(self, url: object, target: _Target) -> tuple[str | None, aiohttp.BasicAuth | None]:
-        """The proxy for *target* (Client.proxy_for) and its Basic credentials, if any."""
+    def _proxy(self, url: object, target: _Target) -> tuple[str | None, str | None]:
+        """The proxy for *target* (Client.proxy_for), without its credentials, and the
+        ``Proxy-Authorization`` value they make (None when it has none)."""
         proxy = self.context.proxy_for(target.scheme, target.host, target.port)
         if proxy is None:
             return None, None
-        import aiohttp
         from yarl import URL as YURL
 
         refuse_controls(url, "proxy", proxy)
         purl = YURL(proxy)
         if purl.user is None:
             return proxy, None
-        auth = aiohttp.BasicAuth(purl.user, purl.password or "")
-        return str(purl.with_user(None)), auth
+        return str(purl.with_user(None)), _basic(purl.user, purl.password or "")
 
     def _timeouts(self, req: Request) -> aiohttp.ClientTimeout:
-        """This request's timeouts, never past its deadline (``Timeouts.total``)."""
+        """This request's socket timeouts, never past its deadline (``Timeouts.total``); the
+        waits for a connection are :class:`_Waits`'."""
         import aiohttp
 
-        return aiohttp.ClientTimeout(total=None, connect=req.connect_timeout,
-                                     sock_connect=req.connect_timeout, sock_read=req.read_timeout)
+        return aiohttp.ClientTimeout(total=None, connect=None, sock_connect=req.connect_timeout,
+                                     sock_read=req.read_timeout)
 
     # -- the request loop -----------------------------------------------------
 
@@ -652,14 +648,14 @@ class HTTPHandler(Handler):
             if auth is not None and _origin(target) == first_origin:
                 headers_now = {**headers_now, "Authorization": auth}
             proxy: str | None = None
-            proxy_auth: aiohttp.BasicAuth | None = None
+            proxy_auth: str | None = None
             if proxy_for(target.scheme, target.host, target.port) is not None:
                 proxy, proxy_auth = self._proxy(url, target)
             if target.scheme == "ftp" and proxy is None:  # a redirect to an ftp host no proxy serves
                 return _Elsewhere(self.context.parse(str(target)), history)
             resp: _Response
             try:
-                if lean and proxy is None and target.host.isascii():
+                if lean and proxy is None:
                     plain = self._plain
                     wire = plain[2] if plain is not None and plain[1] is headers_now else _wire_headers(headers_now)
                     resp = await (self._h2 or self._http2() if http2 and target.scheme == "https"
@@ -699,27 +695,40 @@ class HTTPHandler(Handler):
             return _Reply(resp, target, history, proxy)
 
     async def _aio_request(self, req: Request, method: str, target: _Target, headers: dict[str, str],
-                           proxy: str | None, proxy_auth: aiohttp.BasicAuth | None) -> _Response:
-        """One request through aiohttp (proxies, and HTTPOptions(lean=False))."""
+                           proxy: str | None, proxy_auth: str | None) -> _Response:
+        """One request through aiohttp (proxies, and HTTPOptions(lean=False)). *proxy_auth*: the
+        proxy's ``Proxy-Authorization``: on the CONNECT for https, else on the request itself
+        (which goes to the proxy)."""
         session = self._get_session()
         if target.scheme == "ftp":
             _allow_ftp_through_proxy(session)
-        _log.debug("%s:%s > %s %s%s", target.host, target.port, method, target.request_target,
-                   f" (through proxy {_masked(proxy)})" if proxy else "")
-        token = _opening_for.set(req)
+        proxy_headers: dict[str, str] | None = None
+        if proxy_auth is not None:
+            if target.scheme == "https":
+                proxy_headers = {"Proxy-Authorization": proxy_auth}
+            else:
+                headers = {**headers, "Proxy-Authorization": proxy_auth}
+        via = f" (through proxy {_masked(proxy)})" if proxy else ""
+        _log.debug("%s:%s > %s %s%s", target.host, target.port, method, target.request_target, via)
+        pool = req.bound(req.timeouts.pool)
+        timer = asyncio.timeout(None)  # (its TimeoutError comes out of the "async with")
+        waits = _Waits(timer, pool, req.connect_timeout)
         try:
-            resp = await session.request(method, target.yurl(), headers=headers, allow_redirects=False,
-                                         proxy=proxy, proxy_auth=proxy_auth, timeout=self._timeouts(req),
-                                         auto_decompress=False)
-        except Exception as exc:
-            if isinstance(exc.__cause__, AnyURLError):  # PoolTimeout, wrapped by aiohttp
-                raise exc.__cause__ from None
-            raise
-        finally:
-            _opening_for.reset(token)
+            async with timer:
+                resp = await session.request(
+                    method, target.yurl(), headers=headers, allow_redirects=False, proxy=proxy,
+                    proxy_headers=proxy_headers, timeout=self._timeouts(req), auto_decompress=False,
+                    trace_request_ctx=waits)
+        except TimeoutError:
+            if not timer.expired():
+                raise  # aiohttp's own (sock_connect, sock_read)
+            if waits.phase == "pool":
+                raise PoolTimeout(
+                    f"waited {pool:.3g} s for a free connection to {target.host}:{target.port}{via} "
+                    f"(Limits.per_host={self.context.limits.per_host}, all busy)", url=req.url) from None
+            raise FetchTimeout(f"connecting to {target.host}:{target.port}{via} timed out", url=req.url) from None
         _log.debug("%s:%s < %s %s", target.host, target.port, resp.status, resp.reason or "")
-        assert self._h1 is not None
-        return _AioResponse(resp, self._h1.pool, (resp.url.raw_host or target.host, target.port))
+        return _AioResponse(resp)
 
     def _redirect(self, url: HTTPURL | FTPURL, current: _Target, location: str) -> _Target | URL:
         """Check a Location against the policy: the next target, or an anyurl URL for another handler."""

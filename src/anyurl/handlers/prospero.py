@@ -28,7 +28,7 @@ from ..errors import (
     UnsafeURL,
     URLSyntaxError,
 )
-from ..net.pool import Pool
+from ..net.pool import Connection, Pool
 from ..protocols import prospero as pp
 from ..response import Body, Entry
 from ..urls import ProsperoURL, leaf_name, percent_encode
@@ -65,7 +65,7 @@ class _Datagrams(asyncio.DatagramProtocol):
         self.queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=4096)
         self.error: OSError | None = None
 
-    def datagram_received(self, data: bytes, addr: Any) -> None:
+    def datagram_received(self, data: bytes, addr: object) -> None:
         if not self.queue.full():  # a flood is dropped, as the network would
             self.queue.put_nowait(data)
 
@@ -86,7 +86,7 @@ class ProsperoHandler(Handler):
 
     def __init__(self, context: Context) -> None:
         super().__init__(context)
-        self.pool: Pool[Any] = Pool("prospero")  # UDP transactions: per-host slots only
+        self.pool: Pool[Connection] = Pool("prospero")  # UDP transactions: per-host slots only
 
     async def open(self, req: Request) -> Body:
         """List a directory, or resolve an object's access method and (by default) fetch it."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from ..errors import (
     AccessDenied,
@@ -29,7 +28,7 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
-from ..net.pool import Lease, Pool
+from ..net.pool import Connection, Lease, Pool
 from ..protocols.telnet import BINARY, DO, WILL, TelnetProtocol
 from ..response import Body
 from ..schemes import port_of
@@ -76,7 +75,7 @@ class TelnetSession:
 
     def __init__(self, url: TelnetURL, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  protocol: TelnetProtocol, *, read_timeout: float | None, max_buffer: int,
-                 handler: TelnetHandler | None = None) -> None:
+                 handler: TelnetHandler | None = None, slot: Lease[Connection] | None = None) -> None:
         self.url = url
         self.protocol = protocol
         self._reader = reader
@@ -88,7 +87,7 @@ class TelnetSession:
         self._handler = handler
         self._closed = False
         self._drain_lock = asyncio.Lock()
-        self._slot: Lease[Any] | None = None  # the per-host slot, held while the session is open
+        self._slot = slot  # the per-host slot, held while the session is open
 
     # -- state -----------------------------------------------------------------
 
@@ -119,7 +118,7 @@ class TelnetSession:
             self._eof = True
             return False
         self._buffer += self.protocol.receive_data(chunk)
-        await self._flush()
+        await self.flush()
         return True
 
     # The timeout parameters below are the telnetlib-style API scripts expect (ASYNC109 prefers
@@ -203,7 +202,8 @@ class TelnetSession:
 
     # -- writing -------------------------------------------------------------------
 
-    async def _flush(self) -> None:
+    async def flush(self) -> None:
+        """Send what the option negotiation has queued (``write`` does it too)."""
         out = self.protocol.data_to_send()
         if not out:
             return
@@ -223,12 +223,12 @@ class TelnetSession:
         if isinstance(data, str):
             data = data.encode("utf-8")
         self.protocol.send_data(data)
-        await self._flush()
+        await self.flush()
 
     async def set_window_size(self, columns: int, rows: int) -> None:
         """Report a new window size (NAWS) if the server agreed to it."""
         self.protocol.set_window_size(columns, rows)
-        await self._flush()
+        await self.flush()
 
     async def login(self, user: str | None = None, password: str | None = None, *,
                     login_prompt: Pattern = rb"(?i)(login|username)[^\r\n]*: ?$",
@@ -301,7 +301,7 @@ class TelnetHandler(Handler):
 
     def __init__(self, context: Context) -> None:
         super().__init__(context)
-        self.pool: Pool[Any] = Pool("telnet")  # sessions are not reused: per-host slots only
+        self.pool: Pool[Connection] = Pool("telnet")  # sessions are not reused: per-host slots only
 
 
     async def open(self, req: Request) -> Body:
@@ -340,11 +340,10 @@ class TelnetHandler(Handler):
             await slot.release(False)
             raise
         session = TelnetSession(url, reader, writer, protocol, read_timeout=req.timeouts.read,
-                                max_buffer=max(req.limits.max_line, 1 << 20), handler=self)
-        session._slot = slot
+                                max_buffer=max(req.limits.max_line, 1 << 20), handler=self, slot=slot)
         self.pool.log.debug("opened session to %s:%s", url.host, port_of(url))
         try:
-            await session._flush()  # our own requests go out first
+            await session.flush()  # our own requests go out first
         except BaseException:
             await session.close()
             raise

@@ -34,7 +34,7 @@ from ..errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
-from ..net.pool import Lease, Pool
+from ..net.pool import Connection, Lease, Pool
 from ..protocols import z3950
 from ..response import Body, Entry
 from ..schemes import port_of
@@ -116,9 +116,9 @@ class _Session:
         self.max_apdu = max_apdu
         self.buffer = bytearray()
         self.scanner = z3950.APDUScanner(max_apdu)  # where the APDU at the buffer's start ends
-        self.slot: Lease[Any] | None = None  # the per-host slot, released at close
+        self.slot: Lease[Connection] | None = None  # the per-host slot, released at close
 
-    async def call(self, apdu: bytes) -> Any:
+    async def call(self, apdu: bytes) -> z3950.Decoded:
         if self.writer.is_closing():  # the target hung up (uvloop's write would raise RuntimeError)
             raise ConnectError("the target closed the connection", url=self.url)
         try:
@@ -128,7 +128,7 @@ class _Session:
             raise ConnectError(f"connection lost while sending: {exc.strerror or exc}", url=self.url) from exc
         return await self._receive()
 
-    async def _receive(self) -> Any:
+    async def _receive(self) -> z3950.Decoded:
         try:
             async with asyncio.timeout(self.read_timeout):
                 while True:
@@ -198,7 +198,7 @@ class WAISHandler(Handler):
 
     def __init__(self, context: Context) -> None:
         super().__init__(context)
-        self.pool: Pool[Any] = Pool("wais")  # one association per request: per-host slots only
+        self.pool: Pool[Connection] = Pool("wais")  # one association per request: per-host slots only
 
     async def open(self, req: Request) -> Body:
         """Describe a database, run a search, or retrieve a document (see the module docstring)."""

@@ -148,14 +148,6 @@ class Lease(Generic[C]):
                 self.pool._lent.pop(id(self._conn), None)
             self.pool._give_back(self._host)
 
-    def release_slot(self) -> None:
-        """Give back a slot-only lease (:meth:`Pool.lend_slot`) at once: from a callback
-        that sees a connection the pool does not hold (aiohttp's) close."""
-        assert self._conn is None, "release_slot is for slot-only leases"
-        if not self.released:
-            self.released = True
-            self.pool._give_back(self._host)
-
 
 class Pool(Generic[C]):
     """Slots and idle connections per host:port for one scheme's handler.
@@ -171,10 +163,8 @@ class Pool(Generic[C]):
         self._hosts: dict[tuple[str, int], _Host[C]] = {}
         self._lent: dict[int, Lease[C]] = {}  # id(conn) -> its lease, for release(conn)
         self.closed = False
-        #: called with host:port before a request waits for a slot there: closes idle
-        #: connections that hold slots the pool cannot close itself (the aiohttp path's)
-        self.make_room: Callable[[tuple[str, int]], None] | None = None
-        #: more of the same, for other holders of slots (HTTP/2 connections without streams)
+        #: called with host:port before a request waits for a slot there: each closes idle
+        #: connections that hold slots the pool cannot close itself (HTTP/2 ones without streams)
         self.room_makers: list[Callable[[tuple[str, int]], None]] = []
         #: log at DEBUG on the hot path (:meth:`lend_idle`, :meth:`Lease.keep_idle`); refreshed
         #: by :meth:`lend_idle` from the logger (one check per request, not one per message)
@@ -243,8 +233,6 @@ class Pool(Generic[C]):
         try:
             async with asyncio.timeout(timeout):
                 while True:
-                    if self.make_room is not None:
-                        self.make_room(address)
                     for make_room in self.room_makers:
                         make_room(address)
                     fut = loop.create_future()
@@ -268,13 +256,6 @@ class Pool(Generic[C]):
         except BaseException:
             await self._close_all(discard, address)
             raise
-
-    def nudge(self, host: str, port: int) -> None:
-        """Let the requests waiting for host:port look again (a connection outside the pool
-        went idle: ``make_room`` may close it now)."""
-        h = self._hosts.get((host, port))
-        if h is not None and h.waiters:
-            h.wake()
 
     @staticmethod
     def _give_back(h: _Host[C]) -> None:

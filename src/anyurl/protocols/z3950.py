@@ -19,7 +19,7 @@ reading it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from . import ber
 from .ber import CONTEXT, UNIVERSAL, Element
@@ -624,12 +624,15 @@ def _retagged_sequence(element: Element) -> Element:
     return seq
 
 
+#: what decode_apdu returns: a result, ("close", (reason, text)), or (request name, Element)
+Decoded: TypeAlias = InitResult | SearchResult | PresentResult | tuple[str, Any]
+
 _APDU_NAMES = {20: "initRequest", 21: "initResponse", 22: "searchRequest", 23: "searchResponse",
                24: "presentRequest", 25: "presentResponse", 48: "close"}
 
 
 def decode_apdu(data: bytes, *, max_length: int | None = None
-                ) -> InitResult | SearchResult | PresentResult | tuple[str, Any]:
+                ) -> Decoded:
     """Decode one whole APDU.
 
     Returns InitResult, SearchResult, PresentResult; a Close becomes
@@ -651,7 +654,7 @@ def decode_apdu(data: bytes, *, max_length: int | None = None
 
 
 def _interpret(kind: str, top: Element, f: dict[int, Element]
-               ) -> InitResult | SearchResult | PresentResult | tuple[str, Any]:
+               ) -> Decoded:
     if kind == "initResponse":
         versions = _need(f, 3, kind).bit_string()
         version = max((i + 1 for i in range(versions[1]) if _bit_set(versions, i)), default=0)

@@ -12,8 +12,8 @@ fewer directory updates, nothing to clean up after a failure.) With
 (``client.open(url, offset=size)``); when the server cannot resume, the
 download restarts from byte 0.
 
-:func:`safe_name` and :func:`name_for_url` turn names from URLs and
-listings (which a hostile server controls) into plain local file names.
+:func:`safe_name` and :func:`name_for_url` (from :mod:`anyurl.transfer.names`) turn names
+from URLs and listings (which a hostile server controls) into plain local file names.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import unicodedata
-import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +39,7 @@ from ..errors import (
 )
 from ..response import Body, translate_errors
 from ..urls import URL
+from .names import MAX_NAME_BYTES, PART_SUFFIX, name_for_url, safe_name
 from .output import SymlinkRefused, is_special, open_output, open_unnamed
 
 if TYPE_CHECKING:
@@ -49,8 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["PART_SUFFIX", "Progress", "WouldOverwrite", "download", "name_for_url", "part_path", "safe_name",
            "same_content"]
 
-PART_SUFFIX = ".anyurl-part"
-MAX_NAME_BYTES = 255  # the usual file name limit (ext4, xfs, tmpfs)
 
 #: ``progress(done, total)``: bytes of the file so far (including a resumed
 #: prefix) and the expected final size, or None when unknown. Called once when
@@ -64,104 +61,6 @@ class WouldOverwrite(TransferError, FileExistsError):
 # Errors that would happen the same way from offset 0: never worth a restart.
 _NO_RESTART = (ResourceNotFound, AccessDenied, ConnectError, FetchTimeout, URLSyntaxError,
                UnsupportedScheme, UnsafeURL)
-
-
-def safe_name(name: str, fallback: str = "index") -> str:
-    """Make *name* (from a URL or a server's listing) safe as a local file name.
-
-    The result never contains "/", "\\", NUL or other control characters, never
-    starts with "." (no "..", no hidden files), is never empty and fits in 255
-    bytes. An unusable name gives *fallback* (itself made safe, else "index").
-    """
-    if (name.isascii() and name.isprintable() and "/" not in name and "\\" not in name
-            and name[:1] not in (".", " ", "") and name[-1:] != " " and len(name) <= MAX_NAME_BYTES
-            and not name.endswith(PART_SUFFIX)):
-        return name  # the usual name: nothing to clean (the loop below costs ~1 us a character)
-    return _clean_name(name, fallback)
-
-
-def _clean_name(name: str, fallback: str) -> str:
-    """:func:`safe_name` character by character (what its fast path must agree with)."""
-    chars = []
-    for ch in name:
-        if ch in "/\\" or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
-            chars.append("_")
-        else:
-            chars.append(ch)
-    cleaned = "".join(chars).strip()
-    # leading dots would make "..", "." or a hidden file (".bashrc", ".ssh")
-    cleaned = cleaned.lstrip(".").strip()
-    if cleaned.endswith(PART_SUFFIX):  # never collide with our own temporary files
-        cleaned = cleaned[: -len(PART_SUFFIX)] + "_" + PART_SUFFIX[1:]
-    cleaned = _fit(cleaned, MAX_NAME_BYTES)
-    if not cleaned:
-        return safe_name(fallback, "index") if fallback and fallback != name else "index"
-    return cleaned
-
-
-def _fit(name: str, limit: int) -> str:
-    """Shorten *name* to *limit* UTF-8 bytes, keeping a short extension."""
-    if len(name.encode("utf-8", "surrogateescape")) <= limit:
-        return name
-    stem, dot, ext = name.rpartition(".")
-    if not dot or len(ext) > 16 or not stem:
-        stem, ext = name, ""
-    tail = ("." + ext) if ext else ""
-    budget = limit - len(tail.encode("utf-8", "surrogateescape"))
-    out = []
-    used = 0
-    for ch in stem:
-        n = len(ch.encode("utf-8", "surrogateescape"))
-        if used + n > budget:
-            break
-        out.append(ch)
-        used += n
-    return "".join(out) + tail
-
-
-def _last_segment(path: str) -> str:
-    return path.rstrip("/").rpartition("/")[2] if path.strip("/") else ""
-
-
-def name_for_url(url: URL | str) -> str:
-    """The local file name ``anyurl get -O`` uses for *url*: its last path component, made safe.
-
-    Directory-like URLs (path ending in "/") and URLs without a path fall back to
-    "index"; the result is always a safe name (see :func:`safe_name`).
-    """
-    if isinstance(url, str):
-        from ..urls import parse
-
-        url = parse(url)
-    raw = ""
-    if url.scheme in ("http", "https"):  # the common case first (each hasattr below that fails costs)
-        path = str(getattr(url, "path", "") or "")
-        raw = "" if path.endswith("/") else _last_segment(path)
-        if "%" in raw:
-            raw = urllib.parse.unquote(raw, errors="surrogateescape")
-    elif hasattr(url, "cwd") and hasattr(url, "name"):  # ftp
-        raw = getattr(url, "name", "") or ""
-    elif hasattr(url, "selector"):  # gopher: the selector is opaque, its tail is a fair guess
-        raw = _last_segment(str(getattr(url, "selector", "") or ""))
-    elif hasattr(url, "article") and hasattr(url, "group"):  # nntp
-        article = getattr(url, "article", None)
-        group = str(getattr(url, "group", "") or "")
-        raw = f"{group}.{article}" if article is not None else group
-    elif hasattr(url, "message_id") or hasattr(url, "group"):  # news
-        raw = str(getattr(url, "message_id", None) or getattr(url, "group", None) or "")
-        raw = raw.strip("<>")
-    elif hasattr(url, "wpath"):  # wais
-        raw = str(getattr(url, "wpath", None) or getattr(url, "database", "") or "")
-    elif hasattr(url, "hsoname"):  # prospero
-        raw = _last_segment(str(getattr(url, "hsoname", "") or ""))
-    elif hasattr(url, "path"):  # http, file
-        path = str(getattr(url, "path", "") or "")
-        raw = "" if path.endswith("/") else _last_segment(path)
-        # only an HTTP path is kept encoded; every other field above is decoded by
-        # the parser already, and decoding it again would turn "a%2541" into "aA"
-        if url.scheme in ("http", "https") and "%" in raw:
-            raw = urllib.parse.unquote(raw, errors="surrogateescape")
-    return safe_name(raw, "index")
 
 
 def refuse_symlink(dest: str, u: URL | str) -> None:

@@ -26,7 +26,6 @@ import fnmatch
 import os
 import stat
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,15 +37,13 @@ from ..protocols.ftp import directory_text
 from ..response import Entry, translate_errors
 from ..urls import FTPURL, HTTPURL, URL, parse, percent_decode
 from .download import (
-    PART_SUFFIX,
     WouldOverwrite,
     _download,
-    _fit,
-    name_for_url,
     part_path,
     refuse_symlink,
     same_content,
 )
+from .names import PART_SUFFIX, local_name, name_for_url
 from .output import SymlinkRefused, open_output
 from .walk import _SKIP_KINDS, Found, _child_key, _listed_dir, walk
 
@@ -54,34 +51,6 @@ if TYPE_CHECKING:
     from ..client import Client
 
 __all__ = ["MirrorResult", "local_name", "mirror"]
-
-# names the remote side may use that mean something else here
-_RESERVED = {"": "%", ".": "%2E", "..": "%2E%2E"}
-
-
-def local_name(name: str) -> str:
-    """The local file name for a remote *name* (already decoded once; not decoded again).
-
-    Keeps the name as it is (dot files, spaces, %, #, ;, unicode) except what a
-    local path cannot hold or would read differently: "/" -> ``%2F``, NUL and
-    other control characters -> ``%XX``, "." / ".." -> ``%2E`` / ``%2E%2E``,
-    our own part-file suffix, and names over 255 bytes (shortened).
-    """
-    if name in _RESERVED:
-        return _RESERVED[name]
-    if name.isprintable() and "/" not in name:  # no control character (Cc is never printable)
-        return _fit(name + "_" if name.endswith(PART_SUFFIX) else name, 255)
-    out = []
-    for ch in name:
-        if ch == "/" or unicodedata.category(ch) == "Cc":
-            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogateescape")))
-        else:
-            out.append(ch)
-    text = "".join(out)
-    if text.endswith(PART_SUFFIX):
-        text += "_"
-    return _fit(text, 255)
-
 
 def _remote_name(found: Found) -> str:
     """The name a resource gets: its entry's ``name`` (a file name in every scheme), else from the URL."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from anyurl.cli.commands import _json_text, url_components
+from anyurl.cli.quick import _json_text, url_components
 from anyurl.urls import FTPURL, HTTPURL, URL, ProsperoURL, TelnetURL, parse
 
 CASES = json.loads((Path(__file__).parent.parent / "url_cases.json").read_text())

@@ -1,0 +1,72 @@
+"""The Client a command runs with, made from its options, and the ``--max-time`` deadline."""
+
+from __future__ import annotations
+
+from .. import errors
+from ..errors import AnyURLError
+from .prompts import Prompter
+
+TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
+if TYPE_CHECKING:
+    import argparse
+    import asyncio
+    from collections.abc import Awaitable
+    from typing import Any
+
+    from ..client import Client
+else:
+    from .lazy import OnFirstUse
+
+    argparse, asyncio = map(OnFirstUse, ("argparse", "asyncio"))
+
+
+def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
+    from ..client import Client
+    from ..settings import Limits, Retry, Timeouts
+
+    defaults = Timeouts()
+    timeouts = Timeouts(
+        connect=args.connect_timeout or defaults.connect,
+        read=args.timeout or defaults.read,
+        total=args.max_time,
+    )
+    # --parallel N against one server must not queue behind the default per-host limit
+    # (a mirror also lists directories while N files download)
+    extra = 2 if getattr(args, "command", None) == "mirror" else 0
+    per_host = max(Limits().per_host, (getattr(args, "parallel", 0) or 0) + extra)
+    retries = getattr(args, "retry", 0) or 0
+    delay = getattr(args, "retry_delay", None)
+    retry = Retry(attempts=1 + retries, backoff=1.0 if delay is None else delay)
+    http = None
+    if getattr(args, "http1_1", False):
+        from ..handlers.http import HTTPOptions  # (only then: start-up)
+
+        http = HTTPOptions(http2=False)
+    client = Client(
+        timeouts=timeouts,
+        # requests in flight: as many as connections at least (HTTP/2 puts many on one)
+        limits=Limits(per_host=per_host, per_host_requests=max(Limits().per_host_requests, per_host)),
+        http=http,
+        retry=retry,
+        anonymous_email=getattr(args, "email", None),
+        news_server=getattr(args, "news_server", None),
+        user_agent=getattr(args, "user_agent", None),
+        proxy=getattr(args, "proxy", None),
+        no_proxy=getattr(args, "noproxy", None),
+        password_callback=prompter.password,
+        form_callback=prompter.form,
+    )
+    prompter.client = client
+    return client
+
+
+async def _with_deadline(seconds: float | None, coro: Awaitable[Any], url: object) -> Any:
+    if seconds is None:
+        return await coro
+    try:
+        async with asyncio.timeout(seconds):
+            return await coro
+    except TimeoutError as exc:
+        if isinstance(exc, AnyURLError):
+            raise
+        raise errors.FetchTimeout(f"transfer took longer than --max-time {seconds:g} s", url=url) from exc
