@@ -1587,9 +1587,14 @@ def _bulk_source() -> str:
     plain = ("(?:(?<=[Hh])[Tt][Tt][Pp][Ss]?|(?<=[Ff])[Tt][Pp][Ss]?)://"
              f"(?:{label}\\.)*+[A-Za-z][A-Za-z0-9]*+(?:-++[A-Za-z0-9]++)*+"
              "(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~/-]*+)?")
-    frequent = [n for n in ("http", "https", "ftp", "ftps", "gopher", "mailto", "news") if n in forms]
-    each = "|".join(f"(?<=[{n[0]}{n[0].upper()}]){_ascii_nocase(n[1:])}:{forms[n]}"
-                    for n in [*frequent, *(n for n in schemes if n in forms and n not in frequent)])
+    frequent = [n for n in ("http", "ftp", "gopher", "mailto", "news") if n in forms]
+    alternatives = []
+    for n in dict.fromkeys([*frequent, *sorted(forms)]):
+        if n.endswith("s") and forms.get(n[:-1]) == forms[n]:
+            continue   # https, ftps, nntps: with their plain scheme, one copy of the form (compiling costs)
+        rest = _ascii_nocase(n[1:]) + ("[Ss]?" if forms.get(n + "s") == forms[n] else "")
+        alternatives.append(f"(?<=[{n[0]}{n[0].upper()}]){rest}:{forms[n]}")
+    each = "|".join(alternatives)
     seconds = "".join(sorted({c for name in schemes for c in (name[1], name[1].upper())}))
     # the gates make the attempt at a word that starts like a scheme (most of them) cheap
     return (f"([{firsts}])(?<!{_SCHEME_CLASS}.)(?=[{seconds}])(?=(?:{rests}):)"
