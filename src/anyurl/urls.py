@@ -1595,9 +1595,7 @@ def _bulk_source() -> str:
         rest = _ascii_nocase(n[1:]) + ("[Ss]?" if forms.get(n + "s") == forms[n] else "")
         alternatives.append(f"(?<=[{n[0]}{n[0].upper()}]){rest}:{forms[n]}")
     each = "|".join(alternatives)
-    seconds = "".join(sorted({c for name in schemes for c in (name[1], name[1].upper())}))
-    # the gates make the attempt at a word that starts like a scheme (most of them) cheap
-    return (f"([{firsts}])(?<!{_SCHEME_CLASS}.)(?=[{seconds}])(?=(?:{rests}):)"
+    return (f"([{firsts}])(?<!{_SCHEME_CLASS}.)"
             f"(?:({plain}|{each})(?<![.,;:!?'])[.,;:!?')\\]}}]*+(?![^\\s<>\"])|((?:{rests}):[^\\s<>\"]+))")
 
 
