@@ -18,7 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(list(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:
         print("anyurl: interrupted", file=sys.stderr)
-        return 130  # _quick.EXIT_INTERRUPTED, as a shell reports SIGINT
+        return 130  # cli.exits.EXIT_INTERRUPTED, as a shell reports SIGINT
 
 
 def _run(raw: list[str]) -> int:

@@ -11,13 +11,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 from tests.hostile.fakes.base import AsyncServer
+from tests.hostile.fakes.gopher_bulk import GopherBulk
 from tests.hostile.fakes.gopher_huge_menu import menu_line
+
+from anyurl.errors import AnyURLError, ConnectError, FetchTimeout
 
 ITEMS = 200_000
 # Measured: 32-33 MB streaming, in each format; the old code peaked at 221 MB (--json-lines),
@@ -131,3 +135,39 @@ async def test_ls_json_array_streams_a_huge_menu(tmp_path: os.PathLike[str]) -> 
     assert first == "[\n" and last == "]"
     assert early, "the first line came only after the whole menu"
     assert rss < MAX_RSS_MB, rss
+
+
+# -- a listing that fails part-way (issue 25 residual) ----------------------------------------
+
+@pytest.mark.parametrize("part", [3, 1200])  # menu lines before the reset or stall: in the first batch, or after two
+@pytest.mark.parametrize(("end", "extra", "error", "says"), [
+    ("reset", [], ConnectError, "connection lost"),
+    ("stall", ["--timeout", "1"], FetchTimeout, "no data from the gopher server for 1.0 s"),
+    ("stall", ["--max-time", "1.5"], FetchTimeout, "longer than"),
+])
+@pytest.mark.parametrize("fmt", ["--json", "--json-lines", "table"])
+def test_ls_that_fails_part_way_prints_what_came_closes_its_json_and_fails(
+        fmt: str, end: str, extra: list[str], error: type[AnyURLError], says: str, part: int) -> None:
+    # Before: --json left "[" and the entries unclosed (or printed nothing: the batch and the
+    # table's sample were dropped), and the server's error was reported as "cannot write to
+    # standard output" with exit 10. Now what came is printed, --json's array is closed (valid
+    # JSON), and the server's error is the one line on stderr, with its own exit code.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    lines = b"".join(menu_line(i) for i in range(part))
+    with GopherBulk([(lines, 0.3)], end=end) as srv:
+        url = f"gopher://127.0.0.1:{srv.port}/1/menu"
+        flags = [] if fmt == "table" else [fmt]
+        proc = subprocess.run([sys.executable, "-m", "anyurl", "ls", *flags, *extra, url],
+                              capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == error.exit_code, proc.stderr
+    assert proc.stderr.startswith(f"anyurl: {url}: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert says in proc.stderr and "standard output" not in proc.stderr, proc.stderr
+    if fmt == "--json":
+        entries = json.loads(proc.stdout)
+    elif fmt == "--json-lines":
+        entries = [json.loads(line) for line in proc.stdout.splitlines()]
+    else:
+        header, *rows = proc.stdout.splitlines()
+        assert header.split()[:4] == ["kind", "size", "modified", "name"]
+        entries = [{"title": " ".join(row.split()[2:4])} for row in rows]
+    assert [e["title"] for e in entries] == [f"Item {i:07d}" for i in range(part)]

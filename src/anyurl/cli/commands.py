@@ -17,7 +17,14 @@ import sys
 
 from .. import __version__, errors
 from ..errors import AnyURLError
-from .exits import EXIT_INTERNAL, EXIT_NOT_DIRECTORY, EXIT_TERMINATED, exit_code_table
+from .exits import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_DIRECTORY,
+    EXIT_PIPE,
+    EXIT_TERMINATED,
+    exit_code_table,
+)
 from .get import _usage_problem, cmd_get
 from .ls import LS_TABLE_SAMPLE, cmd_ls
 from .mirror import cmd_mirror
@@ -33,7 +40,6 @@ from .parser import (
     build_parser,
 )
 from .prompts import Prompter
-from .quick import EXIT_INTERRUPTED, EXIT_PIPE
 from .session import _make_client
 from .stat import cmd_stat
 from .upload import cmd_put, cmd_send
@@ -49,7 +55,7 @@ if TYPE_CHECKING:
 else:
     from .lazy import OnFirstUse
 
-    argparse, asyncio, contextlib, signal = map(OnFirstUse, ("argparse", "asyncio", "contextlib", "signal"))
+    asyncio, contextlib, signal = map(OnFirstUse, ("asyncio", "contextlib", "signal"))
 
 __all__ = [
     "COMMANDS", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_NOT_DIRECTORY", "EXIT_PIPE", "EXIT_TERMINATED",

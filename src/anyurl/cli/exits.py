@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from .. import errors
-from ..errors import AnyURLError
-from .quick import (
-    EXIT_INTERRUPTED,
-    EXIT_PIPE,
-)
+from ..errors import AnyURLError, TransferError
 
+# Every code the command returns is an error class's (errors.py) or one of these. The quick
+# path (quick.py) imports this module too: it imports nothing errors.py does not already.
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
+EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPIPE
 EXIT_TERMINATED = 143  # SIGTERM, as a shell reports it
 EXIT_INTERNAL = 70  # a bug in anyurl (EX_SOFTWARE); --debug shows the traceback
 EXIT_NOT_DIRECTORY = 1  # `ls` on a URL that is not directory-like
+EXIT_LOCAL_IO = TransferError.exit_code  # standard output cannot take the data
 
 
 # -- the exit code table -----------------------------------------------------

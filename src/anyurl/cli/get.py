@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 else:
     from .lazy import OnFirstUse
 
-    argparse, asyncio, contextlib = map(OnFirstUse, ("argparse", "asyncio", "contextlib"))
+    asyncio, contextlib = map(OnFirstUse, ("asyncio", "contextlib"))
 
 
 # -- get ----------------------------------------------------------------------
@@ -254,7 +254,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             quick = jobs_of_args()
 
         # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
-        # as HTTP/2 streams (many share a connection), more transfers run on them at once (up to
+        # as HTTP/2 streams or pipelined GETs (many share a connection), more transfers run on them at once (up to
         # _STREAM_WORKERS x N in all, within Limits.per_host_requests); any other transfer
         # waits for one of the N plain turns, handed on first come, first served
         plain_turns = args.parallel if several else 1
@@ -264,7 +264,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
 
         def multiplexed(u: Any) -> bool:
-            if type(u) is not HTTPURL or u.scheme != "https":
+            if type(u) is not HTTPURL:  # (https: HTTP/2 streams; http: pipelined GETs)
                 return False
             m = getattr(client.handler(u), "multiplexed", None)
             return m is not None and bool(m(u))

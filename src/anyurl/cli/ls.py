@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ..errors import mask_password
+from ..errors import AnyURLError, mask_password
 from .exits import EXIT_NOT_DIRECTORY
 from .output import Reporter, _json, _printable, _WritingStdout
 from .session import _with_deadline
@@ -13,14 +13,9 @@ from .session import _with_deadline
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
     import argparse
-    import json
 
     from ..client import Client
     from ..response import Entry
-else:
-    from .lazy import OnFirstUse
-
-    argparse, json = map(OnFirstUse, ("argparse", "json"))
 
 
 # -- ls ---------------------------------------------------------------------------
@@ -64,15 +59,24 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
             if stream is None:
                 return None
             printer = _EntryPrinter(args)
+            batch: list[Entry] = []
             with _WritingStdout(u):
-                batch: list[Entry] = []
                 last = time.monotonic()
-                async for e in stream:
-                    batch.append(e)
-                    if len(batch) >= _LS_BATCH or time.monotonic() - last >= _LS_FLUSH_SECONDS:
-                        printer.add(batch)
-                        batch = []
-                        last = time.monotonic()
+                try:
+                    async for e in stream:
+                        batch.append(e)
+                        if len(batch) >= _LS_BATCH or time.monotonic() - last >= _LS_FLUSH_SECONDS:
+                            printer.add(batch)
+                            batch = []
+                            last = time.monotonic()
+                except BaseException as exc:
+                    # the listing failed part-way (a server's error, --max-time, SIGTERM): what
+                    # came is printed and --json's array closed, so stdout stays valid; the
+                    # error follows on stderr with its exit code. (A plain OSError is stdout's
+                    # own: nothing more is written.)
+                    if isinstance(exc, AnyURLError) or not isinstance(exc, OSError):
+                        printer.end_early(batch)
+                    raise
                 printer.add(batch)
                 printer.close()
             return printer.count
@@ -127,6 +131,14 @@ class _EntryPrinter:
             self._rows(entries, out)
         sys.stdout.write("".join(out))
         sys.stdout.flush()
+
+    def end_early(self, entries: list[Entry]) -> None:
+        """The listing failed: print *entries* (what came since the last batch) and close."""
+        try:
+            self.add(entries)
+            self.close()
+        except OSError:
+            pass  # standard output is gone too: the listing's error is the one to report
 
     def close(self) -> None:
         if self.mode == "json":

@@ -15,10 +15,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..client import Client
-else:
-    from .lazy import OnFirstUse
-
-    argparse = OnFirstUse("argparse")
 
 
 # -- mirror -----------------------------------------------------------------------

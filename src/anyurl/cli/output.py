@@ -81,7 +81,8 @@ class _WritingStdout:
         return None
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+        # (anyurl's ConnectError and FetchTimeout are OSErrors too: a server's failure, not stdout's)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError | AnyURLError):
             raise TransferError(f"cannot write to standard output: {exc.strerror or exc}", url=self.url) from exc
 
 

@@ -14,10 +14,6 @@ from .quick import (
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
     import argparse
-else:
-    from .lazy import OnFirstUse
-
-    argparse = OnFirstUse("argparse")
 
 
 # -- parse / extract ---------------------------------------------------------------

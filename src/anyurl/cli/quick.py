@@ -11,6 +11,7 @@ import sys
 
 from .. import __version__
 from ..errors import mask_password
+from .exits import EXIT_INTERRUPTED, EXIT_LOCAL_IO, EXIT_PIPE
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -18,12 +19,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..urls import URL
+    from .grammar import Option
 
-__all__ = ["Args", "Command", "answer", "read_plain_line", "url_components"]
+__all__ = ["Args", "Reading", "answer", "read_plain_line", "readers", "url_components"]
 
-EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
-EXIT_PIPE = 141  # stdout closed early (e.g. `| head`), as a shell reports SIGPIPE
-EXIT_LOCAL_IO = 10  # TransferError's: standard output cannot take the data
 
 
 # True while anyurl.__main__.main holds the collector off for start-up (anyurl.cli.commands
@@ -37,7 +36,7 @@ def answer(raw: list[str]) -> int | None:
     if raw == ["--version"]:
         print(f"anyurl {__version__}")
         return 0
-    args = read_plain_line(raw, PARSE) if "parse" in raw else None
+    args = read_plain_line(raw, readers(("parse",))) if "parse" in raw else None
     if args is not None and not args.verbose:
         from ..urls import parse
 
@@ -147,36 +146,77 @@ class Args:
         raise AttributeError(name)
 
 
-class Command:
-    """What the quick reader knows of one command: argparse's namespace defaults, its flags
-    (option -> field) and its options with a value (option -> field, converter)."""
+class Reading:
+    """What the quick reader knows of one command, derived from its declaration in
+    :mod:`anyurl.cli.grammar`: argparse's namespace defaults, its flags (option -> field, value)
+    and its options with a value (option -> field, converter)."""
 
-    __slots__ = ("defaults", "exclusive", "flags", "many", "values")
+    __slots__ = ("defaults", "exclusive", "flags", "many", "positional", "values")
 
-    def __init__(self, defaults: dict[str, object], flags: dict[str, str],
-                 values: dict[str, tuple[str, Callable[[str], object]]], *,
-                 many: bool, exclusive: frozenset[str] = frozenset()) -> None:
+    def __init__(self, defaults: dict[str, object], flags: dict[str, tuple[str, object]],
+                 values: dict[str, tuple[str, Callable[[str], object]]], *, positional: str,
+                 many: bool, exclusive: tuple[frozenset[str], ...] = ()) -> None:
         self.defaults = defaults
         self.flags = flags
         self.values = values
-        self.many = many  # URL... (the field "urls") or one URL ("url")
-        self.exclusive = exclusive  # fields argparse allows one of
+        self.positional = positional  # the field of the URLs
+        self.many = many  # URL... (a list) or one URL
+        self.exclusive = exclusive  # groups of fields argparse allows one of each
 
 
-# the options every command takes, before or after its name
-GLOBAL_FLAGS = {"--debug": "debug", "-v": "verbose", "--verbose": "verbose"}
-GLOBAL_VALUES: dict[str, tuple[str, Callable[[str], object]]] = {
-    "--email": ("email", str), "--news-server": ("news_server", str), "--user-agent": ("user_agent", str)}
-GLOBAL_DEFAULTS: dict[str, object] = {"debug": False, "verbose": False, "email": None, "news_server": None,
-                                      "user_agent": None}
-# build_parser's set_defaults for commands without network options
-_NO_NETWORK = {"timeout": None, "connect_timeout": None, "max_time": None, "quiet": False, "parallel": 0}
-PARSE = {"parse": Command({"command": "parse", "urls": [], "show_password": False, **_NO_NETWORK,
-                           **GLOBAL_DEFAULTS},
-                          {**GLOBAL_FLAGS, "--show-password": "show_password"}, GLOBAL_VALUES, many=True)}
+def _options(options: tuple[Option, ...], flags: dict[str, tuple[str, object]],
+             values: dict[str, tuple[str, Callable[[str], object]]]) -> None:
+    """Enter what the quick reader reads of *options*: flags and plain values. A repeatable
+    option or one with choices is left out: a line with it goes to argparse."""
+    for opt in options:
+        if opt.action in ("flag", "off"):
+            for name in opt.names:
+                flags[name] = (opt.dest, opt.action == "flag")
+        elif opt.action == "value" and opt.choices is None:
+            for name in opt.names:
+                values[name] = (opt.dest, opt.convert or str)
 
 
-def read_plain_line(argv: list[str], commands: dict[str, Command]) -> Args | None:
+_global_reading: tuple[dict[str, tuple[str, object]], dict[str, tuple[str, Callable[[str], object]]]] | None = None
+
+
+def _globals() -> tuple[dict[str, tuple[str, object]], dict[str, tuple[str, Callable[[str], object]]]]:
+    """The global options' flags and values (read before the command's name too)."""
+    global _global_reading
+    if _global_reading is None:
+        from .grammar import GLOBAL
+
+        flags: dict[str, tuple[str, object]] = {}
+        values: dict[str, tuple[str, Callable[[str], object]]] = {}
+        _options(GLOBAL, flags, values)
+        _global_reading = flags, values
+    return _global_reading
+
+
+def readers(names: tuple[str, ...] | None = None) -> dict[str, Reading]:
+    """The quick reader's view of the grammar's ``quick`` commands (of *names* only, if given)."""
+    from . import grammar
+
+    out: dict[str, Reading] = {}
+    for cmd in grammar.COMMANDS:
+        if not cmd.quick or (names is not None and cmd.name not in names):
+            continue
+        (pos,) = cmd.positionals  # a quick command takes one positional (URL or URL...)
+        many = pos.nargs in ("*", "+")
+        global_flags, global_values = _globals()
+        flags, values = dict(global_flags), dict(global_values)
+        defaults: dict[str, object] = {**grammar.COMMON_DEFAULTS, "command": cmd.name,
+                                       pos.dest: [] if many else pos.default}
+        options = grammar.GLOBAL + (grammar.NETWORK if cmd.network else ()) + cmd.options
+        for opt in options:
+            defaults[opt.dest] = [] if opt.action == "append" else opt.default
+        _options(options, flags, values)
+        out[cmd.name] = Reading(defaults, flags, values, positional=pos.dest, many=many,
+                                exclusive=tuple(frozenset(g) for g in cmd.exclusive))
+    return out
+
+
+def read_plain_line(argv: list[str], commands: dict[str, Reading]) -> Args | None:
     """The namespace argparse gives for a plain ``anyurl [GLOBAL...] COMMAND [OPTION...] URL...``
     of one of *commands*, or None: not such a line (argparse reads it, or gives its usage error).
 
@@ -185,7 +225,7 @@ def read_plain_line(argv: list[str], commands: dict[str, Command]) -> Args | Non
     given once, the URLs in one run, no ``--``, no help; tests/unit/cli/test_startup.py compares
     the namespaces with argparse's.
     """
-    command: Command | None = None
+    command: Reading | None = None
     urls: list[str] = []
     seen: dict[str, object] = {}
     options_after_urls = False
@@ -206,10 +246,9 @@ def read_plain_line(argv: list[str], commands: dict[str, Command]) -> Args | Non
         if urls:
             options_after_urls = True
         name, eq, value = tok.partition("=")
-        flags, values = (GLOBAL_FLAGS, GLOBAL_VALUES) if command is None else (command.flags, command.values)
+        flags, values = _globals() if command is None else (command.flags, command.values)
         if name in flags and not eq:
-            dest = flags[name]
-            converted: object = True
+            dest, converted = flags[name]
         elif name in values and (not eq or name.startswith("--")):
             dest, convert = values[name]
             if not eq:
@@ -226,12 +265,12 @@ def read_plain_line(argv: list[str], commands: dict[str, Command]) -> Args | Non
         if dest in seen:
             return None
         seen[dest] = converted
-    if command is None or not urls or len(command.exclusive.intersection(seen)) > 1:
+    if command is None or not urls or any(len(g.intersection(seen)) > 1 for g in command.exclusive):
         return None  # argparse: the usage error (or the empty list cmd_get reports)
     if command.many:
-        seen["urls"] = urls
+        seen[command.positional] = urls
     elif len(urls) == 1:
-        seen["url"] = urls[0]
+        seen[command.positional] = urls[0]
     else:
         return None
     return Args({**command.defaults, **seen})

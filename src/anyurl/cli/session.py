@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 else:
     from .lazy import OnFirstUse
 
-    argparse, asyncio = map(OnFirstUse, ("argparse", "asyncio"))
+    asyncio = OnFirstUse("asyncio")
 
 
 def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
@@ -30,18 +30,21 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         read=args.timeout or defaults.read,
         total=args.max_time,
     )
-    # --parallel N against one server must not queue behind the default per-host limit
-    # (a mirror also lists directories while N files download)
+    # --parallel N: N connections to a server, however many transfers run on them at once
+    # (HTTP/2 streams, pipelined GETs); a mirror also lists directories while N files download
     extra = 2 if getattr(args, "command", None) == "mirror" else 0
-    per_host = max(Limits().per_host, (getattr(args, "parallel", 0) or 0) + extra)
+    parallel = getattr(args, "parallel", 0) or 0
+    per_host = parallel + extra if parallel else Limits().per_host
     retries = getattr(args, "retry", 0) or 0
     delay = getattr(args, "retry_delay", None)
     retry = Retry(attempts=1 + retries, backoff=1.0 if delay is None else delay)
     http = None
-    if getattr(args, "http1_1", False):
+    pipeline = getattr(args, "pipeline", None)
+    if getattr(args, "http1_1", False) or pipeline is not None:
         from ..handlers.http import HTTPOptions  # (only then: start-up)
 
-        http = HTTPOptions(http2=False)
+        http = HTTPOptions(http2=not getattr(args, "http1_1", False),
+                           **({} if pipeline is None else {"pipeline": pipeline}))
     client = Client(
         timeouts=timeouts,
         # requests in flight: as many as connections at least (HTTP/2 puts many on one)

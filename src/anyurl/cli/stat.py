@@ -13,10 +13,6 @@ if TYPE_CHECKING:
     import argparse
 
     from ..client import Client
-else:
-    from .lazy import OnFirstUse
-
-    argparse = OnFirstUse("argparse")
 
 
 # -- stat -------------------------------------------------------------------------

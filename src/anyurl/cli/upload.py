@@ -16,10 +16,6 @@ if TYPE_CHECKING:
 
     from ..client import Client
     from ..urls import URL
-else:
-    from .lazy import OnFirstUse
-
-    argparse = OnFirstUse("argparse")
 
 
 # -- put / send / open ----------------------------------------------------------------

@@ -76,7 +76,7 @@ ARGVS = [
 
 @pytest.mark.parametrize("argv", ARGVS, ids=" ".join)
 def test_parse_fast_path_reads_what_argparse_reads(argv: list[str]) -> None:
-    fast = _quick.read_plain_line(argv, _quick.PARSE)
+    fast = _quick.read_plain_line(argv, _quick.readers(("parse",)))
     try:
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             full: argparse.Namespace | None = cli.build_parser().parse_args(argv)
@@ -90,10 +90,71 @@ def test_parse_fast_path_reads_what_argparse_reads(argv: list[str]) -> None:
 
 def test_parse_fast_path_is_taken_for_the_plain_forms() -> None:
     for argv in (["parse", "x"], ["--debug", "parse", "--show-password", "x", "y"], ["--email", "e", "parse", "x"]):
-        assert _quick.read_plain_line(argv, _quick.PARSE) is not None
+        assert _quick.read_plain_line(argv, _quick.readers(("parse",))) is not None
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert cli.main(["parse", "ftp://joe:pw@h/a/b;type=i", "gopher://g/1/"]) == 0
     first, second = (json.loads(line) for line in out.getvalue().splitlines())
     assert (first["type"], first["password"], first["cwd"], first["typecode"]) == ("FTPURL", "****", ["a"], "i")
     assert second["type"] == "GopherURL"
+
+
+# -- one grammar: anyurl.cli.grammar is read by both argparse and the quick reader ------------
+
+
+def _sample_lines() -> list[list[str]]:
+    """Every option of every quick command in the grammar, each spelling, in a plain line."""
+    from anyurl.cli import grammar
+
+    lines = []
+    for cmd in grammar.COMMANDS:
+        if not cmd.quick:
+            continue
+        options = grammar.GLOBAL + (grammar.NETWORK if cmd.network else ()) + cmd.options
+        for opt in options:
+            for name in opt.names:
+                given = [name] if opt.action in ("flag", "off") else [name, "1"]
+                lines.append([cmd.name, *given, "u"])
+                if opt in grammar.GLOBAL:
+                    lines.append([*given, cmd.name, "u"])
+    return lines
+
+
+@pytest.mark.parametrize("argv", _sample_lines(), ids=" ".join)
+def test_every_declared_option_reads_the_same_without_argparse(argv: list[str]) -> None:
+    # the quick reader and argparse read one declaration: each plain option of a quick command
+    # is read by both, to the same namespace
+    quick = cli._parse_plain_line(argv)
+    assert quick is not None, argv
+    assert vars(quick) == vars(cli.build_parser().parse_args(argv))
+
+
+def _env() -> dict[str, str]:
+    import os
+    from pathlib import Path
+
+    import anyurl
+
+    return {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}  # this checkout's
+
+
+def test_the_grammar_costs_nothing_to_import() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, anyurl.cli; before = set(sys.modules); import anyurl.cli.grammar; "
+            "print(sorted(set(sys.modules) - before))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+                         env=_env())
+    assert out.stdout.split() == ["['anyurl.cli.grammar']"]
+
+
+def test_version_does_not_read_the_grammar() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from anyurl.__main__ import main; main(['--version']); "
+            "print('anyurl.cli.grammar' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+                         env=_env())
+    assert out.stdout.split()[-1] == "False"

@@ -246,13 +246,13 @@ _PLAIN_LINES = [
     "get --proxy= a", "get --proxy '' a", "get --noproxy '*' -q a", "get -c --force -d D a b c",
     "get --user-agent X --news-server n:119 --remote-name a", "--timeout 3 get a", "get --continue --quiet a",
     "ls u", "ls --json u", "--debug ls --json-lines -q --timeout 2 u", "stat u", "stat --json --retry 1 u",
-    "ls u --proxy http://p:3128", "stat --noproxy=h u",
+    "ls u --proxy http://p:3128", "stat --noproxy=h u", "get -i list a",
     "parse u", "--debug parse --show-password u v", "-v parse u --email=e", "--news-server parse parse u",
 ]
 # argparse's own business: abbreviations, bundled or attached short options, repeats, usage errors, help
 _OTHER_LINES = [
     "get -qO a", "get -oF a", "get --out F a", "get a -q b", "get -o F -O a", "get --parallel 0 a", "get",
-    "get -q", "get -- a", "get -i list a", "-h", "get -h", "get -o F -o G a", "get --max-size x a",
+    "get -q", "get -- a", "-h", "get -h", "get -o F -o G a", "get --max-size x a",
     "telnet://h", "get -o -x a", "get -o= a", "get -1 a", "-v --verbose get a", "--version", "get --verb a",
     "get -o", "get --timeout nan a", "ls", "ls a b", "ls --json --json-lines u", "stat --json-lines u",
     "ls -o F u", "mirror u d", "put f u", "ls --parallel 2 u", "stat --js u", "parse", "parse -q u",
