@@ -1,12 +1,24 @@
-"""What the interleaved A/B scripts (bench/ab/*.py) share: a source tree's environment and
-one timed run of a child with its own CPU time from wait4."""
+"""What the interleaved A/B scripts (bench/ab/*.py) share: a source tree's environment,
+one timed run of a child with its own CPU time from wait4, a column's spread as the tables
+print it, and the clean-up at the end of a run."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import statistics
 import subprocess
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from fixtures.launcher import Launcher
+
+MIB = 1 << 20
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,3 +47,60 @@ def run_timed(argv: list[str], env: dict[str, str], stdout: str | None = None) -
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{argv[:6]}: exit {os.waitstatus_to_exitcode(status)}: {err[-500:]}")
     return wall, usage.ru_utime + usage.ru_stime
+
+
+def spread(values: list[float]) -> str:
+    """One column of an A/B table: "median min-max" of *values* (seconds)."""
+    return f"{statistics.median(values):8.3f} {min(values):6.3f}-{max(values):6.3f}"
+
+
+class _Servers(Protocol):
+    def stop_all(self) -> None: ...
+    def remove(self) -> None: ...
+
+
+def clean_up(launcher: _Servers, *trees: Path, files: Iterable[Path] = ()) -> None:
+    """The end of an A/B run, failed or not: the files it made, its servers, its scratch trees."""
+    for path in files:
+        path.unlink(missing_ok=True)
+    launcher.stop_all()
+    launcher.remove()
+    for tree in trees:
+        shutil.rmtree(tree, ignore_errors=True)
+
+
+def big_rows(launcher: Launcher, wanted: Callable[[str], bool], tag: str, shm: Path,
+             made: list[Path]) -> dict[str, tuple[str, int]]:
+    """The one-URL rows early.py and loop.py both time, those *wanted*: row -> (URL, size).
+    The files are named after *tag* in the servers' trees (appended to *made*, for clean_up)."""
+    from bench.suites.http import make_big
+
+    rows: dict[str, tuple[str, int]] = {}
+    name = f"{tag}-big.bin"
+    if wanted("gopher 100 MiB"):
+        ep = launcher.get("gophernicus")
+        src = Path(ep.info["root"]) / name
+        block = bytes(range(256)) * 4096
+        with open(src, "wb") as f:
+            for i in range(100):
+                f.write(block[i:] + block[:i])
+        os.chmod(src, 0o644)
+        made.append(src)
+        rows["gopher 100 MiB"] = (f"gopher://{ep.host}:{ep.port}/9/{name}", 100 * MIB)
+    if wanted("ftp 1 GiB"):
+        from fixtures.servers import vsftpd
+
+        fp = launcher.get("vsftpd")
+        made.append(vsftpd.ensure_big(fp.info, 1024 * MIB, name))
+        rows["ftp 1 GiB"] = (f"ftp://{fp.host}:{fp.port}/pub/{name}", 1024 * MIB)
+    if wanted("http 1 GiB"):
+        ng = launcher.get("nginx")
+        src = Path(ng.info["www"]) / name
+        make_big(src, 1024)
+        made.append(src)
+        rows["http 1 GiB"] = (f"http://{ng.host}:{ng.port}/{name}", 1024 * MIB)
+    if wanted("file 1 byte"):
+        one = shm / "one.txt"
+        one.write_bytes(b"1")
+        rows["file 1 byte"] = (one.as_uri(), 1)
+    return rows

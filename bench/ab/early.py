@@ -36,10 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab.common import run_timed, tree_env  # noqa: E402
-from bench.suites.http import make_big  # noqa: E402
-
-MIB = 1 << 20
+from bench.ab.common import big_rows, clean_up, run_timed, spread, tree_env  # noqa: E402
 
 
 def main() -> int:
@@ -65,37 +62,10 @@ def main() -> int:
         base = dict(os.environ)
         base.pop("PYTHONDONTWRITEBYTECODE", None)
         curl = shutil.which("curl") or "curl"
-        rows: dict[str, tuple[str, int]] = {}
-        if wanted("gopher 100 MiB"):
-            ep = launcher.get("gophernicus")
-            src = Path(ep.info["root"]) / "ab-early-big.bin"
-            block = bytes(range(256)) * 4096
-            with open(src, "wb") as f:
-                for i in range(100):
-                    f.write(block[i:] + block[:i])
-            os.chmod(src, 0o644)
-            made.append(src)
-            rows["gopher 100 MiB"] = (f"gopher://{ep.host}:{ep.port}/9/ab-early-big.bin", 100 * MIB)
-        if wanted("ftp 1 GiB"):
-            from fixtures.servers import vsftpd
-
-            fp = launcher.get("vsftpd")
-            src = vsftpd.ensure_big(fp.info, 1024 * MIB, "ab-early-big.bin")
-            made.append(src)
-            rows["ftp 1 GiB"] = (f"ftp://{fp.host}:{fp.port}/pub/ab-early-big.bin", 1024 * MIB)
-        if wanted("http 1 GiB") or wanted("http 4 KiB"):
-            ng = launcher.get("nginx")
-        if wanted("http 1 GiB"):
-            src = Path(ng.info["www"]) / "ab-early-big.bin"
-            make_big(src, 1024)
-            made.append(src)
-            rows["http 1 GiB"] = (f"http://{ng.host}:{ng.port}/ab-early-big.bin", 1024 * MIB)
+        rows = big_rows(launcher, wanted, "ab-early", shm, made)
         if wanted("http 4 KiB"):
+            ng = launcher.get("nginx")
             rows["http 4 KiB"] = (f"http://{ng.host}:{ng.port}/many/f0000.txt", 4096)
-        if wanted("file 1 byte"):
-            one = shm / "one.txt"
-            one.write_bytes(b"1")
-            rows["file 1 byte"] = (one.as_uri(), 1)
 
         # (row, case, argv, env, expected size)
         cases: list[tuple[str, str, list[str], dict[str, str], int]] = []
@@ -143,15 +113,9 @@ def main() -> int:
                 wall = [w for w, _ in runs]
                 cpu = [c for _, c in runs]
                 ratio = f"{aw / statistics.median(wall):6.2f}" if aw else "     -"
-                print(f"{row:16} {case:24} {statistics.median(wall):8.3f} {min(wall):6.3f}-{max(wall):6.3f} "
-                      f"{ratio} {statistics.median(cpu):8.3f} {min(cpu):6.3f}-{max(cpu):6.3f}")
+                print(f"{row:16} {case:24} {spread(wall)} {ratio} {spread(cpu)}")
     finally:
-        for path in made:
-            path.unlink(missing_ok=True)
-        launcher.stop_all()
-        launcher.remove()
-        shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(shm, ignore_errors=True)
+        clean_up(launcher, scratch, shm, files=made)
     return 0
 
 

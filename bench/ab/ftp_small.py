@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from fixtures.launcher import Launcher  # noqa: E402
 from fixtures.servers import vsftpd  # noqa: E402
 
-from bench.ab.common import tree_env  # noqa: E402
+from bench.ab.common import clean_up, spread, tree_env  # noqa: E402
 
 SIZE = 4096
 
@@ -133,15 +133,12 @@ def main() -> int:
         for name, runs in results.items():
             wall = [w for w, _, _, _ in runs]
             cpu = [u + s for _, u, s, _ in runs]
-            print(f"{name:40} {statistics.median(wall):8.3f} {min(wall):6.3f}-{max(wall):6.3f} "
-                  f"{statistics.median(cpu):8.3f} {min(cpu):6.3f}-{max(cpu):6.3f} "
+            print(f"{name:40} {spread(wall)} {spread(cpu)} "
                   f"{statistics.median(u for _, u, _, _ in runs):6.3f} "
                   f"{statistics.median(s for _, _, s, _ in runs):6.3f} "
                   f"{statistics.median(v for _, _, _, v in runs):6.3f}")
     finally:
-        launcher.stop_all()
-        launcher.remove()
-        shutil.rmtree(scratch, ignore_errors=True)
+        clean_up(launcher, scratch)
     return 0
 
 

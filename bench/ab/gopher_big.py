@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab.common import run_timed  # noqa: E402
+from bench.ab.common import clean_up, run_timed, spread  # noqa: E402
 
 
 def run_once(argv: list[str], env: dict[str, str], stdout: str | None) -> tuple[float, float]:
@@ -134,14 +134,10 @@ def main() -> int:
                     continue
                 wall = [w for w, _ in runs]
                 cpu = [c for _, c in runs]
-                print(f"{name:40} {statistics.median(wall):8.3f} {min(wall):6.3f}-{max(wall):6.3f} "
-                      f"{aw / statistics.median(wall):6.2f} {statistics.median(cpu):8.3f} "
-                      f"{min(cpu):6.3f}-{max(cpu):6.3f} {ac / statistics.median(cpu):6.2f}")
+                print(f"{name:40} {spread(wall)} {aw / statistics.median(wall):6.2f} {spread(cpu)} "
+                      f"{ac / statistics.median(cpu):6.2f}")
     finally:
-        launcher.stop_all()
-        launcher.remove()
-        shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(pyc, ignore_errors=True)
+        clean_up(launcher, scratch, pyc)
     return 0
 
 

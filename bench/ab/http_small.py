@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab.common import tree_env  # noqa: E402
+from bench.ab.common import clean_up, spread, tree_env  # noqa: E402
 
 SIZE = 4096
 
@@ -120,8 +120,7 @@ def main() -> int:
             wall = [w for w, _, _ in runs]
             cpu = [u + s for _, u, s in runs]
             per = (statistics.median(cpu) - floor) * 1000 / args.count
-            print(f"{name:40} {statistics.median(wall):8.3f} {min(wall):6.3f}-{max(wall):6.3f} "
-                  f"{statistics.median(cpu):8.3f} {min(cpu):6.3f}-{max(cpu):6.3f} "
+            print(f"{name:40} {spread(wall)} {spread(cpu)} "
                   f"{statistics.median(u for _, u, _ in runs):6.3f} {statistics.median(s for _, _, s in runs):6.3f} "
                   f"{per:7.3f}")
         if args.slope:
@@ -135,9 +134,7 @@ def main() -> int:
                            for (_, u, s), (_, fu, fs) in zip(results[name], few_runs, strict=True))
                 print(f"  {name:40} {statistics.median(d):.3f} [{d[0]:.3f}-{d[-1]:.3f}]")
     finally:
-        launcher.stop_all()
-        launcher.remove()
-        shutil.rmtree(scratch, ignore_errors=True)
+        clean_up(launcher, scratch)
     return 0
 
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab.common import tree_env  # noqa: E402
+from bench.ab.common import clean_up, tree_env  # noqa: E402
 
 
 def _argv(mode: str, out: Path, urls: list[str]) -> list[str]:
@@ -84,9 +84,7 @@ def main() -> int:
                 print(f"  {mode:7} {str(tree):40} {(many - few) / (args.many - args.few):10,.0f}"
                       f"   ({args.few} URLs: {few:,})", flush=True)
     finally:
-        launcher.stop_all()
-        launcher.remove()
-        shutil.rmtree(scratch, ignore_errors=True)
+        clean_up(launcher, scratch)
     return 0
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 from collections.abc import Callable
@@ -37,10 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
-from bench.ab.common import run_timed  # noqa: E402
-from bench.suites.http import make_big  # noqa: E402
-
-MIB = 1 << 20
+from bench.ab.common import big_rows, clean_up, run_timed, spread  # noqa: E402
 
 
 def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -74,35 +70,9 @@ def main() -> int:
         env = dict(base, PYTHONPATH=f"{ROOT}/src:{ROOT}")
         curl = shutil.which("curl") or "curl"
         # row -> (URL, expected size) for the single-URL rows
-        singles: dict[str, tuple[str, int]] = {}
-        if wanted("gopher 100 MiB"):
-            ep = launcher.get("gophernicus")
-            src = Path(ep.info["root"]) / "ab-loop-big.bin"
-            block = bytes(range(256)) * 4096
-            with open(src, "wb") as f:
-                for i in range(100):
-                    f.write(block[i:] + block[:i])
-            os.chmod(src, 0o644)
-            made.append(src)
-            singles["gopher 100 MiB"] = (f"gopher://{ep.host}:{ep.port}/9/ab-loop-big.bin", 100 * MIB)
-        if wanted("http 1 GiB") or wanted("http batch"):
+        singles = big_rows(launcher, wanted, "ab-loop", shm, made)
+        if wanted("http batch"):
             ng = launcher.get("nginx")
-        if wanted("http 1 GiB"):
-            src = Path(ng.info["www"]) / "ab-loop-big.bin"
-            make_big(src, 1024)
-            made.append(src)
-            singles["http 1 GiB"] = (f"http://{ng.host}:{ng.port}/ab-loop-big.bin", 1024 * MIB)
-        if wanted("ftp 1 GiB"):
-            from fixtures.servers import vsftpd
-
-            fp = launcher.get("vsftpd")
-            src = vsftpd.ensure_big(fp.info, 1024 * MIB, "ab-loop-big.bin")
-            made.append(src)
-            singles["ftp 1 GiB"] = (f"ftp://{fp.host}:{fp.port}/pub/ab-loop-big.bin", 1024 * MIB)
-        if wanted("file 1 byte"):
-            one = shm / "one.txt"
-            one.write_bytes(b"1")
-            singles["file 1 byte"] = (one.as_uri(), 1)
 
         loops = args.loops.split(",")
         # (row, case, argv, env, before, check)
@@ -170,15 +140,9 @@ def main() -> int:
         for (row, case), runs in results.items():
             wall = [w for w, _ in runs]
             cpu = [c for _, c in runs]
-            print(f"{row:46} {case:22} {statistics.median(wall):8.3f} {min(wall):6.3f}-{max(wall):6.3f} "
-                  f"{statistics.median(cpu):8.3f} {min(cpu):6.3f}-{max(cpu):6.3f}")
+            print(f"{row:46} {case:22} {spread(wall)} {spread(cpu)}")
     finally:
-        for path in made:
-            path.unlink(missing_ok=True)
-        launcher.stop_all()
-        launcher.remove()
-        shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(shm, ignore_errors=True)
+        clean_up(launcher, scratch, shm, files=made)
     return 0
 
 

@@ -29,6 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
 
+from bench.ab.common import clean_up  # noqa: E402
+
 TIME = "/usr/bin/time"
 
 
@@ -127,9 +129,7 @@ def main() -> int:
                   f"{min(wall):7.1f} {statistics.median(cpu):8.1f} {_q(cpu, .25):6.1f}-{_q(cpu, .75):<6.1f} "
                   f"{statistics.median(rss) / 1024:8.1f}")
     finally:
-        launcher.stop_all()
-        launcher.remove()
-        shutil.rmtree(out_dir, ignore_errors=True)
+        clean_up(launcher, out_dir)
     return 0
 
 

@@ -5,7 +5,8 @@ as one process (the bench venv's compiled anyurl): each round times both over th
 same corpus (bench/probes/parse_corpus.py), alternating which goes first. The table shows
 per-round times; ratio = urlsplit time / parse time (so the time ratio
 parse/urlsplit is its inverse). urlsplit only splits; parse validates each scheme's
-full RFC 1738 syntax, so it is expected to be slower.
+full RFC 1738 syntax, so it is expected to be slower. Then ``extract_urls`` on the four
+mixes of bench/probes/extract_text.py (N URLs each), CPU time per URL found.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ def run(launcher: object, quick: bool) -> None:
     assert isinstance(rows, list)
     print(f"   parse() time / urlsplit() time: {1 / rows[1]['ratio']:.2f} "
           f"({1 / rows[1]['ratio_max']:.2f}-{1 / rows[1]['ratio_min']:.2f})")
+    # extract_urls on free text of four mixes (issue 25 item 18), the same installed anyurl
+    ext = subprocess.run(python_cmd("-m", "bench.probes.extract_text", str(n), "3"), capture_output=True,
+                         text=True, check=True, env=harness.bench_env(), cwd=harness.ROOT)
+    print("   extract_urls, CPU per URL found (best of 3; python -m bench.probes.extract_text):")
+    for line in ext.stdout.splitlines():
+        print("     " + line)
 
 
 if __name__ == "__main__":

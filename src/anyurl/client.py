@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
-from .links import THREAD_PARSE_BYTES, PageMeta, PageResponse, _page_url, body_entries
+from .links import THREAD_PARSE_BYTES, PageMeta, PageResponse, _page_url, body_entries, parse_page_in_thread
 from .registry import _resolved as _resolved_classes
 from .registry import handler_class
 from .response import Body, Entry, Response, Stat, is_html, translate_errors
@@ -386,7 +386,7 @@ class Client:
                                 size=len(content), meta=PageMeta(body.meta), charset=body.charset,
                                 links=(_page_url(body), req.limits.max_entries, req.limits.max_size))
             if len(content) > THREAD_PARSE_BYTES:  # a long parse runs off the event loop, now
-                await asyncio.to_thread(page._parse_links)
+                await parse_page_in_thread(page, req.deadline, req.timeouts.read)
             return page
         return Response(url=str(req.url), content=content, content_type=body.content_type,
                         size=len(content), entries=body.entries, meta=body.meta, charset=body.charset)

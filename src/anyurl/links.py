@@ -6,16 +6,17 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
 from typing import Any
 
-from .errors import AnyURLError
+from .errors import AnyURLError, FetchTimeout
 from .response import Body, Entry, Response, is_html
 from .settings import Limits
 from .urls import parse
 
-__all__ = ["THREAD_PARSE_BYTES", "PageMeta", "PageResponse", "body_entries"]
+__all__ = ["THREAD_PARSE_BYTES", "PageMeta", "PageResponse", "body_entries", "parse_page_in_thread"]
 
 
 def _page_url(body: Body) -> str:
@@ -59,11 +60,13 @@ async def _page_entries(body: Body, limits: Limits, requisites: bool = False) ->
 THREAD_PARSE_BYTES = 1024 * 1024
 
 
-def _links_of_content(page_url: str, charset: str | None, content: bytes,
-                      max_entries: int, max_bytes: int | None = None) -> tuple[list[Entry], dict[str, Any]]:
+def _links_of_content(page_url: str, charset: str | None, content: bytes, max_entries: int,
+                      max_bytes: int | None = None, stop_at: float | None = None
+                      ) -> tuple[list[Entry], dict[str, Any]]:
     """``fetch`` of an HTML page: its links as entries from at most *max_bytes* of it
     (``Limits.max_size`` or MAX_PAGE_BYTES); a page past the limits keeps those found
-    before it and says why in ``meta["html_links_error"]`` (the bytes are what counts)."""
+    before it and says why in ``meta["html_links_error"]`` (the bytes are what counts).
+    Past *stop_at* (``time.monotonic()``) it raises the builtin TimeoutError."""
     from .protocols.html import MAX_PAGE_BYTES, PageLinks
 
     bound = max_bytes or MAX_PAGE_BYTES
@@ -72,8 +75,10 @@ def _links_of_content(page_url: str, charset: str | None, content: bytes,
     meta: dict[str, Any] = {}
     view = memoryview(content)[:bound]  # no copy of a large page
     try:
-        step = 256 * 1024
+        step = 64 * 1024   # ~10 ms of parsing: how late a deadline is noticed
         for i in range(0, len(view), step):
+            if stop_at is not None and time.monotonic() > stop_at:
+                raise TimeoutError   # not an AnyURLError: the caller names the URL and the limit
             entries.extend(links.feed(bytes(view[i:i + step])))
         entries.extend(links.close())
         if len(content) > bound:
@@ -158,17 +163,16 @@ class PageResponse(Response):
         if isinstance(self.__dict__.get("meta"), PageMeta):
             self.__dict__["meta"].owner = self
 
-    def parse_links(self) -> None:
-        """Parse the page's links now (once; ``entries`` and ``meta`` do it on first use)."""
+    def parse_links(self, stop_at: float | None = None) -> None:
+        """Parse the page's links now (once; ``entries`` and ``meta`` do it on first use);
+        past *stop_at* (``time.monotonic()``), the builtin TimeoutError."""
         links, self._links = self._links, None
         if links is None:
             return
         meta = self.__dict__["meta"]
         meta.owner = None
-        self._entries, extra = _links_of_content(links[0], self.charset, self.content, links[1], links[2])
+        self._entries, extra = _links_of_content(links[0], self.charset, self.content, links[1], links[2], stop_at)
         meta.update(extra)
-
-    _parse_links = parse_links  # the name client.py still calls (owned elsewhere this session)
 
     @property
     def entries(self) -> list[Entry] | None:
@@ -178,3 +182,24 @@ class PageResponse(Response):
     @entries.setter
     def entries(self, value: list[Entry] | None) -> None:
         self._entries = value
+
+
+async def parse_page_in_thread(page: PageResponse, deadline: float | None, read_timeout: float) -> None:
+    """``fetch`` of a page over THREAD_PARSE_BYTES: parse its links now, in a worker thread,
+    by the request's deadline (``Timeouts.total``), or within ``Timeouts.read`` when it has
+    none; past it, :class:`FetchTimeout` naming the URL. A thread cannot be cancelled: it
+    checks the time between 64 KiB pieces and stops, and the wait for it ends at the
+    deadline (plus a second for the thread to notice) whatever the thread does."""
+    import asyncio  # here: only fetch of a large page
+
+    loop = asyncio.get_running_loop()
+    if deadline is None:
+        budget, limit = read_timeout, f"Timeouts.read ({read_timeout:g} s; the fetch had no total)"
+    else:
+        budget, limit = max(0.0, deadline - loop.time()), "Timeouts.total"
+    try:
+        async with asyncio.timeout(budget + 1.0):
+            await asyncio.to_thread(page.parse_links, time.monotonic() + budget)
+    except TimeoutError as exc:
+        raise FetchTimeout(f"parsing the HTML page ({len(page.content)} bytes) for links took longer than "
+                           f"{limit} allows", url=page.url) from exc

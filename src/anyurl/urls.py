@@ -1501,10 +1501,7 @@ def slash_free_name(name: str) -> str:
 # URLs in free text (the RFC's appendix)
 # --------------------------------------------------------------------------
 
-# longest first, so that the alternation takes "https" before "http"
-_KNOWN_SCHEMES = tuple(sorted(SCHEMES, key=len, reverse=True))
-_KNOWN = "|".join(_KNOWN_SCHEMES)
-_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
+_KNOWN = "|".join(sorted(SCHEMES, key=len, reverse=True))   # longest first: "https" before "http"
 
 
 def _ascii_nocase(word: str) -> str:
@@ -1512,68 +1509,115 @@ def _ascii_nocase(word: str) -> str:
     return "".join(f"[{c.upper()}{c}]" for c in word)
 
 
-def _bare_source() -> str:
-    """A bare URL of a known scheme, found from its ':' (the scheme is checked behind it).
-
-    Starting the patterns with the literals ':' and '<' lets the regex engine skip
-    everything else in C; starting them with a lookbehind made it try every
-    position (2.4 s for 10 MB of spaces).
-    """
-    by_last: dict[str, list[str]] = {}
-    for name in _KNOWN_SCHEMES:
-        by_last.setdefault(name[-1], []).append(name)
-    lasts = "".join(by_last)
-    seconds = "".join(sorted({name[-2] for name in _KNOWN_SCHEMES}))
-    groups = "|".join(
-        f"(?<=[{last.upper()}{last}]:)(?:"
-        + "|".join(f"(?<=(?<![A-Za-z0-9+.\\-]){_ascii_nocase(name)}:)" for name in names) + ")"
-        for last, names in by_last.items())
-    return f":(?<=[{seconds.upper()}{seconds}][{lasts.upper()}{lasts}]:)(?:{groups})[^\\s<>\"]+"
-
-
 # A wrapper must hold a ':' to give a URL, so "<>" floods yield no match for Python to see.
-_IN_TEXT = _Lazy(r"<([Uu][Rr][Ll]:)?([^<>:]*:[^<>]*)>|" + _bare_source())
-_BARE = _Lazy(_bare_source())
+_WRAPPER = _Lazy(r"<([Uu][Rr][Ll]:)?([^<>:]*:[^<>]*)>")
 _LT_RUN = _Lazy("<<+")
 _KNOWN_START = _Lazy(rf"(?:{_KNOWN}):", re.IGNORECASE)
 _BREAK_HYPHEN = _Lazy(r"-[ \t]*(?:\r\n|\r|\n)\s*")
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _SENTENCE_END = ".,;:!?'"
 
+# Bare URLs are found by one findall over the text (a Python call per match cost more than
+# the match), from a scheme's first letter: the engine skips in C to the letters that can
+# start one. Groups: that letter, then the rest of a "sure" URL, else the rest of any other
+# candidate. (Starting at the ':' and capturing the scheme behind it, or one group per
+# scheme, cost more: each group costs ~0.05 us a match, a capture in a lookbehind ~0.2 us.)
+#
+# Sure: the URL is the whole candidate (up to whitespace, '<', '>', '"') bar trailing
+# punctuation and closing brackets; it holds no bracket and does not end in punctuation,
+# so _trim leaves it whole; and it fits a subset of what the scheme's fast parse pattern
+# takes, with the builders' own checks (ports, typecodes, a gopher selector not starting
+# "%09", escapes) written into the pattern, so parse accepts it. A plain http(s)/ftp(s)
+# URL is tried first, with flat classes (the commonest, and the cheapest to match); then
+# each scheme's form. Anything else (IPv6 hosts, brackets, an ftp fragment, non-ASCII...)
+# goes the slow way: _trim, then parse. tests/unit/test_extract.py holds both ways to a
+# plain reference on random and hostile text.
+_SCHEME_CLASS = r"[A-Za-z0-9+.\-]"
+_KEEP = r"[^\s<>\".,;:!?')\]}]"     # continues a candidate, and _trim never drops it
+_ESCAPE = "%[0-9A-Fa-f]{2}"
 
-def _from_scheme_source() -> str:
-    """A bare URL of a known scheme, matched whole from its scheme, for ``findall``: group 1
-    is its first letter, group 2 the rest of a URL that certainly parses and needs no trimming,
-    else group 3 the rest of any other candidate. Sure (when under 250 characters, so the host
-    is under the 253 allowed): http(s) or ftp(s), a plain host name whose last label starts
-    with a letter, a port, a path of unreserved characters, not ending in ".". The pattern starts with a character class (not
-    a lookbehind), so the engine skips in C to the letters that can start a scheme."""
+
+def _run(chars: str, trimmable: str, some: bool = False, escapes: bool = True) -> str:
+    """A component of *chars* (a class body) and escapes, where the characters _trim would
+    drop (*trimmable*) count only when a kept character follows them."""
+    escape = f"|{_ESCAPE}" if escapes else ""
+    return f"(?:[{chars}]++{escape}|[{trimmable}]++(?={_KEEP}))" + ("++" if some else "*+")
+
+
+def _sure_forms() -> dict[str, str]:
+    """The sure text after each known scheme's ':' (see above)."""
+    u = r"A-Za-z0-9$\-_+*~"            # unreserved and "~", without brackets or trimmable punctuation
+    label = "[A-Za-z0-9_]++(?:-++[A-Za-z0-9_]++)*+"
+    host = (f"(?:(?:{label}\\.(?=[A-Za-z0-9_]))*+[A-Za-z][A-Za-z0-9_]*+(?:-++[A-Za-z0-9_]++)*+"
+            f"|(?:{_OCTET}\\.){{3}}{_OCTET})")
+    port = "(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
+    user = f"(?:[A-Za-z0-9$\\-_+*.,!';&=]++|{_ESCAPE})*+"
+    server = f"//(?:(?=[A-Za-z0-9$\\-_+*.,!';&=%:]*+@){user}(?::{user})?@)?{host}{port}"
+    group = f"[A-Za-z0-9](?:[A-Za-z0-9\\-+_]++|\\.++(?={_KEEP}))*+"
+    query = _run(u + "@&=/", ".,!;:?")
+    http = (f"{server}(?:/{_run(u + '@&=/', '.,!;:')}(?:\\?{query})?"
+            f"(?:#{_run(u + '@&=/#', '.,!;:?')})?)?")
+    ftp = f"{server}(?:/{_run(u + '@&=/', '.,!:?')}(?:;[Tt][Yy][Pp][Ee]=[AaIiDd])?)?"
+    nntp = f"//{host}{port}(?:/(?:{group}(?:/[0-9]{{1,18}}+)?)?)?"
+    return {
+        "http": http, "https": http, "ftp": ftp, "ftps": ftp, "nntp": nntp, "nntps": nntp,
+        "gopher": f"//{host}{port}(?:/(?!%09){query})?",
+        "mailto": _run(u + "@&=/", ".,!;:", some=True),
+        "news": (f"(?:\\*|{group}|{_run(u + '&=/', '.,!;:?', some=True)}"
+                 f"@{_run(u[:-1] + '&=/', '.,!;:?', some=True, escapes=False)})"),
+        "telnet": f"{server}/?+",
+        "file": f"(?://(?:{host})?/|/(?!/)){query}",
+        "wais": f"//{host}{port}(?:/{_run(u, '.,!')}(?:\\?{query}|/{_run(u, '.,!')}/{query})?)?",
+        "prospero": (f"//{host}{port}(?:/{_run(u + '@&=/', '.,!:?')}"
+                     f"(?:;{_run(u[:-1] + '@&', '.,!:?')}={_run(u + '@&=', '.,!:?')})*+)?"),
+    }
+
+
+def _bulk_source() -> str:
+    schemes = sorted(SCHEMES, key=len, reverse=True)     # longest first: "https" before "http"
+    forms = _sure_forms()
     by_first: dict[str, list[str]] = {}
-    for name in _KNOWN_SCHEMES:
+    for name in schemes:
         by_first.setdefault(name[0], []).append(name)
-    firsts = "".join(sorted({c for name in _KNOWN_SCHEMES for c in (name[0], name[0].upper())}))
+    firsts = "".join(sorted({c for name in schemes for c in (name[0], name[0].upper())}))
     rests = "|".join(f"(?<=[{first}{first.upper()}])(?:" + "|".join(_ascii_nocase(n[1:]) for n in names) + ")"
                      for first, names in by_first.items())
     # possessive: a label is never given back, so no backtracking inside a host name
     label = "[A-Za-z0-9]++(?:-++[A-Za-z0-9]++)*+"
-    sure = ("(?:(?<=[Hh])[Tt][Tt][Pp][Ss]?|(?<=[Ff])[Tt][Pp][Ss]?)://"
-            f"(?:{label}\\.)*+[A-Za-z][A-Za-z0-9]*+(?:-++[A-Za-z0-9]++)*+"
-            "(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~/-]*+)?")
-    return (f"([{firsts}])(?<![A-Za-z0-9+.\\-].)"
-            f"(?:({sure})(?![^\\s<>\"])(?<!\\.)|((?:{rests}):[^\\s<>\"]+))")
+    plain = ("(?:(?<=[Hh])[Tt][Tt][Pp][Ss]?|(?<=[Ff])[Tt][Pp][Ss]?)://"
+             f"(?:{label}\\.)*+[A-Za-z][A-Za-z0-9]*+(?:-++[A-Za-z0-9]++)*+"
+             "(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~/-]*+)?")
+    frequent = [n for n in ("http", "ftp", "gopher", "mailto", "news") if n in forms]
+    alternatives = []
+    for n in dict.fromkeys([*frequent, *sorted(forms)]):
+        if n.endswith("s") and forms.get(n[:-1]) == forms[n]:
+            continue   # https, ftps, nntps: with their plain scheme, one copy of the form (compiling costs)
+        rest = _ascii_nocase(n[1:]) + ("[Ss]?" if forms.get(n + "s") == forms[n] else "")
+        alternatives.append(f"(?<=[{n[0]}{n[0].upper()}]){rest}:{forms[n]}")
+    each = "|".join(alternatives)
+    return (f"([{firsts}])(?<!{_SCHEME_CLASS}.)"
+            f"(?:({plain}|{each})(?<![.,;:!?'])[.,;:!?')\\]}}]*+(?![^\\s<>\"])|((?:{rests}):[^\\s<>\"]+))")
 
 
-_FROM_SCHEME = _Lazy(_from_scheme_source())
+_bulk_compiled: list[re.Pattern[str]] = []   # compiled on first use
 
 
-def _scheme_start(text: str, colon: int) -> int:
-    """Where the known scheme ending at *colon* starts (the bare pattern checked there is one)."""
-    for length in (8, 6, 5, 4, 3):
-        start = colon - length
-        if start >= 0 and text[start:colon].lower() in _KNOWN_SCHEMES and (
-                start == 0 or text[start - 1] not in _SCHEME_CHARS):
-            return start
-    raise AssertionError(f"no known scheme before position {colon}")  # pragma: no cover
+def _bulk_pattern() -> re.Pattern[str]:
+    _bulk_compiled.append(re.compile(_bulk_source()))
+    return _bulk_compiled[0]
+
+
+def _bulk(text: str, found: list[str]) -> None:
+    """Append the bare URLs in *text*, which holds no '<'."""
+    pattern = _bulk_compiled[0] if _bulk_compiled else _bulk_pattern()
+    for first, sure, other in pattern.findall(text):
+        # a host is at most 253 characters: leave a long one to the parser
+        if sure and len(sure) < 250:
+            found.append(first + sure)
+            continue
+        candidate = _trim(first + (sure or other))
+        if _is_url(candidate):
+            found.append(candidate)
 
 
 def _is_url(candidate: str) -> bool:
@@ -1618,11 +1662,11 @@ def _trim(candidate: str) -> str:
     return candidate[:keep]
 
 
-def _bare(text: str, found: list[str]) -> None:
-    for m in _BARE().finditer(text):
-        candidate = _trim(text[_scheme_start(text, m.start()):m.end()])
-        if _is_url(candidate):
-            found.append(candidate)
+def _wrapped_is_url(candidate: str) -> bool:
+    # the bulk pass takes a sure URL without a parse; its answer for one whole URL is exact
+    found: list[str] = []
+    _bulk(candidate, found)
+    return found == [candidate] or _is_url(candidate)
 
 
 def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
@@ -1639,31 +1683,23 @@ def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
     """
     found: list[str] = []
     if "<" not in text:
-        # No wrappers: bare URLs only, found in bulk. A plain URL that certainly parses
-        # (most of a long list) is taken as matched: no parse, no trim (issue 25: 3 us a URL
-        # when each was parsed).
-        for first, sure, other in _FROM_SCHEME().findall(text):
-            if sure and len(sure) < 250:
-                found.append(first + sure)
-                continue
-            candidate = _trim(first + (sure or other))
-            if _is_url(candidate):
-                found.append(candidate)
+        _bulk(text, found)
         return found
     if "<<" in text:
         text = _LT_RUN().sub("<", text)   # only the last '<' of a run can open a wrapper
-    for m in _IN_TEXT().finditer(text):
-        if m.group(2) is None:
-            candidate = _trim(text[_scheme_start(text, m.start()):m.end()])
-            if _is_url(candidate):
-                found.append(candidate)
-            continue
+    # Between wrappers, bare URLs in bulk: a bare candidate holds no '<', so none spans a
+    # wrapper, and the character before a piece is '>' (never part of a scheme).
+    at = 0
+    for m in _WRAPPER().finditer(text):
+        _bulk(text[at:m.start()], found)
+        at = m.end()
         content = m.group(2)
         if drop_break_hyphens:
             content = _BREAK_HYPHEN().sub("", content)
         candidate = "".join(content.split())   # str.split() and re's \s match the same characters
-        if (m.group(1) or _KNOWN_START().match(candidate)) and _is_url(candidate):
+        if (m.group(1) or _KNOWN_START().match(candidate)) and _wrapped_is_url(candidate):
             found.append(candidate)
         else:
-            _bare(content, found)                       # e.g. <a href="http://...">
+            _bulk(content, found)                       # e.g. <a href="http://...">
+    _bulk(text[at:], found)
     return found

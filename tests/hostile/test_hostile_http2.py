@@ -153,7 +153,44 @@ async def test_cli_get_runs_more_streams_than_parallel_turns_once_a_host_speaks_
         for p in paths:
             assert (tmp_path / p.lstrip("/")).read_bytes() == body_for(p)
         assert srv.connections == 1
-        assert 2 < srv.most_open <= 16  # more than the 2 turns, within 8 x 2
+        assert 2 < srv.most_open <= 32  # more than the 2 turns, within 16 x 2
+        # the streams beyond the 2 turns start once the handshake picked h2, not after a
+        # first answer (the server answers once 50 ms pass without a request)
+        assert srv.before_first_answer > 2
+
+
+async def test_aclose_does_not_wait_for_the_servers_close_notify(cert_key: tuple[Path, Path]) -> None:
+    # GOAWAY and close_notify are sent, then the socket closed: no round trip waited for.
+    # A proxy delays what the server sends by 1.2 s, its close_notify too.
+    delay = 1.2
+
+    async def pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter, late: float) -> None:
+        try:
+            while data := await r.read(65536):
+                if late:
+                    await asyncio.sleep(late)
+                w.write(data)
+        except OSError:
+            pass
+        finally:
+            w.close()
+
+    async with H2FaultServer(*cert_key) as srv:
+        async def handle(cr: asyncio.StreamReader, cw: asyncio.StreamWriter) -> None:
+            sr, sw = await asyncio.open_connection("127.0.0.1", srv.port)
+            await asyncio.gather(pipe(cr, sw, 0), pipe(sr, cw, delay))
+
+        proxy = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = proxy.sockets[0].getsockname()[1]
+        async with proxy:
+            c = Client(http=_options(cert_key[0]))
+            try:
+                assert (await c.fetch(f"https://127.0.0.1:{port}/a")).content == body_for("/a")
+            finally:
+                started = time.monotonic()
+                await c.aclose()
+            assert time.monotonic() - started < 0.8  # (it waited 1 s, its bound, before)
+            proxy.close()
 
 
 async def test_a_reset_stream_is_a_protocol_error_naming_the_code(cert_key: tuple[Path, Path]) -> None:

@@ -89,3 +89,25 @@ async def test_a_request_for_another_group_is_not_kept_waiting_behind_a_stream()
                 await asyncio.gather(*tasks, other)
     commands = [c for c in server.sessions[0] if c.startswith(("GROUP", "ARTICLE"))]
     assert commands.index("GROUP other.test") < commands.index("ARTICLE 10")
+
+
+async def test_cli_get_fills_the_window_beyond_its_parallel_turns(tmp_path: object) -> None:
+    """`get --parallel 2` of a group's articles: once the first window is open, more
+    transfers than the 2 turns join it (as HTTP/2 streams do), so the server sees the
+    batch pipelined before its first article, not 2 at a time."""
+    import os
+    import sys
+    from pathlib import Path
+
+    out = Path(str(tmp_path))
+    async with PipelineFaultServer("none") as server:
+        urls = [f"nntp://127.0.0.1:{server.port}/{GROUP}/{n}" for n in range(1, COUNT + 1)]
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "anyurl", "get", "-q", "--parallel", "2", "-d", str(out), *urls,
+            env=os.environ.copy(), stderr=asyncio.subprocess.PIPE)
+        async with asyncio.timeout(60):
+            _, err = await proc.communicate()
+    assert proc.returncode == 0, err
+    assert len(os.listdir(out)) == COUNT
+    # CAPABILITIES, GROUP and more ARTICLEs than the 2 turns before the first reply (4 before)
+    assert server.ahead[0] > 4, server.ahead

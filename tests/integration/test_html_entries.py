@@ -383,3 +383,25 @@ async def test_fetch_parses_at_most_the_page_bound_for_links(
     assert resp.entries[0].name == "f0.txt"
     assert "32768 bytes" in bounded.meta["html_links_error"] and bounded.entries
     assert len(bounded.entries) < len(resp.entries)
+
+
+@pytest.mark.parametrize("timeouts", [Timeouts(connect=5, read=30, total=3), Timeouts(connect=5, read=3)],
+                         ids=["total", "read without total"])
+async def test_the_threaded_parse_of_a_pathological_page_ends_by_the_deadline(
+        site: tuple[str, Path], timeouts: Timeouts) -> None:
+    # issue 25: fetch parses a page over 1 MiB in a worker thread, which had no deadline: 8 MiB
+    # of "<a href=x>" (~26 us a tag in html.parser) held fetch ~20 s past Timeouts.total, and
+    # without a total nothing bounded it. Now the request's deadline (else Timeouts.read) holds.
+    from anyurl import FetchTimeout
+
+    base, root = site
+    _seed(root / "patho", {"tags.html": b"<html><body>" + b"<a href=x>" * 800_000})
+    url = f"{base}/patho/tags.html"
+    started = time.monotonic()
+    async with Client(timeouts=timeouts) as client:
+        with pytest.raises(FetchTimeout) as caught:
+            await client.fetch(url)
+    took = time.monotonic() - started
+    assert caught.value.url == url and "parsing the HTML page" in caught.value.message
+    assert ("Timeouts.total" if timeouts.total else "Timeouts.read") in caught.value.message
+    assert took < 15, took

@@ -169,7 +169,7 @@ PRIVATE_READS_ALLOWED: dict[str, int] = {
     "transfer/download.py: client._open": 2,
     # files other engineers own this session: to fix there
     "client.py: client._close_on_stopped_loop": 1, "client.py: client._open": 1,
-    "client.py: page._parse_links": 1, "client.py: self.client._call": 1,
+    "client.py: self.client._call": 1,
     "cli/get.py: client._open": 1, "cli/progress.py: self.owner._advance": 1,
     "cli/progress.py: self.owner._retotal": 1, "cli/quick.py: url._field_names": 1,
     "handlers/http.py: body._exhausted": 1, "handlers/http.py: url._path": 1,
@@ -178,8 +178,6 @@ PRIVATE_READS_ALLOWED: dict[str, int] = {
     "handlers/http1.py: r._after_end": 1, "handlers/http1.py: self.headers._lower": 1,
     "handlers/http1.py: conn._pop": 1, "handlers/http1.py: conn._exc": 4, "handlers/http1.py: conn._lost": 1,
     "handlers/http1.py: self.pool._hosts": 1, "handlers/http1.py: conn._arm": 1,
-    "handlers/ftp_control.py: getattr(self.reader, '_buffer')": 1,  # (news.py's reset_for shows a public way)
-    "handlers/ftp_control.py: getattr(self.reader, '_eof')": 1,
     "net/pool.py: pool._keep": 1, "net/pool.py: pool._lent": 1, "net/pool.py: self.pool._lent": 2,
     "net/pool.py: self.pool._release": 1, "net/pool.py: self.pool._give_back": 1,
     "net/pool.py: getattr(transport, '_call_connection_lost')": 1, "net/pool.py: getattr(transport, '_sock')": 1,
@@ -300,9 +298,6 @@ DEPENDENCIES = ("aiohttp", "asyncio", "h2", "hpack", "httptools", "yarl", "multi
 
 # Sites left, "path: expression" -> how many, each with its owner; the list only shrinks.
 DEPENDENCY_PRIVATES_ALLOWED: dict[str, int] = {
-    # branch ftp-next rewrites this check (a StreamReader's buffer and EOF): to drop when it merges
-    "handlers/ftp_control.py: getattr(self.reader, '_buffer')": 1,
-    "handlers/ftp_control.py: getattr(self.reader, '_eof')": 1,
     # closing an idle socket after its event loop was closed (Pool.abort_idle): asyncio's selector
     # transport has no public way; not in this branch's part of net/pool.py
     "net/pool.py: getattr(transport, '_call_connection_lost')": 1,

@@ -8,7 +8,7 @@ import sys
 from .. import errors
 from ..errors import AnyURLError, TransferError, TruncatedTransfer, mask_password
 from .output import Reporter, _print_traceback, _write_all, _WritingStdout
-from .session import _with_deadline
+from .session import _STREAM_WORKERS, _with_deadline
 from .urllist import _Listed, _URLList
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
@@ -32,9 +32,6 @@ else:
 
 
 # -- get ----------------------------------------------------------------------
-
-#: get's workers per --parallel turn: transfers beyond the N turns run only as HTTP/2 streams
-_STREAM_WORKERS = 8
 
 
 class _Names:
@@ -254,26 +251,40 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             quick = jobs_of_args()
 
         # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
-        # as HTTP/2 streams (many share a connection), more transfers run on them at once (up to
+        # as HTTP/2 streams or pipelined GETs (many share a connection), more transfers run on them at once (up to
         # _STREAM_WORKERS x N in all, within Limits.per_host_requests); any other transfer
         # waits for one of the N plain turns, handed on first come, first served
         plain_turns = args.parallel if several else 1
         plain_busy = 0
         queue: collections.deque[tuple[asyncio.Future[bool], Any]] = collections.deque()
-        released: set[tuple[str, int]] = set()  # origins whose waiting transfers were let go
+        released: set[tuple[str, Any, Any]] = set()  # origins whose waiting transfers were let go
         groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
+        spawned: list[bool] = []  # the stream workers started
 
         def multiplexed(u: Any) -> bool:
-            if type(u) is not HTTPURL or u.scheme != "https":
-                return False
+            # (https: HTTP/2 streams; http: pipelined GETs; news: pipelined windows)
             m = getattr(client.handler(u), "multiplexed", None)
             return m is not None and bool(m(u))
+
+        def stream_workers() -> None:
+            if groups and not spawned:  # the first multiplexed origin: the stream workers
+                spawned.append(True)
+                for _ in range(plain_turns * (_STREAM_WORKERS - 1)):
+                    groups[0].create_task(worker())
 
         async def admit(u: Any) -> bool:
             """Wait for a turn for *u*: True when it holds one of the plain turns."""
             nonlocal plain_busy
             if multiplexed(u):
+                stream_workers()
                 return False
+            if plain_busy and type(u) is HTTPURL and u.scheme == "https":
+                # a connection to its origin may be picking HTTP/2 now: its streams start at the
+                # handshake, not after a first response
+                settle = getattr(client.handler(u), "negotiated", None)
+                if settle is not None and await settle(u):
+                    stream_workers()
+                    return False
             if plain_busy < plain_turns:
                 plain_busy += 1
                 return True
@@ -296,15 +307,14 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                         break
                 else:
                     plain_busy -= 1
-            if type(u) is HTTPURL and (u.host, u.port) not in released and multiplexed(u):
-                released.add((u.host, u.port))  # (once per origin: not a scan per transfer)
+            where = (u.scheme, getattr(u, "host", None), getattr(u, "port", None))
+            if where not in released and multiplexed(u):
+                released.add(where)  # (once per origin: not a scan per transfer)
                 for fut, w in list(queue):
                     if not fut.done() and multiplexed(w):
                         queue.remove((fut, w))
                         fut.set_result(False)
-                if len(released) == 1 and groups:  # the first HTTP/2 origin: the stream workers
-                    for _ in range(plain_turns * (_STREAM_WORKERS - 1)):
-                        groups[0].create_task(worker())
+                stream_workers()
 
         async def worker() -> None:
             # N workers pull from one iterator: memory stays flat however long the list

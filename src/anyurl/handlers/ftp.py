@@ -37,6 +37,7 @@ from ..errors import (
     ConnectError,
     FetchTimeout,
     OverlongTransfer,
+    ProtocolError,
     TruncatedTransfer,
     mask_password,
 )
@@ -81,8 +82,10 @@ class FTPOptions(Record):
     atomic_upload: STOR to a temporary name, then RNFR/RNTO.
     reuse: keep idle control connections for the next URL on the same server.
     pipeline: send the login (USER, PASS, PWD) in one write when the password is known,
-        and, once EPSV worked on a connection, [SIZE,] EPSV and RETR of the next file
-        (one round trip less per file; plain connections only).
+        a file's CWD (one to the absolute path for a chain) and TYPE in one write, and,
+        once EPSV worked on a connection, [SIZE,] EPSV and RETR of the next file (one round
+        trip less per file; plain connections only). A server answering out of step is
+        not pipelined to again (logged on "anyurl.ftp").
     """
 
     __slots__ = ("cwd_strategy", "passive", "epsv", "text_suffixes", "guess_type", "use_size", "use_mlsd", "tls",
@@ -174,6 +177,8 @@ class FTPHandler(Handler):
         super().__init__(context)
         # 421: the server is closing the control connection (often an idle timeout)
         self.pool: Pool[Control] = Pool("ftp", closing_replies=("421",))
+        # (host, port) of servers that answered pipelined commands out of step: not pipelined again
+        self.in_step_only: set[tuple[str, int]] = set()
 
     def _plan(self, url: URL, opts: FTPOptions) -> tuple[FTPURL, Plan]:
         if not isinstance(url, FTPURL):
@@ -258,8 +263,19 @@ class FTPHandler(Handler):
         """Retrieve a file (streaming) or a directory listing (``Body.entries``)."""
         opts = self.options(req, FTPOptions)
         furl, plan = self._plan(req.url, opts)  # UnsafeURL here, before any connection
-        body: Body = await self._run_on_lease(req, opts, furl, plan,
-                                              lambda conn: self._open_on(conn, req, furl, plan, opts))
+        if opts.pipeline and self.in_step_only and (furl.host, furl.port) in self.in_step_only:
+            opts = opts.__replace__(pipeline=False)
+        try:
+            body: Body = await self._run_on_lease(req, opts, furl, plan,
+                                                  lambda conn: self._open_on(conn, req, furl, plan, opts))
+        except ProtocolError:
+            if not opts.pipeline or (furl.host, furl.port) not in self.in_step_only:
+                raise
+            # the server answered pipelined commands out of step (the connection is gone):
+            # once more, one command at a time, as for every later request to it
+            opts = opts.__replace__(pipeline=False)
+            body = await self._run_on_lease(req, opts, furl, plan,
+                                            lambda conn: self._open_on(conn, req, furl, plan, opts))
         return body
 
     async def _open_on(self, conn: Control, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
@@ -271,6 +287,10 @@ class FTPHandler(Handler):
             assert type(result) is fs.Listed
             body = apply_length(self._listing_body(furl, result, conn.session.login_dir), req.length)
         except BaseException as exc:  # a refusal (550...) leaves the connection in step: keep it
+            if conn.session.out_of_step and opts.pipeline:
+                self.in_step_only.add((furl.host, furl.port))
+                log.warning("%s:%s answered pipelined commands out of step (%s): commands go one at a "
+                            "time to it from now on", furl.host, furl.port, getattr(exc, "message", exc))
             await self._release(conn, conn.in_step_after(exc), opts)
             raise
         await self._release(conn, True, opts)

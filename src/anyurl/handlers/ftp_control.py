@@ -43,6 +43,23 @@ def waited(req: Request, what: str) -> str:
     return f"timed out waiting for {what} (read timeout {req.timeouts.read:g} s)"
 
 
+def _bytes_waiting(reader: asyncio.StreamReader) -> bool:
+    """Whether *reader* holds bytes nobody asked for, its EOF or an error. StreamReader has no
+    public way to ask, so a one-byte read is stepped by hand, outside the event loop: it ends at
+    once when something is there (the byte is consumed: the caller drops the connection), else
+    it stops at its first wait and is closed there, which leaves the reader as it was."""
+    step = reader.read(1)
+    try:
+        step.send(None)
+    except (StopIteration, OSError):
+        return True
+    except BaseException:  # any other error the reader holds: not usable either
+        step.close()
+        return True
+    step.close()
+    return False
+
+
 class Control:
     """One logged-in control connection (a :class:`~anyurl.net.pool.Connection`)."""
 
@@ -382,9 +399,7 @@ class Control:
 
     def stale(self) -> bool:
         """True when the server closed this idle connection (or sent something unasked)."""
-        transport = self.writer.transport
-        return (self.session.broken or transport.is_closing() or bool(getattr(self.reader, "_buffer", b""))
-                or bool(getattr(self.reader, "_eof", False)))
+        return self.session.broken or self.writer.transport.is_closing() or _bytes_waiting(self.reader)
 
     def _stop_watchdog(self) -> None:
         if self._watchdog is not None:
@@ -397,12 +412,17 @@ class Control:
         self.writer.transport.abort()
 
     async def quit(self) -> None:
+        """QUIT and close. On a plain connection the 221 is not waited for: the pool closes its
+        idle connections one after another, and on a real network each wait was a round trip at
+        the end of every run (8 connections at 50 ms: 0.4 s). Over TLS the reply is read first,
+        so that the TLS close that follows meets a server still there."""
         try:
             if not self.stale():
                 self.writer.write(b"QUIT\r\n")
-                async with asyncio.timeout(2):
-                    await self.reply()
-        except (AnyURLError, OSError, TimeoutError):
+                if self.writer.get_extra_info("ssl_object") is not None:
+                    async with asyncio.timeout(2):
+                        await self.reply()
+        except (AnyURLError, OSError, RuntimeError, TimeoutError):
             pass
         finally:
             self._stop_watchdog()

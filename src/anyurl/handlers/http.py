@@ -144,6 +144,9 @@ class HTTPOptions:
     ``http2``: on the lean path, offer HTTP/2 to https servers (ALPN) and use it where the
     server picks it (default); False: HTTP/1.1 only (the CLI's ``--http1.1``). With your own
     ``ssl_context``, HTTP/2 is offered only if its ALPN protocols name ``h2``.
+    ``pipeline``: on the lean path, the most GETs in flight on one plain-http connection
+    (HTTP/1.1 pipelining, when every connection to the server is busy; docs/http.md); 0 or 1:
+    one at a time (the CLI's ``--pipeline N``).
     """
 
     decompress: bool = True
@@ -154,6 +157,7 @@ class HTTPOptions:
     read_bufsize: int | None = None
     lean: bool = True
     http2: bool = True
+    pipeline: int = 8
 
 
 def _decoded(value: str | None) -> str | None:
@@ -442,7 +446,7 @@ class HTTPHandler(Handler):
             from .http1 import H1Client
 
             prime_allocator(self.context.limits.chunk_size)
-            self._h1 = H1Client(self._tls)
+            self._h1 = H1Client(self._tls, self.http_options.pipeline)
         return self._h1
 
     def _tls(self) -> ssl.SSLContext:
@@ -462,12 +466,26 @@ class HTTPHandler(Handler):
         return self._h2
 
     def multiplexed(self, url: URL) -> bool:
-        """True when a request for *url* would be a stream of an HTTP/2 connection open now
-        (many requests share it: a caller may run more at once than ``Limits.per_host``)."""
+        """True when a request for *url* would be a stream of an HTTP/2 connection open now, or
+        a GET pipelined on a plain-http connection (many requests share it: a caller may run
+        more at once than ``Limits.per_host``)."""
+        if type(url) is not HTTPURL:
+            return False
+        if url.scheme == "http":  # HTTP/1.1 pipelining: several GETs on a connection
+            h1 = self._h1
+            return h1 is not None and h1.pipelines(("http", url.host, url.port or 80))
+        h2 = self._h2
+        if h2 is None or url.scheme != "https":
+            return False
+        return h2.multiplexed(("https", url.host, url.port or 443))
+
+    async def negotiated(self, url: URL) -> bool:
+        """:meth:`multiplexed`, after waiting for an HTTP/2 connection being opened to *url*'s
+        origin (if any) to pick its protocol."""
         h2 = self._h2
         if h2 is None or type(url) is not HTTPURL or url.scheme != "https":
             return False
-        return h2.multiplexed(("https", url.host, url.port or 443))
+        return await h2.negotiated(("https", url.host, url.port or 443))
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:

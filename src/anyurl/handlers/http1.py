@@ -23,10 +23,10 @@ import asyncio
 import collections
 import contextlib
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import AnyURLError, ConnectError, FetchTimeout, os_reason
+from ..errors import AnyURLError, ConnectError, FetchTimeout, OverlongTransfer, os_reason
 from ..net.pool import Lease, Pool, connect_target
 from ..protocols.http1 import Headers, ResponseReader, header_block, request_start, request_tail
 from ..protocols.mime import content_type_of
@@ -42,6 +42,42 @@ _BUDGET = 8 << 20
 _streams = 0  # bodies being read now, in this process
 
 _Key = tuple[str, str, int]
+
+# pipelining (see docs/http.md): never behind a response longer than this (a Content-Length
+# above it, a chunked body past it, or one delimited by the connection's end)
+PIPE_BEHIND = 256 << 10
+# body bytes held for a connection's responses beyond the receive size, before reading pauses
+_PIPE_HOLD = 1 << 20
+# origins remembered as not pipelining (a crawl meets many: the oldest is forgotten)
+_NO_PIPE_MAX = 4096
+# pipelining hides round trips: an origin whose quickest answer so far came sooner than this
+# (loopback, a LAN) has none to hide, and the bookkeeping would cost more CPU than it saves
+# (1,000 x 4 KiB from nginx on loopback: ~8% slower pipelined)
+PIPE_MIN_RTT = 0.002
+
+
+class _Unanswered(Exception):
+    """A pipelined request the connection will not answer: retried unpipelined. *mark*: the
+    server's fault (closed or broke the pipeline unannounced): the origin stops pipelining."""
+
+    def __init__(self, cause: BaseException, mark: bool) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.mark = mark
+
+
+class _Exchange:
+    """One request of a pipeline: its reader, its body pieces, who waits for them."""
+
+    __slots__ = ("reader", "chunks", "waiter", "exc", "taken", "released")
+
+    def __init__(self, reader: ResponseReader, chunks: collections.deque[bytes]) -> None:
+        self.reader = reader
+        self.chunks = chunks
+        self.waiter: asyncio.Future[None] | None = None
+        self.exc: BaseException | None = None
+        self.taken = False  # its head went to the caller
+        self.released = False
 
 
 class H1Connection(asyncio.BaseProtocol):
@@ -71,6 +107,19 @@ class H1Connection(asyncio.BaseProtocol):
         self._sizable = False
         self._dropped = False  # connection_lost came: the socket is closed
         self._gone: asyncio.Future[None] | None = None  # what aclose waits on for connection_lost
+        # pipelining: the requests in flight (empty while one at a time: the fast path)
+        self.inflight: collections.deque[_Exchange] = collections.deque()  # (read-only elsewhere)
+        self._fed: ResponseReader | None = None  # the reader bytes go to now (pipelined)
+        self.lease: Lease[H1Connection] | None = None  # the lease the requests on it share
+        self.proven = False  # a response on it proved HTTP/1.1 keep-alive
+        # a response to a request sent behind another came: until then, one such request at
+        # most (a server that drops all but the first of the requests it reads at once shows
+        # so by not answering; more requests behind would take the dropped one's answers)
+        self.trusted = False
+        self.room: Callable[[], None] | None = None  # told when it may take another request
+        self._broken = False  # a pipeline on it failed: no more requests
+        self.clean_close = False  # the server announced the close (Connection: close)
+        self.by_us = False  # we broke it (a response dropped unread): not the server's fault
 
     # -- protocol side -------------------------------------------------------------
 
@@ -82,6 +131,9 @@ class H1Connection(asyncio.BaseProtocol):
             transport.max_size = self._size  # type: ignore[attr-defined]
 
     def data_received(self, data: bytes) -> None:
+        if self.inflight:
+            self._route(data)
+            return
         r = self.reader
         if r is None or self._exc is not None:
             # unasked bytes on an idle connection: it cannot be trusted with a request
@@ -117,10 +169,17 @@ class H1Connection(asyncio.BaseProtocol):
             w.set_result(None)  # (_wake, inline)
 
     def eof_received(self) -> bool | None:
+        if self.inflight:
+            self._lost = True
+            self._pipe_end(None)
+            return False
         self._end()
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.inflight:
+            self._lost = True
+            self._pipe_end(exc)
         if not self._lost:
             self._lost = True
             if exc is not None and self._exc is None and self.reader is not None \
@@ -134,6 +193,8 @@ class H1Connection(asyncio.BaseProtocol):
         gone = self._gone
         if gone is not None and not gone.done():
             gone.set_result(None)
+        if self.room is not None:
+            self.room()
 
     # -- internals -----------------------------------------------------------------
 
@@ -197,6 +258,263 @@ class H1Connection(asyncio.BaseProtocol):
         w = self._waiter = self._loop.create_future()
         return w
 
+    # -- pipelining ------------------------------------------------------------------
+
+    def _exchange(self, reader: ResponseReader) -> _Exchange | None:
+        for ex in self.inflight:
+            if ex.reader is reader:
+                return ex
+        return None
+
+    def _route(self, data: bytes) -> None:
+        """Bytes for a pipeline: each response's to its own exchange, in order."""
+        if self._broken:
+            return
+        self._last = self._loop.time()
+        r = self._fed or self.reader
+        assert r is not None
+        try:
+            while True:
+                if r.complete:
+                    n = r.next
+                    if n is None:
+                        raise OverlongTransfer("server sent more responses than were asked for", url=r.url)
+                    r = n
+                pieces = r.feed(data)
+                rest = r.rest
+                self._store(r, pieces)
+                if r.forwarded_to is not None:  # later responses began in the same bytes
+                    for f in r.forwarded():
+                        self._store(f, f.take())
+                        r = f
+                    if r.error is not None:
+                        raise r.error
+                if not rest:
+                    break
+                r.rest = b""
+                data = rest
+        except AnyURLError as exc:
+            self._fed = r
+            self.fail_pipeline(r, exc)
+            return
+        self._fed = r
+        if not self._paused and self._queued >= 2 * self._size + _PIPE_HOLD:
+            self._paused = True
+            assert self.transport is not None
+            self.transport.pause_reading()
+        self._wake_all()
+        if self.inflight and self.inflight[0].released:
+            self._settle()
+
+    def _store(self, r: ResponseReader, pieces: list[bytes]) -> None:
+        ex = self._exchange(r)
+        if ex is None:
+            return
+        if ex.released:  # its caller left: dropped, and never a long drain
+            if not r.complete and r.received > PIPE_BEHIND:
+                self.by_us = True
+                raise ConnectError("pipelined response dropped unread", url=r.url)
+            return
+        if pieces:
+            ex.chunks.extend(pieces)
+            self._queued += sum(map(len, pieces))
+
+    def _wake_all(self) -> None:
+        self._wake()
+        for ex in self.inflight:
+            w = ex.waiter
+            if w is not None and not w.done():
+                w.set_result(None)
+
+    def fail_pipeline(self, at: ResponseReader | None, exc: BaseException) -> None:
+        """The pipeline broke at reader *at* (None: at the first unfinished one): *exc* for it,
+        "unanswered" for those behind; whole responses stay readable."""
+        self._broken = True
+        hit = False
+        for ex in self.inflight:
+            r = ex.reader
+            if ex.exc is not None or r.complete:  # (a whole response stays readable)
+                continue
+            if r is at or not hit:
+                hit = True
+                ex.exc = exc if r.started else ConnectError(
+                    "server closed the connection before answering", url=r.url)
+            else:
+                ex.exc = ConnectError("server closed the connection before answering", url=r.url)
+        front = self.inflight[0] if self.inflight else None
+        if front is not None and front.exc is not None and self._exc is None:
+            self._exc = front.exc
+        if self.transport is not None:
+            self.transport.abort()
+        self._wake_all()
+
+    def _pipe_end(self, err: BaseException | None) -> None:
+        """The server closed a connection carrying a pipeline."""
+        if self._broken:
+            return
+        r = self._fed or self.reader
+        if r is not None and not r.complete and r.started:
+            try:
+                r.eof()  # a body delimited by the close ends here
+            except AnyURLError as exc:
+                self.fail_pipeline(r, exc)
+                return
+        self.clean_close = any(ex.reader.complete and not ex.reader.keep_alive for ex in self.inflight)
+        if any(not ex.reader.complete for ex in self.inflight):
+            why = f": {err}" if err is not None else ""
+            first = next(ex.reader for ex in self.inflight if not ex.reader.complete)
+            self.fail_pipeline(None, ConnectError(f"connection closed with requests unanswered{why}", url=first.url))
+        else:
+            self._broken = True
+            self._wake_all()
+
+    async def wait(self, ex: _Exchange, timeout: float | None) -> None:  # noqa: ASYNC109 - see _arm
+        """Until the pipeline moves (bytes, end, error): TimeoutError after *timeout* s in which
+        the server sent nothing (while reading was not paused by us)."""
+        loop = self._loop
+        fut = ex.waiter = loop.create_future()
+        handle: asyncio.TimerHandle | None = None
+        if timeout is not None:
+            def check() -> None:
+                nonlocal handle
+                if fut.done():
+                    return
+                now = loop.time()
+                if self._paused:
+                    self._last = now
+                due = self._last + timeout
+                if now >= due:
+                    fut.set_exception(TimeoutError())
+                else:
+                    handle = loop.call_at(due, check)
+
+            handle = loop.call_at(self._last + timeout, check)
+        try:
+            await fut
+        finally:
+            if handle is not None:
+                handle.cancel()
+            ex.waiter = None
+
+    def can_take(self, depth: int) -> bool:
+        """True when one more GET may go behind the requests in flight: the connection proved
+        HTTP/1.1 keep-alive, fewer than *depth* requests are in flight (one until a request
+        sent behind another was answered), all GETs, and none whose head came has a long or
+        unknown length."""
+        lease = self.lease
+        if (not self.proven or self._broken or self._lost or self._exc is not None or lease is None
+                or lease.released or self.transport is None or self.transport.is_closing()):
+            return False
+        exs = self.inflight
+        if exs:
+            if len(exs) >= depth or not self.trusted:
+                return False
+            readers = [ex.reader for ex in exs]
+        else:
+            if depth < 2 or self.reader is None:
+                return False
+            readers = [self.reader]
+        for r in readers:
+            if r.method != "GET":
+                return False
+            if r.head_done:
+                if not r.keep_alive or r.version != "1.1":
+                    return False
+                cl = r.content_length
+                if (r.received if cl is None else cl) > PIPE_BEHIND:
+                    return False
+        return True
+
+    def hopeful(self) -> bool:
+        """Busy with GETs, and may take another one later (:meth:`can_take`)."""
+        lease = self.lease
+        r = self.reader
+        return (lease is not None and not lease.released and not self._broken and not self._lost
+                and r is not None and r.method == "GET" and (not r.head_done or r.keep_alive))
+
+    def attach(self, reader: ResponseReader, head: bytes) -> _Exchange:
+        """Send a request behind those in flight (:meth:`can_take` said yes)."""
+        exs = self.inflight
+        if not exs:  # the request in flight becomes the pipeline's first
+            assert self.reader is not None
+            exs.append(_Exchange(self.reader, self._chunks))
+            self._fed = self.reader
+        exs[-1].reader.next = reader
+        ex = _Exchange(reader, collections.deque())
+        exs.append(ex)
+        assert self.transport is not None
+        self.transport.write(head)
+        return ex
+
+    @property
+    def last_data(self) -> float:
+        """The loop time data last came (or a request went)."""
+        return self._last
+
+    @property
+    def dropped(self) -> bool:
+        """The socket is closed (connection_lost came)."""
+        return self._dropped
+
+    def read_on(self) -> None:
+        """Resume reading if it was paused (a caller waits with nothing of its own queued)."""
+        if self._paused:
+            self._resume()
+
+    def take_pieces(self, ex: _Exchange) -> list[bytes]:
+        """All of *ex*'s queued body pieces at once."""
+        pieces = list(ex.chunks)
+        ex.chunks.clear()
+        self._queued -= sum(map(len, pieces))
+        return pieces
+
+    def pop_piece(self, ex: _Exchange) -> bytes:
+        chunk = ex.chunks.popleft()
+        self._queued -= len(chunk)
+        if self._paused and self._queued < 2 * self._size + _PIPE_HOLD:
+            self._resume()
+        return chunk
+
+    def release_piped(self, ex: _Exchange | ResponseReader) -> None:
+        """A pipelined request's caller is done with its response."""
+        if not isinstance(ex, _Exchange):
+            found = self._exchange(ex)
+            if found is None:
+                return
+            ex = found
+        if ex.released:
+            return
+        ex.released = True
+        if ex.chunks:
+            self._queued -= sum(map(len, ex.chunks))
+            ex.chunks.clear()
+        self._settle()
+
+    def _settle(self) -> None:
+        """Drop the finished requests from the front; when none is left, the connection goes
+        back to the pool (kept when clean, else closed)."""
+        exs = self.inflight
+        last = None
+        while exs and exs[0].released and (exs[0].reader.complete or exs[0].exc is not None or self._broken):
+            last = exs.popleft().reader
+        if exs:
+            front = exs[0]
+            self.reader = front.reader
+            self._chunks = front.chunks
+            self._exc = front.exc
+        elif last is not None:
+            self.reader = last
+            self._chunks = collections.deque()
+            self._fed = None
+            lease = self.lease
+            if lease is not None and not lease.released and not lease.keep_idle():
+                self.abort()
+                lease.forget()
+        if self._paused and self._queued < 2 * self._size:
+            self._resume()
+        if self.room is not None:
+            self.room()
+
     # -- the driver's side -----------------------------------------------------------
 
     def send(self, reader: ResponseReader, head: bytes) -> None:
@@ -251,7 +569,7 @@ class H1Connection(asyncio.BaseProtocol):
         r = self.reader
         return (t is not None and not self._lost and not t.is_closing() and self._exc is None
                 and r is not None and r.complete and r.keep_alive and not r._after_end  # (r.reusable)
-                and not self._chunks)
+                and not self._chunks and not self.inflight and not self._broken)
 
     async def reset_for(self, target: Any) -> bool:
         if not self.is_reusable():
@@ -404,6 +722,8 @@ class LeanResponse:
         conn = self.conn
         if conn._exc is not None or not self.reader.complete or conn._paused or self._counted:
             return None
+        if conn.inflight:  # a pipeline formed behind it: its pieces counted off the pipeline's
+            return conn.take_pieces(conn.inflight[0])
         pieces = list(conn._chunks)
         conn._chunks.clear()
         conn._queued = 0
@@ -423,10 +743,18 @@ class LeanResponse:
         True when released so (or released already); False: await :meth:`release`."""
         if self._done:
             return True
-        if self.conn.done() and self.lease.keep_idle():
+        conn = self.conn
+        if conn.inflight:  # a pipeline formed behind it: the connection goes back with the last
+            self._done = True
+            self._uncount()
+            conn.release_piped(self.reader)
+            return True
+        if conn.done() and self.lease.keep_idle():
             self._done = True
             if self._counted:
                 self._uncount()
+            if conn.room is not None:
+                conn.room()
             return True
         return False
 
@@ -436,13 +764,18 @@ class LeanResponse:
         first call counts: the connection may already carry another request."""
         if self._done:
             return
+        if self.conn.inflight:
+            self.release_now()
+            return
         self._done = True
         if self._counted:
             self._uncount()
-        reusable = self.conn.done()
-        if reusable and self.lease.keep_idle():  # the common case, no coroutine
-            return
-        await self.lease.release(reusable)
+        conn = self.conn
+        reusable = conn.done()
+        if not (reusable and self.lease.keep_idle()):  # (the common case: kept, no coroutine)
+            await self.lease.release(reusable)
+        if conn.room is not None:
+            conn.room()
 
     async def close(self) -> None:
         """Drop the response (the same as :meth:`release`: a response that arrived whole
@@ -450,10 +783,56 @@ class LeanResponse:
         await self.release()
 
 
-class H1Client:
-    """Lends pooled :class:`H1Connection` objects; one per HTTPHandler (so per Client)."""
+class PipedResponse(LeanResponse):
+    """The response to a request sent behind others on one connection: its body pieces are
+    its own exchange's (they may come while an earlier response is still being read)."""
 
-    def __init__(self, ssl_context: Callable[[], ssl.SSLContext]) -> None:
+    def __init__(self, conn: H1Connection, ex: _Exchange, timeout: float | None) -> None:
+        assert conn.lease is not None
+        super().__init__(conn, conn.lease, ex.reader, timeout)
+        self.ex = ex
+
+    async def read_chunk(self, size: int = 0) -> bytes:
+        ex = self.ex
+        conn = self.conn
+        while True:
+            if ex.chunks:
+                return conn.pop_piece(ex)
+            if ex.exc is not None:
+                raise ex.exc
+            if ex.reader.complete:
+                return b""
+            conn.read_on()  # nothing of ours queued: read on if paused
+            try:
+                await conn.wait(ex, self._timeout)
+            except TimeoutError:
+                raise FetchTimeout(f"timed out while reading the body (no data for {self._timeout:.3g} s)",
+                                   url=self.reader.url) from None
+
+    def buffered_body(self) -> list[bytes] | None:
+        ex = self.ex
+        if ex.exc is not None or not ex.reader.complete:
+            return None
+        return self.conn.take_pieces(ex)
+
+    def release_now(self) -> bool:
+        if not self._done:
+            self._done = True
+            self.conn.release_piped(self.ex)
+        return True
+
+    async def release(self) -> None:
+        self.release_now()
+
+
+class H1Client:
+    """Lends pooled :class:`H1Connection` objects; one per HTTPHandler (so per Client).
+
+    *pipeline*: the most requests in flight on one plain-http connection (GETs sent behind
+    others, see docs/http.md); 0 or 1: one at a time.
+    """
+
+    def __init__(self, ssl_context: Callable[[], ssl.SSLContext], pipeline: int = 0) -> None:
         self.pool: Pool[H1Connection] = Pool("http")
         self._ssl_source = ssl_context  # makes the TLS context (anyurl.net.tls), on the first https
         self._ssl: ssl.SSLContext | None = None
@@ -461,11 +840,60 @@ class H1Client:
         self._block_of: list[tuple[str, str]] | None = None
         self._block: tuple[str | None, str] = (None, "")
         self._tails: dict[str, bytes] = {}  # Host value -> request_tail of _block
+        self.pipeline = pipeline
+        self._depth: dict[_Key, int] = {}  # origin -> pipeline depth now (adaptive, <= pipeline)
+        self._no_pipe: dict[_Key, None] = {}  # origins that broke a pipeline: never again
+        self._conns: dict[_Key, set[H1Connection]] = {}  # open connections per origin (pipelining on)
+        self._room: dict[_Key, list[asyncio.Future[None]]] = {}  # requests waiting for a place
+        self._opening: dict[_Key, int] = {}  # connections being opened per origin (pipelining on)
+        self._rtt: dict[_Key, float] = {}  # origin -> its quickest answer (request to head), seconds
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
             self._ssl = self._ssl_source()
         return self._ssl
+
+    def pipelines(self, key: _Key) -> bool:
+        """True when GETs to *key* go several at a time on a connection now."""
+        return (self._depth.get(key, 0) >= 2 and key not in self._no_pipe
+                and self._rtt.get(key, 0.0) >= PIPE_MIN_RTT)
+
+    def _learn(self, key: _Key, r: ResponseReader) -> None:
+        """Adapt the origin's depth to a response head: one deeper after a short (or chunked)
+        response kept alive, back to one at a time after a long one or one delimited by the
+        close (a chunked one that grows long stops pipelining on its connection: can_take)."""
+        cl = r.content_length
+        if len(self._depth) >= _NO_PIPE_MAX and key not in self._depth:
+            self._depth.clear()  # bounded: a crawl meets many origins
+            self._rtt.clear()
+        if r.keep_alive and r.version == "1.1" and (cl is None or cl <= PIPE_BEHIND):
+            depth = self._depth.get(key, 1)
+            if depth < self.pipeline:
+                self._depth[key] = depth + 1
+                self._wake(key)
+        elif r.method == "GET":
+            self._depth[key] = 1
+
+    def _wake(self, key: _Key, everyone: bool = False) -> None:
+        """Let requests waiting for a place on *key*'s connections look again: as many as
+        there are places now, and one more (for an idle connection or a free slot), not all
+        (each event would wake every waiter: quadratic in a batch's size)."""
+        waiting = self._room.get(key)
+        if not waiting:
+            return
+        n = len(waiting)
+        if not everyone:
+            depth = self._depth.get(key, 1)
+            n = 1
+            for conn in self._conns.get(key, ()):
+                if conn.can_take(depth):
+                    n += depth - (len(conn.inflight) or 1)
+        for fut in waiting:
+            if n <= 0:
+                break
+            if not fut.done():
+                fut.set_result(None)
+                n -= 1
 
     async def request(self, req: Request, method: str, scheme: str, host: str, port: int, target: str,
                       hostport: str, headers: list[tuple[str, str]], url: object) -> LeanResponse:
@@ -493,22 +921,19 @@ class H1Client:
             try:
                 return await self._send(lease, method, url, head, target, host, port, timeout, max_head,
                                         max_framing)
-            except AnyURLError as exc:
-                await lease.release(False)
-                if not pool.is_stale(exc):
+            except BaseException as exc:
+                if not await self._after_error(lease, exc, False):
                     raise
-                pool.log.debug("reused connection to %s:%s was stale (%s); retrying on a new one",
-                               host, port, exc.message)
-                fresh = True  # (what Pool.run does: one try on a new connection)
-            except BaseException:
-                await lease.release(False)
-                raise
+                fresh = True  # the pool's rule: one try on a new connection
         chunk_size = limits.chunk_size
 
         async def connect() -> H1Connection:
             loop = asyncio.get_running_loop()  # here, not per request: it costs a getpid()
             ctx = self._context() if scheme == "https" else None
             cls = connection_class(loop, ctx is not None)
+            piping = self.pipeline > 1 and scheme == "http"
+            if piping:  # requests that find every slot taken wait for it (see _piped)
+                self._opening[key] = self._opening.get(key, 0) + 1
             try:
                 async with asyncio.timeout(req.connect_timeout):
                     target = await connect_target(scheme, host, port)  # maybe the CLI's early socket
@@ -521,15 +946,165 @@ class H1Client:
                 raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
             except OSError as exc:
                 raise ConnectError(f"cannot connect to {host}:{port}: {os_reason(exc)}", url=url) from exc
+            finally:
+                if piping:
+                    n = self._opening[key] - 1
+                    if n:
+                        self._opening[key] = n
+                    else:
+                        del self._opening[key]
+                    self._wake(key)
+            if piping:
+                conns = self._conns.setdefault(key, set())
+                conns.add(conn)
+
+                def room() -> None:
+                    if conn.dropped:
+                        conns.discard(conn)
+                    self._wake(key)
+
+                conn.room = room
             return conn
 
-        async def acquire(fresh: bool) -> Lease[H1Connection]:
-            return await pool.acquire(req, host, port, key, connect, fresh=fresh)
+        if (not fresh and method == "GET" and self.pipeline > 1 and scheme == "http"
+                and key not in self._no_pipe):
+            try:
+                resp = await self._piped(req, key, head, method, url, target, host, port, timeout,
+                                         max_head, max_framing)
+            except _Unanswered as exc:
+                if exc.mark and key not in self._no_pipe:
+                    if len(self._no_pipe) >= _NO_PIPE_MAX:
+                        del self._no_pipe[next(iter(self._no_pipe))]
+                    self._no_pipe[key] = None
+                    self._wake(key, True)  # the others waiting for a place go the usual way
+                    pool.log.info("%s:%s broke a pipeline (%s): one request at a time from now on",
+                                  host, port, exc)
+                else:
+                    pool.log.debug("%s:%s left pipelined requests unanswered (%s); sending again",
+                                   host, port, exc)
+                fresh = True  # unpipelined, on a new connection
+            else:
+                if resp is not None:
+                    return resp
+        while True:
+            lease = await pool.acquire(req, host, port, key, connect, fresh=fresh)
+            try:
+                return await self._send(lease, method, url, head, target, host, port, timeout, max_head,
+                                        max_framing)
+            except BaseException as exc:
+                if not await self._after_error(lease, exc, fresh):
+                    raise
+                fresh = True
 
-        def step(lease: Lease[H1Connection]) -> Awaitable[LeanResponse]:
-            return self._send(lease, method, url, head, target, host, port, timeout, max_head, max_framing)
+    async def _after_error(self, lease: Lease[H1Connection], exc: BaseException, fresh: bool) -> bool:
+        """The pool's rule after a failed try (:meth:`Pool.after_error`): True when one more
+        try on a new connection is due. A connection that carries a pipeline is shared: only
+        this request leaves it."""
+        conn = lease.conn
+        if conn.inflight:
+            assert conn.reader is not None
+            conn.release_piped(conn.reader)
+            if not (isinstance(exc, AnyURLError) and self.pool.is_stale(exc) and lease.reused and not fresh):
+                return False
+            self.pool.log.debug("reused connection to %s:%s was stale (%s); retrying on a new one",
+                                *lease.address, exc.message)
+            return True
+        return await self.pool.after_error(lease, exc, fresh=fresh)
 
-        return await pool.run(acquire, step, fresh=fresh)
+    async def _piped(self, req: Request, key: _Key, head: bytes, method: str, url: object, target: str,
+                     host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
+                     max_head: int, max_framing: int) -> LeanResponse | None:
+        """A GET sent behind others on a busy connection, when every connection to the origin is
+        busy and one may take it; None: go the usual way (an idle connection, a free slot, or
+        none may take it soon)."""
+        pool = self.pool
+        waited = False
+        loop: asyncio.AbstractEventLoop | None = None
+        until = 0.0
+        while True:
+            if key in self._no_pipe or self._rtt.get(key, PIPE_MIN_RTT) < PIPE_MIN_RTT:
+                return None
+            depth = self._depth.get(key, 1)
+            best: H1Connection | None = None
+            hope = key in self._opening  # a connection that may take it once its answer comes
+            for conn in self._conns.get(key, ()):
+                if conn.can_take(depth):
+                    if best is None or len(conn.inflight) < len(best.inflight):
+                        best = conn
+                elif conn.hopeful():
+                    hope = True
+            if best is not None:
+                return await self._send_piped(best, key, method, url, head, target, host, port, timeout,
+                                              max_head, max_framing)
+            if waited:  # a place may have come free in the pool itself
+                lease = pool.lend_idle(req, host, port, key)
+                if lease is not None:
+                    try:
+                        return await self._send(lease, method, url, head, target, host, port, timeout,
+                                                max_head, max_framing)
+                    except BaseException as exc:
+                        if not await self._after_error(lease, exc, False):
+                            raise
+                        return None
+            if (pool.open_count(host, port) < req.limits.per_host or (depth < 2 and key in self._depth)
+                    or not hope):
+                return None  # a new connection, or one at a time for now: the pool's way
+            if loop is None:
+                loop = asyncio.get_running_loop()
+                wait = req.bound(req.timeouts.pool)
+                until = float("inf") if wait is None else loop.time() + wait
+            left = until - loop.time()
+            if left <= 0:
+                return None  # the pool's wait says the rest (PoolTimeout)
+            fut = loop.create_future()
+            waiting = self._room.setdefault(key, [])
+            waiting.append(fut)
+            try:
+                async with asyncio.timeout(None if left == float("inf") else left):
+                    await fut
+            except TimeoutError:
+                return None
+            finally:
+                waiting.remove(fut)
+                if not waiting:
+                    del self._room[key]
+            waited = True
+
+    async def _send_piped(self, conn: H1Connection, key: _Key, method: str, url: object, head: bytes,
+                          target: str, host: str, port: int,
+                          timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
+                          max_head: int, max_framing: int) -> LeanResponse:
+        """Send a GET behind the requests in flight on *conn* and wait for its head; a request
+        the connection leaves unanswered raises :class:`_Unanswered` (sent again unpipelined)."""
+        reader = ResponseReader(method, url, max_head=max_head, max_framing=max_framing)
+        if self.pool.debug:
+            self.pool.log.debug("%s:%s > %s %s (pipelined, %d in flight)", host, port, method, target,
+                                len(conn.inflight) or 1)
+        ex = conn.attach(reader, head)
+        try:
+            while not reader.head_done:
+                if ex.exc is not None:
+                    raise ex.exc
+                await conn.wait(ex, timeout)
+        except TimeoutError:
+            # no answer: the server may have dropped it (some drop all but the first request)
+            exc = FetchTimeout(f"timed out while waiting for the response to {method} {target} "
+                               f"from {host}:{port} (pipelined)", url=url)
+            conn.fail_pipeline(None, exc)
+            conn.release_piped(ex)
+            raise _Unanswered(exc, True) from None
+        except AnyURLError as exc:
+            conn.release_piped(ex)
+            raise _Unanswered(exc, not (conn.clean_close or conn.by_us)) from None
+        except BaseException:
+            conn.release_piped(ex)  # its response is read and dropped
+            raise
+        ex.taken = True
+        conn.trusted = True
+        self._learn(key, reader)
+        if self.pool.debug:
+            self.pool.log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
+        return PipedResponse(conn, ex, timeout)
 
     async def _send(self, lease: Lease[H1Connection], method: str, url: object, head: bytes, target: str,
                     host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
@@ -540,7 +1115,9 @@ class H1Client:
         debug = self.pool.debug
         if debug:
             self.pool.log.debug("%s:%s > %s %s", host, port, method, target)
+        conn.lease = lease
         conn.send(reader, head)
+        sent = conn.last_data  # (send's clock reading: no call of its own)
         try:
             while not reader.head_done:  # (here, not a method of conn: a coroutine level less to resume)
                 if conn._exc is not None:
@@ -553,6 +1130,14 @@ class H1Client:
                                f"from {host}:{port}", url=url) from None
         if debug:
             self.pool.log.debug("%s:%s < %s %s", host, port, reader.status, reader.reason)
+        if conn.room is not None:  # pipelining on: the first answer proves the connection
+            if not conn.proven and reader.keep_alive and reader.version == "1.1":
+                conn.proven = True
+            key = conn.key
+            took = conn.last_data - sent  # (when the head's last bytes came)
+            if took < self._rtt.get(key, took + 1):
+                self._rtt[key] = took
+            self._learn(key, reader)
         return LeanResponse(conn, lease, reader, timeout)
 
     async def aclose(self) -> None:

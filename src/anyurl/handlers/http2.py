@@ -37,15 +37,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import ssl
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import h2.config
-import h2.connection
-import h2.errors
-import h2.events
-import h2.exceptions
-import h2.settings
+import h2
 
 from ..errors import (
     AnyURLError,
@@ -62,6 +58,13 @@ from ..protocols.http2 import GoawayFilter
 from .http1 import H1Client, H1Connection, _content_type
 
 if TYPE_CHECKING:
+    import h2.config
+    import h2.connection
+    import h2.errors
+    import h2.events
+    import h2.exceptions
+    import h2.settings
+
     from ..settings import Request
 
 __all__ = ["H2Client", "H2Connection", "H2Response"]
@@ -81,6 +84,24 @@ _MAX_STREAMS = 256
 _FIRST_STREAMS = 100
 # request headers HTTP/2 forbids (RFC 9113 8.2.2); Host becomes :authority
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"})
+
+
+def _load_h2() -> None:
+    """h2's modules (and hpack's: about 17 ms of imports on a quiet machine, three times that
+    on a busy one), loaded while the first TLS handshake waits for the server rather than
+    before its ClientHello. Every use of ``h2.<module>`` comes after a connection picked h2."""
+    import h2.config
+    import h2.connection
+    import h2.errors
+    import h2.events
+    import h2.exceptions
+    import h2.settings  # noqa: F401  (binds the submodules as attributes of the h2 package)
+
+
+def _never_indexed(name: bytes, value: bytes) -> tuple[bytes, bytes]:
+    from hpack import NeverIndexedHeaderTuple  # (loaded with h2)
+
+    return NeverIndexedHeaderTuple(name, value)
 
 
 def _stream_window(chunk_size: int) -> int:
@@ -124,6 +145,8 @@ class _Negotiated(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         sslobj = transport.get_extra_info("ssl_object")
         picked = sslobj.selected_alpn_protocol() if sslobj is not None else None
+        if picked == "h2":
+            _load_h2()  # (done during the handshake already, as a rule)
         conn = self._make_h2() if picked == "h2" else self._make_h1()
         self.conn = conn
         transport.set_protocol(conn)
@@ -410,7 +433,9 @@ class H2Connection(asyncio.Protocol):
     def has_room(self) -> bool:
         limit = (min(self.h2.remote_settings.max_concurrent_streams, _MAX_STREAMS) if self.settled
                  else self.first_limit)
-        return self.usable() and len(self.streams) < limit and self.h2.open_outbound_streams < limit
+        # (len(self.streams), not h2's open_outbound_streams: that scans every stream each call;
+        # a stream leaves self.streams only once closed in h2 too, ended or reset)
+        return self.usable() and len(self.streams) < limit
 
     def open_stream(self, fields: list[tuple[bytes, bytes]], url: object) -> _Stream:
         """Send a request without a body; its stream."""
@@ -419,6 +444,11 @@ class H2Connection(asyncio.Protocol):
             self._idle = None
         try:
             sid = self.h2.get_next_available_stream_id()
+            # the path differs from request to request: never put in HPACK's dynamic table, where
+            # it would only evict the fields that repeat and lengthen every look-up (about a third
+            # less CPU per request in h2's encoder)
+            if type(fields[3]) is tuple:
+                fields[3] = _never_indexed(*fields[3])
             self.h2.send_headers(sid, fields, end_stream=True)
         except h2.exceptions.NoAvailableStreamIDError:
             self.goaway = 0  # stream ids used up: a new connection
@@ -489,7 +519,10 @@ class H2Connection(asyncio.Protocol):
                 self._write()
             except h2.exceptions.ProtocolError:
                 pass
+            # over TLS close() waits for the server's close_notify (a round trip, up to 30 s);
+            # GOAWAY and close_notify are written already and HTTP needs no answer: abort too
             t.close()
+            t.abort()
 
     async def aclose(self) -> None:
         if self.transport is None:
@@ -687,6 +720,20 @@ class H2Client:
         o = self._origins.get(key)
         return o is not None and any(c.usable() for c in o.conns)
 
+    async def negotiated(self, key: _Key) -> bool:
+        """:meth:`multiplexed`, once the connection being opened to *key* (if any) has picked
+        its protocol: a caller learns at the handshake, not after a first response, that more
+        requests may go at once. (The opening is bounded by its connect timeout.)"""
+        o = self._origins.get(key)
+        if o is not None and o.opening is not None and not any(c.usable() for c in o.conns):
+            fut = asyncio.get_running_loop().create_future()
+            o.waiters.append(fut)
+            try:
+                await fut  # (woken when the opening ends, or when a stream frees)
+            finally:
+                o.waiters.remove(fut)
+        return self.multiplexed(key)
+
     # -- requests --------------------------------------------------------------------
 
     async def request(self, req: Request, method: str, scheme: str, host: str, port: int, target: str,
@@ -823,6 +870,10 @@ class H2Client:
 
             proto = _Negotiated(make_h2, lambda: _FreshH1(key, chunk_size))
             try:
+                if "h2.connection" not in sys.modules:
+                    # h2's imports in the handshake's wait: two loop turns on, when the transport's
+                    # connection_made (scheduled as the connection is made) has sent the ClientHello
+                    loop.call_soon(loop.call_soon, _load_h2)
                 async with asyncio.timeout(req.connect_timeout):
                     where = await connect_target(scheme, host, port)  # maybe the CLI's early socket
                     await loop.create_connection(lambda: proto, **where, ssl=ctx,

@@ -838,6 +838,19 @@ class NewsHandler(Handler):
     def _depth(opts: NewsOptions) -> int:
         return max(1, min(opts.pipeline, MAX_PIPELINE))
 
+    def multiplexed(self, url: URL) -> bool:
+        """True when a request for *url* would join a pipelined window open (or opening) now:
+        many requests share its connection, so a caller may run more at once than
+        ``Limits.per_host`` (the CLI's batch does). news: URLs name no server: any window."""
+        host = getattr(url, "host", None)
+        port = getattr(url, "port", 0)
+        for server, windows in self._windows.items():
+            if host is not None and (server.host != host or (port and server.port != port)):
+                continue
+            if any(w.depth > 1 and not w.broken and not w.sealed for w in windows):
+                return True
+        return False
+
     async def _join(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                     lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> tuple[_Window, _Slot]:
         """A place for *lines* in a window: one with room (the least busy), else a new window

@@ -364,7 +364,13 @@ class Session:
         self.size_ok = True
         self.rest_ok = True  # False once REST was refused as not implemented (Twisted: 502)
         self.epsv_ok = True
-        self.epsv_seen = False  # a 229 came on this connection: EPSV may be pipelined with RETR
+        # a 229 to an EPSV of its own came on this connection: EPSV may be pipelined with RETR (not
+        # before: aioftp.Server answers a RETR sent along with the connection's first EPSV first)
+        self.epsv_seen = False
+        self.jump_refused: tuple[str, ...] | None = None  # reset's one CWD for these failed just now
+        # a reply came that cannot answer the command it stood for: the server does not answer
+        # pipelined commands in order (it runs them at once): the driver stops pipelining to it
+        self.out_of_step = False
         self.broken = False  # out of step (or lost): never reused
         # the error of a refusing reply that completed its command: after it the connection
         # is still in step and may be reused (a 550 on RETR, CWD...)
@@ -553,6 +559,7 @@ class Session:
         connection cannot be brought back reliably."""
         if self.broken or self.login_dir is None:
             return False
+        self.jump_refused = None
         here = self.cwd_path
         if here == target or here == ():
             return True
@@ -565,6 +572,7 @@ class Session:
                 if (yield from self.cmd("CWD", jump)).code == 250:
                     self.cwd_path = target
                     return True
+                self.jump_refused = target  # (prepare_retr does not ask it again)
             reply = yield from self.cmd("CWD", self.login_dir)
         except AnyURLError:
             return False
@@ -615,12 +623,76 @@ class Session:
              limit: int | None = None) -> Op[Started | Listed]:
         """Everything after login for *plan*: the CWDs, then RETR (Started, or Listed by the
         550 fallback), NLST or the best listing (Listed)."""
-        yield from self.change_dirs(plan.cwds)
+        if plan.action == "RETR" and opts.pipeline:
+            yield from self.prepare_retr(plan, url)
+        else:
+            yield from self.change_dirs(plan.cwds)
         if plan.action == "NLST":
             return (yield from self.nlst(plan, url, opts))
         if plan.action == "LIST":
             return (yield from self.listing(url, plan.argument or None, url.cwd, opts))
         return (yield from self.retrieve(plan, url, opts, offset=offset, length=length, limit=limit))
+
+    def prepare_retr(self, plan: Plan, url: FTPURL) -> Op[None]:
+        """The CWD and TYPE a RETR needs on this connection, in one write (one round trip
+        where there were two or more); :meth:`retrieve` then sends [SIZE,] EPSV and RETR in
+        one more. Several CWDs go as one CWD to the absolute path where :func:`absolute_cwd`
+        allows, never as a pipelined chain (a server running commands at once, as
+        aioftp.Server does, could take the second before the first moved it); where that CWD
+        fails, the RFC's sequence runs. Each reply must fit its command (250 to CWD, 200 to
+        TYPE, or a refusal); one that does not means the server answers out of step:
+        ProtocolError, the connection is dropped and :attr:`out_of_step` tells the driver to
+        stop pipelining to this server."""
+        cwds = plan.cwds
+        here = self.cwd_path
+        cwd: str | None = None
+        jump = False  # cwd is the absolute path standing for the rest of the sequence
+        if here != cwds:
+            start = len(here) if here is not None and cwds[:len(here)] == here else 0
+            rest = cwds[start:]
+            if len(rest) > 1 and self.login_dir and self.jump_refused != cwds:
+                cwd = absolute_cwd(self.login_dir, cwds)
+                jump = cwd is not None
+            elif len(rest) == 1:
+                cwd = rest[0]
+        if cwd is None or self.type == plan.type:  # nothing to pipeline
+            if jump:
+                assert cwd is not None
+                self.cwd_path = None
+                if (yield from self.cmd("CWD", cwd)).code == 250:
+                    self.cwd_path = cwds
+                else:
+                    self.cwd_path = here  # it failed and left us here: the RFC's sequence
+            yield from self.change_dirs(cwds)
+            yield from self.set_type(plan.type)
+            return
+        yield Send((("CWD", cwd), ("TYPE", plan.type)))
+        self.cwd_path = self.type = None
+        replies: list[Reply] = []
+        try:
+            for verb, arg, due in (("CWD", cwd, 250), ("TYPE", plan.type, 200)):
+                reply: Reply = yield READ
+                if reply.code == 421:  # closing: nothing more will be answered
+                    raise error_for(reply, show(verb, arg), url)
+                if reply.code != due and reply.kind not in (4, 5):
+                    self.out_of_step = True
+                    raise ProtocolError(f"reply out of step: {reply.text!r} where the answer to "
+                                        f"{show(verb, arg)} was due (pipelined)", url=url, reply=reply.text)
+                replies.append(reply)
+        except BaseException:
+            self.broken = True
+            raise
+        cwd_reply, type_reply = replies
+        if cwd_reply.code == 250:
+            self.cwd_path = cwds
+        elif not jump:
+            raise self.refuse(cwd_reply, show("CWD", cwd), url)
+        else:
+            self.cwd_path = here  # the one CWD failed and left us here: the RFC's sequence
+        if type_reply.code != 200:
+            raise self.refuse(type_reply, show("TYPE", plan.type), url)
+        self.type = plan.type
+        yield from self.change_dirs(cwds)
 
     def _size(self, name: str) -> Op[int | None]:
         reply = yield from self.cmd("SIZE", name)
@@ -693,8 +765,9 @@ class Session:
 
     def pipelined_retr(self, plan: Plan, url: FTPURL, want_size: bool) -> Op[tuple[int | None, Reply | None]]:
         """[SIZE,] EPSV and RETR in one write, on a connection where EPSV worked before:
-        one round trip less per file. Servers accept the data connection when the
-        transfer command arrives, so it may come before we connect. Returns (size,
+        one round trip less per file. Servers accept the data connection when the transfer
+        command arrives, so it may come before we connect. A server that answers out of
+        turn, or starts the RETR after refusing EPSV, sets :attr:`out_of_step`. Returns (size,
         RETR's reply); the reply is None when EPSV failed this time (every reply read,
         nothing started): the caller goes on without pipelining."""
         arg = plan.argument
@@ -716,12 +789,18 @@ class Session:
             if epsv.code != 229 and epsv.kind not in (4, 5):
                 # a 1xx, or a 2xx/3xx other than 229, cannot answer EPSV: the server answered the
                 # pipelined commands out of turn, and every later reply would be read one place off
+                self.out_of_step = True
                 raise ProtocolError(f"reply out of turn: {epsv.text!r} where the answer to EPSV was due",
                                     url=url, reply=epsv.text)
             if epsv.code != 229:
                 retr: Reply = yield READ  # the server's answer to a RETR without a data port
-                if retr.kind == 1:
+                if retr.kind == 1:  # a transfer to RFC 959's default data port, say: not pipelined again
+                    self.out_of_step = True
                     raise ProtocolError(f"the server started RETR after refusing EPSV ({epsv.text})", url=url)
+                if retr.kind not in (4, 5):  # (a 229: RETR was answered before EPSV)
+                    self.out_of_step = True
+                    raise ProtocolError(f"reply out of turn: {retr.text!r} where the answer to RETR was due",
+                                        url=url, reply=retr.text)
                 in_step = True
                 self.epsv_seen = False
                 if epsv.kind == 4 and epsv.code != 425:

@@ -164,7 +164,7 @@ class ResponseReader:
     __slots__ = ("method", "url", "max_head", "max_framing", "status", "reason", "headers",
                  "content_length", "head_done", "complete", "keep_alive", "received", "_parser",
                  "_head_bytes", "_fields", "_nfields", "_interim", "_direct", "_left", "_pieces", "_error",
-                 "_stall", "_chunked", "_after_end")
+                 "_stall", "_chunked", "_after_end", "next", "_fwd", "rest", "version")
 
     def __init__(self, method: str, url: object = None, *, max_head: int = 1 << 17,
                  max_framing: int = 1 << 16) -> None:
@@ -192,18 +192,42 @@ class ResponseReader:
         self._stall = 0
         self._chunked = False
         self._after_end = False
+        #: pipelining: the reader of the response that follows this one on the connection;
+        #: bytes after this response's end go to it instead of being an error
+        self.next: ResponseReader | None = None
+        self._fwd: ResponseReader | None = None  # the next one, once it took over this parser
+        self.rest = b""  # bytes after a Content-Length body's end, for ``next`` (feed's caller)
+        self.version = ""  # "1.1", "1.0" after the head
 
     # -- httptools callbacks ---------------------------------------------------------
 
     def on_message_begin(self) -> None:
+        f = self._fwd
+        if f is not None:
+            f.on_message_begin()
+            return
         if self.complete:
-            self._after_end = True
-            raise _Stop
+            n = self.next
+            if n is None:
+                self._after_end = True
+                raise _Stop
+            # a pipelined response begins in the same bytes: this parser goes on with it, its
+            # callbacks forwarded to the next reader (httptools cannot say where one ended)
+            n.take_parser(self._parser)
+            self._fwd = n
 
     def on_status(self, reason: bytes) -> None:
+        f = self._fwd
+        if f is not None:
+            f.on_status(reason)
+            return
         self.reason = reason.decode("latin-1").strip()
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        f = self._fwd
+        if f is not None:
+            f.on_header(name, value)
+            return
         n = self._nfields
         if n >= MAX_HEADERS:
             self._error = ProtocolError(f"response has more than {MAX_HEADERS} header fields", url=self.url)
@@ -223,6 +247,10 @@ class ResponseReader:
             h[have] = f"{dict.__getitem__(h, have)}, {value.decode('latin-1').strip()}"
 
     def on_headers_complete(self) -> None:
+        f = self._fwd
+        if f is not None:
+            f.on_headers_complete()
+            return
         status = self._parser.get_status_code()
         if 100 <= status < 200:
             if status == 101:
@@ -233,6 +261,7 @@ class ResponseReader:
         self.status = status
         self.head_done = True
         self.keep_alive = bool(self._parser.should_keep_alive())
+        self.version = self._parser.get_http_version()
         h = self._fields
         self.headers = h = Headers() if h is None else h
         lower = h._lower
@@ -268,9 +297,17 @@ class ResponseReader:
             self.keep_alive = False
 
     def on_body(self, body: bytes) -> None:
+        f = self._fwd
+        if f is not None:
+            f.on_body(body)
+            return
         self._pieces.append(body)
 
     def on_message_complete(self) -> None:
+        f = self._fwd
+        if f is not None:
+            f.on_message_complete()
+            return
         if self._interim:
             self._interim = False
             self._fields = None
@@ -300,6 +337,10 @@ class ResponseReader:
             self._left = 0
             self.received += left
             self.complete = True
+            if self.next is not None:  # pipelined: the rest is the next response's
+                self.rest = data[left:]
+                self._parser = None
+                return [data[:left]] if left else []
             self._after_end = True
             raise OverlongTransfer(
                 f"server sent more than the response announced (more than its Content-Length "
@@ -319,9 +360,13 @@ class ResponseReader:
         except httptools.HttpParserUpgrade:
             raise ProtocolError("server switched protocols unasked", url=self.url) from None
         except httptools.HttpParserError as exc:
-            if self._error is not None:
+            if self._fwd is not None:
+                # the error is in a pipelined response after this one: it is that one's (its
+                # ``error``, for the caller to raise once this one's pieces are taken)
+                self.forwarded()[-1].note_error(exc)
+            elif self._error is not None:
                 raise self._error from None
-            if self.complete:
+            elif self.complete:
                 # bytes after a whole response (a HEAD reply's end is ours, see above)
                 self._after_end = self._after_end or self.method != "HEAD"
             else:
@@ -361,6 +406,50 @@ class ResponseReader:
             # the parser is done with (what follows is sliced or refused here): dropping it
             # ends the reader <-> parser cycle, so the reader is freed without the cyclic GC
             self._parser = None
+        return pieces
+
+    def forwarded(self) -> list[ResponseReader]:
+        """The readers this one's parser went on to (pipelined responses that began in the
+        bytes it was fed), in order; each holds its body pieces until :meth:`take` is called."""
+        out = []
+        f = self._fwd
+        while f is not None:
+            out.append(f)
+            f = f.forwarded_to
+        return out
+
+    @property
+    def forwarded_to(self) -> ResponseReader | None:
+        """The next reader, once this one's parser went on to its response."""
+        return self._fwd
+
+    def take_parser(self, parser: Any) -> None:
+        """Parse with *parser* (the previous response's, which went on into this one)."""
+        self._parser = parser
+
+    def note_error(self, exc: Exception) -> None:
+        """The parser failed in this (forwarded) response: its :attr:`error` from now on."""
+        if self._error is None:
+            self._error = (OverlongTransfer("server sent more responses than were asked for", url=self.url)
+                           if self._after_end else ProtocolError(f"invalid HTTP response: {exc}", url=self.url))
+
+    @property
+    def error(self) -> BaseException | None:
+        """A forwarded reader's error (raised by no :meth:`feed` of its own)."""
+        return self._error
+
+    def take(self) -> list[bytes]:
+        """The body pieces a shared parser handed this (forwarded) reader, counted as
+        :meth:`feed` counts its own."""
+        pieces = self._pieces
+        if pieces:
+            self._pieces = []
+            n = sum(map(len, pieces))
+            self.received += n
+            if self._direct and self._left is not None and not self.complete:
+                self._left -= n
+                if self._left <= 0:
+                    self.complete = True
         return pieces
 
     def eof(self) -> None:

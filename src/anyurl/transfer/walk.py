@@ -33,7 +33,10 @@ Politeness: each host has its own queue (ordered by depth) and at most
 ``per_host`` listings at once, started at least ``delay`` seconds apart, so
 a slow host (a tarpit) only holds its own workers and never stalls the
 walk of the others. Memory is bounded by ``max_items`` (resources met) and
-``max_pending`` (directories found and not yet listed: ~1 KB each).
+``max_pending`` (directories found and not yet listed: ~1 KB each), and by the
+listings being worked on (``per_host`` a host), each held whole because
+``Found.entries`` hands it over and the loop check fingerprints it: at most
+``Limits.max_entries`` entries, ~0.6 KB each (docs/limits.md).
 """
 
 from __future__ import annotations

@@ -16,10 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import sys
 import threading
 import time
+from collections.abc import Awaitable, Callable, Coroutine
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 HOST = "127.0.0.1"
 # what a client going away (or a deadline) looks like inside a handler
@@ -152,3 +154,30 @@ class AsyncServer:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._server.wait_closed()
+
+
+async def nntp_quit_or_unknown(verb: str, writer: asyncio.StreamWriter) -> bool:
+    """The NNTP fakes' last branch: QUIT answered 205 (True: end the session), any other verb 500."""
+    if verb == "QUIT":
+        writer.write(b"205 bye\r\n")
+        await writer.drain()
+        return True
+    writer.write(b"500 unknown command\r\n")
+    return False
+
+
+async def serve_on_loopback(handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]) -> None:
+    """A fault server run as its own process: *handle* on a free loopback port, the port printed
+    on the first line of standard output for the test that started it, served until killed."""
+    server = await asyncio.start_server(handle, HOST, 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+def run_until_interrupted(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """``asyncio.run(main())``; SIGINT, how such a process is stopped, exits 0."""
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        sys.exit(0)

@@ -19,6 +19,10 @@ Scenarios:
                  "553 Prohibited file name" for dot names, RNFR and DELE refused with "550
                  Anonymous users are not allowed to ..."; STOR of another name is kept, and
                  RETR sends back what is stored under the name.
+  out-of-step    runs each command as it arrives, as aioftp.Server does, and a CWD takes
+                 0.2 s: commands sent together are answered in the order they finish
+                 (TYPE and EPSV before the CWD sent ahead of them); one at a time, in order.
+                 RETR sends PAYLOAD.
   evil-names     LIST names no directory can hold: "../../etc/passwd", "sub/../..", "/abs",
                  a NUL, beside an ordinary "plain.txt" and a legal (Unix) name with a CR.
 """
@@ -51,6 +55,13 @@ class Session:
         self.data_server: asyncio.Server | None = None
         self.transfer: asyncio.Task[None] | None = None
         self.number = server.connections
+        self.tasks: list[asyncio.Future[None]] = []  # out-of-step: the commands running
+
+    async def at_once(self, verb: str, arg: str) -> None:
+        """out-of-step: one command run beside the others; a CWD is slow."""
+        if verb == "CWD":
+            await asyncio.sleep(0.2)
+        await self.command(verb, arg)
 
     def log(self, text: str) -> None:
         self.server.log.write(f"{text}\n")
@@ -73,6 +84,9 @@ class Session:
             verb, _, arg = line.partition(" ")
             verb = verb.upper()
             self.log(f"CMD {'PASS <password>' if verb == 'PASS' else line}")
+            if self.server.scenario == "out-of-step" and verb != "QUIT":
+                self.tasks.append(asyncio.ensure_future(self.at_once(verb, arg)))
+                continue
             await self.command(verb, arg)
             if verb == "QUIT":
                 return
@@ -119,7 +133,7 @@ class Session:
             await self.store_until_full(FULL[scenario])
         elif verb == "DELE" and scenario in FULL:
             await self.reply("250 deleted")
-        elif verb == "RETR" and scenario in ("temporary", *FULL):
+        elif verb == "RETR" and scenario in ("temporary", "out-of-step", *FULL):
             if scenario == "temporary" and self.number == 1:
                 await self.reply("450 Resource busy, try again")
                 return
@@ -250,7 +264,7 @@ class Hostile:
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary", "evil-names",
-                                                         "pure-anon", *FULL])
+                                                         "pure-anon", "out-of-step", *FULL])
     ap.add_argument("--log", required=True)
     args = ap.parse_args()
     hostile = Hostile(args.scenario, args.log)

@@ -13,12 +13,11 @@ with NLST refused (502); "mlsd": FEAT offers MLST and MLSD sends MLSD_LINES (one
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import sys
 from pathlib import Path
 
 import ftp_hostile  # run as a script: tests/hostile is on sys.path
+from base import run_until_interrupted, serve_on_loopback
 
 CORPUS = Path(__file__).resolve().parents[2] / "unit" / "protocols" / "ftp_listing_corpus.json"
 RIDDLES = ["?? alpha.txt ??", "this server speaks in riddles", "?? beta.txt ??"]
@@ -70,15 +69,8 @@ async def main() -> None:
     args = ap.parse_args()
     FORMAT = args.format
     ftp_hostile.Session = ListingSession  # type: ignore[misc]  # the sessions Hostile starts
-    hostile = ftp_hostile.Hostile("listing", args.log)
-    server = await asyncio.start_server(hostile.handle, "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
-    async with server:
-        await server.serve_forever()
+    await serve_on_loopback(ftp_hostile.Hostile("listing", args.log).handle)
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        sys.exit(0)
+    run_until_interrupted(main)

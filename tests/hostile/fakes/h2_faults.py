@@ -47,6 +47,8 @@ class H2FaultServer:
         self.requests: list[str] = []
         self.refused: list[int] = []
         self.most_open = 0  # the most streams open at once on one connection
+        self.before_first_answer = 0  # requests received before the first answer was sent
+        self.answered = False
         self.sent = 0  # "flow": body bytes sent so far (as the client's windows allowed)
         self._pending: dict[int, bytes] = {}  # "flow": what each stream still has to send
         self._server: asyncio.Server | None = None
@@ -108,6 +110,9 @@ class H2FaultServer:
                     if data and self.mode == "slow":
                         writer.write(conn.data_to_send())
                         continue
+                    if waiting and not self.answered:
+                        self.answered = True
+                        self.before_first_answer = len(self.requests)
                     done = await self._answer(conn, writer, number, waiting)
                     for sid in done:
                         open_streams.discard(sid)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.hostile.fakes.base import AsyncServer
+from tests.hostile.fakes.base import AsyncServer, nntp_quit_or_unknown
 
 FORGED = b"FORGED BODY: this article was never requested\r\n"
 
@@ -54,10 +54,6 @@ class DesyncServer(AsyncServer):
                         await writer.drain()
                         await asyncio.sleep(self.delay)
                         writer.write(forged)
-            elif verb == "QUIT":
-                writer.write(b"205 bye\r\n")
-                await writer.drain()
+            elif await nntp_quit_or_unknown(verb, writer):
                 return
-            else:
-                writer.write(b"500 unknown command\r\n")
             await writer.drain()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.hostile.fakes.base import AsyncServer
+from tests.hostile.fakes.base import AsyncServer, nntp_quit_or_unknown
 
 GROUP = "pipe.test"
 COUNT = 12
@@ -88,12 +88,8 @@ class PipelineFaultServer(AsyncServer):
                         return
                     if first and self.fault == "extra" and number == 2:
                         writer.write(article(9, b"FORGED\r\n"))
-                elif verb == "QUIT":
-                    writer.write(b"205 bye\r\n")
-                    await writer.drain()
+                elif await nntp_quit_or_unknown(verb, writer):
                     return
-                else:
-                    writer.write(b"500 unknown command\r\n")
                 await writer.drain()
         finally:
             reading.cancel()

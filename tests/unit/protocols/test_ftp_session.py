@@ -70,6 +70,25 @@ def answers(**by_kind: Any) -> Any:
     return answer
 
 
+def play_writes(session: fs.Session, op: Any, replies: bytes) -> list[bytes]:
+    """:func:`fs.play`, but the command bytes of each write (each Send) apart."""
+    writes: list[bytes] = []
+    real = op.send
+
+    class Op:
+        def send(self, value: Any) -> Any:
+            event = real(value)
+            if isinstance(event, fs.Send):
+                writes.append(event.data())
+            return event
+
+        def throw(self, exc: BaseException) -> Any:
+            return op.throw(exc)
+
+    fs.play(session, Op(), replies)  # type: ignore[arg-type]
+    return writes
+
+
 def logged_in(url: str = "ftp://h/") -> fs.Session:
     s = fs.Session(u(url))
     s.login_dir = "/home/me"
@@ -172,7 +191,7 @@ def test_retr_one_cwd_per_segment_type_size_epsv_retr() -> None:
     s = logged_in()
     answer = answers()
     sent, started = fs.play(
-        s, s.open(plan("ftp://h/a/b%20c/f.bin"), u("ftp://h/a/b%20c/f.bin"), Opts()),
+        s, s.open(plan("ftp://h/a/b%20c/f.bin"), u("ftp://h/a/b%20c/f.bin"), Opts(pipeline=False)),
         b"250 ok\r\n250 ok\r\n200 type\r\n213 1234\r\n229 Extended (|||40001|)\r\n150 here\r\n", answer)
     assert sent == (b"CWD a\r\nCWD b c\r\nTYPE I\r\nSIZE f.bin\r\nEPSV\r\nRETR f.bin\r\n")
     assert started == fs.Started(ftp.Reply(150, ("here",)), 1234)
@@ -180,17 +199,16 @@ def test_retr_one_cwd_per_segment_type_size_epsv_retr() -> None:
     assert s.cwd_path == ("a", "b c") and s.type == "I" and s.epsv_seen
 
 
-@pytest.mark.parametrize(("strategy", "commands"), [
-    ("singlecwd", b"CWD a/b\r\nTYPE I\r\nSIZE f\r\nEPSV\r\nRETR f\r\n"),
-    ("nocwd", b"TYPE I\r\nSIZE a/b/f\r\nEPSV\r\nRETR a/b/f\r\n"),
+@pytest.mark.parametrize(("strategy", "writes"), [
+    ("singlecwd", [b"CWD a/b\r\nTYPE I\r\n", b"SIZE f\r\n", b"EPSV\r\n", b"RETR f\r\n"]),
+    ("nocwd", [b"TYPE I\r\n", b"SIZE a/b/f\r\n", b"EPSV\r\n", b"RETR a/b/f\r\n"]),
 ])
-def test_retr_other_cwd_strategies(strategy: str, commands: bytes) -> None:
+def test_retr_other_cwd_strategies(strategy: str, writes: list[bytes]) -> None:
     s = logged_in()
     replies = (b"250 ok\r\n" if strategy == "singlecwd" else b"") + \
         b"200 type\r\n213 3\r\n229 (|||40001|)\r\n150 go\r\n"
-    sent, _ = fs.play(s, s.open(plan("ftp://h/a/b/f", strategy), u("ftp://h/a/b/f"),
-                                Opts(cwd_strategy=strategy)), replies)
-    assert sent == commands
+    assert play_writes(s, s.open(plan("ftp://h/a/b/f", strategy), u("ftp://h/a/b/f"),
+                                 Opts(cwd_strategy=strategy)), replies) == writes
 
 
 def test_typecode_a_sends_type_a_and_no_size() -> None:
@@ -318,13 +336,13 @@ def test_nocwd_fallback_lists_the_path_and_reports_retr_when_listing_fails() -> 
 def test_epsv_refused_falls_back_to_pasv_for_good(refusal: bytes) -> None:
     s = logged_in()
     answer = answers()
-    sent, _ = fs.play(s, s.open(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_size=False)),
+    sent, _ = fs.play(s, s.open(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_size=False, pipeline=False)),
                       b"200 type\r\n" + refusal + b"\r\n227 Entering Passive Mode (10,9,8,7,156,65)\r\n150 go\r\n",
                       answer)
     assert sent == b"TYPE I\r\nEPSV\r\nPASV\r\nRETR f\r\n"
     assert answer.seen[0] == fs.DataPort(156 * 256 + 65, "retr")  # the address in the reply is ignored
     assert not s.epsv_ok
-    sent, _ = fs.play(s, s.open(plan("ftp://h/g"), u("ftp://h/g"), Opts(use_size=False)),
+    sent, _ = fs.play(s, s.open(plan("ftp://h/g"), u("ftp://h/g"), Opts(use_size=False, pipeline=False)),
                       b"227 (1,2,3,4,0,80)\r\n150 go\r\n")
     assert sent == b"PASV\r\nRETR g\r\n"
 
@@ -333,7 +351,7 @@ def test_epsv_421_is_the_servers_trouble_not_epsvs() -> None:
     s = logged_in()
     out = bytearray()
     with pytest.raises(TemporaryFailure) as info:
-        _play_collecting(s, s.open(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_size=False)),
+        _play_collecting(s, s.open(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_size=False, pipeline=False)),
                          b"200 type\r\n421 closing\r\n", out)
     assert bytes(out) == b"TYPE I\r\nEPSV\r\n"
     assert s.epsv_ok and not s.in_step_after(info.value)  # a 4xx: the connection is dropped
@@ -708,3 +726,87 @@ def test_no_pipelined_login_without_a_password() -> None:
     sent, _ = fs.play(s, s.login(plan("ftp://bob@h/"), "h", 21, "plain", pipeline=True),
                       b"220 hi\r\n331 pw\r\n230 in\r\n257 \"/\"\r\n", answer)
     assert sent == b"USER bob\r\nPASS asked\r\nPWD\r\n" and answer.seen == [fs.AskPassword("bob", "h")]
+
+
+# -- fewer round trips before the first RETR (issue 24 step 5) ------------------------------
+
+
+def test_first_file_cwd_and_type_in_one_write_then_size_epsv_retr_in_one() -> None:
+    # was: CWD a, CWD b c, TYPE I, SIZE, EPSV, then RETR: six round trips; now two writes
+    s = logged_in()
+    answer = answers()
+    url = "ftp://h/a/b%20c/f.bin"
+    writes = play_writes(s, s.open(plan(url), u(url), Opts()),
+                         b"250 ok\r\n200 type\r\n213 1234\r\n229 (|||40001|)\r\n150 here\r\n")
+    # the connection's first EPSV is never pipelined with RETR (aioftp.Server would answer RETR first)
+    assert writes == [b"CWD /home/me/a/b c\r\nTYPE I\r\n", b"SIZE f.bin\r\n", b"EPSV\r\n", b"RETR f.bin\r\n"]
+    assert s.cwd_path == ("a", "b c") and s.type == "I" and not s.out_of_step
+    fs.play(s, s.open(plan(url), u(url), Opts(), offset=0), b"213 1234\r\n229 (|||40002|)\r\n150 here\r\n",
+            answer)
+    assert answer.seen == [fs.DataEarly(40002), fs.DATA_CHECK, fs.DataOpen(1234)]
+
+
+def test_first_file_absolute_cwd_refused_runs_the_rfc_sequence() -> None:
+    s = logged_in()
+    writes = play_writes(s, s.open(plan("ftp://h/a/b/f"), u("ftp://h/a/b/f"), Opts(use_size=False)),
+                         b"550 no\r\n200 type\r\n250 ok\r\n250 ok\r\n229 (|||1|)\r\n150 go\r\n")
+    assert writes == [b"CWD /home/me/a/b\r\nTYPE I\r\n", b"CWD a\r\n", b"CWD b\r\n", b"EPSV\r\n", b"RETR f\r\n"]
+    assert s.cwd_path == ("a", "b") and s.type == "I"
+
+
+def test_first_file_chain_without_unix_paths_is_sent_one_cwd_at_a_time() -> None:
+    s = logged_in()
+    s.login_dir = "SYS$USER:[ME]"  # no absolute CWD stands for the chain; never a pipelined chain
+    writes = play_writes(s, s.open(plan("ftp://h/a/b/f"), u("ftp://h/a/b/f"), Opts(use_size=False)),
+                         b"250 ok\r\n250 ok\r\n200 type\r\n229 (|||1|)\r\n150 go\r\n")
+    assert writes == [b"CWD a\r\n", b"CWD b\r\n", b"TYPE I\r\n", b"EPSV\r\n", b"RETR f\r\n"]
+
+
+def test_first_file_cwd_refused_in_the_batch_fails_in_step() -> None:
+    s = logged_in()
+    out = bytearray()
+    with pytest.raises(ResourceNotFound, match="CWD pub") as info:
+        _play_collecting(s, s.open(plan("ftp://h/pub/f"), u("ftp://h/pub/f"), Opts()),
+                         b"550 No such directory\r\n200 type\r\n", out)
+    assert bytes(out) == b"CWD pub\r\nTYPE I\r\n"
+    assert s.in_step_after(info.value) and s.cwd_path is None and not s.out_of_step
+
+
+@pytest.mark.parametrize("replies", [
+    b"200 type\r\n250 ok\r\n",  # TYPE answered first, as a server running commands at once does
+    b"213 4\r\n200 type\r\n",  # a reply to some other command
+    b"150 go\r\n250 ok\r\n",
+])
+def test_batch_answered_out_of_step_drops_the_connection_and_says_so(replies: bytes) -> None:
+    s = logged_in()
+    with pytest.raises(ProtocolError, match="out of step"):
+        _play_collecting(s, s.open(plan("ftp://h/pub/f"), u("ftp://h/pub/f"), Opts()), replies, bytearray())
+    assert s.out_of_step and s.broken
+
+
+def test_batch_421_is_the_servers_closing() -> None:
+    s = logged_in()
+    with pytest.raises(TemporaryFailure):
+        _play_collecting(s, s.open(plan("ftp://h/pub/f"), u("ftp://h/pub/f"), Opts()), b"421 bye\r\n",
+                         bytearray())
+    assert s.broken and not s.out_of_step
+
+
+def test_epsv_refused_and_retr_started_anyway_is_out_of_step() -> None:
+    # RETR sent with the EPSV it needed refused: a server that starts it anyway (RFC 959's
+    # default data port) cannot be pipelined to: the driver goes one command at a time
+    s = logged_in()
+    s.type, s.cwd_path, s.epsv_seen = "I", (), True
+    with pytest.raises(ProtocolError, match="after refusing EPSV"):
+        _play_collecting(s, s.open(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_size=False)),
+                         b"500 EPSV?\r\n150 opening\r\n", bytearray())
+    assert s.out_of_step and s.broken
+
+
+def test_retr_answered_before_a_refused_epsv_is_out_of_step() -> None:
+    s = logged_in()
+    s.type, s.cwd_path, s.epsv_seen = "I", (), True
+    with pytest.raises(ProtocolError, match="out of turn: '229"):
+        _play_collecting(s, s.open(plan("ftp://h/f"), u("ftp://h/f"), Opts(use_size=False)),
+                         b"503 use PASV first\r\n229 (|||5|)\r\n", bytearray())
+    assert s.out_of_step and s.broken

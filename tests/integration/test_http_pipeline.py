@@ -1,0 +1,145 @@
+"""HTTP/1.1 pipelining on the lean path against the suite's real servers (docs/http.md).
+
+Proof that requests went several to a connection before the first answer came: through a
+latency relay (bench/relay.py, 100 ms round trip), 24 GETs on one connection take about a
+round trip each unpipelined (>= 2.4 s) and a few round trips pipelined; nginx's access log
+shows they all went on that one connection. The bytes are checked file by file, for bodies
+framed by Content-Length (.bin) and by chunked gzip (nginx compresses .txt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fixtures.launcher import Endpoint, Launcher
+from tests.integration.test_http import AccessLog
+
+from anyurl import Client, Limits
+from anyurl.handlers.http import HTTPOptions
+
+ROOT = Path(__file__).resolve().parents[2]
+RTT = 0.1
+N = 24
+
+
+@pytest.fixture(scope="module")
+def nginx(servers: Launcher) -> Endpoint:
+    return servers.get("nginx")
+
+
+def _seed(ep: Endpoint) -> dict[str, bytes]:
+    """Small files of distinct content: .bin (Content-Length) and .txt (gzip, so chunked)."""
+    root = Path(ep.info["www"]) / "pipe"
+    root.mkdir(exist_ok=True)
+    out: dict[str, bytes] = {}
+    for i in range(N):
+        name = f"f{i}.bin" if i % 2 else f"f{i}.txt"
+        data = (os.urandom(3000 + 97 * i) if i % 2
+                else (f"line of file {i}\n" * (40 + 11 * i)).encode())
+        (root / name).write_bytes(data)
+        out[name] = data
+    return out
+
+
+@pytest.fixture(scope="module")
+def files(nginx: Endpoint) -> dict[str, bytes]:
+    return _seed(nginx)
+
+
+def _relay(ep: Endpoint) -> tuple[subprocess.Popen[str], str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "bench.relay", "--rtt", str(RTT * 1000),
+                             f"127.0.0.1:{port}={ep.host}:{ep.port}"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(10)
+    assert proc.stdout is not None
+    proc.stdout.close()
+
+
+@pytest.fixture
+def relayed(nginx: Endpoint) -> Iterator[str]:
+    """nginx RTT away, through bench/relay.py (its own process): the origin to fetch from."""
+    proc, origin = _relay(nginx)
+    try:
+        yield origin
+    finally:
+        _stop(proc)
+
+
+async def _batch(origin: str, files: dict[str, bytes], pipeline: int) -> tuple[float, dict[str, bytes]]:
+    async with Client(limits=Limits(per_host=1), http=HTTPOptions(pipeline=pipeline)) as client:
+        first = await client.fetch(f"{origin}/pipe/f0.txt")  # proves the connection (keep-alive)
+        assert first.content == files["f0.txt"]
+        t0 = time.monotonic()
+        names = sorted(files)
+        bodies = await asyncio.gather(*(client.fetch(f"{origin}/pipe/{n}") for n in names))
+        took = time.monotonic() - t0
+        return took, {n: b.content for n, b in zip(names, bodies, strict=True)}
+
+
+async def test_nginx_answers_pipelined_gets_on_one_connection(nginx: Endpoint, files: dict[str, bytes],
+                                                              relayed: str) -> None:
+    log = AccessLog(nginx.info["access_log"])
+    took, bodies = await _batch(relayed, files, 8)
+    assert bodies == files
+    lines = await log.lines(N + 1)
+    assert len(lines) == N + 1
+    assert len(Counter(line["conn"] for line in lines)) == 1  # one connection carried them all
+    # one at a time, N requests cost N round trips; 8 deep, about N / 8 (and a few more while
+    # the depth grows): well under half
+    assert took < N * RTT / 2, took
+
+
+async def test_without_pipelining_each_request_waits_for_the_last(files: dict[str, bytes], relayed: str) -> None:
+    # the same batch, the switch off: the test above is a test of pipelining
+    took, bodies = await _batch(relayed, files, 0)
+    assert bodies == files
+    assert took >= N * RTT
+
+
+async def test_no_pipelining_where_there_is_no_round_trip_to_hide(nginx: Endpoint, files: dict[str, bytes]) -> None:
+    # nginx on loopback answers within a millisecond or two: one request at a time costs nothing
+    # there, and the pipeline's bookkeeping would (docs/http.md, PIPE_MIN_RTT)
+    origin = f"http://{nginx.host}:{nginx.port}"
+    async with Client(limits=Limits(per_host=2), http=HTTPOptions(pipeline=8)) as client:
+        for _ in range(10):  # the quickest of ten answers: a loaded machine's slowest moments pass
+            await client.fetch(f"{origin}/pipe/f1.bin")
+        names = sorted(files)
+        bodies = await asyncio.gather(*(client.fetch(f"{origin}/pipe/{n}") for n in names))
+        assert [b.content for b in bodies] == [files[n] for n in names]
+        url = client.parse(f"{origin}/pipe/f0.txt")
+        assert not client.handler(url).multiplexed(url)
+
+
+# the suite's other HTTP servers: Apache and lighttpd keep connections alive and answer pipelined
+# requests; busybox httpd closes each connection after one answer (nothing to pipeline on)
+@pytest.mark.parametrize(("server", "pipelines"), [("apache", True), ("lighttpd", True), ("busybox_httpd", False)])
+async def test_other_servers(servers: Launcher, server: str, pipelines: bool) -> None:
+    ep = servers.get(server)
+    files = _seed(ep)
+    proc, origin = _relay(ep)
+    try:
+        took, bodies = await _batch(origin, files, 8)
+    finally:
+        _stop(proc)
+    assert bodies == files
+    if pipelines:
+        assert took < N * RTT / 2, took
+    else:
+        assert took >= N * RTT, took
