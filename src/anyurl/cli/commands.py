@@ -205,10 +205,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             runner.close()
     except KeyboardInterrupt:
-        print("anyurl: interrupted", file=sys.stderr)
+        sys.stderr.write("anyurl: interrupted\n")  # one write, as anyurl.__main__ says why
         return EXIT_INTERRUPTED
     except _Terminated:
-        print("anyurl: terminated", file=sys.stderr)
+        sys.stderr.write("anyurl: terminated\n")
         return EXIT_TERMINATED
     except BrokenPipeError:
         # the reader went away (`anyurl get URL | head`): stop quietly

@@ -52,7 +52,7 @@ def answer(raw: list[str]) -> int | None:
                 sys.stdout.flush()
                 return 0
         except KeyboardInterrupt:
-            print("anyurl: interrupted", file=sys.stderr)
+            sys.stderr.write("anyurl: interrupted\n")  # one write, as anyurl.__main__ says why
             return EXIT_INTERRUPTED
         except BrokenPipeError:
             import os
