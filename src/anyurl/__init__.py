@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from .errors import (
     AccessDenied,
     AnyURLError,
@@ -29,6 +27,7 @@ from .errors import (
     UnsupportedScheme,
     URLSyntaxError,
 )
+from .version import __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:

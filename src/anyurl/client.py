@@ -86,7 +86,7 @@ class Client:
         smtp: SMTPSettings | None = None,
         scheme_options: Mapping[str, object] | None = None,
     ) -> None:
-        from . import __version__
+        from .version import __version__
 
         self.timeouts = _typed("timeouts", timeouts, Timeouts) or Timeouts()
         self.limits = _typed("limits", limits, Limits) or Limits()

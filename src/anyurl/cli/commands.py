@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import __version__, errors
+from .. import errors
 from ..errors import AnyURLError
+from ..version import __version__
 from .exits import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import __version__
+from ..version import __version__
 from . import grammar
 from .exits import exit_code_table
 from .quick import read_plain_line, readers

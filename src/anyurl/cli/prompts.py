@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from .output import _printable
-
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
     import asyncio
@@ -71,6 +69,8 @@ class Prompter:
         async with self._lock:  # parallel downloads: one prompt at a time, asked once
             key = (user, host)
             if key not in self._answers:
+                from .display import printable as _printable  # (display loads only when asked)
+
                 with self._paused():
                     self._answers[key] = await asyncio.to_thread(
                         _getpass, f"Password for {_printable(user)}@{_printable(host)}: ")
@@ -92,6 +92,8 @@ class Prompter:
         return answers
 
     def _ask_field(self, f: Any) -> str:
+        from .display import printable as _printable
+
         kind = str(getattr(f, "kind", "Ask") or "Ask").lower()
         prompt = _printable(str(getattr(f, "prompt", "") or "")).rstrip(": ")
         default = getattr(f, "default", None)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from .. import __version__
 from ..errors import mask_password
+from ..version import __version__
 from .exits import EXIT_INTERRUPTED, EXIT_LOCAL_IO, EXIT_PIPE
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
