@@ -263,7 +263,11 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
 
         def multiplexed(u: Any) -> bool:
             # (https: HTTP/2 streams; http: pipelined GETs; news: pipelined windows)
-            m = getattr(client.handler(u), "multiplexed", None)
+            try:
+                handler = client.handler(u)
+            except AnyURLError:  # no handler for its scheme: the transfer itself says so
+                return False
+            m = getattr(handler, "multiplexed", None)
             return m is not None and bool(m(u))
 
         def stream_workers() -> None:
