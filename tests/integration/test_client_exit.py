@@ -51,7 +51,7 @@ def test_client_on_a_loop_never_closed_leaves_no_resource_warning(ftp: Endpoint,
     for leak in ("unclosed transport", "StreamWriter", "family=2", "family=10"):
         assert leak not in proc.stderr, proc.stderr
     assert "RuntimeWarning" not in proc.stderr, proc.stderr
-    logged = vsftpd.commands(ftp.info["log"], mark)
+    logged = vsftpd.commands_through(ftp.info["log"], mark)
     assert "RETR hello.txt" in logged and logged[-1] == "QUIT", logged
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -51,8 +52,14 @@ def _seed(ep: Endpoint) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def files(nginx: Endpoint) -> dict[str, bytes]:
-    return _seed(nginx)
+def files(nginx: Endpoint) -> Iterator[dict[str, bytes]]:
+    yield _seed(nginx)
+    _unseed(nginx)
+
+
+def _unseed(ep: Endpoint) -> None:
+    # the servers' trees are shared by the session: other modules mirror them whole
+    shutil.rmtree(Path(ep.info["www"]) / "pipe", ignore_errors=True)
 
 
 def _relay(ep: Endpoint) -> tuple[subprocess.Popen[str], str]:
@@ -138,6 +145,7 @@ async def test_other_servers(servers: Launcher, server: str, pipelines: bool) ->
         took, bodies = await _batch(origin, files, 8)
     finally:
         _stop(proc)
+        _unseed(ep)
     assert bodies == files
     if pipelines:
         assert took < N * RTT / 2, took

@@ -50,7 +50,7 @@ def test_client_left_open_serves_a_second_asyncio_run(ftp: Endpoint) -> None:
     for _ in range(2):
         mark = os.path.getsize(ftp.info["log"])
         assert asyncio.run(once()) == seed.HELLO
-        logged = vsftpd.commands(ftp.info["log"], mark)
+        logged = vsftpd.commands_through(ftp.info["log"], mark)
         assert logged[:1] == ["USER anonymous"] and "RETR hello.txt" in logged and logged[-1] == "QUIT"
         assert _sockets() <= before
 
