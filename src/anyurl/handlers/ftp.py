@@ -184,6 +184,9 @@ class FTPHandler(Handler):
         self._busy: dict[tuple[str, int], set[Control]] = {}
         # requests waiting for a transfer to queue behind, or for room in the pool (_open_once)
         self._waiters: dict[tuple[str, int], list[asyncio.Future[None]]] = {}
+        self._opening: dict[tuple[str, int], int] = {}  # logins under way: their servers not yet known
+        # (host, port) where a transfer with a request queued behind it failed: nothing queued there again
+        self.no_queue: set[tuple[str, int]] = set()
 
     def _plan(self, url: URL, opts: FTPOptions) -> tuple[FTPURL, Plan]:
         if not isinstance(url, FTPURL):
@@ -211,7 +214,7 @@ class FTPHandler(Handler):
         mode = "implicit" if implicit else ("explicit" if opts.tls else "plain")
         key: PoolKey = (url.host, url.port, plan.user, plan.password, mode)
         lease = await self.pool.acquire(req, url.host, url.port, key,
-                                        lambda: self._login(url, plan, opts, key, mode, req),
+                                        lambda: self._login_counted(url, plan, opts, key, mode, req),
                                         (req, plan.cwds), fresh=fresh)
         conn = lease.conn
         conn.lease = lease
@@ -219,6 +222,14 @@ class FTPHandler(Handler):
         self._take(conn, req, url, lease.reused)
         self._busy.setdefault((url.host, url.port), set()).add(conn)
         return conn
+
+    def _wake(self, address: tuple[str, int]) -> None:
+        """The requests waiting to queue on host:port look again (_queue)."""
+        waiters = self._waiters.get(address)
+        if waiters:
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
 
     @staticmethod
     def _take(conn: Control, req: Request, url: FTPURL, reused: bool) -> None:
@@ -239,11 +250,7 @@ class FTPHandler(Handler):
         session.awaiting_end = False
         conn.lone = False
         follower, conn.follower = conn.follower, None
-        waiters = self._waiters.get(lease.address)
-        if waiters:  # room in the pool, or a transfer to queue behind: each looks again
-            for fut in waiters:
-                if not fut.done():
-                    fut.set_result(None)
+        self._wake(lease.address)  # room in the pool, or a transfer to queue behind: each looks again
         if follower is not None:
             if (reusable and not follower.done() and not session.broken
                     and not conn.writer.transport.is_closing()):
@@ -277,6 +284,22 @@ class FTPHandler(Handler):
             conn.abort()
             raise
         return conn
+
+    async def _login_counted(self, url: FTPURL, plan: Plan, opts: FTPOptions, key: PoolKey, mode: str,
+                             req: Request) -> Control:
+        """:meth:`_login`, counted in ``_opening`` meanwhile: requests that find every slot taken
+        wait to queue (_queue) until the server is known (its greeting)."""
+        address = (url.host, url.port)
+        self._opening[address] = self._opening.get(address, 0) + 1
+        try:
+            return await self._login(url, plan, opts, key, mode, req)
+        finally:
+            left = self._opening[address] - 1
+            if left:
+                self._opening[address] = left
+            else:
+                del self._opening[address]
+            self._wake(address)
 
     async def aclose(self) -> None:
         await self.pool.aclose()
@@ -317,10 +340,12 @@ class FTPHandler(Handler):
         """One try of :meth:`open`: behind a transfer in progress (:meth:`_follow`) when the
         server queues commands and every connection is busy, else on a connection of its own."""
         try:
-            if opts.pipeline and plan.action == "RETR" and self._busy:
+            if opts.pipeline and plan.action == "RETR" and (self._busy or self._opening):
                 body = await self._queue(req, furl, plan, opts)
                 if body is not None:
                     return body
+                if (furl.host, furl.port) in self.in_step_only:  # found out of step while it waited
+                    opts = opts.__replace__(pipeline=False)
             return await self._run_on_lease(req, opts, furl, plan,  # type: ignore[no-any-return]
                                             lambda conn: self._open_on(conn, req, furl, plan, opts))
         except fs.Behind:
@@ -333,8 +358,9 @@ class FTPHandler(Handler):
         """True when a RETR for *url* could be queued now behind a transfer in progress (the server
         queues commands, :meth:`_follow`): a caller may run more requests at once than
         ``Limits.per_host`` (the CLI's batch does; each queued request waits for its turn)."""
-        busy = self._busy.get((getattr(url, "host", ""), getattr(url, "port", 0)))
-        if not busy:
+        address = (getattr(url, "host", ""), getattr(url, "port", 0))
+        busy = self._busy.get(address)
+        if not busy or address in self.no_queue or address in self.in_step_only:
             return False
         return any(self._may_open(conn) for conn in busy)
 
@@ -349,39 +375,34 @@ class FTPHandler(Handler):
 
     def _awaiting(self, conn: Control) -> None:
         """*conn*'s request sent its last command (Control.run): wake the requests waiting to queue."""
-        waiters = self._waiters.get((conn.host, conn.port))
-        if waiters and conn.follower is None and conn.session.open_to_follow():
-            for fut in waiters:
-                if not fut.done():
-                    fut.set_result(None)
+        if conn.follower is None and conn.session.open_to_follow():
+            self._wake((conn.host, conn.port))
 
     async def _queue(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body | None:
-        """:meth:`_follow` when it can; while every connection is busy with small transfers on a
-        server that queues commands, wait (at most ``Timeouts.pool``) for one to queue behind
-        or for room in the pool. None: the usual way (a connection of its own)."""
+        """:meth:`_follow` when it can; while every connection to a server that queues commands
+        is busy, wait for a transfer to queue behind or for room in the pool. The wait ends
+        when nothing happens on those connections (no transfer starts or ends) for
+        ``Timeouts.pool`` (never past the total deadline). None: the usual way (a connection
+        of its own, :meth:`Pool.acquire`, which then has room or waits as always)."""
         address = (furl.host, furl.port)
         loop = asyncio.get_running_loop()
-        wait = req.bound(req.timeouts.pool)
-        until = None if wait is None else loop.time() + wait
         while True:
             body = await self._follow(req, furl, plan, opts)
             if body is not None:
                 return body
-            busy = self._busy.get(address)
-            if (not busy or self.pool.has_room(furl.host, furl.port, req.limits)
-                    or address in self.in_step_only or not any(self._may_open(c) for c in busy)):
+            busy = self._busy.get(address) or ()
+            if (self.pool.has_room(furl.host, furl.port, req.limits) or address in self.in_step_only
+                    or address in self.no_queue or not (address in self._opening or any(c.session.queues and not c.session.broken
+                                                            for c in busy))):
                 return None
-            left = None if until is None else until - loop.time()
-            if left is not None and left <= 0:
-                return None  # the pool's wait says PoolTimeout if it must
             fut: asyncio.Future[None] = loop.create_future()
             waiters = self._waiters.setdefault(address, [])
             waiters.append(fut)
             try:
-                async with asyncio.timeout(left):
+                async with asyncio.timeout(req.bound(req.timeouts.pool)):
                     await fut
             except TimeoutError:
-                return None
+                return None  # the pool's own wait says PoolTimeout if it must
             finally:
                 waiters.remove(fut)
                 if not waiters:
@@ -395,7 +416,8 @@ class FTPHandler(Handler):
         it queued on was lost (its commands are never answered): then the usual way."""
         address = (furl.host, furl.port)
         busy = self._busy.get(address)
-        if not busy or address in self.in_step_only or req.offset or req.max_size is not None:
+        if (not busy or address in self.in_step_only or address in self.no_queue or req.offset
+                or req.max_size is not None):
             return None
         if self.pool.has_room(furl.host, furl.port, req.limits):
             return None  # a connection of its own now (idle, or a free slot)
@@ -452,10 +474,26 @@ class FTPHandler(Handler):
             body = apply_length(self._listing_body(furl, result, conn.session.login_dir), req.length)
         except BaseException as exc:  # a refusal (550...) leaves the connection in step: keep it
             self._check_step(conn, furl, opts, exc)
+            self._failed_with_queue(conn, furl, exc)
             await self._release(conn, conn.in_step_after(exc) or isinstance(exc, fs.Behind), opts)
             raise
         await self._release(conn, True, opts)
         return body
+
+    def _failed_with_queue(self, conn: Control, furl: FTPURL, exc: BaseException) -> None:
+        """A transfer with a request queued behind it failed (*exc*), the connection out of step
+        or lost: perhaps the server acted on the queued commands at once after all (a closed
+        data connection, a missing 226). Nothing is queued behind transfers there again."""
+        if (conn.follower is None or not isinstance(exc, AnyURLError) or conn.in_step_after(exc)
+                or isinstance(exc, fs.Behind)):
+            return
+        address = (furl.host, furl.port)
+        if address not in self.no_queue:
+            self.no_queue.add(address)
+            if conn.session.out_of_step:
+                return  # said already (_check_step), and nothing is pipelined there any more
+            log.warning("%s:%s: a transfer with a request queued behind it failed (%s): requests are no "
+                        "longer queued behind transfers there", furl.host, furl.port, exc.message)
 
     def _check_step(self, conn: Control, furl: FTPURL, opts: FTPOptions, exc: BaseException) -> None:
         """After *exc*: a server that answered pipelined commands out of step gets none again."""
@@ -585,13 +623,16 @@ class FTPHandler(Handler):
             reader.close()
             try:
                 await conn.run(conn.session.end_of_retr(url, received, expected))
-            except ProtocolError as exc:
+            except AnyURLError as exc:
                 self._check_step(conn, url, opts, exc)
                 raise
             ok = True
         except GeneratorExit:
             # The caller stopped reading (closed the body early): ABOR, keep the connection if in step.
             ok = await conn.abort_transfer(reader)
+            raise
+        except AnyURLError as exc:
+            self._failed_with_queue(conn, url, exc)
             raise
         finally:
             reader.close()

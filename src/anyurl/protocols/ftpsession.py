@@ -940,9 +940,11 @@ class Session:
         if self.behind and final.code not in (226, 250) and final.kind not in (4, 5):
             # not the end of this transfer: the server answered the commands queued behind it
             # while the transfer ran (it does not queue them after all)
+            # (TruncatedTransfer: its end never came, so it is not known complete; Retry may retry it)
             self.out_of_step = self.broken = True
-            raise ProtocolError(f"reply out of step: {final.text!r} where the end of the transfer was due "
-                                f"(commands were queued behind it)", url=url, reply=final.text)
+            raise TruncatedTransfer(f"no end-of-transfer reply after {received} bytes: {final.text!r} came "
+                                    f"instead (the server answered commands queued behind the transfer, "
+                                    f"out of step)", url=url, reply=final.text)
         if final.kind != 2:
             if final.code in (426, 451, 551, 552) or final.kind == 4:
                 raise TruncatedTransfer(f"transfer aborted after {received} bytes: {final.text}",
