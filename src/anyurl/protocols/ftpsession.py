@@ -753,7 +753,10 @@ class Session:
                 self.check_limit(url, total, offset, length, limit)
         reply: Reply | None = None
         skip = 0
-        if (opts.pipeline and opts.passive and opts.epsv and self.epsv_seen and not self.tls_data
+        # (the connection's first EPSV waits for its 229 before RETR, except on a server that queues
+        # commands: aioftp.Server answers a RETR sent along with it first; vsftpd takes them in turn)
+        if (opts.pipeline and opts.passive and opts.epsv and (self.epsv_seen or self.queues) and self.epsv_ok
+                and not self.tls_data
                 and not offset):
             total, reply = yield from self.pipelined_retr(plan, url, want_size)
             want_size = False  # asked already
@@ -913,6 +916,7 @@ class Session:
                 self.epsv_ok = epsv.kind == 4  # e.g. 500/502: use PASV from now on
                 return total, None
             port = parse_epsv(epsv)
+            self.epsv_seen = True
             connect_error: OSError | None = yield DataEarly(port)
             retr = yield READ
             in_step = retr.kind != 1

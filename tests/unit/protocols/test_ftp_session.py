@@ -468,6 +468,17 @@ def test_next_retr_is_written_behind_the_transfer_and_read_after_its_turn() -> N
     assert started.total == 4096
 
 
+def test_first_file_on_a_server_that_queues_sends_size_epsv_and_retr_together() -> None:
+    # vsftpd takes commands in turn: the connection's first EPSV need not wait for its 229
+    # (aioftp.Server, which does not queue, answers a RETR sent along with it first)
+    for queues, writes in ((True, [b"SIZE g\r\nEPSV\r\nRETR g\r\n"]),
+                           (False, [b"SIZE g\r\n", b"EPSV\r\n", b"RETR g\r\n"])):
+        s = logged_in()
+        s.queues, s.type = queues, "I"
+        assert play_writes(s, s.open(plan("ftp://h/g"), u("ftp://h/g"), Opts()),
+                           b"213 7\r\n229 (|||40002|)\r\n150 go\r\n") == writes
+
+
 @pytest.mark.parametrize(("change", "why"), [
     ({"queues": False}, "a server not known to queue commands"),
     ({"awaiting_end": False}, "the request in progress may still send commands"),
