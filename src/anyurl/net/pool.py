@@ -130,9 +130,7 @@ class Lease(Generic[C]):
         now owns it. Whoever still holds this lease can no longer release the connection."""
         assert not self.released and self._conn is not None
         self.released = True
-        lease = Lease(self.pool, self._host, self.address, self._conn, True)
-        self.pool._lent[id(self._conn)] = lease
-        return lease
+        return self.pool.relend(Lease(self.pool, self._host, self.address, self._conn, True))
 
     def keep_idle(self) -> bool:
         """The common case of ``release(True)`` without a coroutine: a clean connection goes
@@ -370,6 +368,10 @@ class Pool(Generic[C]):
         lease = Lease(self, h, (host, port), conn, True)
         self._lent[id(conn)] = lease
         return lease
+
+    def relend(self, lease: Lease[C]) -> Lease[C]:
+        """Record *lease* as the one that releases its connection now (:meth:`Lease.hand_over`)."""
+        return self._lend(lease)
 
     def _lend(self, lease: Lease[C]) -> Lease[C]:
         self._lent[id(lease.conn)] = lease
