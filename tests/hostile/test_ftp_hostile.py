@@ -238,27 +238,23 @@ async def test_server_acting_on_commands_queued_behind_a_transfer_falls_back(
     # behind is made again on a new login with nothing pipelined, as is every later one.
     caplog.set_level("DEBUG", logger="anyurl.ftp")
     async with client(limits=Limits(per_host=1), retry=Retry(attempts=retry, backoff=0)) as c:
-        first, second, third = await asyncio.gather(
-            *(c.fetch(hostile.url(f"/pub/{name}")) for name in ("a.bin", "b.bin", "c.bin")),
-            return_exceptions=True)
-        assert not isinstance(first, BaseException) and first.content == PAYLOAD
-        # b.bin: cut before its data connection was made (refused: the pool's one retry of a reused
-        # connection makes it again) or after 500 bytes (no 226: TruncatedTransfer, retried by Retry)
-        if isinstance(second, BaseException):
-            assert retry == 1 and isinstance(second, TruncatedTransfer), second
-        else:
-            assert second.content == PAYLOAD
-        assert not isinstance(third, BaseException) and third.content == PAYLOAD, third
+        got = await asyncio.gather(*(c.fetch(hostile.url(f"/pub/{name}")) for name in ("a.bin", "b.bin", "c.bin")),
+                                   return_exceptions=True)
+        # a transfer cut by the EPSV queued behind it: before its data connection was made (refused:
+        # the pool's one retry of a reused connection makes it again) or after 500 bytes (no 226:
+        # TruncatedTransfer, made again by Retry); never a short success
+        for r in got:
+            if isinstance(r, BaseException):
+                assert retry == 1 and isinstance(r, TruncatedTransfer), r
+            else:
+                assert r.content == PAYLOAD
         assert (await c.fetch(hostile.url("/pub/d.bin"))).content == PAYLOAD
     cmds = hostile.lines("CMD")
-    login = ["USER anonymous", "PASS <password>", "PWD"]
-    assert cmds[:11] == [*login, "CWD pub", "TYPE I", "SIZE a.bin", "EPSV", "RETR a.bin",
-                         "EPSV", "RETR b.bin", "EPSV"], "\n".join(cmds)  # c.bin's EPSV came during b.bin's transfer
-    assert hostile.lines("DATA") == ["transfer cut by EPSV"]  # (b.bin: 500 of its 1000 bytes sent)
-    assert cmds.count("USER anonymous") == 2, "\n".join(cmds)  # one new login; everything after it in step
-    # (c.bin's commands were queued once; never again)
-    queued = [r.getMessage() for r in caplog.records if r.getMessage().endswith("(queued)")]
-    assert queued == [f"127.0.0.1:{hostile.port} > EPSV (queued)", f"127.0.0.1:{hostile.port} > RETR c.bin (queued)"]
+    assert cmds[:3] == ["USER anonymous", "PASS <password>", "PWD"] and cmds.count("USER anonymous") == 2, cmds
+    assert hostile.lines("DATA") == ["transfer cut by EPSV"]  # queued once (a RETR sent during a transfer)...
+    messages = [r.getMessage() for r in caplog.records]
+    stop = next(i for i, m in enumerate(messages) if "out of step" in m or "no longer queued" in m)
+    assert not [m for m in messages[stop:] if m.endswith("(queued)")], messages[stop:]  # ...never again
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warned) == 1 and warned[0].startswith(f"127.0.0.1:{hostile.port}"), warned
     assert ("answered pipelined commands out of step" in warned[0]

@@ -783,6 +783,27 @@ async def test_next_file_queued_behind_the_transfer_on_vsftpd_only(srv: Server,
     assert sorted({x for x in cmds if x.startswith("RETR")}) == sorted({f"RETR {n}" for n in names})
 
 
+async def test_queued_request_that_gives_up_leaves_the_connection_in_step(vs: Server) -> None:
+    # A body held unread keeps its transfer open; a fetch queued behind it gives up after
+    # Timeouts.pool (PoolTimeout, as any wait for a connection). What it queued is still
+    # answered by vsftpd (which would otherwise wait for its data connection, the session held
+    # until accept_timeout): once the body is read, its replies are read and the transfer that
+    # starts is aborted, and the same login serves the next fetch.
+    from anyurl.errors import PoolTimeout
+
+    async with client(limits=Limits(per_host=1), timeouts=Timeouts(connect=10, read=10, pool=0.5)) as c:
+        assert (await c.fetch(vs.url("/pub/crlf.txt"))).content == seed.CRLF_TEXT  # its size known here
+        async with c.open(vs.url("/pub/hello.txt")) as held:
+            with pytest.raises(PoolTimeout):
+                await c.fetch(vs.url("/pub/blob.bin"))
+            assert await held.read() == seed.HELLO
+        assert (await c.fetch(vs.url("/pub/with%20space.txt"))).content == seed.SPECIAL_NAMES["with space.txt"]
+    cmds = vs.commands()
+    assert cmds.count(vs.login[0]) == 1, cmds
+    assert cmds[cmds.index("RETR hello.txt"):] == ["RETR hello.txt", "EPSV", "RETR blob.bin", "ABOR", "NOOP",
+                                                   "EPSV", "RETR with space.txt", "QUIT"], cmds
+
+
 async def test_big_file_streams(vs: Server) -> None:
     path = vsftpd.ensure_big(vs.ep.info, 100 << 20)
     want = hashlib.sha256(path.read_bytes()).hexdigest()
