@@ -207,7 +207,7 @@ class FTPHandler(Handler):
         return client_context(opts.verify, opts.cafile, opts.ssl_context)
 
     async def _acquire(self, url: FTPURL, plan: Plan, opts: FTPOptions, req: Request | None = None,
-                       *, fresh: bool = False) -> Control:
+                       *, fresh: bool = False, until: float | None = None) -> Control:
         """An idle connection reset for *plan*, or a new one (waits for a per-host slot)."""
         req = req if req is not None else self.context.request(url)
         implicit = url.scheme == "ftps"
@@ -215,7 +215,7 @@ class FTPHandler(Handler):
         key: PoolKey = (url.host, url.port, plan.user, plan.password, mode)
         lease = await self.pool.acquire(req, url.host, url.port, key,
                                         lambda: self._login_counted(url, plan, opts, key, mode, req),
-                                        (req, plan.cwds), fresh=fresh)
+                                        (req, plan.cwds), fresh=fresh, until=until)
         conn = lease.conn
         conn.lease = lease
         conn.on_awaiting = self._awaiting
@@ -260,7 +260,17 @@ class FTPHandler(Handler):
                 return
             if not follower.done():
                 follower.set_result(False)  # it goes to another connection
-            reusable = False  # commands queued that nobody will answer for: never reused
+            orphan, conn.orphan = conn.orphan, None
+            if orphan is not None and reusable and not session.broken:
+                # its request gave up waiting: the server will still answer what it queued (vsftpd
+                # would wait for the data connection, its session held up to accept_timeout)
+                session.handed_over()
+                conn.lone = True
+                reusable = await self._drain(conn, orphan)
+            else:
+                if orphan is not None:
+                    orphan.close()
+                reusable = False  # commands queued that nobody will answer for: never reused
         busy = self._busy.get(lease.address)
         if busy is not None:
             busy.discard(conn)
@@ -305,9 +315,9 @@ class FTPHandler(Handler):
         await self.pool.aclose()
 
     async def _run_on_lease(self, req: Request, opts: FTPOptions, furl: FTPURL, plan: Plan,
-                            step: Callable[[Control], Any]) -> Any:
+                            step: Callable[[Control], Any], until: float | None = None) -> Any:
         async def acquire(fresh: bool) -> Lease[Control]:
-            conn = await self._acquire(furl, plan, opts, req, fresh=fresh)
+            conn = await self._acquire(furl, plan, opts, req, fresh=fresh, until=until)
             assert conn.lease is not None
             return conn.lease
 
@@ -339,15 +349,18 @@ class FTPHandler(Handler):
     async def _open_once(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
         """One try of :meth:`open`: behind a transfer in progress (:meth:`_follow`) when the
         server queues commands and every connection is busy, else on a connection of its own."""
+        until: float | None = None  # the wait for a connection began in _queue: it ends at this loop time
         try:
             if opts.pipeline and plan.action == "RETR" and (self._busy or self._opening):
-                body = await self._queue(req, furl, plan, opts)
+                wait = req.bound(req.timeouts.pool)
+                until = None if wait is None else asyncio.get_running_loop().time() + wait
+                body = await self._queue(req, furl, plan, opts, until)
                 if body is not None:
                     return body
                 if (furl.host, furl.port) in self.in_step_only:  # found out of step while it waited
                     opts = opts.__replace__(pipeline=False)
             return await self._run_on_lease(req, opts, furl, plan,  # type: ignore[no-any-return]
-                                            lambda conn: self._open_on(conn, req, furl, plan, opts))
+                                            lambda conn: self._open_on(conn, req, furl, plan, opts), until)
         except fs.Behind:
             # its RETR failed and it needs more commands (the 550 fallback), but another request's
             # were queued behind it: that request has the connection; this one is made again
@@ -378,12 +391,13 @@ class FTPHandler(Handler):
         if conn.follower is None and conn.session.open_to_follow():
             self._wake((conn.host, conn.port))
 
-    async def _queue(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body | None:
+    async def _queue(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions,
+                     until: float | None) -> Body | None:
         """:meth:`_follow` when it can; while every connection to a server that queues commands
-        is busy, wait for a transfer to queue behind or for room in the pool. The wait ends
-        when nothing happens on those connections (no transfer starts or ends) for
-        ``Timeouts.pool`` (never past the total deadline). None: the usual way (a connection
-        of its own, :meth:`Pool.acquire`, which then has room or waits as always)."""
+        is busy, wait for a transfer to queue behind or for room in the pool, until the loop
+        time *until* (``Timeouts.pool`` from the request's start, never past the total
+        deadline). None: the usual way (a connection of its own, :meth:`Pool.acquire`, which
+        then has room, or waits for the rest of that time and says PoolTimeout)."""
         address = (furl.host, furl.port)
         loop = asyncio.get_running_loop()
         while True:
@@ -399,10 +413,10 @@ class FTPHandler(Handler):
             waiters = self._waiters.setdefault(address, [])
             waiters.append(fut)
             try:
-                async with asyncio.timeout(req.bound(req.timeouts.pool)):
+                async with asyncio.timeout_at(until):
                     await fut
             except TimeoutError:
-                return None  # the pool's own wait says PoolTimeout if it must
+                return None  # the pool's own wait says PoolTimeout
             finally:
                 waiters.remove(fut)
                 if not waiters:
@@ -445,11 +459,12 @@ class FTPHandler(Handler):
             async with asyncio.timeout(wait):
                 handed = await asyncio.shield(turn)
         except BaseException as exc:
-            op.close()
-            if turn.done() and turn.result():  # handed over as the wait ended: give it back
-                await self._release(conn, False, opts)
+            if turn.done() and turn.result():  # handed over as the wait ended: answer it and give it back
+                conn.lone = True
+                await self._release(conn, await self._drain(conn, op), opts)
             else:
-                turn.cancel()  # the transfer in progress ends alone; the connection is then closed
+                turn.cancel()  # the transfer ahead ends alone; then _release reads what was queued
+                conn.orphan = op
             if isinstance(exc, TimeoutError):  # a transfer longer than expected: the usual way
                 log.debug("%s:%s: gave up waiting %.3g s behind a transfer; asking the pool",
                           furl.host, furl.port, wait)
@@ -494,6 +509,19 @@ class FTPHandler(Handler):
                 return  # said already (_check_step), and nothing is pipelined there any more
             log.warning("%s:%s: a transfer with a request queued behind it failed (%s): requests are no "
                         "longer queued behind transfers there", furl.host, furl.port, exc.message)
+
+    @staticmethod
+    async def _drain(conn: Control, op: fs.Op[fs.Started | fs.Listed]) -> bool:
+        """Read the replies to a queued RETR whose request gave up (its op, at its TURN): the
+        transfer is aborted as soon as it starts (ABOR). True when the connection is in step."""
+        try:
+            async with asyncio.timeout(5.0):
+                result = await conn.run(op)
+                if type(result) is fs.Started:
+                    return await conn.abort_transfer(conn.take_data())
+        except (AnyURLError, TimeoutError, fs.Behind):
+            return False
+        return True
 
     def _check_step(self, conn: Control, furl: FTPURL, opts: FTPOptions, exc: BaseException) -> None:
         """After *exc*: a server that answered pipelined commands out of step gets none again."""
@@ -629,7 +657,18 @@ class FTPHandler(Handler):
             ok = True
         except GeneratorExit:
             # The caller stopped reading (closed the body early): ABOR, keep the connection if in step.
-            ok = await conn.abort_transfer(reader)
+            if conn.session.behind and expected is not None and received == expected and left is None:
+                # every byte came (a caller that stops at the announced size), but no ABOR can go
+                # with a request queued behind: the 226 is due, read it
+                reader.close()
+                try:
+                    async with asyncio.timeout(req.bound(min(req.read_timeout or 5.0, 5.0))):
+                        await conn.run(conn.session.end_of_retr(url, received, expected))
+                    ok = True
+                except (AnyURLError, TimeoutError):
+                    pass
+            else:
+                ok = await conn.abort_transfer(reader)
             raise
         except AnyURLError as exc:
             self._failed_with_queue(conn, url, exc)

@@ -87,6 +87,7 @@ class Control:
         # set True when the connection is handed over to it, False when it must go elsewhere
         self.follower: asyncio.Future[bool] | None = None
         self.lone = False  # the request in progress takes no follower (it was made again after Behind)
+        self.orphan: fs.Op[Any] | None = None  # the op of a queued request that gave up waiting (_release)
         self.on_awaiting: Callable[[Control], None] | None = None  # the handler's: see run()
         self._due: float | None = None  # when the line being waited for is late
         self._watchdog: asyncio.TimerHandle | None = None

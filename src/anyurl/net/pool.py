@@ -264,7 +264,7 @@ class Pool(Generic[C]):
         except TimeoutError:
             await self._close_all(discard, address)
             if timeout is not None and timeout < (req.timeouts.pool or float("inf")):
-                why = f"waited {timeout:.3g} s (the rest of the total timeout)"
+                why = f"waited {timeout:.3g} s (the rest of Timeouts.pool or of the total timeout)"
             else:
                 why = f"waited {timeout:.3g} s"
             held = f"Limits.per_host={limit}" if h.cap is None else f"at most {limit}: the server refused more"
@@ -295,9 +295,10 @@ class Pool(Generic[C]):
 
     async def acquire(self, req: Request, host: str, port: int, key: Hashable,
                       connect: Callable[[], Awaitable[C]], target: Any = None, *,
-                      fresh: bool = False) -> Lease[C]:
+                      fresh: bool = False, until: float | None = None) -> Lease[C]:
         """A connection to host:port for *key*: an idle one reset for *target*, else a new
-        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool``).
+        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool``, or at the
+        loop time *until*: the caller waited part of that already).
 
         A new connection the server refuses with a closing reply ("421 too many connections"
         at an FTP login) while others to the host are open (or opening) meets the server's
@@ -305,7 +306,7 @@ class Pool(Generic[C]):
         (at most ``Timeouts.pool`` in all) instead of failing. With none open the error stands.
         The cap is not for ever: each ``Limits.max_idle`` without a refusal lets it rise by one
         (a probe), back to ``per_host``; a new refusal lowers it again."""
-        until: float | None = None  # once refused: when the wait for a free connection ends
+        # once refused (or given): when the wait for a free connection ends
         while True:
             try:
                 return await self._acquire(req, host, port, key, connect, target, fresh, until)
