@@ -223,13 +223,17 @@ class FTPHandler(Handler):
         self._busy.setdefault((url.host, url.port), set()).add(conn)
         return conn
 
-    def _wake(self, address: tuple[str, int]) -> None:
-        """The requests waiting to queue on host:port look again (_queue)."""
+    def _wake(self, address: tuple[str, int], everyone: bool = True) -> None:
+        """The requests waiting to queue on host:port look again (_queue): all of them, or (a
+        transfer one request may queue behind) the first still waiting: with a thousand files
+        waking every waiter for each transfer cost more CPU than the files themselves."""
         waiters = self._waiters.get(address)
         if waiters:
             for fut in waiters:
                 if not fut.done():
                     fut.set_result(None)
+                    if not everyone:
+                        return
 
     @staticmethod
     def _take(conn: Control, req: Request, url: FTPURL, reused: bool) -> None:
@@ -250,13 +254,13 @@ class FTPHandler(Handler):
         session.awaiting_end = False
         conn.lone = False
         follower, conn.follower = conn.follower, None
-        self._wake(lease.address)  # room in the pool, or a transfer to queue behind: each looks again
         if follower is not None:
             if (reusable and not follower.done() and not session.broken
                     and not conn.writer.transport.is_closing()):
                 conn.lease = lease.hand_over()  # the queued request reads its replies next
                 session.handed_over()
                 follower.set_result(True)
+                self._wake(lease.address, everyone=False)  # one may queue behind it now
                 return
             if not follower.done():
                 follower.set_result(False)  # it goes to another connection
@@ -274,6 +278,7 @@ class FTPHandler(Handler):
         busy = self._busy.get(lease.address)
         if busy is not None:
             busy.discard(conn)
+        self._wake(lease.address)  # room in the pool: each looks again
         await lease.release(reusable, keep=opts.reuse)
 
     async def _login(self, url: FTPURL, plan: Plan, opts: FTPOptions, key: PoolKey, mode: str,
@@ -389,7 +394,7 @@ class FTPHandler(Handler):
     def _awaiting(self, conn: Control) -> None:
         """*conn*'s request sent its last command (Control.run): wake the requests waiting to queue."""
         if conn.follower is None and conn.session.open_to_follow():
-            self._wake((conn.host, conn.port))
+            self._wake((conn.host, conn.port), everyone=False)
 
     async def _queue(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions,
                      until: float | None) -> Body | None:
