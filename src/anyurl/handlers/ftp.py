@@ -224,9 +224,10 @@ class FTPHandler(Handler):
         return conn
 
     def _wake(self, address: tuple[str, int], everyone: bool = True) -> None:
-        """The requests waiting to queue on host:port look again (_queue): all of them, or (a
-        transfer one request may queue behind) the first still waiting: with a thousand files
-        waking every waiter for each transfer cost more CPU than the files themselves."""
+        """The requests waiting to queue on host:port look again (_queue): all of them (a login
+        ended: the server is known), or the first still waiting (a transfer one request may
+        queue behind, room for one in the pool): with a thousand files, waking every waiter
+        for each transfer cost more CPU than the files themselves."""
         waiters = self._waiters.get(address)
         if waiters:
             for fut in waiters:
@@ -278,7 +279,7 @@ class FTPHandler(Handler):
         busy = self._busy.get(lease.address)
         if busy is not None:
             busy.discard(conn)
-        self._wake(lease.address)  # room in the pool: each looks again
+        self._wake(lease.address, everyone=False)  # room in the pool (for one)
         await lease.release(reusable, keep=opts.reuse)
 
     async def _login(self, url: FTPURL, plan: Plan, opts: FTPOptions, key: PoolKey, mode: str,
