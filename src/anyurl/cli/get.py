@@ -8,7 +8,7 @@ import sys
 from .. import errors
 from ..errors import AnyURLError, TransferError, TruncatedTransfer, mask_password
 from .output import Reporter, _print_traceback, _write_all, _WritingStdout
-from .session import _STREAM_WORKERS, _with_deadline
+from .session import _stream_workers, _with_deadline
 from .urllist import _Listed, _URLList
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
@@ -252,7 +252,8 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
 
         # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
         # as HTTP/2 streams or pipelined GETs (many share a connection), more transfers run on them at once (up to
-        # _STREAM_WORKERS x N in all, within Limits.per_host_requests); any other transfer
+        # _stream_workers(N) in all, within Limits.per_host_requests; N x the pipeline's depth for a
+        # pipelining http origin); any other transfer
         # waits for one of the N plain turns, handed on first come, first served
         plain_turns = args.parallel if several else 1
         plain_busy = 0
@@ -273,10 +274,11 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         def stream_workers(u: Any) -> None:
             # the first multiplexed origin: the stream workers; a pipelining http origin may
             # want more (as many per turn as a pipeline's bound: a batch fills them at once)
-            width = _STREAM_WORKERS
+            total = _stream_workers(plain_turns)
             if type(u) is HTTPURL and u.scheme == "http":
-                width = max(width, getattr(getattr(client.handler(u), "http_options", None), "pipeline", 0))
-            more = plain_turns * (width - 1) - spawned[0]
+                depth = getattr(getattr(client.handler(u), "http_options", None), "pipeline", 0)
+                total = max(total, plain_turns * depth)
+            more = total - plain_turns - spawned[0]
             if groups and more > 0:
                 spawned[0] += more
                 for _ in range(more):
