@@ -148,27 +148,28 @@ async def test_the_batch_goes_at_once_behind_the_first_answer(nginx: Endpoint, f
 
 
 def test_the_cli_fills_every_connection_s_pipeline_at_once(nginx: Endpoint, relayed: str, tmp_path: Path) -> None:
-    # get --parallel 2 of 60 files: both connections begun during start-up (their first
-    # requests reach nginx together), then the other 58 in one burst of 29 on each (enough
-    # workers for the pipelines' depth, not 16 per connection)
+    # get --parallel 8 of 200 files: the 8 connections begun during start-up (their first
+    # requests reach nginx together), then the other 192 in one burst on each (enough workers
+    # for the pipelines' depth: 8 x 32, not 8 x 16)
     root = Path(nginx.info["www"]) / "pipecli"
     root.mkdir(exist_ok=True)
     try:
-        for i in range(60):
-            (root / f"g{i:02d}.bin").write_bytes(b"%d " % i * 300)
+        for i in range(200):
+            (root / f"g{i:03d}.bin").write_bytes(b"%d " % i * 300)
         log = AccessLog(nginx.info["access_log"])
-        urls = [f"{relayed}/pipecli/g{i:02d}.bin" for i in range(60)]
-        proc = subprocess.run([sys.executable, "-m", "anyurl", "get", "-q", "--parallel", "2", "-d",
+        urls = [f"{relayed}/pipecli/g{i:03d}.bin" for i in range(200)]
+        proc = subprocess.run([sys.executable, "-m", "anyurl", "get", "-q", "--parallel", "8", "-d",
                                str(tmp_path), *urls], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        assert sorted(p.name for p in tmp_path.iterdir()) == [f"g{i:02d}.bin" for i in range(60)]
-        assert (tmp_path / "g07.bin").read_bytes() == b"7 " * 300
-        lines = asyncio.run(log.lines(60))
-        assert len(lines) == 60
+        assert sorted(p.name for p in tmp_path.iterdir()) == [f"g{i:03d}.bin" for i in range(200)]
+        assert (tmp_path / "g107.bin").read_bytes() == b"107 " * 300
+        lines = asyncio.run(log.lines(200))
+        assert len(lines) == 200
         bursts = _bursts(lines)
-        assert len(bursts) == 2 and all(len(b) == 2 and b[0] == 1 for b in bursts.values()), bursts
+        # (a connection proven a moment before the others may take 32 and leave one nothing more)
+        assert len(bursts) == 8 and all(len(b) <= 2 and b[0] == 1 for b in bursts.values()), sorted(bursts.values())
         firsts = sorted(min(float(x["end"]) - float(x["took"]) for x in lines if x["conn"] == c) for c in bursts)
-        assert firsts[1] - firsts[0] < RTT / 2, firsts
+        assert firsts[-1] - firsts[0] < RTT / 2, firsts
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
