@@ -208,15 +208,19 @@ class ResponseReader:
     def on_message_begin(self) -> None:
         cur = self._to or self
         if cur.complete:
-            n = cur.next
-            if n is None:
-                cur._after_end = True
-                raise _Stop
-            # a pipelined response begins in the same bytes: this parser goes on with it, its
-            # callbacks forwarded to the next reader (httptools cannot say where one ended)
-            n.take_parser(cur._parser)
-            cur._fwd = n
-            self._to = n
+            self._to = cur.hand_on()
+
+    def hand_on(self) -> ResponseReader:
+        """A response begins after this whole one in the bytes its parser is given: a pipelined
+        one, whose reader goes on with this parser (httptools cannot say where one ended), or
+        bytes nobody asked for (stops the parser)."""
+        n = self.next
+        if n is None:
+            self._after_end = True
+            raise _Stop
+        n.take_parser(self._parser)
+        self._fwd = n
+        return n
 
     def on_status(self, reason: bytes) -> None:
         f = self._to
