@@ -14,7 +14,6 @@ forwards to it.
 
 from __future__ import annotations
 
-import sys
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -267,7 +266,9 @@ class DelayedProgress:
         if self.real is not None:
             self.real.print(text)
         else:
-            print(text, file=sys.stderr, flush=True)
+            from .output import stderr_line
+
+            stderr_line(text)
 
     def _show(self) -> None:
         """The delay is over: draw the bars, unless a prompt is on the terminal."""
