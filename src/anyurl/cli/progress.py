@@ -14,6 +14,7 @@ forwards to it.
 
 from __future__ import annotations
 
+import sys
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -266,9 +267,8 @@ class DelayedProgress:
         if self.real is not None:
             self.real.print(text)
         else:
-            from .output import stderr_line
-
-            stderr_line(text)
+            sys.stderr.write(text + "\n")  # one write, as output.stderr_line (print() makes two)
+            sys.stderr.flush()
 
     def _show(self) -> None:
         """The delay is over: draw the bars, unless a prompt is on the terminal."""
