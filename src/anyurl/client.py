@@ -342,7 +342,7 @@ class Client:
                     body = await tries.run(req, handler.open)
             except TimeoutError as exc:
                 if isinstance(exc, AnyURLError):
-                    raise
+                    raise _total_struck(req, exc, "opening")
                 raise tries.end(FetchTimeout(f"opening took longer than the total timeout {req.timeouts.total} s",
                                              url=req.url)) from exc
         return _GuardedBody(tries, handler, req, body).outer
@@ -378,7 +378,7 @@ class Client:
         except TimeoutError as exc:
             if isinstance(exc, AnyURLError):
                 raise
-            timeout = FetchTimeout(f"fetch took longer than {req.timeouts.total} s", url=req.url)
+            timeout = FetchTimeout(f"fetch took longer than the total timeout {req.timeouts.total} s", url=req.url)
             raise (timeout if tries is None else tries.end(timeout)) from exc
         if body.entries is None and req.url.scheme in ("http", "https") and not offset and length is None \
                 and is_html(body.content_type):
@@ -430,8 +430,9 @@ class Client:
                 return await tries.run(req, handler.stat)
         except TimeoutError as exc:
             if isinstance(exc, AnyURLError):
-                raise
-            raise tries.end(FetchTimeout(f"stat took longer than {req.timeouts.total} s", url=req.url)) from exc
+                raise _total_struck(req, exc, "stat")
+            raise tries.end(FetchTimeout(f"stat took longer than the total timeout {req.timeouts.total} s",
+                                         url=req.url)) from exc
 
     def walk(self, url: str | URL, **kwargs: Any) -> AsyncIterator[Found]:
         """Every resource reachable from *url*, breadth-first, deduplicated and polite:
@@ -677,6 +678,23 @@ def _typed(name: str, value: T | None, cls: type[T]) -> T | None:
     return value
 
 
+def _total_struck(req: Request, exc: AnyURLError, what: str) -> AnyURLError:
+    """*exc* from a handler, or the total timeout's own error when *exc* is a plain timeout that
+    struck at the deadline: a handler's waits are cut to what is left of ``Timeouts.total``, and
+    its timer and the client's guard end at the same moment, the loop running either first. The
+    total is what ended the request; its error says so, whichever ran first."""
+    if (type(exc) is not FetchTimeout or req.deadline is None or "total timeout" in exc.message
+            or asyncio.get_running_loop().time() < req.deadline - _DEADLINE_SLACK):
+        return exc  # a read or connect timeout of its own, a PoolTimeout, or already the total's words
+    total = FetchTimeout(f"{what} took longer than the total timeout {req.timeouts.total} s", url=req.url)
+    total.history = exc.history
+    total.__cause__ = exc  # (the handler's words: what it was waiting for)
+    return total
+
+
+# a timer due at the deadline may run this much before it (the loop runs what is due within its clock's resolution)
+_DEADLINE_SLACK = 0.001
+
 # seconds past Timeouts.total at which Client.open's guard cuts a handler that did not stop
 # itself at the deadline (docs/limits.md)
 _OPEN_GRACE = 0.05
@@ -721,7 +739,7 @@ class _GuardedBody:
                 return await anext(it, None)
         except TimeoutError as exc:
             if isinstance(exc, AnyURLError):
-                raise
+                raise _total_struck(self.req, exc, what)
             raise FetchTimeout(f"{what} took longer than the total timeout {self.req.timeouts.total} s",
                                url=self.req.url) from exc
 
