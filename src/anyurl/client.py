@@ -342,7 +342,10 @@ class Client:
                     body = await tries.run(req, handler.open)
             except TimeoutError as exc:
                 if isinstance(exc, AnyURLError):
-                    raise _total_struck(req, exc, "opening")
+                    total = _total_struck(req, exc, "opening")
+                    if total is None:
+                        raise
+                    raise total from exc  # (the handler's words: what it was waiting for)
                 raise tries.end(FetchTimeout(f"opening took longer than the total timeout {req.timeouts.total} s",
                                              url=req.url)) from exc
         return _GuardedBody(tries, handler, req, body).outer
@@ -430,7 +433,10 @@ class Client:
                 return await tries.run(req, handler.stat)
         except TimeoutError as exc:
             if isinstance(exc, AnyURLError):
-                raise _total_struck(req, exc, "stat")
+                total = _total_struck(req, exc, "stat")
+                if total is None:
+                    raise
+                raise total from exc  # (the handler's words: what it was waiting for)
             raise tries.end(FetchTimeout(f"stat took longer than the total timeout {req.timeouts.total} s",
                                          url=req.url)) from exc
 
@@ -678,17 +684,16 @@ def _typed(name: str, value: T | None, cls: type[T]) -> T | None:
     return value
 
 
-def _total_struck(req: Request, exc: AnyURLError, what: str) -> AnyURLError:
-    """*exc* from a handler, or the total timeout's own error when *exc* is a plain timeout that
-    struck at the deadline: a handler's waits are cut to what is left of ``Timeouts.total``, and
-    its timer and the client's guard end at the same moment, the loop running either first. The
-    total is what ended the request; its error says so, whichever ran first."""
+def _total_struck(req: Request, exc: AnyURLError, what: str) -> FetchTimeout | None:
+    """The total timeout's own error when *exc*, from a handler, is a plain timeout that struck
+    at the deadline, else None: a handler's waits are cut to what is left of ``Timeouts.total``,
+    and its timer and the client's guard end at the same moment, the loop running either first.
+    The total is what ended the request; its error says so, whichever ran first."""
     if (type(exc) is not FetchTimeout or req.deadline is None or "total timeout" in exc.message
             or asyncio.get_running_loop().time() < req.deadline - _DEADLINE_SLACK):
-        return exc  # a read or connect timeout of its own, a PoolTimeout, or already the total's words
+        return None  # a read or connect timeout of its own, a PoolTimeout, or already the total's words
     total = FetchTimeout(f"{what} took longer than the total timeout {req.timeouts.total} s", url=req.url)
     total.history = exc.history
-    total.__cause__ = exc  # (the handler's words: what it was waiting for)
     return total
 
 
@@ -739,7 +744,10 @@ class _GuardedBody:
                 return await anext(it, None)
         except TimeoutError as exc:
             if isinstance(exc, AnyURLError):
-                raise _total_struck(self.req, exc, what)
+                total = _total_struck(self.req, exc, what)
+                if total is None:
+                    raise
+                raise total from exc  # (the handler's words: what it was waiting for)
             raise FetchTimeout(f"{what} took longer than the total timeout {self.req.timeouts.total} s",
                                url=self.req.url) from exc
 
