@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 from tests.hostile.fakes.nntp_pipeline import COUNT, GROUP, PipelineFaultServer
+from tests.procs import arun
 
 import anyurl
 from anyurl.handlers.news import NewsOptions
@@ -119,12 +120,9 @@ async def test_cli_get_fills_the_window_beyond_its_parallel_turns(tmp_path: obje
     out = Path(str(tmp_path))
     async with PipelineFaultServer("none") as server:
         urls = [f"nntp://127.0.0.1:{server.port}/{GROUP}/{n}" for n in range(1, COUNT + 1)]
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "anyurl", "get", "-q", "--parallel", "2", "-d", str(out), *urls,
-            env=os.environ.copy(), stderr=asyncio.subprocess.PIPE)
-        async with asyncio.timeout(60):
-            _, err = await proc.communicate()
-    assert proc.returncode == 0, err
+        rc, _, err = await arun([sys.executable, "-m", "anyurl", "get", "-q", "--parallel", "2", "-d", str(out), *urls],
+                                within=60, env=os.environ.copy(), stdout=None)
+    assert rc == 0, err
     assert len(os.listdir(out)) == COUNT
     # CAPABILITIES, GROUP and more ARTICLEs than the 2 turns before the first reply (4 before)
     assert server.ahead[0] > 4, server.ahead
