@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.servers.aiosmtpd_server import make_cert
-from tests.hostile.fakes.h2_faults import H2FaultServer, body_for
+from tests.hostile.fakes.h2_faults import MALFORMED, H2FaultServer, body_for
 
 from anyurl import Client, FetchTimeout, Limits, ProtocolError, Timeouts, TransferError
 from anyurl.handlers.http import HTTPOptions
@@ -74,6 +74,20 @@ async def test_more_header_fields_than_allowed_are_refused(cert_key: tuple[Path,
     async with H2FaultServer(*cert_key, "many-fields") as srv, Client(http=_options(cert_key[0])) as c:
         with pytest.raises(ProtocolError, match="more than 256 header fields"):
             await c.fetch(f"https://127.0.0.1:{srv.port}/x")
+
+
+async def test_a_malformed_response_head_fails_its_stream_and_the_others_go_on(
+        cert_key: tuple[Path, Path]) -> None:
+    # RFC 9113 8.1.1: a malformed response is a stream error; the streams beside it end well
+    good = _paths(6)
+    async with H2FaultServer(*cert_key, "malformed") as srv, Client(http=_options(cert_key[0])) as c:
+        rs = await asyncio.gather(*(c.fetch(f"https://127.0.0.1:{srv.port}{p}") for p in [*MALFORMED, *good]),
+                                  return_exceptions=True)
+        for path, r in zip(MALFORMED, rs, strict=False):
+            assert isinstance(r, ProtocolError), (path, r)
+            assert "malformed HTTP/2 response head" in str(r) and path in str(r)
+        assert [r.content for r in rs[len(MALFORMED):]] == [body_for(p) for p in good]  # type: ignore[union-attr]
+        assert srv.connections == 1
 
 
 async def test_a_body_larger_than_max_size_fails_and_the_connection_goes_on(
