@@ -23,7 +23,8 @@ Bounds, the same as HTTP/1.1's plus HTTP/2's own:
   64 KiB)`` enforced by the HPACK decoder, at most 256 fields, frames of 16 KiB
   and h2's own cap on CONTINUATION frames;
 * every wait (the head, each body piece) has the read timeout, never past
-  ``Timeouts.total``.
+  ``Timeouts.total``;
+* a malformed response head (:func:`malformed`, RFC 9113 8.1.1) fails its own stream only.
 
 A stream the server did not process is sent again on another connection
 (at most ``_RETRIES`` times): one refused with RST_STREAM REFUSED_STREAM, or
