@@ -132,6 +132,16 @@ async def test_the_servers_stream_limit_is_kept(cert_key: tuple[Path, Path]) -> 
         assert srv.connections <= Limits().per_host
 
 
+async def test_no_second_connection_before_the_first_ones_settings(cert_key: tuple[Path, Path]) -> None:
+    # a new connection carries 100 streams until the server's SETTINGS say how many; more
+    # requests wait for them (a round trip) rather than open a connection (a handshake or two)
+    async with H2FaultServer(*cert_key, "late-settings", max_streams=200) as srv, \
+            Client(http=_options(cert_key[0]), limits=Limits(per_host_requests=256)) as c:
+        paths = _paths(150)
+        assert await _fetch_all(c, srv.port, paths) == [body_for(p) for p in paths]
+        assert srv.connections == 1
+
+
 async def test_per_host_requests_bounds_the_streams_in_flight(cert_key: tuple[Path, Path]) -> None:
     async with H2FaultServer(*cert_key, "slow") as srv, \
             Client(http=_options(cert_key[0]), limits=Limits(per_host_requests=2)) as c:

@@ -880,7 +880,11 @@ class H2Client:
                     return c
             if key in self._h1_only:
                 return None
-            if o.opening is None and (not o.conns or self.pool.open_count(host, port) < req.limits.per_host):
+            # another connection only once every open one is full by its server's own SETTINGS
+            # (before them a connection takes 100: the rest wait a round trip for them, not a new
+            # connection's two or three)
+            if o.opening is None and (not o.conns or (self.pool.open_count(host, port) < req.limits.per_host
+                                                      and all(c.settled for c in o.conns))):
                 return await self._open(req, key, o, url)
             # wait for the connection being opened, or for a stream to end
             fut = loop.create_future()

@@ -82,6 +82,8 @@ class H2FaultServer:
         conn.initiate_connection()
         if self.max_streams is not None:
             conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: self.max_streams})
+        if self.mode == "late-settings":  # the client's requests wait in the socket meanwhile
+            await asyncio.sleep(0.5)
         writer.write(conn.data_to_send())
         open_streams: set[int] = set()
         waiting: list[tuple[int, str]] = []
