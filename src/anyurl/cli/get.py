@@ -252,14 +252,15 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
 
         # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
         # as HTTP/2 streams or pipelined GETs (many share a connection), more transfers run on them at once (up to
-        # _stream_workers(N) in all, within Limits.per_host_requests); any other transfer
+        # _stream_workers(N) in all, within Limits.per_host_requests; N x the pipeline's depth for a
+        # pipelining http origin); any other transfer
         # waits for one of the N plain turns, handed on first come, first served
         plain_turns = args.parallel if several else 1
         plain_busy = 0
         queue: collections.deque[tuple[asyncio.Future[bool], Any]] = collections.deque()
         released: set[tuple[str, Any, Any]] = set()  # origins whose waiting transfers were let go
         groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
-        spawned: list[bool] = []  # the stream workers started
+        spawned = [0]  # the stream workers started
 
         def multiplexed(u: Any) -> bool:
             # (https: HTTP/2 streams; http: pipelined GETs; news: pipelined windows)
@@ -270,24 +271,31 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             m = getattr(handler, "multiplexed", None)
             return m is not None and bool(m(u))
 
-        def stream_workers() -> None:
-            if groups and not spawned:  # the first multiplexed origin: the stream workers
-                spawned.append(True)
-                for _ in range(_stream_workers(plain_turns) - plain_turns):
+        def stream_workers(u: Any) -> None:
+            # the first multiplexed origin: the stream workers; a pipelining http origin may
+            # want more (as many per turn as a pipeline's bound: a batch fills them at once)
+            total = _stream_workers(plain_turns)
+            if type(u) is HTTPURL and u.scheme == "http":
+                depth = getattr(getattr(client.handler(u), "http_options", None), "pipeline", 0)
+                total = max(total, plain_turns * depth)
+            more = total - plain_turns - spawned[0]
+            if groups and more > 0:
+                spawned[0] += more
+                for _ in range(more):
                     groups[0].create_task(worker())
 
         async def admit(u: Any) -> bool:
             """Wait for a turn for *u*: True when it holds one of the plain turns."""
             nonlocal plain_busy
             if multiplexed(u):
-                stream_workers()
+                stream_workers(u)
                 return False
             if plain_busy and type(u) is HTTPURL and u.scheme == "https":
                 # a connection to its origin may be picking HTTP/2 now: its streams start at the
                 # handshake, not after a first response
                 settle = getattr(client.handler(u), "negotiated", None)
                 if settle is not None and await settle(u):
-                    stream_workers()
+                    stream_workers(u)
                     return False
             if plain_busy < plain_turns:
                 plain_busy += 1
@@ -318,7 +326,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                     if not fut.done() and multiplexed(w):
                         queue.remove((fut, w))
                         fut.set_result(False)
-                stream_workers()
+                stream_workers(u)
 
         async def worker() -> None:
             # N workers pull from one iterator: memory stays flat however long the list
