@@ -219,7 +219,8 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
 
         def dest_for(i: int, text: str) -> _Job | None:
             try:
-                u = client.parse(text)
+                # (a listed URL as plain text: urls.parse's fast path takes exact str only)
+                u = client.parse(text if text.__class__ is str else str.__str__(text))
             except AnyURLError as exc:
                 if isinstance(text, _Listed):  # which line of a 100,000-line list
                     exc.message = f"{exc.message} ({text.where})"

@@ -62,3 +62,31 @@ def test_iterating_the_list_still_gives_each_url(tmp_path: Path) -> None:
         assert asyncio.run(urls()) == ["http://h/a http://h/ignored-not", "http://h/b"]
     finally:
         listing.close()
+
+
+def test_listed_urls_take_the_fast_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a URL read from a list is a str subclass (it knows its line); parse's fast path takes
+    # exact str only, so get hands it the plain text (was: every listed URL parsed the slow way)
+    import anyurl.urls as urls
+    from anyurl.cli.commands import main
+
+    src = tmp_path / "src"
+    src.mkdir()
+    listed = []
+    for i in range(3):
+        (src / f"f{i}.txt").write_text(f"file {i}\n")
+        listed.append((src / f"f{i}.txt").as_uri())
+    (tmp_path / "list.txt").write_text("\n".join(listed) + "\n")
+    assert urls._parse_fast(listed[0]) is not None  # (the fast path knows these URLs)
+    slow: list[str] = []
+    real = urls._parse_full
+
+    def spy(text: str, strict: bool) -> urls.URL:
+        slow.append(text)
+        return real(text, strict)
+
+    monkeypatch.setattr(urls, "_parse_full", spy)
+    out = tmp_path / "out"
+    assert main(["get", "-q", "-d", str(out), "-i", str(tmp_path / "list.txt")]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["f0.txt", "f1.txt", "f2.txt"]
+    assert slow == []
