@@ -274,7 +274,10 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
         queue: collections.deque[tuple[asyncio.Future[bool], Any]] = collections.deque()
         released: set[tuple[str, Any, Any]] = set()  # origins whose waiting transfers were let go
         groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
-        spawned: list[bool] = []  # the stream workers started
+        # stream workers alive: they run the transfers that share connections; one that had to
+        # take a plain turn (its origin no longer multiplexes: pipelining found the round trip
+        # short after all) ends after it, so the plain ones are not queued behind hundreds of them
+        extras = [0]
 
         askers: dict[str, Callable[[Any], bool] | None] = {}  # per scheme: its handler's multiplexed
 
@@ -294,10 +297,10 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
             return m is not None and bool(m(u))
 
         def stream_workers() -> None:
-            if groups and not spawned:  # the first multiplexed origin: the stream workers
-                spawned.append(True)
-                for _ in range(plain_turns * (_STREAM_WORKERS - 1)):
-                    groups[0].create_task(worker())
+            if groups and not extras[0]:  # a multiplexed origin (again): the stream workers
+                extras[0] = plain_turns * (_STREAM_WORKERS - 1)
+                for _ in range(extras[0]):
+                    groups[0].create_task(worker(True))
 
         async def admit(u: Any) -> bool:
             """Wait for a turn for *u*: True when it holds one of the plain turns."""
@@ -334,7 +337,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
                         break
                 else:
                     plain_busy -= 1
-            if not (queue or not spawned):
+            if not queue and extras[0]:
                 return  # nobody waits, the stream workers run: nothing to let go
             where = (u.scheme, getattr(u, "host", None), getattr(u, "port", None))
             if where not in released and multiplexed(u):
@@ -345,7 +348,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
                         fut.set_result(False)
                 stream_workers()
 
-        async def worker() -> None:
+        async def worker(extra: bool = False) -> None:
             # N workers pull from one iterator: memory stays flat however long the list
             while True:
                 job = take()  # (without an await while URLs are held)
@@ -372,6 +375,9 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
                     if tp is not None and bar is not None:
                         tp.finish(bar, ok)
                     leave(held, u)
+                if extra and held:
+                    extras[0] -= 1
+                    return
 
         try:
             async with asyncio.TaskGroup() as group:
