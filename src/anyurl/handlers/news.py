@@ -385,6 +385,9 @@ class NewsHandler(Handler):
         self._windows: dict[_Server, list[_Window]] = {}
         self._room: dict[_Server, asyncio.Future[None]] = {}  # woken when a window or slot frees
         self._reserved: dict[_Server, object] = {}  # the request the next free connection is for
+        # servers whose replies matched a pipelined window: a batch may overlap its requests to
+        # them from the start, before any window is open (one transfer at a time never opens one)
+        self._proved: set[_Server] = set()
 
     # -- URL -> what to do -------------------------------------------------------
 
@@ -537,6 +540,7 @@ class NewsHandler(Handler):
             if not (_answers(223, ref, stat) and _answers(221, ref, head_reply)):
                 _log.info("%s:%s answered %r, %r to STAT, HEAD %s on a pipelined connection: dropping it",
                           server.host, server.port, stat.line, head_reply.line, ref)
+                self._proved.discard(server)
                 raise _Retry
             head = await conn.block(opts.max_head) if head_reply.code == 221 else b""
             size: int | None = None
@@ -726,7 +730,10 @@ class NewsHandler(Handler):
             if not _answers(220, ref, reply):
                 _log.info("%s:%s answered %r to ARTICLE %s on a pipelined connection: dropping it",
                           server.host, server.port, reply.line, ref)
+                self._proved.discard(server)
                 raise _Retry
+            if window.depth > 1:
+                self._proved.add(server)
         except BaseException as exc:
             await self._break(window)
             if isinstance(exc, AnyURLError):
@@ -839,15 +846,20 @@ class NewsHandler(Handler):
         return max(1, min(opts.pipeline, MAX_PIPELINE))
 
     def multiplexed(self, url: URL) -> bool:
-        """True when a request for *url* would join a pipelined window open (or opening) now:
-        many requests share its connection, so a caller may run more at once than
-        ``Limits.per_host`` (the CLI's batch does). news: URLs name no server: any window."""
+        """True when a request for *url* would join a pipelined window open (or opening) now, or
+        its server has answered in a window before: many requests share its connection, so a
+        caller may run more at once than ``Limits.per_host`` (the CLI's batch does).
+        news: URLs name no server: any window."""
         host = getattr(url, "host", None)
         port = getattr(url, "port", 0)
+
+        def mine(server: _Server) -> bool:
+            return host is None or (server.host == host and (not port or server.port == port))
+
+        if any(mine(server) for server in self._proved):
+            return True
         for server, windows in self._windows.items():
-            if host is not None and (server.host != host or (port and server.port != port)):
-                continue
-            if any(w.depth > 1 and not w.broken and not w.sealed for w in windows):
+            if mine(server) and any(w.depth > 1 and not w.broken and not w.sealed for w in windows):
                 return True
         return False
 
