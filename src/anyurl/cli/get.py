@@ -337,8 +337,10 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
                         break
                 else:
                     plain_busy -= 1
-            if not queue and extras[0]:
-                return  # nobody waits, the stream workers run: nothing to let go
+            if not queue:
+                # nobody waits: nothing to let go (a newly multiplexed origin starts the stream
+                # workers at its next admit)
+                return
             where = (u.scheme, getattr(u, "host", None), getattr(u, "port", None))
             if where not in released and multiplexed(u):
                 released.add(where)  # (once per origin: not a scan per transfer)

@@ -37,12 +37,19 @@ def _urls_in(raw: bytes) -> list[str]:
 class _Listed(str):
     """A URL read from a URL list, with its place there: ``list.txt line 3``."""
 
-    where: str
+    line: int
+    source: str
 
     def __new__(cls, text: str, line: int, source: str) -> _Listed:
         self = super().__new__(cls, text)
-        self.where = f"{'standard input' if source == '-' else source} line {line}"
+        self.line = line
+        self.source = source
         return self
+
+    @property
+    def where(self) -> str:
+        """Where the URL is in the list (for an error message: only then formatted)."""
+        return f"{'standard input' if self.source == '-' else self.source} line {self.line}"
 
 
 class _URLList:
