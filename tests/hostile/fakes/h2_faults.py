@@ -34,8 +34,9 @@ class H2FaultServer:
     """``mode`` says the fault (see :meth:`_answer`); ``size`` the body size of each answer."""
 
     def __init__(self, cert: Path, key: Path, mode: str = "ok", *, size: int = 4096,
-                 max_streams: int | None = None, hold: int = 4) -> None:
+                 max_streams: int | None = None, hold: int = 4, quiet: float = 0.05) -> None:
         self.mode = mode
+        self.quiet = quiet  # "slow": how long no request comes before the gathered ones are answered
         self.size = size
         self.max_streams = max_streams
         self.hold = hold  # goaway mode: requests awaited before the GOAWAY
@@ -90,11 +91,11 @@ class H2FaultServer:
         try:
             async with asyncio.timeout(60):
                 while True:
-                    # "slow": requests gather until none came for 50 ms, then all are answered
-                    # (so the most open at once is what the client sent before an answer)
+                    # "slow": requests gather until none came for `quiet` seconds, then all are
+                    # answered (so the most open at once is what the client sent before an answer)
                     gather = self.mode == "slow" and waiting
                     try:
-                        async with asyncio.timeout(0.05 if gather else None):
+                        async with asyncio.timeout(self.quiet if gather else None):
                             data = await reader.read(65536)
                     except TimeoutError:
                         data = None
