@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
+from tests.procs import arun
 
 # status codes followed by a dot-terminated block (RFC 3977 section 3.2)
 _MULTI = {100, 101, 215, 220, 221, 222, 224, 225, 230, 231}
@@ -138,19 +139,11 @@ async def test_one_connection_pipelines_a_batch_of_articles(servers: Launcher, t
     try:
         urls = [f"nntp://127.0.0.1:{port}/{many}/{i}" for i in range(1, n + 1)]
         anyurl = str(Path(sys.executable).parent / "anyurl")
-        proc = await asyncio.create_subprocess_exec(
-            anyurl, "get", "-q", "--parallel", "1", "-d", str(tmp_path), *urls,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=dict(os.environ))
-        try:
-            async with asyncio.timeout(120):
-                _, err = await proc.communicate()
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+        rc, _, err = await arun([anyurl, "get", "-q", "--parallel", "1", "-d", str(tmp_path), *urls],
+                                within=120, env=dict(os.environ))
     finally:
         await tap.close()
-    assert proc.returncode == 0, err.decode()
+    assert rc == 0, err.decode()
     # every article whole: its own body after the head
     assert bodies(tmp_path) == {f"body of many {i}\n".encode() for i in range(1, n + 1)}
     assert tap.connections == 1  # --parallel 1: one connection to the server

@@ -18,11 +18,13 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
 from tests.integration.test_http import AccessLog
+from tests.procs import spawn
 
 from anyurl import Client, Limits
 from anyurl.handlers.http import HTTPOptions
@@ -62,31 +64,23 @@ def _unseed(ep: Endpoint) -> None:
     shutil.rmtree(Path(ep.info["www"]) / "pipe", ignore_errors=True)
 
 
-def _relay(ep: Endpoint) -> tuple[subprocess.Popen[str], str]:
+@contextmanager
+def _relay(ep: Endpoint) -> Iterator[str]:
+    """The origin to fetch from: *ep* RTT away, through bench/relay.py (its own process, always reaped)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "bench.relay", "--rtt", str(RTT * 1000),
-                             f"127.0.0.1:{port}={ep.host}:{ep.port}"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    return proc, f"http://127.0.0.1:{port}"
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    proc.wait(10)
-    assert proc.stdout is not None
-    proc.stdout.close()
+    with spawn([sys.executable, "-m", "bench.relay", "--rtt", str(RTT * 1000), f"127.0.0.1:{port}={ep.host}:{ep.port}"],
+               stdout=subprocess.PIPE, text=True, cwd=ROOT) as proc:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture
 def relayed(nginx: Endpoint) -> Iterator[str]:
-    """nginx RTT away, through bench/relay.py (its own process): the origin to fetch from."""
-    proc, origin = _relay(nginx)
-    try:
+    """nginx RTT away: the origin to fetch from."""
+    with _relay(nginx) as origin:
         yield origin
-    finally:
-        _stop(proc)
 
 
 async def _batch(origin: str, files: dict[str, bytes], pipeline: int) -> tuple[float, dict[str, bytes]]:
@@ -111,6 +105,67 @@ async def test_nginx_answers_pipelined_gets_on_one_connection(nginx: Endpoint, f
     # one at a time, N requests cost N round trips; 8 deep, about N / 8 (and a few more while
     # the depth grows): well under half
     assert took < N * RTT / 2, took
+
+
+def _bursts(lines: list[dict[str, str]]) -> dict[str, list[int]]:
+    """Per nginx connection, how many requests each burst held: requests that nginx began
+    within half a round trip of the one before (its start: the log's end time less its
+    duration)."""
+    starts: dict[str, list[float]] = {}
+    for line in lines:
+        starts.setdefault(line["conn"], []).append(float(line["end"]) - float(line["took"]))
+    out: dict[str, list[int]] = {}
+    for conn, ts in starts.items():
+        ts.sort()
+        bursts = out[conn] = [1]
+        for before, t in zip(ts, ts[1:], strict=False):
+            if t - before > RTT / 2:
+                bursts.append(0)
+            bursts[-1] += 1
+    return out
+
+
+async def test_the_batch_goes_at_once_behind_the_first_answer(nginx: Endpoint, files: dict[str, bytes],
+                                                              relayed: str) -> None:
+    # the default depth (32) takes the batch of 24 at once: no probation round trip (one
+    # request behind one first) and no depth growing 2, 3, 4...: one round trip for all
+    log = AccessLog(nginx.info["access_log"])
+    async with Client(limits=Limits(per_host=1)) as client:
+        first = await client.fetch(f"{relayed}/pipe/f0.txt")  # proves the connection (keep-alive)
+        assert first.content == files["f0.txt"]
+        names = sorted(files)
+        bodies = await asyncio.gather(*(client.fetch(f"{relayed}/pipe/{n}") for n in names))
+    assert [b.content for b in bodies] == [files[n] for n in names]
+    lines = await log.lines(N + 1)
+    assert len(lines) == N + 1
+    assert list(_bursts(lines).values()) == [[1, N]]
+
+
+def test_the_cli_fills_every_connection_s_pipeline_at_once(nginx: Endpoint, relayed: str, tmp_path: Path) -> None:
+    # get --parallel 8 of 200 files: the 8 connections begun during start-up (their first
+    # requests reach nginx together), then the other 192 in one burst on each (enough workers
+    # for the pipelines' depth: 8 x 32, not 8 x 16)
+    root = Path(nginx.info["www"]) / "pipecli"
+    root.mkdir(exist_ok=True)
+    try:
+        for i in range(200):
+            (root / f"g{i:03d}.bin").write_bytes(b"%d " % i * 300)
+        log = AccessLog(nginx.info["access_log"])
+        urls = [f"{relayed}/pipecli/g{i:03d}.bin" for i in range(200)]
+        proc = subprocess.run([sys.executable, "-m", "anyurl", "get", "-q", "--parallel", "8", "-d",
+                               str(tmp_path), *urls], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == [f"g{i:03d}.bin" for i in range(200)]
+        assert (tmp_path / "g107.bin").read_bytes() == b"107 " * 300
+        lines = asyncio.run(log.lines(200))
+        assert len(lines) == 200
+        bursts = _bursts(lines)
+        # (a connection proven a moment before the others may take 32 and leave one nothing more)
+        assert len(bursts) == 8 and all(len(b) <= 2 and b[0] == 1 for b in bursts.values()), sorted(bursts.values())
+        firsts = sorted(min(float(x["end"]) - float(x["took"]) for x in lines if x["conn"] == c) for c in bursts)
+        assert firsts[-1] - firsts[0] < RTT / 2, firsts
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 async def test_without_pipelining_each_request_waits_for_the_last(files: dict[str, bytes], relayed: str) -> None:
@@ -140,11 +195,10 @@ async def test_no_pipelining_where_there_is_no_round_trip_to_hide(nginx: Endpoin
 async def test_other_servers(servers: Launcher, server: str, pipelines: bool) -> None:
     ep = servers.get(server)
     files = _seed(ep)
-    proc, origin = _relay(ep)
     try:
-        took, bodies = await _batch(origin, files, 8)
+        with _relay(ep) as origin:
+            took, bodies = await _batch(origin, files, 8)
     finally:
-        _stop(proc)
         _unseed(ep)
     assert bodies == files
     if pipelines:

@@ -866,8 +866,9 @@ class NewsHandler(Handler):
     async def _join(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                     lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> tuple[_Window, _Slot]:
         """A place for *lines* in a window: one with room (the least busy), else a new window
-        on a connection from the pool while it has a free slot, else wait (at most
-        ``Timeouts.pool``) for room. *group*: the group the commands are read in (None: any)."""
+        on a connection from the pool while it has a free slot, else wait for room: at most
+        ``Timeouts.pool`` with no request on the server's connections ending (each one that
+        ends starts the count again). *group*: the group the commands are read in (None: any)."""
         wait = req.bound(req.timeouts.pool)
         until = None if wait is None else asyncio.get_running_loop().time() + wait
         me = object()
@@ -915,8 +916,13 @@ class NewsHandler(Handler):
                     await asyncio.shield(room)
             except TimeoutError:
                 raise PoolTimeout(f"waited {wait:.3g} s for room on a connection to {server.host}:"
-                                  f"{server.port} (Limits.per_host={req.limits.per_host}, "
+                                  f"{server.port} with no request on its connections ending meanwhile "
+                                  f"(Limits.per_host={req.limits.per_host}, "
                                   f"NewsOptions.pipeline={self._depth(opts)}, all full)", url=url) from None
+            # a request ahead ended: the connections are busy, not stuck (a batch of large articles
+            # in other groups), so Timeouts.pool counts again from here, never past the deadline
+            wait = req.bound(req.timeouts.pool)
+            until = None if wait is None else loop.time() + wait
 
     async def _open_window(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                            lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> tuple[_Window, _Slot]:

@@ -1,6 +1,6 @@
 """A small HTTP/2 server over TLS (ALPN "h2", the h2 library server-side) that injects
 what nginx will not: GOAWAY mid-batch, RST_STREAM REFUSED_STREAM, a flood of headers,
-a stalled stream, a low SETTINGS_MAX_CONCURRENT_STREAMS.
+a stalled stream, a low SETTINGS_MAX_CONCURRENT_STREAMS, answers that take a while ("paced").
 
 Each request's answer is ``body_for(path)``: bytes a test recomputes. The server
 counts connections, requests and the most streams open at once on a connection.
@@ -34,8 +34,9 @@ class H2FaultServer:
     """``mode`` says the fault (see :meth:`_answer`); ``size`` the body size of each answer."""
 
     def __init__(self, cert: Path, key: Path, mode: str = "ok", *, size: int = 4096,
-                 max_streams: int | None = None, hold: int = 4) -> None:
+                 max_streams: int | None = None, hold: int = 4, quiet: float = 0.05) -> None:
         self.mode = mode
+        self.quiet = quiet  # "slow": how long no request comes before the gathered ones are answered
         self.size = size
         self.max_streams = max_streams
         self.hold = hold  # goaway mode: requests awaited before the GOAWAY
@@ -74,21 +75,27 @@ class H2FaultServer:
         self._tasks.add(task)
         self.connections += 1
         number = self.connections
-        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding=None))
+        # ("malformed" sends heads h2 would refuse to send)
+        bad = self.mode == "malformed"
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(
+            client_side=False, header_encoding=None, validate_outbound_headers=not bad,
+            normalize_outbound_headers=not bad))
         conn.initiate_connection()
         if self.max_streams is not None:
             conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: self.max_streams})
+        if self.mode == "late-settings":  # the client's requests wait in the socket meanwhile
+            await asyncio.sleep(0.5)
         writer.write(conn.data_to_send())
         open_streams: set[int] = set()
         waiting: list[tuple[int, str]] = []
         try:
             async with asyncio.timeout(60):
                 while True:
-                    # "slow": requests gather until none came for 50 ms, then all are answered
-                    # (so the most open at once is what the client sent before an answer)
+                    # "slow": requests gather until none came for `quiet` seconds, then all are
+                    # answered (so the most open at once is what the client sent before an answer)
                     gather = self.mode == "slow" and waiting
                     try:
-                        async with asyncio.timeout(0.05 if gather else None):
+                        async with asyncio.timeout(self.quiet if gather else None):
                             data = await reader.read(65536)
                     except TimeoutError:
                         data = None
@@ -166,6 +173,8 @@ class H2FaultServer:
         """Answer what waits, by mode; the stream ids finished."""
         mode = self.mode
         done: list[int] = []
+        if mode == "paced" and waiting:  # each answer takes a while (a large file, say)
+            await asyncio.sleep(0.25)
         if mode == "goaway" and number == 1:
             # the first connection: wait for `hold` requests, then GOAWAY naming the second
             # one as the last processed; answer the first two after the GOAWAY, drop the rest
@@ -195,6 +204,8 @@ class H2FaultServer:
             elif mode == "flood":
                 extra = [(f"x-flood-{i}".encode(), b"v" * 100) for i in range(1500)]
                 conn.send_headers(sid, [(b":status", b"200"), *extra], end_stream=True)
+            elif mode == "malformed" and path in MALFORMED:
+                conn.send_headers(sid, MALFORMED[path], end_stream=True)
             elif mode == "many-fields":
                 extra = [(f"x-f{i}".encode(), b"v") for i in range(300)]
                 conn.send_headers(sid, [(b":status", b"200"), *extra], end_stream=True)
@@ -224,6 +235,23 @@ class H2FaultServer:
         for i in range(0, len(body), 16384):
             piece = body[i:i + 16384]
             writer.write(_frame(0x0, 0x1 if i + 16384 >= len(body) else 0x0, sid, piece))
+
+
+#: "malformed": the response heads RFC 9113 8.1.1 calls malformed, by path
+MALFORMED: dict[str, list[tuple[bytes, bytes]]] = {
+    "/bad-upper": [(b":status", b"200"), (b"Content-Type", b"text/plain")],
+    "/bad-crlf": [(b":status", b"200"), (b"x-note", b"a\r\nset-cookie: s=1")],
+    "/bad-nul": [(b":status", b"200"), (b"x-note", b"a\0b")],
+    "/bad-space": [(b":status", b"200"), (b"x-note", b" padded")],
+    "/bad-no-status": [(b"content-type", b"text/plain")],
+    "/bad-status": [(b":status", b"20x")],
+    "/bad-two-status": [(b":status", b"200"), (b":status", b"404")],
+    "/bad-late-pseudo": [(b":status", b"200"), (b"x-a", b"1"), (b":path", b"/")],
+    "/bad-connection": [(b":status", b"200"), (b"connection", b"close")],
+    "/bad-chunked": [(b":status", b"200"), (b"transfer-encoding", b"chunked")],
+    "/bad-te": [(b":status", b"200"), (b"te", b"gzip")],
+    "/bad-name": [(b":status", b"200"), (b"x a", b"1")],
+}
 
 
 def _frame(kind: int, flags: int, sid: int, payload: bytes) -> bytes:
