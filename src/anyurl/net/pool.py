@@ -231,19 +231,23 @@ class Pool(Generic[C]):
         limit = req.limits.per_host if h.cap is None else min(h.cap, req.limits.per_host)
         timeout = req.bound(req.timeouts.pool if until is None else max(0.0, until - loop.time()))
         try:
-            async with asyncio.timeout(timeout):
-                while True:
-                    for make_room in self.room_makers:
-                        make_room(address)
-                    fut = loop.create_future()
-                    h.waiters.append(fut)
-                    try:
+            while True:
+                for make_room in self.room_makers:
+                    make_room(address)
+                fut = loop.create_future()
+                h.waiters.append(fut)
+                try:
+                    async with asyncio.timeout(timeout):
                         await fut
-                    finally:
-                        h.waiters.remove(fut)
-                    got, conn = self._try_take(h, key, fresh, req.limits, time.monotonic(), discard)
-                    if got:
-                        return conn, discard
+                finally:
+                    h.waiters.remove(fut)
+                got, conn = self._try_take(h, key, fresh, req.limits, time.monotonic(), discard)
+                if got:
+                    return conn, discard
+                if until is None:
+                    # a connection came free and went to another: the host is busy, not stuck
+                    # (a batch of large files), so Timeouts.pool counts again, never past the deadline
+                    timeout = req.bound(req.timeouts.pool)
         except TimeoutError:
             await self._close_all(discard, address)
             if timeout is not None and timeout < (req.timeouts.pool or float("inf")):
@@ -280,7 +284,8 @@ class Pool(Generic[C]):
                       connect: Callable[[], Awaitable[C]], target: Any = None, *,
                       fresh: bool = False) -> Lease[C]:
         """A connection to host:port for *key*: an idle one reset for *target*, else a new
-        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool``).
+        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool`` with no
+        connection to the host coming free meanwhile: each one that does starts the count again).
 
         A new connection the server refuses with a closing reply ("421 too many connections"
         at an FTP login) while others to the host are open (or opening) meets the server's
