@@ -1519,22 +1519,37 @@ _SENTENCE_END = ".,;:!?'"
 
 # Bare URLs are found by one findall over the text (a Python call per match cost more than
 # the match), from a scheme's first letter: the engine skips in C to the letters that can
-# start one. Groups: that letter, then the rest of a "sure" URL, else the rest of any other
-# candidate. (Starting at the ':' and capturing the scheme behind it, or one group per
-# scheme, cost more: each group costs ~0.05 us a match, a capture in a lookbehind ~0.2 us.)
+# start one. Its one group is the URL when the candidate is "sure", else the candidate's
+# first letter alone: a mark, sent the slow way. With no mark (nor a URL too long or an
+# escape to check, below) the list findall makes is the answer, with no Python work per
+# URL. (Two groups, sure URL and other candidate, cost ~0.1 us a match for the tuples and
+# as much again to split them; starting at the ':' and capturing the scheme behind it
+# ~0.2 us.) A mark's candidate is found by matching the text again without the group:
+# the same matches, each whole, in the same order.
 #
 # Sure: the URL is the whole candidate (up to whitespace, '<', '>', '"') bar trailing
-# punctuation and closing brackets; it holds no bracket and does not end in punctuation,
-# so _trim leaves it whole; and it fits a subset of what the scheme's fast parse pattern
-# takes, with the builders' own checks (ports, typecodes, a gopher selector not starting
-# "%09", escapes) written into the pattern, so parse accepts it. A plain http(s)/ftp(s)
-# URL is tried first, with flat classes (the commonest, and the cheapest to match); then
-# each scheme's form. Anything else (IPv6 hosts, brackets, an ftp fragment, non-ASCII...)
-# goes the slow way: _trim, then parse. tests/unit/test_extract.py holds both ways to a
-# plain reference on random and hostile text.
+# punctuation and closing brackets; it holds no bracket but an IPv6 host's and does not
+# end in punctuation, so _trim leaves it whole; and it fits a subset of what the scheme's
+# fast parse pattern takes, with the builders' own checks (ports, typecodes, a gopher
+# selector not starting "%09", escapes) written into the pattern, so parse accepts it.
+# A plain http(s)/ftp(s) URL is tried first, in flat classes (the commonest, and the
+# cheapest to match: each nested repeat costs per iteration), its escapes checked after
+# on all the URLs at once; then each scheme's form. Anything else (brackets, an ftp
+# fragment, non-ASCII...) goes the slow way: _trim, then parse. tests/unit/test_extract.py
+# holds both ways to a plain reference on random and hostile text.
 _SCHEME_CLASS = r"[A-Za-z0-9+.\-]"
 _KEEP = r"[^\s<>\".,;:!?')\]}]"     # continues a candidate, and _trim never drops it
 _ESCAPE = "%[0-9A-Fa-f]{2}"
+# An optional part is written "(?:x|)", not "(?:x)?": the engine runs a group repeated
+# 0-1 times through its general repeat (~0.05 us a URL for each), a branch through a
+# quick test of its first character.
+_PORT_SURE = "(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])|)"
+_HEX4 = "[0-9A-Fa-f]{1,4}"
+# the compressed and full forms ipaddress.IPv6Address takes (not the IPv4 tail or a zone)
+_IPV6_SURE = (f"\\[(?:(?:{_HEX4}:){{7}}{_HEX4}|(?:{_HEX4}:){{1,7}}:|(?:{_HEX4}:){{1,6}}:{_HEX4}"
+              f"|(?:{_HEX4}:){{1,5}}(?::{_HEX4}){{1,2}}|(?:{_HEX4}:){{1,4}}(?::{_HEX4}){{1,3}}"
+              f"|(?:{_HEX4}:){{1,3}}(?::{_HEX4}){{1,4}}|(?:{_HEX4}:){{1,2}}(?::{_HEX4}){{1,5}}"
+              f"|{_HEX4}:(?::{_HEX4}){{1,6}}|:(?:(?::{_HEX4}){{1,7}}|:))\\]")
 
 
 def _run(chars: str, trimmable: str, some: bool = False, escapes: bool = True) -> str:
@@ -1544,32 +1559,50 @@ def _run(chars: str, trimmable: str, some: bool = False, escapes: bool = True) -
     return f"(?:[{chars}]++{escape}|[{trimmable}]++(?={_KEEP}))" + ("++" if some else "*+")
 
 
+def _plain_forms() -> str:
+    """Plain http(s) and ftp(s) URLs after their first letter, in flat classes that back off
+    trailing punctuation. A subset of the sure forms below, except that an escape is not
+    checked (_bulk checks them)."""
+    # Labels split by one '.' or '-', the last (after a '.') of letters: a host name the
+    # parser takes. Other names (a digit or "--" in the last label...) take the sure forms.
+    host = f"(?:(?:[A-Za-z0-9]++[.-])*+(?<=[./@])[A-Za-z]++|(?:{_OCTET}\\.){{3}}{_OCTET})"
+    server = f"://{host}{_PORT_SURE}"
+    c = "A-Za-z0-9$_+*~@&=/.,!:%\\-"
+    http = f"(?<=[Hh])[Tt][Tt][Pp][Ss]?{server}(?:/[{c};]*(?:\\?[{c};?]*|)(?:#[{c};?#]*|)|)"
+    ftp = f"(?<=[Ff])[Tt][Pp][Ss]?{server}(?:/[{c}?]*(?:;[Tt][Yy][Pp][Ee]=[AaIiDd]|)|)"
+    return f"{http}|{ftp}"
+
+
 def _sure_forms() -> dict[str, str]:
     """The sure text after each known scheme's ':' (see above)."""
     u = r"A-Za-z0-9$\-_+*~"            # unreserved and "~", without brackets or trimmable punctuation
     label = "[A-Za-z0-9_]++(?:-++[A-Za-z0-9_]++)*+"
     host = (f"(?:(?:{label}\\.(?=[A-Za-z0-9_]))*+[A-Za-z][A-Za-z0-9_]*+(?:-++[A-Za-z0-9_]++)*+"
             f"|(?:{_OCTET}\\.){{3}}{_OCTET})")
-    port = "(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
+    port = _PORT_SURE
+    # the parsers take an IPv6 literal for a host (not file's: a mark sends it the slow way)
+    host6 = f"(?:{host}|{_IPV6_SURE})"
     user = f"(?:[A-Za-z0-9$\\-_+*.,!';&=]++|{_ESCAPE})*+"
-    server = f"//(?:(?=[A-Za-z0-9$\\-_+*.,!';&=%:]*+@){user}(?::{user})?@)?{host}{port}"
+    server = f"//(?:(?=[A-Za-z0-9$\\-_+*.,!';&=%:]*+@){user}(?::{user}|)@|){host6}{port}"
     group = f"[A-Za-z0-9](?:[A-Za-z0-9\\-+_]++|\\.++(?={_KEEP}))*+"
     query = _run(u + "@&=/", ".,!;:?")
-    http = (f"{server}(?:/{_run(u + '@&=/', '.,!;:')}(?:\\?{query})?"
-            f"(?:#{_run(u + '@&=/#', '.,!;:?')})?)?")
-    ftp = f"{server}(?:/{_run(u + '@&=/', '.,!:?')}(?:;[Tt][Yy][Pp][Ee]=[AaIiDd])?)?"
-    nntp = f"//{host}{port}(?:/(?:{group}(?:/[0-9]{{1,18}}+)?)?)?"
+    http = (f"{server}(?:/{_run(u + '@&=/', '.,!;:')}(?:\\?{query}|)"
+            f"(?:#{_run(u + '@&=/#', '.,!;:?')}|)|)")
+    ftp = f"{server}(?:/{_run(u + '@&=/', '.,!:?')}(?:;[Tt][Yy][Pp][Ee]=[AaIiDd]|)|)"
+    nntp = f"//{host6}{port}(?:/(?:{group}(?:/[0-9]{{1,18}}+|)|)|)"
+    # header fields: name=value, '&' between them
+    field = f"{_run(u + '@/', '.,!;:?')}={_run(u + '@/=', '.,!;:?')}"
     return {
         "http": http, "https": http, "ftp": ftp, "ftps": ftp, "nntp": nntp, "nntps": nntp,
-        "gopher": f"//{host}{port}(?:/(?!%09){query})?",
-        "mailto": _run(u + "@&=/", ".,!;:", some=True),
+        "gopher": f"//{host6}{port}(?:/(?!%09){query}|)",
+        "mailto": f"{_run(u + '@&=/', '.,!;:', some=True)}(?:{_IPV6_SURE}|)(?:\\?{field}(?:&{field})*+|)",
         "news": (f"(?:\\*|{group}|{_run(u + '&=/', '.,!;:?', some=True)}"
-                 f"@{_run(u[:-1] + '&=/', '.,!;:?', some=True, escapes=False)})"),
+                 f"@(?:{_IPV6_SURE}|{_run(u[:-1] + '&=/', '.,!;:?', some=True, escapes=False)}))"),
         "telnet": f"{server}/?+",
-        "file": f"(?://(?:{host})?/|/(?!/)){query}",
-        "wais": f"//{host}{port}(?:/{_run(u, '.,!')}(?:\\?{query}|/{_run(u, '.,!')}/{query})?)?",
-        "prospero": (f"//{host}{port}(?:/{_run(u + '@&=/', '.,!:?')}"
-                     f"(?:;{_run(u[:-1] + '@&', '.,!:?')}={_run(u + '@&=', '.,!:?')})*+)?"),
+        "file": f"(?://(?:{host}|)/|/(?!/)){query}",
+        "wais": f"//{host6}{port}(?:/{_run(u, '.,!')}(?:\\?{query}|/{_run(u, '.,!')}/{query}|)|)",
+        "prospero": (f"//{host6}{port}(?:/{_run(u + '@&=/', '.,!:?')}"
+                     f"(?:;{_run(u[:-1] + '@&', '.,!:?')}={_run(u + '@&=', '.,!:?')})*+|)"),
     }
 
 
@@ -1582,11 +1615,6 @@ def _bulk_source() -> str:
     firsts = "".join(sorted({c for name in schemes for c in (name[0], name[0].upper())}))
     rests = "|".join(f"(?<=[{first}{first.upper()}])(?:" + "|".join(_ascii_nocase(n[1:]) for n in names) + ")"
                      for first, names in by_first.items())
-    # possessive: a label is never given back, so no backtracking inside a host name
-    label = "[A-Za-z0-9]++(?:-++[A-Za-z0-9]++)*+"
-    plain = ("(?:(?<=[Hh])[Tt][Tt][Pp][Ss]?|(?<=[Ff])[Tt][Pp][Ss]?)://"
-             f"(?:{label}\\.)*+[A-Za-z][A-Za-z0-9]*+(?:-++[A-Za-z0-9]++)*+"
-             "(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~/-]*+)?")
     frequent = [n for n in ("http", "ftp", "gopher", "mailto", "news") if n in forms]
     alternatives = []
     for n in dict.fromkeys([*frequent, *sorted(forms)]):
@@ -1595,29 +1623,50 @@ def _bulk_source() -> str:
         rest = _ascii_nocase(n[1:]) + ("[Ss]?" if forms.get(n + "s") == forms[n] else "")
         alternatives.append(f"(?<=[{n[0]}{n[0].upper()}]){rest}:{forms[n]}")
     each = "|".join(alternatives)
-    return (f"([{firsts}])(?<!{_SCHEME_CLASS}.)"
-            f"(?:({plain}|{each})(?<![.,;:!?'])[.,;:!?')\\]}}]*+(?![^\\s<>\"])|((?:{rests}):[^\\s<>\"]+))")
+    # The trailing punctuation is looked at, not taken: the group then ends the match, and
+    # the next search skips it (it holds no letter).
+    trail = "(?<![.,;:!?'])(?=[.,;:!?')\\]}]*+(?![^\\s<>\"]))"
+    # After the group: nothing when it is a sure URL (never followed by a letter), else
+    # the rest of the candidate (a scheme's letters follow the mark).
+    return (f"([{firsts}](?<!{_SCHEME_CLASS}.)(?:(?:{_plain_forms()}|{each}){trail}"
+            f"|(?=(?:{rests}):[^\\s<>\"])))(?:(?![A-Za-z])|(?:{rests}):[^\\s<>\"]+)")
 
 
-_bulk_compiled: list[re.Pattern[str]] = []   # compiled on first use
+# compiled on first use: the pattern, and the same without its group (on the first mark)
+_bulk_compiled: list[re.Pattern[str]] = []
 
 
-def _bulk_pattern() -> re.Pattern[str]:
-    _bulk_compiled.append(re.compile(_bulk_source()))
-    return _bulk_compiled[0]
+def _bulk_pattern(whole: bool = False) -> re.Pattern[str]:
+    if not _bulk_compiled:
+        _bulk_compiled.append(re.compile(_bulk_source()))
+    if whole and len(_bulk_compiled) < 2:
+        _bulk_compiled.append(re.compile("(?:" + _bulk_source()[1:]))
+    return _bulk_compiled[whole]
 
 
 def _bulk(text: str, found: list[str]) -> None:
     """Append the bare URLs in *text*, which holds no '<'."""
-    pattern = _bulk_compiled[0] if _bulk_compiled else _bulk_pattern()
-    for first, sure, other in pattern.findall(text):
-        # a host is at most 253 characters: leave a long one to the parser
-        if sure and len(sure) < 250:
-            found.append(first + sure)
+    urls = (_bulk_compiled[0] if _bulk_compiled else _bulk_pattern()).findall(text)
+    if not urls:
+        return
+    lengths = set(map(len, urls))
+    # a plain URL's escapes are unchecked: one search over all the URLs found
+    escapes = "%" in text and _BAD_ESCAPE().search("\n".join(urls)) is not None
+    # a host is at most 253 characters: leave a long URL to the parser
+    if min(lengths) > 1 and max(lengths) < 250 and not escapes:
+        found += urls
+        return
+    candidates: list[str] = []
+    bad = _BAD_ESCAPE()
+    for i, url in enumerate(urls):
+        if len(url) == 1:      # a mark: its candidate goes the slow way
+            candidates = candidates or _bulk_pattern(whole=True).findall(text)
+            url = _trim(candidates[i])
+        elif len(url) < 250 and not (escapes and "%" in url and bad.search(url)):
+            found.append(url)
             continue
-        candidate = _trim(first + (sure or other))
-        if _is_url(candidate):
-            found.append(candidate)
+        if _is_url(url):
+            found.append(url)
 
 
 def _is_url(candidate: str) -> bool:
