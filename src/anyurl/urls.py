@@ -1519,13 +1519,12 @@ _SENTENCE_END = ".,;:!?'"
 
 # Bare URLs are found by one findall over the text (a Python call per match cost more than
 # the match), from a scheme's first letter: the engine skips in C to the letters that can
-# start one. Its one group is the URL when the candidate is "sure", else the candidate's
-# first letter alone: a mark, sent the slow way. With no mark (nor a URL too long or an
-# escape to check, below) the list findall makes is the answer, with no Python work per
-# URL. (Two groups, sure URL and other candidate, cost ~0.1 us a match for the tuples and
-# as much again to split them; starting at the ':' and capturing the scheme behind it
-# ~0.2 us.) A mark's candidate is found by matching the text again without the group:
-# the same matches, each whole, in the same order.
+# start one. Its one group is the URL when the candidate is "sure", else the candidate
+# and the delimiter after it (a mark: it goes the slow way). With no mark (nor a URL too
+# long or an escape to check, below) the list findall makes is the answer, with no Python
+# work per URL; marks are looked for in C, in the URLs joined. (Two groups, sure URL and
+# other candidate, cost ~0.1 us a match for the tuples and as much again to split them;
+# starting at the ':' and capturing the scheme behind it ~0.2 us.)
 #
 # Sure: the URL is the whole candidate (up to whitespace, '<', '>', '"') bar trailing
 # punctuation and closing brackets; it holds no bracket but an IPv6 host's and does not
@@ -1570,7 +1569,8 @@ def _plain_forms() -> str:
     c = "A-Za-z0-9$_+*~@&=/.,!:%\\-"
     http = f"(?<=[Hh])[Tt][Tt][Pp][Ss]?{server}(?:/[{c};]*(?:\\?[{c};?]*|)(?:#[{c};?#]*|)|)"
     ftp = f"(?<=[Ff])[Tt][Pp][Ss]?{server}(?:/[{c}?]*(?:;[Tt][Yy][Pp][Ee]=[AaIiDd]|)|)"
-    return f"{http}|{ftp}"
+    # not ending in a part of an escape: the URLs' escapes are checked joined end to end
+    return f"(?:{http}|{ftp})(?<!%)(?<!%[0-9A-Fa-f])"
 
 
 def _sure_forms() -> dict[str, str]:
@@ -1626,47 +1626,54 @@ def _bulk_source() -> str:
     # The trailing punctuation is looked at, not taken: the group then ends the match, and
     # the next search skips it (it holds no letter).
     trail = "(?<![.,;:!?'])(?=[.,;:!?')\\]}]*+(?![^\\s<>\"]))"
-    # After the group: nothing when it is a sure URL (never followed by a letter), else
-    # the rest of the candidate (a scheme's letters follow the mark).
     return (f"([{firsts}](?<!{_SCHEME_CLASS}.)(?:(?:{_plain_forms()}|{each}){trail}"
-            f"|(?=(?:{rests}):[^\\s<>\"])))(?:(?![A-Za-z])|(?:{rests}):[^\\s<>\"]+)")
+            f"|(?:{rests}):[^\\s<>\"]++[\\s<>\"]))")
 
 
-# compiled on first use: the pattern, and the same without its group (on the first mark)
-_bulk_compiled: list[re.Pattern[str]] = []
+_bulk_compiled: list[re.Pattern[str]] = []   # compiled on first use
 
 
-def _bulk_pattern(whole: bool = False) -> re.Pattern[str]:
-    if not _bulk_compiled:
-        _bulk_compiled.append(re.compile(_bulk_source()))
-    if whole and len(_bulk_compiled) < 2:
-        _bulk_compiled.append(re.compile("(?:" + _bulk_source()[1:]))
-    return _bulk_compiled[whole]
+def _bulk_pattern() -> re.Pattern[str]:
+    _bulk_compiled.append(re.compile(_bulk_source()))
+    return _bulk_compiled[0]
 
 
 def _bulk(text: str, found: list[str]) -> None:
-    """Append the bare URLs in *text*, which holds no '<'."""
+    """Append the bare URLs in *text* (a '<' in it opens no wrapper), and each _SEAM's mark."""
+    if text and not (text[-1].isspace() or text[-1] in '"<>'):
+        text += " "            # a mark ends with the delimiter after its candidate
     urls = (_bulk_compiled[0] if _bulk_compiled else _bulk_pattern()).findall(text)
     if not urls:
         return
-    lengths = set(map(len, urls))
-    # a plain URL's escapes are unchecked: one search over all the URLs found
-    escapes = "%" in text and _BAD_ESCAPE().search("\n".join(urls)) is not None
+    joined = "".join(urls)     # a sure URL holds no delimiter
+    marks = len(joined.split(None, 1)[0]) < len(joined) or '"' in joined or ">" in joined or "<" in joined
+    # a plain URL's escapes are unchecked: one search over all the URLs
+    escapes = "%" in joined and _BAD_ESCAPE().search(joined) is not None
     # a host is at most 253 characters: leave a long URL to the parser
-    if min(lengths) > 1 and max(lengths) < 250 and not escapes:
+    if not marks and not escapes and max(map(len, urls)) < 250:
         found += urls
         return
-    candidates: list[str] = []
     bad = _BAD_ESCAPE()
-    for i, url in enumerate(urls):
-        if len(url) == 1:      # a mark: its candidate goes the slow way
-            candidates = candidates or _bulk_pattern(whole=True).findall(text)
-            url = _trim(candidates[i])
+    for url in urls:
+        end = url[-1]
+        if end.isspace() or end in '"<>':   # a mark
+            if url == _SEAM_MARK:
+                found.append(url)
+                continue
+            url = _trim(url[:-1])
         elif len(url) < 250 and not (escapes and "%" in url and bad.search(url)):
             found.append(url)
             continue
         if _is_url(url):
             found.append(url)
+
+
+# Text between wrappers goes to one bulk pass, its pieces joined by '<' (a delimiter, and
+# never part of a scheme, like the '>' before a piece), or by _SEAM where a wrapped URL goes:
+# a candidate that is not a URL (it holds a NUL, which a text with a _SEAM does not), so
+# the pass marks it.
+_SEAM = "<http:\x00<"
+_SEAM_MARK = "http:\x00<"
 
 
 def _is_url(candidate: str) -> bool:
@@ -1712,10 +1719,12 @@ def _trim(candidate: str) -> str:
 
 
 def _wrapped_is_url(candidate: str) -> bool:
-    # the bulk pass takes a sure URL without a parse; its answer for one whole URL is exact
-    found: list[str] = []
-    _bulk(candidate, found)
-    return found == [candidate] or _is_url(candidate)
+    # the bulk pattern's sure URLs need no parse (but a plain URL's escapes, and a long one)
+    m = (_bulk_compiled[0] if _bulk_compiled else _bulk_pattern()).match(candidate)
+    if (m is not None and m.group(1) == candidate and candidate[-1] not in '"<>' and len(candidate) < 250
+            and _BAD_ESCAPE().search(candidate) is None):
+        return True
+    return _is_url(candidate)
 
 
 def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
@@ -1738,17 +1747,38 @@ def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
         text = _LT_RUN().sub("<", text)   # only the last '<' of a run can open a wrapper
     # Between wrappers, bare URLs in bulk: a bare candidate holds no '<', so none spans a
     # wrapper, and the character before a piece is '>' (never part of a scheme).
+    seams = "\x00" not in text
+    bulk: list[str] = []       # the texts for one bulk pass (with seams), else one pass each
+    wrapped: list[str] = []
     at = 0
     for m in _WRAPPER().finditer(text):
-        _bulk(text[at:m.start()], found)
+        bulk.append(text[at:m.start()])
         at = m.end()
         content = m.group(2)
         if drop_break_hyphens:
             content = _BREAK_HYPHEN().sub("", content)
         candidate = "".join(content.split())   # str.split() and re's \s match the same characters
         if (m.group(1) or _KNOWN_START().match(candidate)) and _wrapped_is_url(candidate):
-            found.append(candidate)
+            if not seams:
+                _bulk("<".join(bulk), found)
+                bulk.clear()
+                found.append(candidate)
+                continue
+            bulk.append(_SEAM)
+            wrapped.append(candidate)
         else:
-            _bulk(content, found)                       # e.g. <a href="http://...">
-    _bulk(text[at:], found)
+            bulk += ("<", content, "<")          # e.g. <a href="http://...">
+    bulk.append(text[at:])
+    if not seams:
+        _bulk("<".join(bulk), found)
+        return found
+    urls: list[str] = []
+    _bulk("".join(bulk), urls)
+    i = 0
+    for url in wrapped:
+        j = urls.index(_SEAM_MARK, i)
+        found += urls[i:j]
+        found.append(url)
+        i = j + 1
+    found += urls[i:]
     return found
