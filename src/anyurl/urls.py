@@ -1638,26 +1638,27 @@ def _bulk_pattern() -> re.Pattern[str]:
     return _bulk_compiled[0]
 
 
-def _bulk(text: str, found: list[str]) -> None:
-    """Append the bare URLs in *text* (a '<' in it opens no wrapper), and each _SEAM's mark."""
+def _bulk(text: str, seams: bool = False) -> list[str]:
+    """The bare URLs in *text* (a '<' in it opens no wrapper), and with *seams* the mark of
+    each _SEAM in it."""
     if text and not (text[-1].isspace() or text[-1] in '"<>'):
         text += " "            # a mark ends with the delimiter after its candidate
     urls = (_bulk_compiled[0] if _bulk_compiled else _bulk_pattern()).findall(text)
     if not urls:
-        return
+        return urls
     joined = "".join(urls)     # a sure URL holds no delimiter
     marks = len(joined.split(None, 1)[0]) < len(joined) or '"' in joined or ">" in joined or "<" in joined
     # a plain URL's escapes are unchecked: one search over all the URLs
     escapes = "%" in joined and _BAD_ESCAPE().search(joined) is not None
     # a host is at most 253 characters: leave a long URL to the parser
     if not marks and not escapes and max(map(len, urls)) < 250:
-        found += urls
-        return
+        return urls
+    found: list[str] = []
     bad = _BAD_ESCAPE()
     for url in urls:
         end = url[-1]
         if end.isspace() or end in '"<>':   # a mark
-            if url == _SEAM_MARK:
+            if seams and url == _SEAM_MARK:
                 found.append(url)
                 continue
             url = _trim(url[:-1])
@@ -1666,6 +1667,7 @@ def _bulk(text: str, found: list[str]) -> None:
             continue
         if _is_url(url):
             found.append(url)
+    return found
 
 
 # Text between wrappers goes to one bulk pass, its pieces joined by '<' (a delimiter, and
@@ -1739,10 +1741,9 @@ def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
     schemes; anything that does not parse is skipped. The time taken grows
     linearly with the length of *text*.
     """
-    found: list[str] = []
     if "<" not in text:
-        _bulk(text, found)
-        return found
+        return _bulk(text)
+    found: list[str] = []
     if "<<" in text:
         text = _LT_RUN().sub("<", text)   # only the last '<' of a run can open a wrapper
     # Between wrappers, bare URLs in bulk: a bare candidate holds no '<', so none spans a
@@ -1760,7 +1761,7 @@ def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
         candidate = "".join(content.split())   # str.split() and re's \s match the same characters
         if (m.group(1) or _KNOWN_START().match(candidate)) and _wrapped_is_url(candidate):
             if not seams:
-                _bulk("<".join(bulk), found)
+                found += _bulk("<".join(bulk))
                 bulk.clear()
                 found.append(candidate)
                 continue
@@ -1770,10 +1771,8 @@ def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
             bulk += ("<", content, "<")          # e.g. <a href="http://...">
     bulk.append(text[at:])
     if not seams:
-        _bulk("<".join(bulk), found)
-        return found
-    urls: list[str] = []
-    _bulk("".join(bulk), urls)
+        return found + _bulk("<".join(bulk))
+    urls = _bulk("".join(bulk), seams=True)
     i = 0
     for url in wrapped:
         j = urls.index(_SEAM_MARK, i)
