@@ -1,8 +1,8 @@
 """The suite's one test double of the driver interface (anyurl.handlers.base.Handler).
 
 A test subclasses :class:`ScriptedHandler`, gives it its bytes and registers it under a
-scheme of its own (``register("x-mine", Mine)``); class attributes script what each
-``open()`` does, and every call is recorded. :class:`StaticContext` is a stand-in for what
+scheme of its own (``register("x-mine", Mine)``), or has :func:`scripted` do both; class
+attributes script what each ``open()`` does, and every call is recorded. :class:`StaticContext` is a stand-in for what
 a driver gets from its Client (the ``Context`` protocol), for testing a driver alone.
 """
 
@@ -17,11 +17,11 @@ from anyurl.errors import ProtocolError, ResourceNotFound, TemporaryFailure, Tru
 from anyurl.handlers.base import Handler, Request
 from anyurl.response import Body
 from anyurl.settings import Limits, Policy, Retry, Timeouts
-from anyurl.urls import URL, parse
+from anyurl.urls import URL, GenericURL, parse
 
 T = TypeVar("T")
 
-__all__ = ["ScriptedHandler", "StaticContext"]
+__all__ = ["SCRIPTED_DATA", "ScriptedHandler", "StaticContext", "scripted"]
 
 
 class ScriptedHandler(Handler):
@@ -99,6 +99,19 @@ class ScriptedHandler(Handler):
 
     async def stat(self, req: Request) -> anyurl.Stat:
         return anyurl.Stat(url=str(req.url), size=len(self.content(req)))
+
+
+SCRIPTED_DATA = bytes(range(256)) * 16  # 4096 bytes, each 256-byte run shifted by its offset
+
+
+def scripted(scheme: str, *, data: bytes = SCRIPTED_DATA, chunk: int = 500) -> tuple[type[ScriptedHandler], URL]:
+    """A :class:`ScriptedHandler` class serving *data* in *chunk*-byte pieces, registered under
+    *scheme*, and the URL of its one resource (a test resets the class before each run)."""
+    from anyurl.registry import register
+
+    cls = type(f"Scripted[{scheme}]", (ScriptedHandler,), {"data": data, "chunk": chunk})
+    register(scheme, cls)
+    return cls, GenericURL(scheme=scheme, schemepart="thing")
 
 
 class StaticContext:

@@ -1,15 +1,20 @@
 """What the interleaved A/B scripts (bench/ab/*.py) share: a source tree's environment,
 one timed run of a child with its own CPU time from wait4, a column's spread as the tables
-print it, and the clean-up at the end of a run."""
+print it, the clean-up at the end of a run, a server RTT away through bench/relay.py, and
+rounds of download commands whose output is checked."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import statistics
 import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -104,3 +109,54 @@ def big_rows(launcher: Launcher, wanted: Callable[[str], bool], tag: str, shm: P
         one.write_bytes(b"1")
         rows["file 1 byte"] = (one.as_uri(), 1)
     return rows
+
+
+@contextmanager
+def relayed(port: int, rtt_ms: float) -> Iterator[int]:
+    """The port to reach 127.0.0.1:*port* on, *rtt_ms* away through bench/relay.py (its own
+    process, ended on the way out); *rtt_ms* 0: *port* itself, no relay."""
+    if not rtt_ms:
+        yield port
+        return
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        near = s.getsockname()[1]
+    child = subprocess.Popen([sys.executable, "-m", "bench.relay", "--rtt", str(rtt_ms),
+                              f"127.0.0.1:{near}=127.0.0.1:{port}"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        yield near
+    finally:
+        child.terminate()
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+
+
+def download_rounds(cases: dict[str, Callable[[str], list[str]]], rounds: int, count: int, size: int,
+                    env: dict[str, str] | None = None) -> dict[str, list[float]]:
+    """Wall times of *rounds* interleaved rounds, each running every case once: ``cases[name](DIR)``
+    is a command that downloads *count* files of *size* bytes into DIR (a fresh one in /dev/shm),
+    checked after each run."""
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, argv in cases.items():
+            out = tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+            try:
+                started = time.perf_counter()
+                proc = subprocess.run(argv(out), env=env, capture_output=True, text=True, check=False)
+                times[name].append(time.perf_counter() - started)
+                assert proc.returncode == 0, (name, proc.stderr[-500:])
+                names = os.listdir(out)
+                assert len(names) == count, (name, len(names))
+                assert all(os.path.getsize(os.path.join(out, n)) == size for n in names), name
+            finally:
+                shutil.rmtree(out)
+    return times
+
+
+def print_rounds(title: str, times: dict[str, list[float]]) -> None:
+    """*title*, then each case's median, minimum and maximum."""
+    print(title)
+    for name, ts in times.items():
+        print(f"  {name:20s} median {statistics.median(ts):6.3f}  min {min(ts):6.3f}  max {max(ts):6.3f}")

@@ -14,20 +14,15 @@ minimum and maximum of the wall times.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import socket
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fixtures.launcher import Launcher  # noqa: E402
+
+from bench.ab.common import download_rounds, print_rounds, relayed  # noqa: E402
 
 SIZE = 4096
 
@@ -40,52 +35,24 @@ def main() -> None:
     ap.add_argument("--rtt", type=float, default=50.0, help="round trip added by the relay, in ms (0: none)")
     args = ap.parse_args()
     launcher = Launcher()
-    child = None
     try:
         ep = launcher.get("nginx")
-        port = ep.port
-        if args.rtt:
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-            child = subprocess.Popen([sys.executable, "-m", "bench.relay", "--rtt", str(args.rtt),
-                                      f"127.0.0.1:{port}=127.0.0.1:{ep.port}"], stdout=subprocess.PIPE, text=True,
-                                     cwd=ROOT)
-            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        urls = [f"http://127.0.0.1:{port}/many/f{i:04d}.txt" for i in range(args.count)]
-        p = str(args.parallel)
-        anyurl = [sys.executable, "-m", "anyurl", "get", "-q", "--parallel", p]
-        cases = {
-            "anyurl (pipelined)": lambda out: [*anyurl, "-d", out, *urls],
-            "anyurl --pipeline 0": lambda out: [*anyurl, "--pipeline", "0", "-d", out, *urls],
-            "curl -Z": lambda out: ["curl", "-sS", "-Z", "--parallel-max", p, "--output-dir", out,
-                                    *[x for u in urls for x in ("-o", u.rsplit("/", 1)[1], u)]],
-            "wget2": lambda out: ["wget2", "-q", "--no-config", "--no-hsts", "--max-threads", p, "-P", out, *urls],
-        }
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        for _ in range(args.rounds):
-            for name, argv in cases.items():
-                out = tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-                try:
-                    started = time.perf_counter()
-                    proc = subprocess.run(argv(out), capture_output=True, text=True, check=False)
-                    times[name].append(time.perf_counter() - started)
-                    assert proc.returncode == 0, (name, proc.stderr[-500:])
-                    names = os.listdir(out)
-                    assert len(names) == args.count, (name, len(names))
-                    assert all(os.path.getsize(os.path.join(out, n)) == SIZE for n in names), name
-                finally:
-                    shutil.rmtree(out)
-        print(f"{args.count} x 4 KiB over http, --parallel {args.parallel}, RTT {args.rtt:g} ms, "
-              f"{args.rounds} interleaved rounds (s)")
-        for name, ts in times.items():
-            print(f"  {name:20s} median {statistics.median(ts):6.3f}  min {min(ts):6.3f}  max {max(ts):6.3f}")
+        with relayed(ep.port, args.rtt) as port:
+            urls = [f"http://127.0.0.1:{port}/many/f{i:04d}.txt" for i in range(args.count)]
+            p = str(args.parallel)
+            anyurl = [sys.executable, "-m", "anyurl", "get", "-q", "--parallel", p]
+            cases = {
+                "anyurl (pipelined)": lambda out: [*anyurl, "-d", out, *urls],
+                "anyurl --pipeline 0": lambda out: [*anyurl, "--pipeline", "0", "-d", out, *urls],
+                "curl -Z": lambda out: ["curl", "-sS", "-Z", "--parallel-max", p, "--output-dir", out,
+                                        *[x for u in urls for x in ("-o", u.rsplit("/", 1)[1], u)]],
+                "wget2": lambda out: ["wget2", "-q", "--no-config", "--no-hsts", "--max-threads", p, "-P", out,
+                                      *urls],
+            }
+            times = download_rounds(cases, args.rounds, args.count, SIZE)
+        print_rounds(f"{args.count} x 4 KiB over http, --parallel {args.parallel}, RTT {args.rtt:g} ms, "
+                     f"{args.rounds} interleaved rounds (s)", times)
     finally:
-        if child is not None:
-            child.terminate()
-            child.wait()
-            assert child.stdout is not None
-            child.stdout.close()
         launcher.stop_all()
 
 

@@ -8,7 +8,7 @@ import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
 
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
@@ -341,10 +341,7 @@ class Client:
                 async with asyncio.timeout_at(req.deadline + _OPEN_GRACE):
                     body = await tries.run(req, handler.open)
             except TimeoutError as exc:
-                if isinstance(exc, AnyURLError):
-                    raise
-                raise tries.end(FetchTimeout(f"opening took longer than the total timeout {req.timeouts.total} s",
-                                             url=req.url)) from exc
+                _raise_past_total(req, exc, "opening", tries)
         return _GuardedBody(tries, handler, req, body).outer
 
     def open(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
@@ -376,10 +373,7 @@ class Client:
                 finally:
                     await body.aclose()
         except TimeoutError as exc:
-            if isinstance(exc, AnyURLError):
-                raise
-            timeout = FetchTimeout(f"fetch took longer than {req.timeouts.total} s", url=req.url)
-            raise (timeout if tries is None else tries.end(timeout)) from exc
+            _raise_past_total(req, exc, "fetch", tries)
         if body.entries is None and req.url.scheme in ("http", "https") and not offset and length is None \
                 and is_html(body.content_type):
             page = PageResponse(url=str(req.url), content=content, content_type=body.content_type,
@@ -429,9 +423,7 @@ class Client:
             async with asyncio.timeout_at(req.deadline):
                 return await tries.run(req, handler.stat)
         except TimeoutError as exc:
-            if isinstance(exc, AnyURLError):
-                raise
-            raise tries.end(FetchTimeout(f"stat took longer than {req.timeouts.total} s", url=req.url)) from exc
+            _raise_past_total(req, exc, "stat", tries)
 
     def walk(self, url: str | URL, **kwargs: Any) -> AsyncIterator[Found]:
         """Every resource reachable from *url*, breadth-first, deduplicated and polite:
@@ -677,6 +669,28 @@ def _typed(name: str, value: T | None, cls: type[T]) -> T | None:
     return value
 
 
+def _raise_past_total(req: Request, exc: BaseException, what: str, tries: _Tries | None = None) -> NoReturn:
+    """Raise the error of *what* (opening, fetch, stat, transfer, listing) when a wait bounded
+    by ``Timeouts.total`` raised *exc*: the total's own, naming the URL, when the client's guard
+    struck or a handler's plain timeout struck at the deadline (its waits are cut to what is
+    left of the total: its timer and the guard end at the same moment, the loop running either
+    first); else the handler's *exc* itself (a read or connect timeout of its own ended sooner,
+    a PoolTimeout, or already the total's words). *tries*: the call's loop, which the total ends."""
+    if isinstance(exc, AnyURLError):
+        if (type(exc) is not FetchTimeout or req.deadline is None or "total timeout" in exc.message
+                or asyncio.get_running_loop().time() < req.deadline - _DEADLINE_SLACK):
+            raise exc
+    total = FetchTimeout(f"{what} took longer than the total timeout {req.timeouts.total} s", url=req.url)
+    if isinstance(exc, AnyURLError):
+        total.history = exc.history  # (its tries ended already)
+    elif tries is not None:
+        total = tries.end(total)
+    raise total from exc  # (a handler's words: what it was waiting for)
+
+
+# a timer due at the deadline may run this much before it (the loop runs what is due within its clock's resolution)
+_DEADLINE_SLACK = 0.001
+
 # seconds past Timeouts.total at which Client.open's guard cuts a handler that did not stop
 # itself at the deadline (docs/limits.md)
 _OPEN_GRACE = 0.05
@@ -720,10 +734,7 @@ class _GuardedBody:
             async with asyncio.timeout_at(deadline):
                 return await anext(it, None)
         except TimeoutError as exc:
-            if isinstance(exc, AnyURLError):
-                raise
-            raise FetchTimeout(f"{what} took longer than the total timeout {self.req.timeouts.total} s",
-                               url=self.req.url) from exc
+            _raise_past_total(self.req, exc, what)
 
     async def _entries(self) -> AsyncIterator[Entry]:
         """A listing's entries, each wait bounded by the deadline; reopened on a retried

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.procs import spawn
 
 from anyurl import Client, Timeouts
 
@@ -38,17 +39,11 @@ class Listing:
 @pytest.fixture
 def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Listing]:
     log = tmp_path / "hostile.log"
-    proc = subprocess.Popen([sys.executable, str(HERE / "fakes" / "ftp_listing_server.py"), "--format", request.param,
-                             "--log", str(log)], stdout=subprocess.PIPE)
-    try:
+    with spawn([sys.executable, str(HERE / "fakes" / "ftp_listing_server.py"), "--format", request.param,
+                "--log", str(log)], stdout=subprocess.PIPE) as proc:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
         yield Listing(port, log, request.param)
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        if proc.stdout is not None:
-            proc.stdout.close()
 
 
 def client() -> Client:

@@ -20,6 +20,7 @@ import pytest
 from tests.hostile.fakes.base import AsyncServer
 from tests.hostile.fakes.gopher_bulk import GopherBulk
 from tests.hostile.fakes.gopher_huge_menu import menu_line
+from tests.procs import aspawn
 
 from anyurl.errors import AnyURLError, ConnectError, FetchTimeout
 
@@ -83,10 +84,8 @@ async def run_ls(flags: list[str], tmp_path: os.PathLike[str]) -> tuple[int, str
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # this checkout's anyurl
     async with HalvedMenuServer(ITEMS) as srv:
         url = f"gopher://127.0.0.1:{srv.port}/1/huge"
-        proc = await asyncio.create_subprocess_exec(sys.executable, "-c", CHILD, "ls", *flags, url, env=env,
-                                                    stdout=asyncio.subprocess.PIPE,
-                                                    stderr=asyncio.subprocess.PIPE)
-        try:
+        async with aspawn([sys.executable, "-c", CHILD, "ls", *flags, url], env=env,
+                          stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) as proc:
             async with asyncio.timeout(MAX_SECONDS):
                 assert proc.stdout is not None and proc.stderr is not None
                 err_task = asyncio.ensure_future(proc.stderr.read())
@@ -101,10 +100,6 @@ async def run_ls(flags: list[str], tmp_path: os.PathLike[str]) -> tuple[int, str
                     last = tail.splitlines()[-1]
                 err = await err_task
                 rc = await proc.wait()
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
     assert rc == 0, err.decode(errors="replace")[-3000:]
     rss = float(Path(rss_file).read_text())  # noqa: ASYNC240 -- a few bytes, the child is gone
     print(f"ls {flags}: {lines} lines, peak RSS {rss:.1f} MB, first line early: {early}")

@@ -8,13 +8,13 @@ frontier cost when only ``max_items`` (1,000,000) bounded it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
 import time
 
 from tests.hostile.fakes.gopher_menus import GopherMenus, gopher_menus
+from tests.procs import arun
 
 WIDTH = 1000
 RSS_BOUND_MB = 400  # the old default passed it within seconds (~1.1 KB per pending item)
@@ -61,16 +61,12 @@ class EndlessMenus(dict[str, bytes]):
 async def walk_in_child(url: str, bound_mb: float, seconds: float) -> dict[str, object]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", CHILD, url, str(bound_mb), str(seconds),
-                                                env=env, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), seconds + 60)
+        rc, out, err = await arun([sys.executable, "-c", CHILD, url, str(bound_mb), str(seconds)],
+                                  within=seconds + 60, env=env)
     except TimeoutError:
-        proc.kill()
-        await proc.wait()
         raise AssertionError(f"the walking child did not end within {seconds + 60} s") from None
-    assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
+    assert rc == 0, err.decode(errors="replace")[-3000:]
     report: dict[str, object] = json.loads(out)
     return report
 

@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 from tests.hostile.fakes.nntp_pipeline import COUNT, GROUP, PipelineFaultServer
+from tests.procs import arun
 
 import anyurl
 from anyurl.handlers.news import NewsOptions
@@ -91,6 +92,23 @@ async def test_a_request_for_another_group_is_not_kept_waiting_behind_a_stream()
     assert commands.index("GROUP other.test") < commands.index("ARTICLE 10")
 
 
+async def test_a_wait_for_room_with_no_request_ending_ends_at_timeouts_pool() -> None:
+    """Each request that ends on the server's connections starts Timeouts.pool again for those
+    waiting for room (tests/integration/test_cli_news_groups_batch.py); a connection on which
+    nothing ends (article 1 opened and never read) still ends the wait at Timeouts.pool."""
+    async with PipelineFaultServer("big") as server:
+        base = f"nntp://127.0.0.1:{server.port}/"
+        async with anyurl.Client(timeouts=anyurl.Timeouts(read=30, pool=1.0), limits=Limits(per_host=1)) as client:
+            async with client.open(f"{base}{GROUP}/1"):
+                loop = asyncio.get_running_loop()
+                t0 = loop.time()
+                with pytest.raises(anyurl.PoolTimeout, match="waited 1 s for room") as info:
+                    async with asyncio.timeout(30):
+                        await client.fetch(f"{base}other.test/5")
+                assert 0.9 < loop.time() - t0 < 10
+    assert info.value.url == f"{base}other.test/5"
+
+
 async def test_cli_get_fills_the_window_beyond_its_parallel_turns(tmp_path: object) -> None:
     """`get --parallel 2` of a group's articles: once the first window is open, more
     transfers than the 2 turns join it (as HTTP/2 streams do), so the server sees the
@@ -102,12 +120,9 @@ async def test_cli_get_fills_the_window_beyond_its_parallel_turns(tmp_path: obje
     out = Path(str(tmp_path))
     async with PipelineFaultServer("none") as server:
         urls = [f"nntp://127.0.0.1:{server.port}/{GROUP}/{n}" for n in range(1, COUNT + 1)]
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "anyurl", "get", "-q", "--parallel", "2", "-d", str(out), *urls,
-            env=os.environ.copy(), stderr=asyncio.subprocess.PIPE)
-        async with asyncio.timeout(60):
-            _, err = await proc.communicate()
-    assert proc.returncode == 0, err
+        rc, _, err = await arun([sys.executable, "-m", "anyurl", "get", "-q", "--parallel", "2", "-d", str(out), *urls],
+                                within=60, env=os.environ.copy(), stdout=None)
+    assert rc == 0, err
     assert len(os.listdir(out)) == COUNT
     # CAPABILITIES, GROUP and more ARTICLEs than the 2 turns before the first reply (4 before)
     assert server.ahead[0] > 4, server.ahead

@@ -25,6 +25,7 @@ import pytest
 from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers.nginx import ARCHIVE
 from tests.hostile.fakes.http_faults import FaultServer, response
+from tests.procs import arun
 
 from anyurl import (
     AccessDenied,
@@ -619,12 +620,9 @@ async def test_cli_get_c_refuses_a_short_206(tmp_path: Path) -> None:
     short = response("206 Partial Content", {"Content-Range": "bytes 0-9/100", "Content-Length": "10"},
                      b"0123456789")
     async with FaultServer({"/f.bin": short}) as srv:
-        proc = await asyncio.create_subprocess_exec(
-            str(Path(sys.executable).parent / "anyurl"), "get", "-q", "-c", srv.url("/f.bin"), "-o",
-            str(tmp_path / "f.bin"), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        async with asyncio.timeout(60):
-            _, err = await proc.communicate()
-    assert proc.returncode != 0
+        rc, _, err = await arun([str(Path(sys.executable).parent / "anyurl"), "get", "-q", "-c", srv.url("/f.bin"),
+                                 "-o", str(tmp_path / "f.bin")], within=60)
+    assert rc != 0
     assert b"206" in err and b"Traceback" not in err
     assert not (tmp_path / "f.bin").exists()
 

@@ -18,11 +18,13 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
 from tests.integration.test_http import AccessLog
+from tests.procs import spawn
 
 from anyurl import Client, Limits
 from anyurl.handlers.http import HTTPOptions
@@ -62,31 +64,23 @@ def _unseed(ep: Endpoint) -> None:
     shutil.rmtree(Path(ep.info["www"]) / "pipe", ignore_errors=True)
 
 
-def _relay(ep: Endpoint) -> tuple[subprocess.Popen[str], str]:
+@contextmanager
+def _relay(ep: Endpoint) -> Iterator[str]:
+    """The origin to fetch from: *ep* RTT away, through bench/relay.py (its own process, always reaped)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "bench.relay", "--rtt", str(RTT * 1000),
-                             f"127.0.0.1:{port}={ep.host}:{ep.port}"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    return proc, f"http://127.0.0.1:{port}"
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    proc.wait(10)
-    assert proc.stdout is not None
-    proc.stdout.close()
+    with spawn([sys.executable, "-m", "bench.relay", "--rtt", str(RTT * 1000), f"127.0.0.1:{port}={ep.host}:{ep.port}"],
+               stdout=subprocess.PIPE, text=True, cwd=ROOT) as proc:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture
 def relayed(nginx: Endpoint) -> Iterator[str]:
-    """nginx RTT away, through bench/relay.py (its own process): the origin to fetch from."""
-    proc, origin = _relay(nginx)
-    try:
+    """nginx RTT away: the origin to fetch from."""
+    with _relay(nginx) as origin:
         yield origin
-    finally:
-        _stop(proc)
 
 
 async def _batch(origin: str, files: dict[str, bytes], pipeline: int) -> tuple[float, dict[str, bytes]]:
@@ -140,11 +134,10 @@ async def test_no_pipelining_where_there_is_no_round_trip_to_hide(nginx: Endpoin
 async def test_other_servers(servers: Launcher, server: str, pipelines: bool) -> None:
     ep = servers.get(server)
     files = _seed(ep)
-    proc, origin = _relay(ep)
     try:
-        took, bodies = await _batch(origin, files, 8)
+        with _relay(ep) as origin:
+            took, bodies = await _batch(origin, files, 8)
     finally:
-        _stop(proc)
         _unseed(ep)
     assert bodies == files
     if pipelines:

@@ -24,6 +24,7 @@ from fixtures.servers import _ftp_seed as ftp_seed
 from fixtures.servers import squid as squid_module
 from fixtures.servers import vsftpd as vsftpd_module
 from tests.integration.test_per_host import relay
+from tests.procs import arun
 
 from anyurl import Client, ConfigurationError, ConnectError, Limits, PoolTimeout, ResourceNotFound, Timeouts
 from anyurl.handlers.http import HTTPOptions
@@ -323,12 +324,7 @@ def contents(folder: Path) -> set[bytes]:
 
 async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
     anyurl = str(Path(sys.executable).parent / "anyurl")
-    proc = await asyncio.create_subprocess_exec(anyurl, *args, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE, env=env or dict(os.environ))
-    async with asyncio.timeout(60):
-        out, err = await proc.communicate()
-    assert proc.returncode is not None
-    return proc.returncode, out, err
+    return await arun([anyurl, *args], within=60, env=env or dict(os.environ))
 
 
 async def test_cli_proxy_and_noproxy_flags(tmp_path: Path, squid: Endpoint, nginx: Endpoint, vsftpd: Endpoint,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from tests.doubles import ScriptedHandler
+from tests.doubles import scripted
 
 import anyurl
 from anyurl import (
@@ -23,21 +23,9 @@ from anyurl import (
     Timeouts,
     TruncatedTransfer,
 )
-from anyurl.registry import register
-from anyurl.urls import GenericURL
 
-DATA = bytes(range(256)) * 16  # 4096 bytes
-
-
-class Scripted(ScriptedHandler):
-    """DATA in 500-byte chunks; each test scripts its opens (tests/doubles.py)."""
-
-    data = DATA
-    chunk = 500
-
-
-register("x-script", Scripted)
-URL = GenericURL(scheme="x-script", schemepart="thing")
+Scripted, URL = scripted("x-script")  # DATA in 500-byte chunks; each test scripts its opens
+DATA = Scripted.data
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import pickle
 import socket
 
 import pytest
-from tests.doubles import ScriptedHandler
+from tests.doubles import scripted
 
 from anyurl import Client, ConnectError, FetchTimeout, ResourceNotFound, Retry, TemporaryFailure, Timeouts
 from anyurl.errors import TruncatedTransfer
@@ -17,16 +17,8 @@ from anyurl.registry import register
 from anyurl.settings import Attempt
 from anyurl.urls import GenericURL
 
-DATA = bytes(range(256)) * 16  # 4096 bytes
-
-
-class Tried(ScriptedHandler):
-    data = DATA
-    chunk = 500
-
-
-register("x-tried", Tried)
-URL = GenericURL(scheme="x-tried", schemepart="thing")
+Tried, URL = scripted("x-tried")
+DATA = Tried.data
 
 
 @pytest.fixture(autouse=True)

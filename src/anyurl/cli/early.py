@@ -145,8 +145,6 @@ def _target(args: Any) -> tuple[str, str, int] | None:
     scheme, host, port = url.scheme, getattr(url, "host", None), getattr(url, "port", None)
     if scheme not in SCHEMES or not host or not isinstance(port, int):
         return None
-    if scheme == "http" and not host.isascii():
-        return None  # aiohttp's path (it applies IDNA), which connects by itself
     if scheme == "gopher":
         from ..protocols.gopher import service_port_refusal
 

@@ -8,7 +8,7 @@ import sys
 from .. import errors
 from ..errors import AnyURLError, TransferError, TruncatedTransfer, mask_password
 from .output import Reporter, _print_traceback, _write_all, _WritingStdout
-from .session import _STREAM_WORKERS, _with_deadline
+from .session import _stream_workers, _with_deadline
 from .urllist import _Listed, _URLList
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
@@ -252,7 +252,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
 
         # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
         # as HTTP/2 streams or pipelined GETs (many share a connection), more transfers run on them at once (up to
-        # _STREAM_WORKERS x N in all, within Limits.per_host_requests); any other transfer
+        # _stream_workers(N) in all, within Limits.per_host_requests); any other transfer
         # waits for one of the N plain turns, handed on first come, first served
         plain_turns = args.parallel if several else 1
         plain_busy = 0
@@ -273,7 +273,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         def stream_workers() -> None:
             if groups and not spawned:  # the first multiplexed origin: the stream workers
                 spawned.append(True)
-                for _ in range(plain_turns * (_STREAM_WORKERS - 1)):
+                for _ in range(_stream_workers(plain_turns) - plain_turns):
                     groups[0].create_task(worker())
 
         async def admit(u: Any) -> bool:

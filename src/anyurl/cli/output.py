@@ -40,6 +40,13 @@ def _print_traceback(exc: BaseException) -> None:
         sys.stderr.write("\n".join(_printable(part) for part in line.split("\n")))
 
 
+def stderr_line(text: str) -> None:
+    """*text* and its newline on stderr in one write: print() writes them apart, and another
+    thread's output (a prompt, a library's warning) could land between the two."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 # -- output helpers -------------------------------------------------------------
 
 
@@ -55,7 +62,7 @@ class Reporter:
         if self.progress is not None:
             self.progress.print(text)
         else:
-            print(text, file=sys.stderr, flush=True)
+            stderr_line(text)
 
     def error(self, exc: BaseException | str) -> None:
         """One line for an error; never a traceback. One that ended several tries says how

@@ -267,7 +267,8 @@ class DelayedProgress:
         if self.real is not None:
             self.real.print(text)
         else:
-            print(text, file=sys.stderr, flush=True)
+            sys.stderr.write(text + "\n")  # one write, as output.stderr_line (print() makes two)
+            sys.stderr.flush()
 
     def _show(self) -> None:
         """The delay is over: draw the bars, unless a prompt is on the terminal."""

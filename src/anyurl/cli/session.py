@@ -24,6 +24,14 @@ else:
 #: pipelined news windows (16 x 8: 128 in flight, nginx's default stream limit; at 8 x 8, 200 small
 #: files at 50 ms took 4 round trips of requests instead of 2)
 _STREAM_WORKERS = 16
+#: ...and at least this many in all, so that one connection (--parallel 1, the strictest
+#: politeness) still fills a pipelined window (Limits.per_host_requests' default)
+_MIN_STREAM_WORKERS = 64
+
+
+def _stream_workers(turns: int) -> int:
+    """get's workers in all once a multiplexed origin is met, for *turns* plain turns."""
+    return max(_MIN_STREAM_WORKERS, turns * _STREAM_WORKERS)
 
 
 def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
@@ -56,7 +64,7 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         # requests in flight: what get's workers run (HTTP/2 puts many on one connection; the
         # server's SETTINGS_MAX_CONCURRENT_STREAMS still caps each connection's streams)
         limits=Limits(per_host=per_host,
-                      per_host_requests=max(Limits().per_host_requests, per_host * _STREAM_WORKERS)),
+                      per_host_requests=max(Limits().per_host_requests, _stream_workers(per_host))),
         http=http,
         retry=retry,
         anonymous_email=getattr(args, "email", None),

@@ -385,6 +385,9 @@ class NewsHandler(Handler):
         self._windows: dict[_Server, list[_Window]] = {}
         self._room: dict[_Server, asyncio.Future[None]] = {}  # woken when a window or slot frees
         self._reserved: dict[_Server, object] = {}  # the request the next free connection is for
+        # servers whose replies matched a pipelined window: a batch may overlap its requests to
+        # them from the start, before any window is open (one transfer at a time never opens one)
+        self._proved: set[_Server] = set()
 
     # -- URL -> what to do -------------------------------------------------------
 
@@ -537,6 +540,7 @@ class NewsHandler(Handler):
             if not (_answers(223, ref, stat) and _answers(221, ref, head_reply)):
                 _log.info("%s:%s answered %r, %r to STAT, HEAD %s on a pipelined connection: dropping it",
                           server.host, server.port, stat.line, head_reply.line, ref)
+                self._proved.discard(server)
                 raise _Retry
             head = await conn.block(opts.max_head) if head_reply.code == 221 else b""
             size: int | None = None
@@ -726,7 +730,10 @@ class NewsHandler(Handler):
             if not _answers(220, ref, reply):
                 _log.info("%s:%s answered %r to ARTICLE %s on a pipelined connection: dropping it",
                           server.host, server.port, reply.line, ref)
+                self._proved.discard(server)
                 raise _Retry
+            if window.depth > 1:
+                self._proved.add(server)
         except BaseException as exc:
             await self._break(window)
             if isinstance(exc, AnyURLError):
@@ -839,23 +846,29 @@ class NewsHandler(Handler):
         return max(1, min(opts.pipeline, MAX_PIPELINE))
 
     def multiplexed(self, url: URL) -> bool:
-        """True when a request for *url* would join a pipelined window open (or opening) now:
-        many requests share its connection, so a caller may run more at once than
-        ``Limits.per_host`` (the CLI's batch does). news: URLs name no server: any window."""
+        """True when a request for *url* would join a pipelined window open (or opening) now, or
+        its server has answered in a window before: many requests share its connection, so a
+        caller may run more at once than ``Limits.per_host`` (the CLI's batch does).
+        news: URLs name no server: any window."""
         host = getattr(url, "host", None)
         port = getattr(url, "port", 0)
+
+        def mine(server: _Server) -> bool:
+            return host is None or (server.host == host and (not port or server.port == port))
+
+        if any(mine(server) for server in self._proved):
+            return True
         for server, windows in self._windows.items():
-            if host is not None and (server.host != host or (port and server.port != port)):
-                continue
-            if any(w.depth > 1 and not w.broken and not w.sealed for w in windows):
+            if mine(server) and any(w.depth > 1 and not w.broken and not w.sealed for w in windows):
                 return True
         return False
 
     async def _join(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                     lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> tuple[_Window, _Slot]:
         """A place for *lines* in a window: one with room (the least busy), else a new window
-        on a connection from the pool while it has a free slot, else wait (at most
-        ``Timeouts.pool``) for room. *group*: the group the commands are read in (None: any)."""
+        on a connection from the pool while it has a free slot, else wait for room: at most
+        ``Timeouts.pool`` with no request on the server's connections ending (each one that
+        ends starts the count again). *group*: the group the commands are read in (None: any)."""
         wait = req.bound(req.timeouts.pool)
         until = None if wait is None else asyncio.get_running_loop().time() + wait
         me = object()
@@ -903,8 +916,13 @@ class NewsHandler(Handler):
                     await asyncio.shield(room)
             except TimeoutError:
                 raise PoolTimeout(f"waited {wait:.3g} s for room on a connection to {server.host}:"
-                                  f"{server.port} (Limits.per_host={req.limits.per_host}, "
+                                  f"{server.port} with no request on its connections ending meanwhile "
+                                  f"(Limits.per_host={req.limits.per_host}, "
                                   f"NewsOptions.pipeline={self._depth(opts)}, all full)", url=url) from None
+            # a request ahead ended: the connections are busy, not stuck (a batch of large articles
+            # in other groups), so Timeouts.pool counts again from here, never past the deadline
+            wait = req.bound(req.timeouts.pool)
+            until = None if wait is None else loop.time() + wait
 
     async def _open_window(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                            lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> tuple[_Window, _Slot]:

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.procs import spawn
+
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_AS_LIMIT = 1536 << 20  # bytes of address space: far above a healthy run, far below the machine
 
@@ -87,17 +89,14 @@ def run_child(args: list[str], *, deadline: float, as_limit: int = DEFAULT_AS_LI
         env.pop("PYTHONASYNCIODEBUG", None)
         with open(Path(tmp) / "out", "w+b") as out, open(Path(tmp) / "err", "w+b") as err:
             start = time.monotonic()
-            proc = subprocess.Popen([sys.executable, "-c", _PRELUDE, str(as_limit), *args],
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd)
-            killed = False
-            peak_kb = 0
-            status = None
-            try:
-                while True:
+            with spawn([sys.executable, "-c", _PRELUDE, str(as_limit), *args],
+                       stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd) as proc:
+                killed = False
+                peak_kb = 0
+                while True:  # an error in the loop: spawn kills and reaps the child
                     peak_kb = max(peak_kb, _vm_hwm_kb(proc.pid))  # before reaping: /proc/PID still there
-                    pid, waited = os.waitpid(proc.pid, os.WNOHANG)
+                    pid, status = os.waitpid(proc.pid, os.WNOHANG)
                     if pid:
-                        status = waited
                         break
                     if time.monotonic() - start > deadline:
                         killed = True
@@ -105,12 +104,8 @@ def run_child(args: list[str], *, deadline: float, as_limit: int = DEFAULT_AS_LI
                         _pid, status = os.waitpid(proc.pid, 0)
                         break
                     time.sleep(0.02)
-            finally:
-                if status is None:  # an error in the loop: the child is still ours to reap
-                    proc.kill()
-                    proc.wait()
+                proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
             elapsed = time.monotonic() - start
-            proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
             try:
                 peak_kb = max(peak_kb, int(hwm_file.read_text()))
             except (OSError, ValueError):

@@ -8,12 +8,13 @@ does), "fetch" collects with ``Client.fetch``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
 import time
 from typing import Any
+
+from tests.procs import arun
 
 CHILD = r"""
 import asyncio, json, resource, sys
@@ -58,15 +59,10 @@ async def read_listing(url: str, mode: str, max_seconds: float) -> tuple[dict[st
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # this checkout's anyurl
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", CHILD, url, mode, env=env,
-                                                stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), max_seconds)
+        rc, out, err = await arun([sys.executable, "-c", CHILD, url, mode], within=max_seconds, env=env)
     except TimeoutError:
-        proc.kill()
-        await proc.wait()
         raise AssertionError(f"reading {url} took more than {max_seconds} s") from None
-    assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
+    assert rc == 0, err.decode(errors="replace")[-3000:]
     report: dict[str, Any] = json.loads(out)
     return report, time.monotonic() - started

@@ -20,13 +20,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import anyurl
 from anyurl import client
 from anyurl.cli import commands as cli
 from anyurl.cli import early as _early
 from anyurl.cli.quick import Args
-from anyurl.errors import FetchTimeout
+from anyurl.errors import FetchTimeout, URLSyntaxError
+from anyurl.urls import parse
 
 SRC = str(Path(anyurl.__file__).parent.parent)
 _NO_PROXY_ENV = [n for n in client._PROXY_VARIABLES] + ["ANYURL_EARLY_CONNECT"]
@@ -73,6 +76,7 @@ def _closed_port() -> int:
     ("http://127.0.0.1/x", ("http", "127.0.0.1", 80)),
     ("ftp://user:pw@[::1]:2121/pub/f", ("ftp", "::1", 2121)),
     ("nntp://news.example/comp.lang/1", ("nntp", "news.example", 119)),
+    ("http://xn--bcher-kva.example/x", ("http", "xn--bcher-kva.example", 80)),  # an IDN host in its IDNA form
 ])
 def test_a_plain_tcp_url_is_connected_early_to_its_host_and_port(url: str, key: tuple[str, str, int]) -> None:
     assert _early._target(_args(url)) == key
@@ -80,7 +84,7 @@ def test_a_plain_tcp_url_is_connected_early_to_its_host_and_port(url: str, key: 
 
 @pytest.mark.parametrize("url", [
     "https://127.0.0.1/x",  # TLS: not started early
-    "http://bücher.example/x",  # aiohttp's path, which connects by itself
+    "http://bücher.example/x", "gopher://bücher.example/",  # a non-ASCII host does not parse (write its xn-- form)
     "file:///etc/hostname", "mailto:a@b.example", "news:comp.lang", "telnet://h/",
     "gopher://127.0.0.1:25/0x",  # a service port the default policy refuses before any I/O
     "gopher://127.0.0.1/0a%0D%0AQUIT",  # CR LF: refused before any I/O
@@ -88,6 +92,27 @@ def test_a_plain_tcp_url_is_connected_early_to_its_host_and_port(url: str, key: 
 ])
 def test_no_early_connect_for_urls_the_handler_would_not_connect_to_directly(url: str) -> None:
     assert _early._target(_args(url)) is None
+
+
+@pytest.mark.parametrize("host", ["bücher.example", "BÜCHER.example", "ｅxample.org", "example\u3002org", "ß.de"])
+@pytest.mark.parametrize("scheme", sorted(_early.SCHEMES))
+def test_a_non_ascii_host_is_refused_by_the_parser_before_any_io(scheme: str, host: str) -> None:
+    # docs/http.md: an IDN host is a URLSyntaxError; its IDNA (xn--) form is the one to write
+    with pytest.raises(URLSyntaxError, match="in host"):
+        parse(f"{scheme}://{host}/x")
+    assert _early._target(_args(f"{scheme}://{host}/x")) is None
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(sorted(_early.SCHEMES)), st.text(min_size=1, max_size=12))
+def test_every_host_the_parser_accepts_is_ascii(scheme: str, host: str) -> None:
+    # why early.py needs no branch for a non-ASCII host (it had one, "aiohttp applies IDNA"):
+    # none gets past parse()
+    try:
+        url = parse(f"{scheme}://{host}:1/x")
+    except ValueError:
+        return
+    assert getattr(url, "host", "").isascii()
 
 
 def test_ls_and_stat_connect_early_but_not_parse_mirror_or_a_url_list() -> None:

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests.procs import spawn
 
 import anyurl
 
@@ -100,18 +101,16 @@ def _best_of(argv: list[str], rounds: int, env: dict[str, str]) -> list[float]:
 
     times = []
     for _ in range(rounds):
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        deadline = time.monotonic() + 60
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                proc.wait()
-                raise AssertionError(f"{argv} still running after 60 s")
-            time.sleep(0.005)
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        with spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env) as proc:
+            deadline = time.monotonic() + 60
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{argv} still running after 60 s")  # spawn kills and reaps it
+                time.sleep(0.005)
+            proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
         assert proc.returncode == 0, argv
         times.append(usage.ru_utime + usage.ru_stime)
     return times

@@ -10,10 +10,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from bench.relay import parse_spec
+from tests.procs import spawn
 
 ROOT = Path(__file__).resolve().parents[3]
 RTT = 0.2  # s
@@ -58,21 +60,17 @@ class Upstream:
 
 
 @pytest.fixture
-def relayed() -> tuple[Upstream, int]:
+def relayed() -> Iterator[tuple[Upstream, int]]:
     up = Upstream()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "bench.relay", "--rtt", str(RTT * 1000),
-                             f"127.0.0.1:{port}=127.0.0.1:{up.port}"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        yield up, port
+        with spawn([sys.executable, "-m", "bench.relay", "--rtt", str(RTT * 1000),
+                    f"127.0.0.1:{port}=127.0.0.1:{up.port}"], stdout=subprocess.PIPE, text=True, cwd=ROOT) as proc:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            yield up, port
     finally:
-        proc.terminate()
-        proc.wait(10)
-        proc.stdout.close()  # type: ignore[union-attr]
-        proc.stdout.close()  # type: ignore[union-attr]
         up.sock.close()
 
 
@@ -121,16 +119,11 @@ def test_refused_upstream_closes_the_client() -> None:
         with socket.socket() as r:
             r.bind(("127.0.0.1", 0))
             port = r.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "bench.relay", "--rtt", "20", f"127.0.0.1:{port}=127.0.0.1:{dead}"],
-                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
+    with spawn([sys.executable, "-m", "bench.relay", "--rtt", "20", f"127.0.0.1:{port}=127.0.0.1:{dead}"],
+               stdout=subprocess.PIPE, text=True, cwd=ROOT) as proc:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
             try:
                 assert c.recv(100) == b""
             except ConnectionResetError:
                 pass
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        proc.stdout.close()  # type: ignore[union-attr]
