@@ -117,11 +117,11 @@ def _main() -> None:
     import os
 
     n, rounds = (int(a) for a in [*sys.argv[1:], "100000", "5"][:2])
-    print("load average %.1f %.1f %.1f" % os.getloadavg())
+    print("load average " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
     for mix, row in timings(n, rounds).items():
         print(f"{mix:8} {row['urls']:>8,} URLs in {row['bytes'] / 2**20:5.1f} MiB: {row['us_per_url']:.2f} us/URL"
               f" (median {row['median_us_per_url']:.2f})")
-    print("load average %.1f %.1f %.1f" % os.getloadavg())
+    print("load average " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":
