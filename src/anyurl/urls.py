@@ -1747,29 +1747,27 @@ def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
     if "<<" in text:
         text = _LT_RUN().sub("<", text)   # only the last '<' of a run can open a wrapper
     # Between wrappers, bare URLs in bulk: a bare candidate holds no '<', so none spans a
-    # wrapper, and the character before a piece is '>' (never part of a scheme).
+    # wrapper. split() gives the pieces and each wrapper's groups without a match object.
+    parts = _WRAPPER().split(text)     # piece, "URL:" or None, content, piece, ...
     seams = "\x00" not in text
-    bulk: list[str] = []       # the texts for one bulk pass (with seams), else one pass each
+    bulk = [parts[0]]          # the texts for one bulk pass (with seams), else one pass each
     wrapped: list[str] = []
-    at = 0
-    for m in _WRAPPER().finditer(text):
-        bulk.append(text[at:m.start()])
-        at = m.end()
-        content = m.group(2)
+    for k in range(1, len(parts), 3):
+        content = parts[k + 1]
         if drop_break_hyphens:
             content = _BREAK_HYPHEN().sub("", content)
         candidate = "".join(content.split())   # str.split() and re's \s match the same characters
-        if (m.group(1) or _KNOWN_START().match(candidate)) and _wrapped_is_url(candidate):
-            if not seams:
+        if (parts[k] or _KNOWN_START().match(candidate)) and _wrapped_is_url(candidate):
+            if seams:
+                bulk.append(_SEAM)
+                wrapped.append(candidate)
+            else:
                 found += _bulk("<".join(bulk))
                 bulk.clear()
                 found.append(candidate)
-                continue
-            bulk.append(_SEAM)
-            wrapped.append(candidate)
         else:
             bulk += ("<", content, "<")          # e.g. <a href="http://...">
-    bulk.append(text[at:])
+        bulk.append(parts[k + 2])
     if not seams:
         return found + _bulk("<".join(bulk))
     urls = _bulk("".join(bulk), seams=True)
