@@ -1720,13 +1720,12 @@ def _trim(candidate: str) -> str:
     return candidate[:keep]
 
 
-def _wrapped_is_url(candidate: str) -> bool:
-    # the bulk pattern's sure URLs need no parse (but a plain URL's escapes, and a long one)
+def _sure(candidate: str) -> bool:
+    """Whether *candidate* is a whole sure URL of the bulk pattern (no parse needed)."""
     m = (_bulk_compiled[0] if _bulk_compiled else _bulk_pattern()).match(candidate)
-    if (m is not None and m.group(1) == candidate and candidate[-1] not in '"<>' and len(candidate) < 250
-            and _BAD_ESCAPE().search(candidate) is None):
-        return True
-    return _is_url(candidate)
+    # a mark's group ends with a delimiter; a plain URL's escapes and a long URL's host are unchecked
+    return (m is not None and m.group(1) == candidate and candidate[-1] not in '"<>' and len(candidate) < 250
+            and ("%" not in candidate or _BAD_ESCAPE().search(candidate) is None))
 
 
 def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
@@ -1757,7 +1756,7 @@ def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
         if drop_break_hyphens:
             content = _BREAK_HYPHEN().sub("", content)
         candidate = "".join(content.split())   # str.split() and re's \s match the same characters
-        if (parts[k] or _KNOWN_START().match(candidate)) and _wrapped_is_url(candidate):
+        if _sure(candidate) or ((parts[k] or _KNOWN_START().match(candidate)) and _is_url(candidate)):
             if seams:
                 bulk.append(_SEAM)
                 wrapped.append(candidate)
