@@ -63,7 +63,7 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (
     Scheme("http", _H + "http:HTTPHandler", options="http", default_port=80, proxied=True, early_connect=True,
            fsspec="aliased"),
     Scheme("https", _H + "http:HTTPHandler", options="http", family="http", default_port=443, proxied=True,
-           tls=True, fsspec="aliased"),
+           early_connect=True, tls=True, fsspec="aliased"),
     Scheme("ftp", _H + "ftp:FTPHandler", options="ftp", default_port=21, proxied=True, early_connect=True,
            fsspec="aliased"),
     Scheme("ftps", _H + "ftp:FTPHandler", options="ftp", family="ftp", default_port=990, tls=True,

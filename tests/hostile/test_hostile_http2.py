@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.servers.aiosmtpd_server import make_cert
-from tests.hostile.fakes.h2_faults import H2FaultServer, body_for
+from tests.hostile.fakes.h2_faults import MALFORMED, H2FaultServer, body_for
 from tests.procs import arun
 
 from anyurl import Client, FetchTimeout, Limits, ProtocolError, Timeouts, TransferError
@@ -78,6 +78,20 @@ async def test_more_header_fields_than_allowed_are_refused(cert_key: tuple[Path,
             await c.fetch(f"https://127.0.0.1:{srv.port}/x")
 
 
+async def test_a_malformed_response_head_fails_its_stream_and_the_others_go_on(
+        cert_key: tuple[Path, Path]) -> None:
+    # RFC 9113 8.1.1: a malformed response is a stream error; the streams beside it end well
+    good = _paths(6)
+    async with H2FaultServer(*cert_key, "malformed") as srv, Client(http=_options(cert_key[0])) as c:
+        rs = await asyncio.gather(*(c.fetch(f"https://127.0.0.1:{srv.port}{p}") for p in [*MALFORMED, *good]),
+                                  return_exceptions=True)
+        for path, r in zip(MALFORMED, rs, strict=False):
+            assert isinstance(r, ProtocolError), (path, r)
+            assert "malformed HTTP/2 response head" in str(r) and path in str(r)
+        assert [r.content for r in rs[len(MALFORMED):]] == [body_for(p) for p in good]  # type: ignore[union-attr]
+        assert srv.connections == 1
+
+
 async def test_a_body_larger_than_max_size_fails_and_the_connection_goes_on(
         cert_key: tuple[Path, Path]) -> None:
     async with H2FaultServer(*cert_key, "ok", size=300_000) as srv, \
@@ -118,6 +132,16 @@ async def test_the_servers_stream_limit_is_kept(cert_key: tuple[Path, Path]) -> 
         assert await _fetch_all(c, srv.port, paths) == [body_for(p) for p in paths]
         assert 1 < srv.most_open <= 3
         assert srv.connections <= Limits().per_host
+
+
+async def test_no_second_connection_before_the_first_ones_settings(cert_key: tuple[Path, Path]) -> None:
+    # a new connection carries 100 streams until the server's SETTINGS say how many; more
+    # requests wait for them (a round trip) rather than open a connection (a handshake or two)
+    async with H2FaultServer(*cert_key, "late-settings", max_streams=200) as srv, \
+            Client(http=_options(cert_key[0]), limits=Limits(per_host_requests=256)) as c:
+        paths = _paths(150)
+        assert await _fetch_all(c, srv.port, paths) == [body_for(p) for p in paths]
+        assert srv.connections == 1
 
 
 async def test_per_host_requests_bounds_the_streams_in_flight(cert_key: tuple[Path, Path]) -> None:

@@ -80,6 +80,25 @@ def test_http_file_arrives_over_the_early_connection(nginx: Endpoint, tmp_path: 
     assert len([line for line in log.text().splitlines() if name in line]) == 1
 
 
+@pytest.mark.parametrize("http1", [False, True])
+def test_https_file_arrives_over_the_early_connection(nginx: Endpoint, tmp_path: Path, http1: bool) -> None:
+    # the TCP connect overlaps the imports; TLS (and ALPN's HTTP/2 or HTTP/1.1) runs on that socket
+    name = f"early-tls-{os.getpid()}-{int(http1)}.txt"
+    src = Path(nginx.info["www"]) / name
+    src.write_bytes(b"early over tls\n" * 1000)
+    src.chmod(0o644)
+    log = Log(nginx.info["access_log"])
+    out = tmp_path / "out.txt"
+    port = nginx.info["tls_port"]
+    proc = anyurl_cli("get", "-q", *(["--http1.1"] if http1 else []), "-o", str(out),
+                      f"https://{nginx.host}:{port}/{name}", SSL_CERT_FILE=nginx.info["ca"])
+    assert proc.returncode == 0, proc.stderr
+    assert f"using the connection to {nginx.host}:{port} {EARLY}" in proc.stderr
+    assert out.read_bytes() == src.read_bytes()
+    logged = [line for line in log.text().splitlines() if name in line]
+    assert len(logged) == 1 and ("HTTP/1.1" if http1 else "HTTP/2.0") in logged[0], logged
+
+
 def test_ftp_login_and_retrieval_run_on_the_early_connection(servers: Launcher, tmp_path: Path) -> None:
     vsftpd = servers.get("vsftpd")
     log = Log(vsftpd.info["log"])

@@ -9,8 +9,9 @@ then adopts that socket for the first connection to exactly that
 (scheme, host, port) (:func:`anyurl.net.pool.connect_target`, through :mod:`anyurl.net.handoff`); the
 handlers speak their protocol on it as on any other. Nothing is sent early.
 
-Started only for a plain-TCP scheme whose handler connects straight to the
-URL's host (gopher, http, ftp, nntp), never when a proxy applies or the URL
+Started only for a scheme whose handler connects straight to the URL's host
+(gopher, http, https, ftp, nntp; for https the TCP part: TLS begins on the socket
+once asyncio runs, ALPN picking HTTP/2 or HTTP/1.1), never when a proxy applies or the URL
 does not parse. A literal IP address is connected at once; a name is
 resolved and connected in a daemon thread, and when that thread has not
 finished by the time the handler connects, its result is dropped and the

@@ -74,10 +74,16 @@ class H2FaultServer:
         self._tasks.add(task)
         self.connections += 1
         number = self.connections
-        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding=None))
+        # ("malformed" sends heads h2 would refuse to send)
+        bad = self.mode == "malformed"
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(
+            client_side=False, header_encoding=None, validate_outbound_headers=not bad,
+            normalize_outbound_headers=not bad))
         conn.initiate_connection()
         if self.max_streams is not None:
             conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: self.max_streams})
+        if self.mode == "late-settings":  # the client's requests wait in the socket meanwhile
+            await asyncio.sleep(0.5)
         writer.write(conn.data_to_send())
         open_streams: set[int] = set()
         waiting: list[tuple[int, str]] = []
@@ -195,6 +201,8 @@ class H2FaultServer:
             elif mode == "flood":
                 extra = [(f"x-flood-{i}".encode(), b"v" * 100) for i in range(1500)]
                 conn.send_headers(sid, [(b":status", b"200"), *extra], end_stream=True)
+            elif mode == "malformed" and path in MALFORMED:
+                conn.send_headers(sid, MALFORMED[path], end_stream=True)
             elif mode == "many-fields":
                 extra = [(f"x-f{i}".encode(), b"v") for i in range(300)]
                 conn.send_headers(sid, [(b":status", b"200"), *extra], end_stream=True)
@@ -224,6 +232,23 @@ class H2FaultServer:
         for i in range(0, len(body), 16384):
             piece = body[i:i + 16384]
             writer.write(_frame(0x0, 0x1 if i + 16384 >= len(body) else 0x0, sid, piece))
+
+
+#: "malformed": the response heads RFC 9113 8.1.1 calls malformed, by path
+MALFORMED: dict[str, list[tuple[bytes, bytes]]] = {
+    "/bad-upper": [(b":status", b"200"), (b"Content-Type", b"text/plain")],
+    "/bad-crlf": [(b":status", b"200"), (b"x-note", b"a\r\nset-cookie: s=1")],
+    "/bad-nul": [(b":status", b"200"), (b"x-note", b"a\0b")],
+    "/bad-space": [(b":status", b"200"), (b"x-note", b" padded")],
+    "/bad-no-status": [(b"content-type", b"text/plain")],
+    "/bad-status": [(b":status", b"20x")],
+    "/bad-two-status": [(b":status", b"200"), (b":status", b"404")],
+    "/bad-late-pseudo": [(b":status", b"200"), (b"x-a", b"1"), (b":path", b"/")],
+    "/bad-connection": [(b":status", b"200"), (b"connection", b"close")],
+    "/bad-chunked": [(b":status", b"200"), (b"transfer-encoding", b"chunked")],
+    "/bad-te": [(b":status", b"200"), (b"te", b"gzip")],
+    "/bad-name": [(b":status", b"200"), (b"x a", b"1")],
+}
 
 
 def _frame(kind: int, flags: int, sid: int, payload: bytes) -> bytes:

@@ -74,6 +74,7 @@ def _closed_port() -> int:
     ("gopher://127.0.0.1:7070/9/big.bin", ("gopher", "127.0.0.1", 7070)),
     ("gopher://Example.ORG/", ("gopher", "example.org", 70)),
     ("http://127.0.0.1/x", ("http", "127.0.0.1", 80)),
+    ("https://127.0.0.1/x", ("https", "127.0.0.1", 443)),  # the TCP part; TLS starts once asyncio runs
     ("ftp://user:pw@[::1]:2121/pub/f", ("ftp", "::1", 2121)),
     ("nntp://news.example/comp.lang/1", ("nntp", "news.example", 119)),
     ("http://xn--bcher-kva.example/x", ("http", "xn--bcher-kva.example", 80)),  # an IDN host in its IDNA form
@@ -83,7 +84,6 @@ def test_a_plain_tcp_url_is_connected_early_to_its_host_and_port(url: str, key: 
 
 
 @pytest.mark.parametrize("url", [
-    "https://127.0.0.1/x",  # TLS: not started early
     "http://bücher.example/x", "gopher://bücher.example/",  # a non-ASCII host does not parse (write its xn-- form)
     "file:///etc/hostname", "mailto:a@b.example", "news:comp.lang", "telnet://h/",
     "gopher://127.0.0.1:25/0x",  # a service port the default policy refuses before any I/O
