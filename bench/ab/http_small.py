@@ -10,7 +10,8 @@ bytecode cached under /dev/shm. Cases: ``curl -Z --parallel-max 32``; the raw
 yardstick bench/reference/http_asyncio.py (identity, and ``--gzip`` as anyurl asks); per
 tree ``anyurl get -q --parallel 32 -d DIR URL...`` (the CLI) and bench/suites/http.py
 ``many --parallel 32`` (the library, on asyncio's loop and with ``--uvloop``); the floor ``python -c "import asyncio,
-uvloop"``. Wall time around the child, user+sys CPU from its wait4 rusage; each
+uvloop"``. With ``--count`` above 1,000 the URLs are bench/suites/http.py's
+uncompressed /many10k/ files (seed_lots). Wall time around the child, user+sys CPU from its wait4 rusage; each
 run's output is checked (count and sizes). Per-request CPU = (case - floor) / COUNT, or with
 ``--slope N`` the difference between COUNT and N URLs over COUNT - N (start-up cancelled out).
 """
@@ -72,7 +73,12 @@ def main() -> int:
     launcher = Launcher()
     try:
         ep = launcher.get("nginx")
-        urls = [f"http://{ep.host}:{ep.port}/many/f{i:04d}.txt" for i in range(args.count)]
+        if args.count > 1000:  # more than the fixture seeds: the 10,000-file row's uncompressed files
+            from bench.suites.http import seed_lots
+
+            urls = [f"http://{ep.host}:{ep.port}{p}" for p in seed_lots(Path(ep.info["www"]), args.count)]
+        else:
+            urls = [f"http://{ep.host}:{ep.port}/many/f{i:04d}.txt" for i in range(args.count)]
         cfg = scratch / "curl.cfg"
         cfg.write_text("".join(f'url = "{u}"\n' for u in urls))
         cfg_few = scratch / "curl-few.cfg"

@@ -10,6 +10,11 @@ Groups (interleaved rounds, see bench/harness.py):
     directory on tmpfs and once on disk, each with the filesystem anchor (bench/harness.py)
     the asyncio ceiling (bench/reference/http_asyncio.py: uvloop, httptools, keep-alive, nothing else)
     and the ceiling for any Python process (bench/reference/http_sync.py: epoll, no asyncio, python -S),
+  * 10,000 small files (4 KiB, served uncompressed) at concurrency 32 into a directory on
+    tmpfs, start-up paid once (issue 24's loopback goal): curl -Z as the anchor, the asyncio
+    ceiling and the CLI, each also run on the first 1,000 of the URLs in the same rounds, so
+    that per-request CPU = (CPU of 10,000 - CPU of 1,000) / 9,000 per round (start-up cancelled
+    out) and the CLI's ratio to the ceiling come from the same run (``per_request``),
   * 128 concurrent transfers of a 16 MiB file to /dev/null: peak RSS.
 
 anyurl runs as its CLI (``anyurl get``) and as a small library script (this
@@ -25,19 +30,88 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from bench.harness import Case, ManyFiles, anyurl_cmd, check_size, compare, outputs, python_cmd, wanted
+from bench.harness import (
+    RESULTS,
+    Case,
+    ManyFiles,
+    anyurl_cmd,
+    check_size,
+    compare,
+    load1,
+    outputs,
+    python_cmd,
+    wanted,
+)
 
 MIB = 1 << 20
 # The fastest client any Python process can be, asyncio or not (bench/reference/http_sync.py).
 SYNC = "raw Python, no asyncio (any-Python ceiling)"
 SYNC_SCRIPT = Path(__file__).resolve().parents[1] / "reference" / "http_sync.py"
 STREAMS, STREAM_MIB = 128, 16
+# the start-up-paid-once row: LOTS files, and the FEW of them whose run is subtracted
+LOTS, FEW = 10_000, 1_000
+LOTS_DIR = "many10k"
+CEILING = "raw asyncio+httptools keep-alive (ceiling)"
+CLI = "anyurl get --parallel 32 -d DIR"
+
+
+def seed_lots(www: Path, count: int = LOTS, size: int = 4096) -> list[str]:
+    """*count* files of *size* bytes under www/many10k/ (kept when already there); their paths.
+    Named .bin: this nginx gzips only text, so every client fetches the same 4 KiB."""
+    d = www / LOTS_DIR
+    d.mkdir(exist_ok=True)
+    d.chmod(0o755)
+    paths = []
+    for i in range(count):
+        f = d / f"f{i:05d}.bin"
+        if not f.exists() or f.stat().st_size != size:
+            f.write_bytes(bytes([65 + i % 26]) * size)
+            f.chmod(0o644)
+        paths.append(f"/{LOTS_DIR}/{f.name}")
+    return paths
+
+
+def per_request(group: dict[str, object], pairs: list[tuple[str, str]], n_lots: int, n_few: int,
+                ceiling: str, cli: str) -> dict[str, object]:
+    """Per-request CPU (µs) of each (LOTS case, FEW case) pair of one compare() group: per round,
+    (CPU of the LOTS run - CPU of the FEW run) / (n_lots - n_few), so start-up cancels out;
+    medians and min-max over the rounds, and the CLI's per-round ratio to the ceiling."""
+    rows = {r["name"]: r for r in group["results"]}  # type: ignore[attr-defined]
+    per: dict[str, list[float]] = {}
+    for lots, few in pairs:
+        a, b = rows[lots]["runs"], rows[few]["runs"]
+        per[lots] = [(x["cpu_seconds"] - y["cpu_seconds"]) * 1e6 / (n_lots - n_few) for x, y in zip(a, b, strict=True)]
+    ratios = [c / r if r > 0 else float("inf") for c, r in zip(per[cli], per[ceiling], strict=True)]
+    title = f"{group['title']}: per-request CPU"
+    lines = [f"\n== {title}",
+             f"   (CPU of {n_lots} - CPU of {n_few}) / {n_lots - n_few} per round, user+sys, µs;"
+             f" load average {load1():.2f}"]
+    md = [f"\n### {title}\n", f"(CPU of {n_lots} - CPU of {n_few}) / {n_lots - n_few} per round (user+sys);"
+          f" {cli} / ceiling per round\n", "| command | µs/request median | min-max |", "|---|---:|---:|"]
+    for name, vals in per.items():
+        lines.append(f"   {name:<44} {statistics.median(vals):8.1f} {min(vals):8.1f}-{max(vals):.1f}")
+        md.append(f"| {name} | {statistics.median(vals):.1f} | {min(vals):.1f}-{max(vals):.1f} |")
+    lines.append(f"   {'CLI / ceiling (per round)':<44} {statistics.median(ratios):8.2f} "
+                 f"{min(ratios):8.2f}-{max(ratios):.2f}")
+    md.append(f"| CLI / ceiling | {statistics.median(ratios):.2f}x | {min(ratios):.2f}-{max(ratios):.2f} |")
+    print("\n".join(lines), flush=True)
+    out = {"title": title, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "n": [n_lots, n_few],
+           "per_request_us": per, "cli_over_ceiling": ratios}
+    RESULTS.mkdir(exist_ok=True)
+    with open(RESULTS / "latest.jsonl", "a") as f:
+        f.write(json.dumps(out) + "\n")
+    with open(RESULTS / "latest.md", "a") as f:
+        f.write("\n".join(md) + "\n")
+    return out
 
 
 def make_big(path: Path, mib: int) -> None:
@@ -133,6 +207,10 @@ def run(launcher: object, quick: bool) -> None:
                 many.anchor(),
             ], "curl -Z --parallel-max 32", unit_work=(n, "files"), note=many.note())
 
+        lots_title = f"http: {LOTS} files of 4 KiB at concurrency 32, start-up paid once, output on tmpfs"
+        if wanted(lots_title):
+            many_lots(ep, www, lots_title)
+
         streams_title = f"http: {STREAMS} concurrent transfers of {STREAM_MIB} MiB to /dev/null (peak RSS)"
         if wanted(streams_title):
             make_big(mid, STREAM_MIB)
@@ -153,6 +231,36 @@ def run(launcher: object, quick: bool) -> None:
         big.unlink(missing_ok=True)
         mid.unlink(missing_ok=True)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def many_lots(ep: object, www: Path, title: str) -> None:
+    """The 10,000-file row (issue 24: CLI >= 1.0x curl -Z; per-request CPU within 1.3x of the
+    ceiling): each client on all LOTS URLs and on the first FEW, interleaved in the same rounds."""
+    base = f"http://{ep.host}:{ep.port}"  # type: ignore[attr-defined]
+    urls = [base + p for p in seed_lots(www)]
+    tmpfs = next(o for o in outputs() if o.label == "tmpfs")
+    lots = ManyFiles.prepare(tmpfs, "http-lots", urls, 4096)
+    few = ManyFiles.prepare(tmpfs, "http-few", urls[:FEW], 4096)
+    cases: list[Case] = []
+    for m, tag in ((lots, ""), (few, f" [{FEW}]")):
+        out = str(m.outdir)
+        listing = m.outdir.parent / "urls.txt"  # the CLI reads the list as a user's 10,000 would be given
+        listing.write_text("".join(u + "\n" for u in urls[:m.count]))
+        cases += [
+            Case("curl -Z --parallel-max 32" + tag, [
+                "curl", "-sf", "-Z", "--parallel-max", "32", "--output-dir", out,
+                "--remote-name-all", "-K", str(m.curl_config)], m.fresh, m.check),
+            Case(CEILING + tag, python_cmd("-m", "bench.reference.http_asyncio", "--parallel", "32", "-d", out,
+                                           *urls[:m.count]), m.fresh, m.check),
+            Case(CLI + tag, anyurl_cmd("get", "-q", "--parallel", "32", "-d", out, "-i", str(listing)),
+                 m.fresh, m.check),
+        ]
+    cases.append(lots.anchor())
+    group = compare(title, cases, "curl -Z --parallel-max 32", unit_work=(LOTS, "files"),
+                    note=lots.note() + f"; rows marked [{FEW}] fetch the first {FEW} URLs only (for the slope)")
+    if group:
+        per_request(group, [(n, n + f" [{FEW}]") for n in ("curl -Z --parallel-max 32", CEILING, CLI)],
+                    LOTS, FEW, CEILING, CLI)
 
 
 # -- the library script the benchmark runs (python -m bench.suites.http ...) --------

@@ -5,6 +5,7 @@ max_size, a stalled stream, a low stream limit; and per_host_requests as politen
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from fixtures.servers.aiosmtpd_server import make_cert
 from tests.hostile.fakes.h2_faults import MALFORMED, H2FaultServer, body_for
 from tests.procs import arun
 
-from anyurl import Client, FetchTimeout, Limits, ProtocolError, Timeouts, TransferError
+from anyurl import Client, FetchTimeout, Limits, PoolTimeout, ProtocolError, Timeouts, TransferError
 from anyurl.cli.session import _stream_workers
 from anyurl.handlers.http import HTTPOptions
 
@@ -132,6 +133,37 @@ async def test_the_servers_stream_limit_is_kept(cert_key: tuple[Path, Path]) -> 
         assert await _fetch_all(c, srv.port, paths) == [body_for(p) for p in paths]
         assert 1 < srv.most_open <= 3
         assert srv.connections <= Limits().per_host
+
+
+async def test_a_busy_connection_is_waited_for_past_the_pool_timeout(cert_key: tuple[Path, Path]) -> None:
+    # one stream at a time, each answer 0.25 s: the last of six waits ~1.25 s for its stream,
+    # but streams keep ending, so Timeouts.pool (0.6 s) counts from the last one that ended
+    async with H2FaultServer(*cert_key, "paced", max_streams=1) as srv, \
+            Client(http=_options(cert_key[0]), limits=Limits(per_host=1), timeouts=Timeouts(pool=0.6)) as c:
+        await c.fetch(f"https://127.0.0.1:{srv.port}/first")  # the server's SETTINGS are in
+        paths = _paths(6)
+        assert await _fetch_all(c, srv.port, paths) == [body_for(p) for p in paths]
+        assert srv.connections == 1 and srv.most_open == 1
+
+
+async def test_a_stuck_connection_still_ends_the_wait_at_the_pool_timeout(cert_key: tuple[Path, Path]) -> None:
+    async with H2FaultServer(*cert_key, "stall", max_streams=1) as srv, \
+            Client(http=_options(cert_key[0]), limits=Limits(per_host=1), timeouts=Timeouts(pool=0.6, read=30)) as c:
+        await c.fetch(f"https://127.0.0.1:{srv.port}/first")
+        stuck = asyncio.ensure_future(c.fetch(f"https://127.0.0.1:{srv.port}/stall"))
+        try:
+            for _ in range(3000):  # the one stream is taken
+                if "/stall" in srv.requests:
+                    break
+                await asyncio.sleep(0.01)
+            started = time.monotonic()
+            with pytest.raises(PoolTimeout, match="free HTTP/2 stream"):
+                await c.fetch(f"https://127.0.0.1:{srv.port}/next")
+            assert time.monotonic() - started < 15
+        finally:
+            stuck.cancel()
+            with contextlib.suppress(BaseException):
+                await stuck
 
 
 async def test_no_second_connection_before_the_first_ones_settings(cert_key: tuple[Path, Path]) -> None:

@@ -39,6 +39,16 @@ async def test_a_well_server_sees_the_requests_pipelined() -> None:
         assert srv.connections == 1
 
 
+async def test_the_batch_after_the_first_answer_goes_in_one_burst() -> None:
+    # no probation round trip (one request behind one, then more once it was answered): the
+    # whole batch goes behind the first answer at once, and the next batch too
+    async with PipelineServer() as srv, _client() as client:
+        await client.fetch(f"http://127.0.0.1:{srv.port}/first")
+        await _batch(client, srv)
+        await _batch(client, srv)
+        assert srv.bursts == [[1, len(PATHS), len(PATHS)]]
+
+
 @pytest.mark.parametrize("fault", ["close", "drop", "garbage"])
 async def test_a_broken_pipeline_is_sent_again_and_the_origin_stops_pipelining(fault: str) -> None:
     # "drop" is seen only when the read timeout ends the wait: keep it short
@@ -47,6 +57,9 @@ async def test_a_broken_pipeline_is_sent_again_and_the_origin_stops_pipelining(f
         await _batch(client, srv)
         assert srv.faulted
         assert srv.connections >= 2  # the unanswered ones went on a new connection
+        # the batch went in one burst, and nothing after it on the connection that broke it
+        # (a request sent later could have taken a dropped one's answer)
+        assert srv.bursts[0] == [1, len(PATHS)]
         before = len(srv.depths)
         await _batch(client, srv)
         assert all(d <= 1 for d in srv.depths[before - 1:])  # (the one open since, and any new)

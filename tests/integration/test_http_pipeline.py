@@ -107,6 +107,67 @@ async def test_nginx_answers_pipelined_gets_on_one_connection(nginx: Endpoint, f
     assert took < N * RTT / 2, took
 
 
+def _bursts(lines: list[dict[str, str]]) -> dict[str, list[int]]:
+    """Per nginx connection, how many requests each burst held: requests that nginx began
+    within half a round trip of the one before (its start: the log's end time less its
+    duration)."""
+    starts: dict[str, list[float]] = {}
+    for line in lines:
+        starts.setdefault(line["conn"], []).append(float(line["end"]) - float(line["took"]))
+    out: dict[str, list[int]] = {}
+    for conn, ts in starts.items():
+        ts.sort()
+        bursts = out[conn] = [1]
+        for before, t in zip(ts, ts[1:], strict=False):
+            if t - before > RTT / 2:
+                bursts.append(0)
+            bursts[-1] += 1
+    return out
+
+
+async def test_the_batch_goes_at_once_behind_the_first_answer(nginx: Endpoint, files: dict[str, bytes],
+                                                              relayed: str) -> None:
+    # the default depth (32) takes the batch of 24 at once: no probation round trip (one
+    # request behind one first) and no depth growing 2, 3, 4...: one round trip for all
+    log = AccessLog(nginx.info["access_log"])
+    async with Client(limits=Limits(per_host=1)) as client:
+        first = await client.fetch(f"{relayed}/pipe/f0.txt")  # proves the connection (keep-alive)
+        assert first.content == files["f0.txt"]
+        names = sorted(files)
+        bodies = await asyncio.gather(*(client.fetch(f"{relayed}/pipe/{n}") for n in names))
+    assert [b.content for b in bodies] == [files[n] for n in names]
+    lines = await log.lines(N + 1)
+    assert len(lines) == N + 1
+    assert list(_bursts(lines).values()) == [[1, N]]
+
+
+def test_the_cli_fills_every_connection_s_pipeline_at_once(nginx: Endpoint, relayed: str, tmp_path: Path) -> None:
+    # get --parallel 8 of 200 files: the 8 connections begun during start-up (their first
+    # requests reach nginx together), then the other 192 in one burst on each (enough workers
+    # for the pipelines' depth: 8 x 32, not 8 x 16)
+    root = Path(nginx.info["www"]) / "pipecli"
+    root.mkdir(exist_ok=True)
+    try:
+        for i in range(200):
+            (root / f"g{i:03d}.bin").write_bytes(b"%d " % i * 300)
+        log = AccessLog(nginx.info["access_log"])
+        urls = [f"{relayed}/pipecli/g{i:03d}.bin" for i in range(200)]
+        proc = subprocess.run([sys.executable, "-m", "anyurl", "get", "-q", "--parallel", "8", "-d",
+                               str(tmp_path), *urls], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == [f"g{i:03d}.bin" for i in range(200)]
+        assert (tmp_path / "g107.bin").read_bytes() == b"107 " * 300
+        lines = asyncio.run(log.lines(200))
+        assert len(lines) == 200
+        bursts = _bursts(lines)
+        # (a connection proven a moment before the others may take 32 and leave one nothing more)
+        assert len(bursts) == 8 and all(len(b) <= 2 and b[0] == 1 for b in bursts.values()), sorted(bursts.values())
+        firsts = sorted(min(float(x["end"]) - float(x["took"]) for x in lines if x["conn"] == c) for c in bursts)
+        assert firsts[-1] - firsts[0] < RTT / 2, firsts
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 async def test_without_pipelining_each_request_waits_for_the_last(files: dict[str, bytes], relayed: str) -> None:
     # the same batch, the switch off: the test above is a test of pipelining
     took, bodies = await _batch(relayed, files, 0)

@@ -4,7 +4,8 @@
 anyurl's handlers before its first connect. :func:`start` (called by
 :func:`anyurl.cli.commands.main` once the command line is read) begins a non-blocking
 connect to the first URL's host:port, so the handshake, and a server that
-starts a process per connection, overlap the import. The connection layer
+starts a process per connection, overlap the import (``get --parallel N`` of plain http
+URLs begins the N connections the handler opens at once to that server). The connection layer
 then adopts that socket for the first connection to exactly that
 (scheme, host, port) (:func:`anyurl.net.pool.connect_target`, through :mod:`anyurl.net.handoff`); the
 handlers speak their protocol on it as on any other. Nothing is sent early.
@@ -46,31 +47,37 @@ _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FT
 
 
 class _Early:
-    """One early connection: set by the resolving thread (or at once), taken by the handler."""
+    """The early connections to one target: set by the resolving thread (or at once), taken
+    one by one by the handler."""
 
-    __slots__ = ("abandoned", "done", "key", "lock", "sock")
+    __slots__ = ("abandoned", "count", "done", "key", "lock", "socks")
 
-    def __init__(self, key: tuple[str, str, int]) -> None:
+    def __init__(self, key: tuple[str, str, int], count: int = 1) -> None:
         self.key = key
-        self.sock: socket.socket | None = None
-        self.done = False  # the socket (or the failure) is known
-        self.abandoned = False  # nobody will take it: the thread closes what it makes
+        self.count = count  # how many connections to begin
+        self.socks: list[socket.socket] = []
+        self.done = False  # the sockets (or the failure) are known
+        self.abandoned = False  # nobody will take them: the thread closes what it makes
         self.lock = threading.Lock()
 
     def connect(self, family: int, address: Any) -> None:
-        """Start a non-blocking connect to *address* (its outcome is read by the taker)."""
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setblocking(False)
-            sock.connect_ex(address)  # EINPROGRESS; refused and the like show in SO_ERROR
-        except OSError:
-            sock.close()
-            return
+        """Start *count* non-blocking connects to *address* (their outcome is read by the taker)."""
+        made: list[socket.socket] = []
+        for _ in range(self.count):
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                sock.setblocking(False)
+                sock.connect_ex(address)  # EINPROGRESS; refused and the like show in SO_ERROR
+            except OSError:
+                sock.close()
+                break
+            made.append(sock)
         with self.lock:
             if self.abandoned:
-                sock.close()
+                for sock in made:
+                    sock.close()
             else:
-                self.sock = sock
+                self.socks = made
 
     def resolve(self) -> None:
         """The thread's work: getaddrinfo, then a connect to the first address (as asyncio tries first)."""
@@ -85,9 +92,10 @@ class _Early:
         finally:
             with self.lock:
                 self.done = True
-                if self.abandoned and self.sock is not None:
-                    self.sock.close()
-                    self.sock = None
+                if self.abandoned:
+                    for sock in self.socks:
+                        sock.close()
+                    self.socks = []
 
 
 _pending: _Early | None = None
@@ -156,6 +164,26 @@ def _target(args: Any) -> tuple[str, str, int] | None:
     return scheme, host, port
 
 
+def _count(args: Any, key: tuple[str, str, int]) -> int:
+    """How many connections to begin: for ``get --parallel N`` of plain http URLs, as many as
+    the handler opens at once to the first URL's server (N, or fewer when fewer URLs name
+    it): they all take their handshake during the imports, not the first only."""
+    parallel = getattr(args, "parallel", 0) or 0
+    if key[0] != "http" or args.command != "get" or not isinstance(parallel, int) or parallel < 2:
+        return 1
+    urls = args.urls
+    first = urls[0]
+    end = first.find("/", first.find("//") + 2)
+    origin = first if end < 0 else first[:end + 1]  # (as written: a URL written otherwise is not counted)
+    n = 0
+    for text in urls:
+        if isinstance(text, str) and (text == origin or text.startswith(origin)):
+            n += 1
+            if n >= parallel:
+                break
+    return max(1, n)
+
+
 def start(args: Any) -> None:
     """Begin the early connect for the command line *args* (argparse's namespace), if it applies."""
     global _pending
@@ -169,7 +197,7 @@ def start(args: Any) -> None:
     from ..net import handoff  # a few lines, no asyncio: the connection layer asks it for the socket
 
     handoff.set_taker(take)
-    early = _Early(key)
+    early = _Early(key, _count(args, key))
     family = _literal(key[1])
     if family is not None:
         early.connect(family, (key[1], key[2]))
@@ -186,12 +214,14 @@ def take(scheme: str, host: str, port: int) -> socket.socket | None:
     early = _pending
     if early is None or early.key != (scheme, host, port):
         return None
-    _pending = None
     with early.lock:
         if not early.done:  # still resolving: no wait on a resolver without a deadline
             early.abandoned = True
+            _pending = None
             return None
-        sock, early.sock = early.sock, None
+        sock = early.socks.pop(0) if early.socks else None
+        if not early.socks:
+            _pending = None
     return sock
 
 
@@ -203,6 +233,6 @@ def discard() -> None:
         return
     with early.lock:
         early.abandoned = True
-        sock, early.sock = early.sock, None
-    if sock is not None:
+        socks, early.socks = early.socks, []
+    for sock in socks:
         sock.close()

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import argparse
     import asyncio
     import contextlib
-    from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
+    from collections.abc import AsyncGenerator, Callable, Sequence
     from typing import Any
 
     from ..client import Client
@@ -111,29 +111,31 @@ def _refuse_listing(url: URL) -> Callable[[Body], None]:
     return check
 
 
-async def _url_texts(urls: Sequence[str], listing: _URLList | None) -> AsyncGenerator[str, None]:
-    for text in urls:
-        yield text
+async def _url_batches(urls: Sequence[str], listing: _URLList | None) -> AsyncGenerator[list[str], None]:
+    """The URLs given, in batches (the arguments, then each read of the list): the workers take
+    them one by one without an await (no generator to resume and no lock per URL)."""
+    if urls:
+        yield list(urls)
     if listing is not None:
-        async for text in listing:
-            yield text
+        async for batch in listing.batches():
+            yield batch
 
 
 async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl get``: download URLs; returns the first failing URL's exit code."""
     source = getattr(args, "input_file", None)
     listing = _URLList(source, client.limits.max_line) if source else None  # a missing list fails before any download
-    texts = _url_texts(args.urls, listing)
+    batches = _url_batches(args.urls, listing)
     try:
-        return await _get(args, client, rep, texts, listing)
+        return await _get(args, client, rep, batches, listing)
     finally:
-        await texts.aclose()
+        await batches.aclose()
         if listing is not None:
             listing.close()
 
 
-async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: AsyncGenerator[str, None],
-               listing: _URLList | None) -> int:
+async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
+               batches: AsyncGenerator[list[str], None], listing: _URLList | None) -> int:
     import collections
 
     from ..transfer.download import DirNames, _download, name_for_url
@@ -142,10 +144,25 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     # the rest of the URLs is read as the workers need it; -o and stdout take one URL, so
     # they look for a second (with -d or -O a slow pipe's first URL starts at once)
+    held: collections.deque[str] = collections.deque()  # read, not yet taken
+    listing_open = [True]  # batches may still come
+
+    async def more() -> bool:
+        """The next batch of URLs into *held*; False at the end of them."""
+        while listing_open[0]:
+            batch = await anext(batches, None)
+            if batch is None:
+                listing_open[0] = False
+            elif batch:
+                held.extend(batch)
+                return True
+        return False
+
     first: list[str] = []
     wanted = 2 if to_stdout or args.output else 1
-    while len(first) < wanted and (text := await anext(texts, None)) is not None:
-        first.append(text)
+    while len(first) < wanted and (held or await more()):
+        first.append(held.popleft())
+    held.extendleft(reversed(first))  # (taken again below, in order)
     if not first:
         rep.error("no URL given (as arguments or with -i FILE)")
         return 2
@@ -197,38 +214,13 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
         # a batch: one listing instead of two failing lookups per file (see DirNames)
         listed = DirNames(directory) if several and not args.output and not args.resume else None
 
-        async def jobs() -> AsyncGenerator[_Job, None]:
-            """The jobs in the order given; bad URLs reported as they come."""
-            i = -1
-            for text in first:
-                i += 1
-                job = dest_for(i, text)
-                if job is not None:
-                    yield job
-            async for text in texts:
-                i += 1
-                job = dest_for(i, text)
-                if job is not None:
-                    yield job
-            if tp is not None:
-                tp.set_count(i + 1)
-
-        def jobs_of_args() -> Iterator[_Job]:
-            """:func:`jobs` when every URL is an argument (no -i list): a plain generator, so the
-            workers take the next job without a lock or an await."""
-            for i, text in enumerate(args.urls):
-                job = dest_for(i, text)
-                if job is not None:
-                    yield job
-            if tp is not None:
-                tp.set_count(len(args.urls))
-
         # (a directory path once, not os.path.join's per file: the names are safe, without "/")
         prefix = directory if not directory or directory.endswith("/") else directory + "/"
 
         def dest_for(i: int, text: str) -> _Job | None:
             try:
-                u = client.parse(text)
+                # (a listed URL as plain text: urls.parse's fast path takes exact str only)
+                u = client.parse(text if text.__class__ is str else str.__str__(text))
             except AnyURLError as exc:
                 if isinstance(text, _Listed):  # which line of a 100,000-line list
                     exc.message = f"{exc.message} ({text.where})"
@@ -243,51 +235,93 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
             note = None if unique == name else f"{mask_password(str(u))} saved as {dest} ({name} is taken by another URL)"
             return i, u, dest, unique, note
 
-        feed = jobs()
-        turn = asyncio.Lock()  # one worker at a time takes the next URL
+        taken = [-1, 0]  # the index of the last URL taken; 1 once the count is known
+        turn = asyncio.Lock()  # one worker at a time reads the next batch
+
+        def take() -> _Job | None:
+            """The next job from the URLs read so far (bad URLs reported as they come), or None."""
+            while held:
+                text = held.popleft()
+                taken[0] += 1
+                job = dest_for(taken[0], text)
+                if job is not None:
+                    return job
+            return None
+
+        async def next_job() -> _Job | None:
+            """The next job, reading on when every URL read so far is taken; None at the end."""
+            job = take()
+            while job is None:
+                async with turn:
+                    job = take()  # (another worker may have read the next batch meanwhile)
+                    if job is None:
+                        if not await more():
+                            if tp is not None and not taken[1]:
+                                taken[1] = 1
+                                tp.set_count(taken[0] + 1)
+                            return None
+                        job = take()
+            return job
+
         force = bool(getattr(args, "force", False))
-        quick: Iterator[_Job] | None = None
-        if listing is None:  # (first holds the first arguments: taken again from args.urls)
-            quick = jobs_of_args()
 
         # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
         # as HTTP/2 streams or pipelined GETs (many share a connection), more transfers run on them at once (up to
-        # _stream_workers(N) in all, within Limits.per_host_requests); any other transfer
+        # _stream_workers(N) in all, within Limits.per_host_requests; N x the pipeline's depth for a
+        # pipelining http origin); any other transfer
         # waits for one of the N plain turns, handed on first come, first served
         plain_turns = args.parallel if several else 1
         plain_busy = 0
         queue: collections.deque[tuple[asyncio.Future[bool], Any]] = collections.deque()
         released: set[tuple[str, Any, Any]] = set()  # origins whose waiting transfers were let go
         groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
-        spawned: list[bool] = []  # the stream workers started
+        # stream workers alive: they run the transfers that share connections; one that had to
+        # take a plain turn (its origin no longer multiplexes: pipelining found the round trip
+        # short after all) ends after it, so the plain ones are not queued behind hundreds of them
+        extras = [0]
+
+        askers: dict[str, Callable[[Any], bool] | None] = {}  # per scheme: its handler's multiplexed
 
         def multiplexed(u: Any) -> bool:
             # (https: HTTP/2 streams; http: pipelined GETs; news: pipelined windows)
-            try:
-                handler = client.handler(u)
-            except AnyURLError:  # no handler for its scheme: the transfer itself says so
-                return False
-            m = getattr(handler, "multiplexed", None)
+            scheme = u.scheme
+            if scheme in askers:
+                m = askers[scheme]
+            else:
+                try:
+                    handler = client.handler(u)
+                except AnyURLError:  # no handler for its scheme: the transfer itself says so
+                    return False
+                m = getattr(handler, "multiplexed", None)
+                if scheme != "ftp":  # (an ftp URL's handler depends on its host: a proxy or not)
+                    askers[scheme] = m
             return m is not None and bool(m(u))
 
-        def stream_workers() -> None:
-            if groups and not spawned:  # the first multiplexed origin: the stream workers
-                spawned.append(True)
-                for _ in range(_stream_workers(plain_turns) - plain_turns):
-                    groups[0].create_task(worker())
+        def stream_workers(u: Any) -> None:
+            # a multiplexed origin (again): the stream workers; a pipelining http origin may
+            # want more (as many per turn as a pipeline's bound: a batch fills them at once)
+            total = _stream_workers(plain_turns)
+            if type(u) is HTTPURL and u.scheme == "http":
+                depth = getattr(getattr(client.handler(u), "http_options", None), "pipeline", 0)
+                total = max(total, plain_turns * depth)
+            more = total - plain_turns - extras[0]
+            if groups and more > 0:
+                extras[0] += more
+                for _ in range(more):
+                    groups[0].create_task(worker(True))
 
         async def admit(u: Any) -> bool:
             """Wait for a turn for *u*: True when it holds one of the plain turns."""
             nonlocal plain_busy
             if multiplexed(u):
-                stream_workers()
+                stream_workers(u)
                 return False
             if plain_busy and type(u) is HTTPURL and u.scheme == "https":
                 # a connection to its origin may be picking HTTP/2 now: its streams start at the
                 # handshake, not after a first response
                 settle = getattr(client.handler(u), "negotiated", None)
                 if settle is not None and await settle(u):
-                    stream_workers()
+                    stream_workers(u)
                     return False
             if plain_busy < plain_turns:
                 plain_busy += 1
@@ -311,6 +345,10 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                         break
                 else:
                     plain_busy -= 1
+            if not queue:
+                # nobody waits: nothing to let go (a newly multiplexed origin starts the stream
+                # workers at its next admit)
+                return
             where = (u.scheme, getattr(u, "host", None), getattr(u, "port", None))
             if where not in released and multiplexed(u):
                 released.add(where)  # (once per origin: not a scan per transfer)
@@ -318,18 +356,16 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                     if not fut.done() and multiplexed(w):
                         queue.remove((fut, w))
                         fut.set_result(False)
-                stream_workers()
+                stream_workers(u)
 
-        async def worker() -> None:
+        async def worker(extra: bool = False) -> None:
             # N workers pull from one iterator: memory stays flat however long the list
             while True:
-                if quick is not None:
-                    job = next(quick, None)
-                else:
-                    async with turn:
-                        job = await anext(feed, None)
+                job = take()  # (without an await while URLs are held)
                 if job is None:
-                    return
+                    job = await next_job()
+                    if job is None:
+                        return
                 i, u, dest, base, note = job
                 held = await admit(u)
                 bar = tp.bar(base) if tp is not None else None
@@ -349,6 +385,9 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                     if tp is not None and bar is not None:
                         tp.finish(bar, ok)
                     leave(held, u)
+                if extra and held:
+                    extras[0] -= 1
+                    return
 
         try:
             async with asyncio.TaskGroup() as group:
@@ -357,8 +396,6 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter, texts: A
                     group.create_task(worker())
         except BaseExceptionGroup as eg:  # a bug or an unreadable URL list: the error itself, not a group
             raise eg.exceptions[0] from None
-        finally:
-            await feed.aclose()
     return failure[1]
 
 

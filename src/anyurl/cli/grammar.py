@@ -153,7 +153,7 @@ NETWORK = (
            help="speak HTTP/1.1 to https servers (default: HTTP/2 where the server offers it)"),
     Option(("--pipeline",), "pipeline", "value", convert=count, metavar="N",
            help="at most N GETs in flight on one plain-http connection (HTTP/1.1 pipelining, "
-                "when all connections to a server are busy; default 8; 0 or 1: off)"),
+                "when all connections to a server are busy; default 32; 0 or 1: off)"),
     Option(("-q", "--quiet"), "quiet", "flag", False, help="no progress bars or messages"),
 )
 

@@ -37,12 +37,19 @@ def _urls_in(raw: bytes) -> list[str]:
 class _Listed(str):
     """A URL read from a URL list, with its place there: ``list.txt line 3``."""
 
-    where: str
+    line: int
+    source: str
 
     def __new__(cls, text: str, line: int, source: str) -> _Listed:
         self = super().__new__(cls, text)
-        self.where = f"{'standard input' if source == '-' else source} line {line}"
+        self.line = line
+        self.source = source
         return self
+
+    @property
+    def where(self) -> str:
+        """Where the URL is in the list (for an error message: only then formatted)."""
+        return f"{'standard input' if self.source == '-' else self.source} line {self.line}"
 
 
 class _URLList:
@@ -125,14 +132,21 @@ class _URLList:
         return [_Listed(url, self.lineno, self.source) for url in _urls_in(line)]
 
     async def __aiter__(self) -> AsyncIterator[str]:
+        async for batch in self.batches():
+            for url in batch:
+                yield url
+
+    async def batches(self) -> AsyncIterator[list[str]]:
+        """The list's URLs, a batch per read (the whole lines it ended; maybe none)."""
         read: Callable[[], Awaitable[bytes]] | None = None
         self.lineno = 0
         if self.pipe:
             read = await self._pipe_reader()
         elif self.terminal:  # read at once: the prompts of the downloads share it
-            for line in self._read_all().split(b"\n"):
-                for url in self._listed(line):
-                    yield url
+            urls, error = self._listed_lines(self._read_all().split(b"\n"))
+            yield urls
+            if error is not None:
+                raise error
             return
         pending: list[bytes] = []  # the start of a line not ended yet
         held = 0  # its length
@@ -152,11 +166,21 @@ class _URLList:
             *lines, rest = b"".join(pending).split(b"\n")
             pending = [rest]
             held = len(rest)
+            urls, error = self._listed_lines(lines)
+            yield urls
+            if error is not None:  # (the URLs of the lines before it are downloaded first)
+                raise error
+        yield self._listed(b"".join(pending))
+
+    def _listed_lines(self, lines: list[bytes]) -> tuple[list[str], TransferError | None]:
+        """The URLs of *lines*, up to an overlong one (its error second)."""
+        out: list[str] = []
+        try:
             for line in lines:
-                for url in self._listed(line):
-                    yield url
-        for url in self._listed(b"".join(pending)):
-            yield url
+                out += self._listed(line)
+        except TransferError as exc:
+            return out, exc
+        return out, None
 
     def _read_all(self) -> bytes:
         parts = []

@@ -157,7 +157,7 @@ class HTTPOptions:
     read_bufsize: int | None = None
     lean: bool = True
     http2: bool = True
-    pipeline: int = 8
+    pipeline: int = 32
 
 
 def _decoded(value: str | None) -> str | None:

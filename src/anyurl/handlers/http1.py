@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import socket
 import ssl
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
@@ -54,6 +55,9 @@ _NO_PIPE_MAX = 4096
 # (loopback, a LAN) has none to hide, and the bookkeeping would cost more CPU than it saves
 # (1,000 x 4 KiB from nginx on loopback: ~8% slower pipelined)
 PIPE_MIN_RTT = 0.002
+# what a burst of requests on a connection not yet trusted may hold when the socket cannot say
+# its segment size (TCP_MAXSEG): the bytes of one segment on a common path
+_BURST_DEFAULT = 1400
 
 
 class _Unanswered(Exception):
@@ -112,10 +116,14 @@ class H1Connection(asyncio.BaseProtocol):
         self._fed: ResponseReader | None = None  # the reader bytes go to now (pipelined)
         self.lease: Lease[H1Connection] | None = None  # the lease the requests on it share
         self.proven = False  # a response on it proved HTTP/1.1 keep-alive
-        # a response to a request sent behind another came: until then, one such request at
-        # most (a server that drops all but the first of the requests it reads at once shows
-        # so by not answering; more requests behind would take the dropped one's answers)
+        # a response to a request sent behind another came. Until then, requests go behind the
+        # first only in the same write as it, of one TCP segment at most (_burst), and none after
+        # that write: a server that drops all but the first of the requests it reads at once
+        # shows so by not answering, and no request sent later can take a dropped one's answer
         self.trusted = False
+        self._out: list[bytes] = []  # request heads to write at the end of this loop turn
+        self._out_size = 0
+        self._burst = _BURST_DEFAULT  # the segment size (TCP_MAXSEG) once connected
         self.room: Callable[[], None] | None = None  # told when it may take another request
         self._broken = False  # a pipeline on it failed: no more requests
         self.clean_close = False  # the server announced the close (Connection: close)
@@ -129,6 +137,11 @@ class H1Connection(asyncio.BaseProtocol):
         self._sizable = isinstance(getattr(transport, "max_size", None), int)
         if self._sizable:
             transport.max_size = self._size  # type: ignore[attr-defined]
+        if self.key[0] == "http":  # (pipelining may use it: plain http only)
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    self._burst = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG) or _BURST_DEFAULT
 
     def data_received(self, data: bytes) -> None:
         if self.inflight:
@@ -396,18 +409,21 @@ class H1Connection(asyncio.BaseProtocol):
                 handle.cancel()
             ex.waiter = None
 
-    def can_take(self, depth: int) -> bool:
-        """True when one more GET may go behind the requests in flight: the connection proved
-        HTTP/1.1 keep-alive, fewer than *depth* requests are in flight (one until a request
-        sent behind another was answered), all GETs, and none whose head came has a long or
-        unknown length."""
+    def can_take(self, depth: int, size: int = 0) -> bool:
+        """True when one more GET (a head of *size* bytes) may go behind the requests in flight:
+        the connection proved HTTP/1.1 keep-alive, fewer than *depth* requests are in flight,
+        all GETs, none whose head came has a long or unknown length, and, until a request sent
+        behind another was answered, the first request's write is still to go and has room
+        for this one within a segment (see ``trusted``)."""
         lease = self.lease
         if (not self.proven or self._broken or self._lost or self._exc is not None or lease is None
                 or lease.released or self.transport is None or self.transport.is_closing()):
             return False
+        if not self.trusted and (not self._out or self._out_size + size > self._burst):
+            return False
         exs = self.inflight
         if exs:
-            if len(exs) >= depth or not self.trusted:
+            if len(exs) >= depth:
                 return False
             readers = [ex.reader for ex in exs]
         else:
@@ -442,9 +458,28 @@ class H1Connection(asyncio.BaseProtocol):
         exs[-1].reader.next = reader
         ex = _Exchange(reader, collections.deque())
         exs.append(ex)
-        assert self.transport is not None
-        self.transport.write(head)
+        self._queue(head)
         return ex
+
+    def _queue(self, head: bytes) -> None:
+        """Write *head* together with the others queued in this loop turn: one write for a burst
+        (and one system call). The write waits two loop turns: the requests woken to join the
+        burst run in the next one."""
+        if not self._out:
+            self._loop.call_soon(self._loop.call_soon, self._flush)
+        self._out.append(head)
+        self._out_size += len(head)
+
+    def _flush(self) -> None:
+        out = self._out
+        if not out:
+            return
+        data = out[0] if len(out) == 1 else b"".join(out)
+        self._out = []
+        self._out_size = 0
+        t = self.transport
+        if t is not None and not t.is_closing():
+            t.write(data)
 
     @property
     def last_data(self) -> float:
@@ -517,14 +552,18 @@ class H1Connection(asyncio.BaseProtocol):
 
     # -- the driver's side -----------------------------------------------------------
 
-    def send(self, reader: ResponseReader, head: bytes) -> None:
-        """Write a request head; *reader* receives its response."""
+    def send(self, reader: ResponseReader, head: bytes, burst: bool = False) -> None:
+        """Write a request head; *reader* receives its response. *burst*: at the end of this
+        loop turn, with the requests sent behind it meanwhile (:meth:`attach`) in one write."""
         assert self.transport is not None
         self.reader = reader
         self._chunks.clear()
         self._queued = 0
         self._last = self._loop.time()
-        self.transport.write(head)
+        if burst:
+            self._queue(head)
+        else:
+            self.transport.write(head)
 
     async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _arm
         """The next body piece; None at the end of the body."""
@@ -867,9 +906,11 @@ class H1Client:
             self._depth.clear()  # bounded: a crawl meets many origins
             self._rtt.clear()
         if r.keep_alive and r.version == "1.1" and (cl is None or cl <= PIPE_BEHIND):
-            depth = self._depth.get(key, 1)
-            if depth < self.pipeline:
-                self._depth[key] = depth + 1
+            depth = self._depth.get(key)
+            if depth is None or depth < self.pipeline:
+                # a new origin starts at the bound (a burst carries a batch at once); after a long
+                # response the depth doubles back from one
+                self._depth[key] = self.pipeline if depth is None else min(self.pipeline, 2 * depth)
                 self._wake(key)
         elif r.method == "GET":
             self._depth[key] = 1
@@ -1028,7 +1069,7 @@ class H1Client:
             best: H1Connection | None = None
             hope = key in self._opening  # a connection that may take it once its answer comes
             for conn in self._conns.get(key, ()):
-                if conn.can_take(depth):
+                if conn.can_take(depth, len(head)):
                     if best is None or len(conn.inflight) < len(best.inflight):
                         best = conn
                 elif conn.hopeful():
@@ -1116,7 +1157,13 @@ class H1Client:
         if debug:
             self.pool.log.debug("%s:%s > %s %s", host, port, method, target)
         conn.lease = lease
-        conn.send(reader, head)
+        # a connection that may pipeline but was not trusted yet: the GETs waiting for a place
+        # join this request's write (a burst, see H1Connection.trusted)
+        burst = (method == "GET" and conn.room is not None and conn.proven and not conn.trusted
+                 and self._rtt.get(conn.key, 0.0) >= PIPE_MIN_RTT and conn.key not in self._no_pipe)
+        conn.send(reader, head, burst)
+        if burst:
+            self._wake(conn.key)
         sent = conn.last_data  # (send's clock reading: no call of its own)
         try:
             while not reader.head_done:  # (here, not a method of conn: a coroutine level less to resume)

@@ -866,7 +866,8 @@ class H2Client:
 
     async def _connection(self, req: Request, key: _Key, url: object) -> H2Connection | None:
         """An HTTP/2 connection to *key* with a stream free (None: the server speaks HTTP/1.1),
-        opening one when none has room and the pool allows; waits at most ``Timeouts.pool``."""
+        opening one when none has room and the pool allows; waits at most ``Timeouts.pool``
+        with no stream ending meanwhile (each one that ends starts the count again)."""
         o = self._origins.get(key)
         if o is None:
             o = self._origins[key] = _Origin()
@@ -896,10 +897,14 @@ class H2Client:
                 from ..errors import PoolTimeout
 
                 raise PoolTimeout(f"waited {wait:.3g} s for a free HTTP/2 stream to {host}:{port} "
-                                  f"(Limits.per_host={req.limits.per_host}, every connection's streams "
-                                  "busy)", url=req.url) from None
+                                  f"with none ending meanwhile (Limits.per_host={req.limits.per_host}, "
+                                  "every connection's streams busy)", url=req.url) from None
             finally:
                 o.waiters.remove(fut)
+            # a stream ended (or a connection opened): busy, not stuck (a batch of large files
+            # on a server of few streams), so Timeouts.pool counts again, never past the deadline
+            wait = req.bound(req.timeouts.pool)
+            until = None if wait is None else loop.time() + wait
 
     async def _open(self, req: Request, key: _Key, o: _Origin, url: object) -> H2Connection | None:
         scheme, host, port = key

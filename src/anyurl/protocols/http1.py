@@ -164,7 +164,7 @@ class ResponseReader:
     __slots__ = ("method", "url", "max_head", "max_framing", "status", "reason", "headers",
                  "content_length", "head_done", "complete", "keep_alive", "received", "_parser",
                  "_head_bytes", "_fields", "_nfields", "_interim", "_direct", "_left", "_pieces", "_error",
-                 "_stall", "_chunked", "_after_end", "next", "_fwd", "rest", "version")
+                 "_stall", "_chunked", "_after_end", "next", "_fwd", "_to", "rest", "version")
 
     def __init__(self, method: str, url: object = None, *, max_head: int = 1 << 17,
                  max_framing: int = 1 << 16) -> None:
@@ -196,35 +196,41 @@ class ResponseReader:
         #: bytes after this response's end go to it instead of being an error
         self.next: ResponseReader | None = None
         self._fwd: ResponseReader | None = None  # the next one, once it took over this parser
+        # the reader this one's parser callbacks go to now (None: this one); the last of the
+        # _fwd chain, kept here so a callback is one call, not a walk down the chain (a deep
+        # pipeline of chunked responses would cost its depth squared)
+        self._to: ResponseReader | None = None
         self.rest = b""  # bytes after a Content-Length body's end, for ``next`` (feed's caller)
         self.version = ""  # "1.1", "1.0" after the head
 
     # -- httptools callbacks ---------------------------------------------------------
 
     def on_message_begin(self) -> None:
-        f = self._fwd
-        if f is not None:
-            f.on_message_begin()
-            return
-        if self.complete:
-            n = self.next
-            if n is None:
-                self._after_end = True
-                raise _Stop
-            # a pipelined response begins in the same bytes: this parser goes on with it, its
-            # callbacks forwarded to the next reader (httptools cannot say where one ended)
-            n.take_parser(self._parser)
-            self._fwd = n
+        cur = self._to or self
+        if cur.complete:
+            self._to = cur.hand_on()
+
+    def hand_on(self) -> ResponseReader:
+        """A response begins after this whole one in the bytes its parser is given: a pipelined
+        one, whose reader goes on with this parser (httptools cannot say where one ended), or
+        bytes nobody asked for (stops the parser)."""
+        n = self.next
+        if n is None:
+            self._after_end = True
+            raise _Stop
+        n.take_parser(self._parser)
+        self._fwd = n
+        return n
 
     def on_status(self, reason: bytes) -> None:
-        f = self._fwd
+        f = self._to
         if f is not None:
             f.on_status(reason)
             return
         self.reason = reason.decode("latin-1").strip()
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        f = self._fwd
+        f = self._to
         if f is not None:
             f.on_header(name, value)
             return
@@ -247,7 +253,7 @@ class ResponseReader:
             h[have] = f"{dict.__getitem__(h, have)}, {value.decode('latin-1').strip()}"
 
     def on_headers_complete(self) -> None:
-        f = self._fwd
+        f = self._to
         if f is not None:
             f.on_headers_complete()
             return
@@ -297,14 +303,14 @@ class ResponseReader:
             self.keep_alive = False
 
     def on_body(self, body: bytes) -> None:
-        f = self._fwd
+        f = self._to
         if f is not None:
             f.on_body(body)
             return
         self._pieces.append(body)
 
     def on_message_complete(self) -> None:
-        f = self._fwd
+        f = self._to
         if f is not None:
             f.on_message_complete()
             return

@@ -1,6 +1,6 @@
 """A small HTTP/2 server over TLS (ALPN "h2", the h2 library server-side) that injects
 what nginx will not: GOAWAY mid-batch, RST_STREAM REFUSED_STREAM, a flood of headers,
-a stalled stream, a low SETTINGS_MAX_CONCURRENT_STREAMS.
+a stalled stream, a low SETTINGS_MAX_CONCURRENT_STREAMS, answers that take a while ("paced").
 
 Each request's answer is ``body_for(path)``: bytes a test recomputes. The server
 counts connections, requests and the most streams open at once on a connection.
@@ -172,6 +172,8 @@ class H2FaultServer:
         """Answer what waits, by mode; the stream ids finished."""
         mode = self.mode
         done: list[int] = []
+        if mode == "paced" and waiting:  # each answer takes a while (a large file, say)
+            await asyncio.sleep(0.25)
         if mode == "goaway" and number == 1:
             # the first connection: wait for `hold` requests, then GOAWAY naming the second
             # one as the last processed; answer the first two after the GOAWAY, drop the rest

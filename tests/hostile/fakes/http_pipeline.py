@@ -4,7 +4,9 @@
 every GET in order on a kept-alive connection with :func:`body_of` its path (framed by
 Content-Length). Before each answer it waits a moment, so that requests sent behind
 others are already there; ``srv.depths`` holds, per connection, the most requests it
-held unanswered at once (above 1: the client pipelined).
+held unanswered at once (above 1: the client pipelined), and ``srv.bursts``, per
+connection, how many requests each of its reads brought (a read and what came within
+the pause after it).
 
 Faults, on the first connection that pipelines (the first to hold two requests at once;
 later connections are served well, so that a retry succeeds):
@@ -57,12 +59,14 @@ class PipelineServer(AsyncServer):
         self.fault = fault
         self.pause = pause
         self.depths: list[int] = []  # per connection, in order of arrival
+        self.bursts: list[list[int]] = []  # per connection: the requests each read brought
         self.paths: list[str] = []
         self.faulted = False
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         index = len(self.depths)
         self.depths.append(0)
+        self.bursts.append([])
         buf = b""
         while True:
             async with asyncio.timeout(10):
@@ -78,6 +82,7 @@ class PipelineServer(AsyncServer):
             buf = heads.pop()
             paths = [h.split(b" ")[1].decode() for h in heads]
             self.depths[index] = max(self.depths[index], len(paths))
+            self.bursts[index].append(len(paths))
             fault = self.fault if not self.faulted and len(paths) > 1 else None
             if fault is not None:
                 self.faulted = True

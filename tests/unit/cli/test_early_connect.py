@@ -238,3 +238,23 @@ def test_a_connect_that_never_completes_fails_at_the_connect_deadline(monkeypatc
         usual = _main("get", "-q", "--connect-timeout", "0.5", url)
     assert early == usual == (FetchTimeout.exit_code, f"anyurl: {url}: connecting to 127.0.0.1:{port} timed out\n")
     assert 0.45 < took < 5
+
+
+def test_get_parallel_n_of_http_urls_begins_n_connections_to_the_first_url_s_server() -> None:
+    # --parallel 3, four URLs of the first's server and one of another: three connections
+    # begun (the handler opens three at once), taken one by one; one URL alone: one
+    with _listener() as server:
+        port = server.getsockname()[1]
+        urls = [f"http://127.0.0.1:{port}/f{i}" for i in range(4)] + ["http://127.0.0.2:1/x"]
+        _early.start(_args(*urls, parallel=3))
+        server.settimeout(10)
+        peers = [server.accept()[0] for _ in range(3)]
+        socks = [_early.take("http", "127.0.0.1", port) for _ in range(4)]
+        assert all(s is not None for s in socks[:3]) and socks[3] is None
+        for s in [*peers, *socks[:3]]:
+            assert s is not None
+            s.close()
+    assert _early._count(_args(f"http://127.0.0.1:{port}/f0", parallel=8), ("http", "127.0.0.1", port)) == 1
+    assert _early._count(_args(*urls[:4], parallel=1), ("http", "127.0.0.1", port)) == 1
+    assert _early._count(_args(f"ftp://127.0.0.1:{port}/a", f"ftp://127.0.0.1:{port}/b", parallel=8),
+                         ("ftp", "127.0.0.1", port)) == 1  # (plain http only)
