@@ -12,7 +12,11 @@ attributes, beside junk that looks like a URL but is not. The mixes:
 - ``hostile``: ``mixed`` plus junk: unknown schemes, bad escapes, ports out of range,
   runs of dots and closers, ``xhttp:``, bare colons.
 
-Run it to print microseconds per URL found for each mix (best of ROUNDS, process CPU time)::
+``issue_text()`` is issue 25 item 18's own text: 500,000 plain http URLs, one after another
+(15 MB; tests/unit/test_extract.py times the same).
+
+Run it to print microseconds per URL found for the issue's text and each mix (best and
+median of ROUNDS, process CPU time), with the load average::
 
     python -m bench.probes.extract_text [n [rounds]]
 """
@@ -24,7 +28,7 @@ import sys
 
 from bench.probes.parse_corpus import corpus
 
-__all__ = ["MIXES", "text"]
+__all__ = ["MIXES", "issue_text", "text"]
 
 MIXES = ("plain", "mixed", "wrapped", "hostile")
 _WORDS = ("see", "the", "file", "at", "or", "mirror", "from", "and", "also", "note:", "10:30", "ratio 1:2",
@@ -80,29 +84,44 @@ def text(n: int = 100_000, mix: str = "mixed", seed: int = 1) -> str:
     return " ".join(out)
 
 
+def issue_text(n: int = 500_000) -> str:
+    """Issue 25 item 18's text: *n* plain http URLs, one after another."""
+    return "".join(f"http://host{i % 97}.example/p/{i} " for i in range(n))
+
+
 def timings(n: int = 100_000, rounds: int = 5) -> dict[str, dict[str, float]]:
-    """For each mix: URLs found, the text's size, and the best CPU microseconds per URL found."""
+    """For the issue's text and each mix: URLs found, the text's size, and the best and
+    median CPU microseconds per URL found."""
+    import statistics
     import time
 
     from anyurl.urls import extract_urls
 
+    extract_urls("http://a.example/")     # compiles the pattern
     out = {}
-    for mix in MIXES:
-        t = text(n, mix)
-        best = float("inf")
+    for mix in ("issue", *MIXES):
+        t = issue_text() if mix == "issue" else text(n, mix)
+        times = []
         found = 0
         for _ in range(rounds):
             t0 = time.process_time()
             found = len(extract_urls(t))
-            best = min(best, time.process_time() - t0)
-        out[mix] = {"urls": found, "bytes": len(t), "us_per_url": best / max(found, 1) * 1e6}
+            times.append(time.process_time() - t0)
+        per = 1e6 / max(found, 1)
+        out[mix] = {"urls": found, "bytes": len(t), "us_per_url": min(times) * per,
+                    "median_us_per_url": statistics.median(times) * per}
     return out
 
 
 def _main() -> None:
+    import os
+
     n, rounds = (int(a) for a in [*sys.argv[1:], "100000", "5"][:2])
+    print("load average " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
     for mix, row in timings(n, rounds).items():
-        print(f"{mix:8} {row['urls']:>8,} URLs in {row['bytes'] / 2**20:5.1f} MiB: {row['us_per_url']:.2f} us/URL")
+        print(f"{mix:8} {row['urls']:>8,} URLs in {row['bytes'] / 2**20:5.1f} MiB: {row['us_per_url']:.2f} us/URL"
+              f" (median {row['median_us_per_url']:.2f})")
+    print("load average " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

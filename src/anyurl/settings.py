@@ -58,8 +58,8 @@ def _check_positive(owner: object, **values: float | None) -> None:
 
 class Timeouts(Record):
     """Seconds. ``connect``: to open a connection; ``read``: idle time waiting for
-    data or a reply; ``pool``: waiting for a free connection slot to a host;
-    ``total``: a whole ``fetch``, ``stat`` or ``open`` stream, retries included
+    data or a reply; ``pool``: waiting for a free connection slot to a host, with none
+    coming free meanwhile; ``total``: a whole ``fetch``, ``stat`` or ``open`` stream, retries included
     (None: no limit). No wait is ever re-armed past ``total``."""
 
     __slots__ = ("connect", "read", "total", "pool")

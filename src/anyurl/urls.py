@@ -1519,22 +1519,36 @@ _SENTENCE_END = ".,;:!?'"
 
 # Bare URLs are found by one findall over the text (a Python call per match cost more than
 # the match), from a scheme's first letter: the engine skips in C to the letters that can
-# start one. Groups: that letter, then the rest of a "sure" URL, else the rest of any other
-# candidate. (Starting at the ':' and capturing the scheme behind it, or one group per
-# scheme, cost more: each group costs ~0.05 us a match, a capture in a lookbehind ~0.2 us.)
+# start one. Its one group is the URL when the candidate is "sure", else the candidate
+# and the delimiter after it (a mark: it goes the slow way). With no mark (nor a URL too
+# long or an escape to check, below) the list findall makes is the answer, with no Python
+# work per URL; marks are looked for in C, in the URLs joined. (Two groups, sure URL and
+# other candidate, cost ~0.1 us a match for the tuples and as much again to split them;
+# starting at the ':' and capturing the scheme behind it ~0.2 us.)
 #
 # Sure: the URL is the whole candidate (up to whitespace, '<', '>', '"') bar trailing
-# punctuation and closing brackets; it holds no bracket and does not end in punctuation,
-# so _trim leaves it whole; and it fits a subset of what the scheme's fast parse pattern
-# takes, with the builders' own checks (ports, typecodes, a gopher selector not starting
-# "%09", escapes) written into the pattern, so parse accepts it. A plain http(s)/ftp(s)
-# URL is tried first, with flat classes (the commonest, and the cheapest to match); then
-# each scheme's form. Anything else (IPv6 hosts, brackets, an ftp fragment, non-ASCII...)
-# goes the slow way: _trim, then parse. tests/unit/test_extract.py holds both ways to a
-# plain reference on random and hostile text.
+# punctuation and closing brackets; it holds no bracket but an IPv6 host's and does not
+# end in punctuation, so _trim leaves it whole; and it fits a subset of what the scheme's
+# fast parse pattern takes, with the builders' own checks (ports, typecodes, a gopher
+# selector not starting "%09", escapes) written into the pattern, so parse accepts it.
+# A plain http(s)/ftp(s) URL is tried first, in flat classes (the commonest, and the
+# cheapest to match: each nested repeat costs per iteration), its escapes checked after
+# on all the URLs at once; then each scheme's form. Anything else (brackets, an ftp
+# fragment, non-ASCII...) goes the slow way: _trim, then parse. tests/unit/test_extract.py
+# holds both ways to a plain reference on random and hostile text.
 _SCHEME_CLASS = r"[A-Za-z0-9+.\-]"
 _KEEP = r"[^\s<>\".,;:!?')\]}]"     # continues a candidate, and _trim never drops it
 _ESCAPE = "%[0-9A-Fa-f]{2}"
+# An optional part is written "(?:x|)", not "(?:x)?": the engine runs a group repeated
+# 0-1 times through its general repeat (~0.05 us a URL for each), a branch through a
+# quick test of its first character.
+_PORT_SURE = "(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])|)"
+_HEX4 = "[0-9A-Fa-f]{1,4}"
+# the compressed and full forms ipaddress.IPv6Address takes (not the IPv4 tail or a zone)
+_IPV6_SURE = (f"\\[(?:(?:{_HEX4}:){{7}}{_HEX4}|(?:{_HEX4}:){{1,7}}:|(?:{_HEX4}:){{1,6}}:{_HEX4}"
+              f"|(?:{_HEX4}:){{1,5}}(?::{_HEX4}){{1,2}}|(?:{_HEX4}:){{1,4}}(?::{_HEX4}){{1,3}}"
+              f"|(?:{_HEX4}:){{1,3}}(?::{_HEX4}){{1,4}}|(?:{_HEX4}:){{1,2}}(?::{_HEX4}){{1,5}}"
+              f"|{_HEX4}:(?::{_HEX4}){{1,6}}|:(?:(?::{_HEX4}){{1,7}}|:))\\]")
 
 
 def _run(chars: str, trimmable: str, some: bool = False, escapes: bool = True) -> str:
@@ -1544,32 +1558,51 @@ def _run(chars: str, trimmable: str, some: bool = False, escapes: bool = True) -
     return f"(?:[{chars}]++{escape}|[{trimmable}]++(?={_KEEP}))" + ("++" if some else "*+")
 
 
+def _plain_forms() -> str:
+    """Plain http(s) and ftp(s) URLs after their first letter, in flat classes that back off
+    trailing punctuation. A subset of the sure forms below, except that an escape is not
+    checked (_bulk checks them)."""
+    # Labels split by one '.' or '-', the last (after a '.') of letters: a host name the
+    # parser takes. Other names (a digit or "--" in the last label...) take the sure forms.
+    host = f"(?:(?:[A-Za-z0-9]++[.-])*+(?<=[./@])[A-Za-z]++|(?:{_OCTET}\\.){{3}}{_OCTET})"
+    server = f"://{host}{_PORT_SURE}"
+    c = "A-Za-z0-9$_+*~@&=/.,!:%\\-"
+    http = f"(?<=[Hh])[Tt][Tt][Pp][Ss]?{server}(?:/[{c};]*(?:\\?[{c};?]*|)(?:#[{c};?#]*|)|)"
+    ftp = f"(?<=[Ff])[Tt][Pp][Ss]?{server}(?:/[{c}?]*(?:;[Tt][Yy][Pp][Ee]=[AaIiDd]|)|)"
+    # not ending in a part of an escape: the URLs' escapes are checked joined end to end
+    return f"(?:{http}|{ftp})(?<!%)(?<!%[0-9A-Fa-f])"
+
+
 def _sure_forms() -> dict[str, str]:
     """The sure text after each known scheme's ':' (see above)."""
     u = r"A-Za-z0-9$\-_+*~"            # unreserved and "~", without brackets or trimmable punctuation
     label = "[A-Za-z0-9_]++(?:-++[A-Za-z0-9_]++)*+"
     host = (f"(?:(?:{label}\\.(?=[A-Za-z0-9_]))*+[A-Za-z][A-Za-z0-9_]*+(?:-++[A-Za-z0-9_]++)*+"
             f"|(?:{_OCTET}\\.){{3}}{_OCTET})")
-    port = "(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
+    port = _PORT_SURE
+    # the parsers take an IPv6 literal for a host (not file's: a mark sends it the slow way)
+    host6 = f"(?:{host}|{_IPV6_SURE})"
     user = f"(?:[A-Za-z0-9$\\-_+*.,!';&=]++|{_ESCAPE})*+"
-    server = f"//(?:(?=[A-Za-z0-9$\\-_+*.,!';&=%:]*+@){user}(?::{user})?@)?{host}{port}"
+    server = f"//(?:(?=[A-Za-z0-9$\\-_+*.,!';&=%:]*+@){user}(?::{user}|)@|){host6}{port}"
     group = f"[A-Za-z0-9](?:[A-Za-z0-9\\-+_]++|\\.++(?={_KEEP}))*+"
     query = _run(u + "@&=/", ".,!;:?")
-    http = (f"{server}(?:/{_run(u + '@&=/', '.,!;:')}(?:\\?{query})?"
-            f"(?:#{_run(u + '@&=/#', '.,!;:?')})?)?")
-    ftp = f"{server}(?:/{_run(u + '@&=/', '.,!:?')}(?:;[Tt][Yy][Pp][Ee]=[AaIiDd])?)?"
-    nntp = f"//{host}{port}(?:/(?:{group}(?:/[0-9]{{1,18}}+)?)?)?"
+    http = (f"{server}(?:/{_run(u + '@&=/', '.,!;:')}(?:\\?{query}|)"
+            f"(?:#{_run(u + '@&=/#', '.,!;:?')}|)|)")
+    ftp = f"{server}(?:/{_run(u + '@&=/', '.,!:?')}(?:;[Tt][Yy][Pp][Ee]=[AaIiDd]|)|)"
+    nntp = f"//{host6}{port}(?:/(?:{group}(?:/[0-9]{{1,18}}+|)|)|)"
+    # header fields: name=value, '&' between them
+    field = f"{_run(u + '@/', '.,!;:?')}={_run(u + '@/=', '.,!;:?')}"
     return {
         "http": http, "https": http, "ftp": ftp, "ftps": ftp, "nntp": nntp, "nntps": nntp,
-        "gopher": f"//{host}{port}(?:/(?!%09){query})?",
-        "mailto": _run(u + "@&=/", ".,!;:", some=True),
+        "gopher": f"//{host6}{port}(?:/(?!%09){query}|)",
+        "mailto": f"{_run(u + '@&=/', '.,!;:', some=True)}(?:{_IPV6_SURE}|)(?:\\?{field}(?:&{field})*+|)",
         "news": (f"(?:\\*|{group}|{_run(u + '&=/', '.,!;:?', some=True)}"
-                 f"@{_run(u[:-1] + '&=/', '.,!;:?', some=True, escapes=False)})"),
+                 f"@(?:{_IPV6_SURE}|{_run(u[:-1] + '&=/', '.,!;:?', some=True, escapes=False)}))"),
         "telnet": f"{server}/?+",
-        "file": f"(?://(?:{host})?/|/(?!/)){query}",
-        "wais": f"//{host}{port}(?:/{_run(u, '.,!')}(?:\\?{query}|/{_run(u, '.,!')}/{query})?)?",
-        "prospero": (f"//{host}{port}(?:/{_run(u + '@&=/', '.,!:?')}"
-                     f"(?:;{_run(u[:-1] + '@&', '.,!:?')}={_run(u + '@&=', '.,!:?')})*+)?"),
+        "file": f"(?://(?:{host}|)/|/(?!/)){query}",
+        "wais": f"//{host6}{port}(?:/{_run(u, '.,!')}(?:\\?{query}|/{_run(u, '.,!')}/{query}|)|)",
+        "prospero": (f"//{host6}{port}(?:/{_run(u + '@&=/', '.,!:?')}"
+                     f"(?:;{_run(u[:-1] + '@&', '.,!:?')}={_run(u + '@&=', '.,!:?')})*+|)"),
     }
 
 
@@ -1582,11 +1615,6 @@ def _bulk_source() -> str:
     firsts = "".join(sorted({c for name in schemes for c in (name[0], name[0].upper())}))
     rests = "|".join(f"(?<=[{first}{first.upper()}])(?:" + "|".join(_ascii_nocase(n[1:]) for n in names) + ")"
                      for first, names in by_first.items())
-    # possessive: a label is never given back, so no backtracking inside a host name
-    label = "[A-Za-z0-9]++(?:-++[A-Za-z0-9]++)*+"
-    plain = ("(?:(?<=[Hh])[Tt][Tt][Pp][Ss]?|(?<=[Ff])[Tt][Pp][Ss]?)://"
-             f"(?:{label}\\.)*+[A-Za-z][A-Za-z0-9]*+(?:-++[A-Za-z0-9]++)*+"
-             "(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~/-]*+)?")
     frequent = [n for n in ("http", "ftp", "gopher", "mailto", "news") if n in forms]
     alternatives = []
     for n in dict.fromkeys([*frequent, *sorted(forms)]):
@@ -1595,8 +1623,15 @@ def _bulk_source() -> str:
         rest = _ascii_nocase(n[1:]) + ("[Ss]?" if forms.get(n + "s") == forms[n] else "")
         alternatives.append(f"(?<=[{n[0]}{n[0].upper()}]){rest}:{forms[n]}")
     each = "|".join(alternatives)
-    return (f"([{firsts}])(?<!{_SCHEME_CLASS}.)"
-            f"(?:({plain}|{each})(?<![.,;:!?'])[.,;:!?')\\]}}]*+(?![^\\s<>\"])|((?:{rests}):[^\\s<>\"]+))")
+    # The trailing punctuation is looked at, not taken: the group then ends the match, and
+    # the next search skips it (it holds no letter).
+    trail = "(?<![.,;:!?'])(?=[.,;:!?')\\]}]*+(?![^\\s<>\"]))"
+    # Past the plain forms, a gate: a scheme's letters and ':' must follow, or a word of
+    # prose that starts with a scheme's letter would try each form (half the time on text
+    # of 20 words a URL; the gate before the plain forms cost the issue's text 6%).
+    return (f"([{firsts}](?<!{_SCHEME_CLASS}.)(?:(?:{_plain_forms()}){trail}"
+            f"|(?={_SCHEME_CLASS}{{{len(schemes[-1]) - 1},{len(schemes[0]) - 1}}}+:)"
+            f"(?:(?:{each}){trail}|(?:{rests}):[^\\s<>\"]++[\\s<>\"])))")
 
 
 _bulk_compiled: list[re.Pattern[str]] = []   # compiled on first use
@@ -1607,17 +1642,44 @@ def _bulk_pattern() -> re.Pattern[str]:
     return _bulk_compiled[0]
 
 
-def _bulk(text: str, found: list[str]) -> None:
-    """Append the bare URLs in *text*, which holds no '<'."""
-    pattern = _bulk_compiled[0] if _bulk_compiled else _bulk_pattern()
-    for first, sure, other in pattern.findall(text):
-        # a host is at most 253 characters: leave a long one to the parser
-        if sure and len(sure) < 250:
-            found.append(first + sure)
+def _bulk(text: str, seams: bool = False) -> list[str]:
+    """The bare URLs in *text* (a '<' in it opens no wrapper), and with *seams* the mark of
+    each _SEAM in it."""
+    if text and not (text[-1].isspace() or text[-1] in '"<>'):
+        text += " "            # a mark ends with the delimiter after its candidate
+    urls = (_bulk_compiled[0] if _bulk_compiled else _bulk_pattern()).findall(text)
+    if not urls:
+        return urls
+    joined = "".join(urls)     # a sure URL holds no delimiter
+    marks = len(joined.split(None, 1)[0]) < len(joined) or '"' in joined or ">" in joined or "<" in joined
+    # a plain URL's escapes are unchecked: one search over all the URLs
+    escapes = "%" in joined and _BAD_ESCAPE().search(joined) is not None
+    # a host is at most 253 characters: leave a long URL to the parser
+    if not marks and not escapes and max(map(len, urls)) < 250:
+        return urls
+    found: list[str] = []
+    bad = _BAD_ESCAPE()
+    for url in urls:
+        end = url[-1]
+        if end.isspace() or end in '"<>':   # a mark
+            if seams and url == _SEAM_MARK:
+                found.append(url)
+                continue
+            url = _trim(url[:-1])
+        elif len(url) < 250 and not (escapes and "%" in url and bad.search(url)):
+            found.append(url)
             continue
-        candidate = _trim(first + (sure or other))
-        if _is_url(candidate):
-            found.append(candidate)
+        if _is_url(url):
+            found.append(url)
+    return found
+
+
+# Text between wrappers goes to one bulk pass, its pieces joined by '<' (a delimiter, and
+# never part of a scheme, like the '>' before a piece), or by _SEAM where a wrapped URL goes:
+# a candidate that is not a URL (it holds a NUL, which a text with a _SEAM does not), so
+# the pass marks it.
+_SEAM = "<http:\x00<"
+_SEAM_MARK = "http:\x00<"
 
 
 def _is_url(candidate: str) -> bool:
@@ -1662,11 +1724,12 @@ def _trim(candidate: str) -> str:
     return candidate[:keep]
 
 
-def _wrapped_is_url(candidate: str) -> bool:
-    # the bulk pass takes a sure URL without a parse; its answer for one whole URL is exact
-    found: list[str] = []
-    _bulk(candidate, found)
-    return found == [candidate] or _is_url(candidate)
+def _sure(candidate: str) -> bool:
+    """Whether *candidate* is a whole sure URL of the bulk pattern (no parse needed)."""
+    m = (_bulk_compiled[0] if _bulk_compiled else _bulk_pattern()).match(candidate)
+    # a mark's group ends with a delimiter; a plain URL's escapes and a long URL's host are unchecked
+    return (m is not None and m.group(1) == candidate and candidate[-1] not in '"<>' and len(candidate) < 250
+            and ("%" not in candidate or _BAD_ESCAPE().search(candidate) is None))
 
 
 def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
@@ -1681,25 +1744,41 @@ def extract_urls(text: str, *, drop_break_hyphens: bool = False) -> list[str]:
     schemes; anything that does not parse is skipped. The time taken grows
     linearly with the length of *text*.
     """
-    found: list[str] = []
     if "<" not in text:
-        _bulk(text, found)
-        return found
+        return _bulk(text)
+    found: list[str] = []
     if "<<" in text:
         text = _LT_RUN().sub("<", text)   # only the last '<' of a run can open a wrapper
     # Between wrappers, bare URLs in bulk: a bare candidate holds no '<', so none spans a
-    # wrapper, and the character before a piece is '>' (never part of a scheme).
-    at = 0
-    for m in _WRAPPER().finditer(text):
-        _bulk(text[at:m.start()], found)
-        at = m.end()
-        content = m.group(2)
+    # wrapper. split() gives the pieces and each wrapper's groups without a match object.
+    parts = _WRAPPER().split(text)     # piece, "URL:" or None, content, piece, ...
+    seams = "\x00" not in text
+    bulk = [parts[0]]          # the texts for one bulk pass (with seams), else one pass each
+    wrapped: list[str] = []
+    for k in range(1, len(parts), 3):
+        content = parts[k + 1]
         if drop_break_hyphens:
             content = _BREAK_HYPHEN().sub("", content)
         candidate = "".join(content.split())   # str.split() and re's \s match the same characters
-        if (m.group(1) or _KNOWN_START().match(candidate)) and _wrapped_is_url(candidate):
-            found.append(candidate)
+        if _sure(candidate) or ((parts[k] or _KNOWN_START().match(candidate)) and _is_url(candidate)):
+            if seams:
+                bulk.append(_SEAM)
+                wrapped.append(candidate)
+            else:
+                found += _bulk("<".join(bulk))
+                bulk.clear()
+                found.append(candidate)
         else:
-            _bulk(content, found)                       # e.g. <a href="http://...">
-    _bulk(text[at:], found)
+            bulk += ("<", content, "<")          # e.g. <a href="http://...">
+        bulk.append(parts[k + 2])
+    if not seams:
+        return found + _bulk("<".join(bulk))
+    urls = _bulk("".join(bulk), seams=True)
+    i = 0
+    for url in wrapped:
+        j = urls.index(_SEAM_MARK, i)
+        found += urls[i:j]
+        found.append(url)
+        i = j + 1
+    found += urls[i:]
     return found

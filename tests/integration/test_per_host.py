@@ -19,6 +19,7 @@ from fixtures.launcher import Endpoint, Launcher
 
 import anyurl
 from anyurl import Limits, PoolTimeout, Timeouts
+from anyurl.handlers.http import HTTPOptions
 
 
 class Relay:
@@ -146,6 +147,18 @@ async def test_telnet_sessions_hold_a_slot_until_closed(servers: Launcher) -> No
         await b.close()
         await c.close()
     assert r.most == 2
+
+
+async def test_a_busy_connection_is_waited_for_past_the_pool_timeout(servers: Launcher) -> None:
+    # one connection, five requests of 0.3 s each: the last waits ~1.2 s for it, but it keeps
+    # coming free, so Timeouts.pool (0.6 s) counts from the last time it did
+    ep = servers.get("nginx")
+    async with relay(ep) as r, anyurl.Client(limits=Limits(per_host=1), timeouts=Timeouts(pool=0.6),
+                                             http=HTTPOptions(pipeline=0)) as client:  # (each waits its turn)
+        url = f"http://127.0.0.1:{r.port}/pause"
+        results = await asyncio.gather(*(client.fetch(url) for _ in range(5)))
+    assert [res.content for res in results] == [b"after a pause\n"] * 5
+    assert r.most == 1
 
 
 async def test_ftp_pool_timeout_then_reuse(servers: Launcher) -> None:

@@ -174,21 +174,25 @@ def test_extract_is_linear(make_text: str) -> None:
 
 def test_half_a_million_urls_in_10_mb_are_found_fast() -> None:
     # issue 25 item 18: parsing each candidate cost 3 us a URL (1.5 s on an idle machine). Timed
-    # against the plainest regex pass over the same text in the same fresh process, so the load
-    # of a shared machine cancels out: it was about 15 times that pass, now about 2.5 times.
+    # against the plainest regex pass over the same text in the same fresh process (best of 3
+    # each, after a first call that compiles), so the load of a shared machine cancels out: it
+    # was about 15 times that pass, then 2.9-3.2, now 1.9-2.2.
     import subprocess
     import sys
 
     script = ("import re, time\nfrom anyurl.urls import extract_urls\n"
               "text = ''.join(f'http://host{i % 97}.example/p/{i} ' for i in range(500_000))\n"
-              "t0 = time.process_time(); n = len(extract_urls(text)); t1 = time.process_time()\n"
-              "re.findall(r'http://[^\\s]+', text); t2 = time.process_time()\n"
-              "print(n, (t1 - t0) / (t2 - t1))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+              "extract_urls('http://a.example/')\nbest_e = best_r = 1e9\n"
+              "for _ in range(3):\n"
+              "    t0 = time.process_time(); n = len(extract_urls(text)); t1 = time.process_time()\n"
+              "    re.findall(r'http://[^\\s]+', text); t2 = time.process_time()\n"
+              "    best_e = min(best_e, t1 - t0); best_r = min(best_r, t2 - t1)\n"
+              "print(n, best_e / best_r)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     n, ratio = proc.stdout.split()
     assert int(n) == 500_000
-    assert float(ratio) < 7, f"{float(ratio):.1f} times a plain regex pass"
+    assert float(ratio) < 2.6, f"{float(ratio):.1f} times a plain regex pass"
 
 
 @settings(max_examples=300, deadline=None)
@@ -210,7 +214,9 @@ _url_pieces = st.sampled_from([
     "prospero:", "//", "/", "h", "h.dom", "a-b.c9", "9.dom", "x.9", "1.2.3.4", "256.1.1.1", "[::1]", ":21", ":0",
     ":65535", ":65536", ":080", "u:p@", "@", "u@", "~u", "p/q", "?", "?a=b&c", "#f", "#", "%41", "%4", "%zz",
     "%09", ";type=a", ";type=x", ";TYPE=D", ";x=y", "*", "comp.lang", "1234", "/12345678901234567890", "$-_+!*',",
-    ".", ",", ";", ":", "!", "'", ")", "(", "]", "[", "}", " ", "\n", "<", ">", '"', "é", "x"])
+    ".", ",", ";", ":", "!", "'", ")", "(", "]", "[", "}", " ", "\n", "<", ">", '"', "é", "x",
+    "[2001:db8::1]", "[1:2:3:4:5:6:7:8]", "[::]", "[1::2::3]", "[::ffff:1.2.3.4]", "[::1%25x]", "?subject=hi%20there",
+    "&x=y", "=", "&", "a-b", "-", "%4", "\x00", "<URL:"])
 
 
 @given(st.lists(_url_pieces, max_size=25).map("".join))
@@ -227,12 +233,13 @@ def test_benchmark_texts_give_what_the_plain_algorithm_gives(mix: str) -> None:
     assert extract_urls(sample) == _ref_extract(sample)
 
 
-@pytest.mark.parametrize("mix", ["mixed", "wrapped", "hostile"])
-def test_urls_in_mixed_text_cost_a_few_regex_passes(mix: str) -> None:
+@pytest.mark.parametrize(("mix", "bound"), [("plain", 2.8), ("mixed", 3), ("wrapped", 4.6), ("hostile", 5)])
+def test_urls_in_mixed_text_cost_a_few_regex_passes(mix: str, bound: float) -> None:
     # issue 25 item 18: every URL that was not a plain http/ftp one went through _trim and a
     # parse (5-12 us a URL of bench/probes/extract_text.py's mixes). Timed against a plain
     # tokenizing regex pass over the same text in the same fresh process (best of 3 each),
-    # so a shared machine's load cancels out: 9.5-16 times that pass before, 4.4-6.3 after.
+    # so a shared machine's load cancels out: 9.5-16 times that pass at first, then 3.2-3.4
+    # (plain), 4.2-4.5 (mixed), 5.4-5.8 (wrapped), 6.0-6.2 (hostile); now 1.7-2.4, 1.9, 3.2, 3.7.
     import subprocess
     import sys
     from pathlib import Path
@@ -249,4 +256,30 @@ def test_urls_in_mixed_text_cost_a_few_regex_passes(mix: str) -> None:
     assert proc.returncode == 0, proc.stderr
     n, ratio = proc.stdout.split()
     assert int(n) > 45_000
-    assert float(ratio) < 8, f"{float(ratio):.1f} times a plain regex pass"
+    assert float(ratio) < bound, f"{float(ratio):.1f} times a plain regex pass"
+
+
+# ---------------------------------------------------------------- the bulk pass's own ways (issue 25 item 18)
+
+@pytest.mark.parametrize("text", [
+    # IPv6 hosts and mailto headers are sure forms now; each beside trailing punctuation
+    "see http://[2001:db8::1]/a, ftp://u@[::1]:21/x;type=i. telnet://[1:2:3:4:5:6:7:8]) gopher://[::]/1x",
+    "nntp://[::1]/comp.lang.c/12 wais://[2001:db8::1]/db?q prospero://[::1]/a;b=c news:id@[::1]!",
+    "mailto:a@b.example?subject=hi%20there&body=x. mailto:a@[::1]?x=y) mailto:a@b?, mailto:a@b?x=1&",
+    "http://[1:2:3:4:5:6:7:8:9]/ http://[::1 http://[g::1]/ http://[::1]]] (http://[::1]) [http://[::1]]",
+    # a plain URL's escapes are checked on all URLs joined: one ending in part of an escape
+    # must not borrow the next URL's first letter ("%4" + "f" reads as a good escape)
+    "http://h.example/a%4 ftp://h.example/", "http://h.example/a%B FILE:///x",
+    "http://h.example/a%4 ftp://h.example/ http://h.example/a% ftp://h.example/ http://h.example/%zz",
+    "http://h.example/%41 http://h.example/a%4f http://h.example/#%zz ftp://h.example/%g1;type=a",
+    # marks (candidates that go the slow way) at the end, before a '<' or a quote
+    "http://h.example/(a)", 'x "http://h.example/(a)" y', "http://h.example/(a)<", "HTTP://",
+    # text between wrappers goes in one pass; a NUL in the text makes it one pass a piece
+    "a <URL:http://a.example/> b http://b.example/(x) <http://c.example/>d <x http://e.example/>",
+    "\x00 <URL:http://a.example/> http://b.example/ <http://c.example/> <a href='ftp://d.example/'>",
+    "http:\x00< <URL:http://a.example/> http:\x00<",
+    "a" * 300 + " http://h." + "a" * 260 + ".example/ " + "http://h.example/" + "b" * 300,
+])
+def test_bulk_pass_gives_what_the_plain_algorithm_gives(text: str) -> None:
+    assert extract_urls(text) == _ref_extract(text)
+    assert extract_urls(text + "\n<") == _ref_extract(text + "\n<")

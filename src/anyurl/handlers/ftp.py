@@ -207,7 +207,7 @@ class FTPHandler(Handler):
         return client_context(opts.verify, opts.cafile, opts.ssl_context)
 
     async def _acquire(self, url: FTPURL, plan: Plan, opts: FTPOptions, req: Request | None = None,
-                       *, fresh: bool = False, until: float | None = None) -> Control:
+                       *, fresh: bool = False) -> Control:
         """An idle connection reset for *plan*, or a new one (waits for a per-host slot)."""
         req = req if req is not None else self.context.request(url)
         implicit = url.scheme == "ftps"
@@ -215,7 +215,7 @@ class FTPHandler(Handler):
         key: PoolKey = (url.host, url.port, plan.user, plan.password, mode)
         lease = await self.pool.acquire(req, url.host, url.port, key,
                                         lambda: self._login_counted(url, plan, opts, key, mode, req),
-                                        (req, plan.cwds), fresh=fresh, until=until)
+                                        (req, plan.cwds), fresh=fresh)
         conn = lease.conn
         conn.lease = lease
         conn.on_awaiting = self._awaiting
@@ -321,9 +321,9 @@ class FTPHandler(Handler):
         await self.pool.aclose()
 
     async def _run_on_lease(self, req: Request, opts: FTPOptions, furl: FTPURL, plan: Plan,
-                            step: Callable[[Control], Any], until: float | None = None) -> Any:
+                            step: Callable[[Control], Any]) -> Any:
         async def acquire(fresh: bool) -> Lease[Control]:
-            conn = await self._acquire(furl, plan, opts, req, fresh=fresh, until=until)
+            conn = await self._acquire(furl, plan, opts, req, fresh=fresh)
             assert conn.lease is not None
             return conn.lease
 
@@ -355,18 +355,15 @@ class FTPHandler(Handler):
     async def _open_once(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
         """One try of :meth:`open`: behind a transfer in progress (:meth:`_follow`) when the
         server queues commands and every connection is busy, else on a connection of its own."""
-        until: float | None = None  # the wait for a connection began in _queue: it ends at this loop time
         try:
             if opts.pipeline and plan.action == "RETR" and (self._busy or self._opening):
-                wait = req.bound(req.timeouts.pool)
-                until = None if wait is None else asyncio.get_running_loop().time() + wait
-                body = await self._queue(req, furl, plan, opts, until)
+                body = await self._queue(req, furl, plan, opts)
                 if body is not None:
                     return body
                 if (furl.host, furl.port) in self.in_step_only:  # found out of step while it waited
                     opts = opts.__replace__(pipeline=False)
             return await self._run_on_lease(req, opts, furl, plan,  # type: ignore[no-any-return]
-                                            lambda conn: self._open_on(conn, req, furl, plan, opts), until)
+                                            lambda conn: self._open_on(conn, req, furl, plan, opts))
         except fs.Behind:
             # its RETR failed and it needs more commands (the 550 fallback), but another request's
             # were queued behind it: that request has the connection; this one is made again
@@ -397,13 +394,13 @@ class FTPHandler(Handler):
         if conn.follower is None and conn.session.open_to_follow():
             self._wake((conn.host, conn.port), everyone=False)
 
-    async def _queue(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions,
-                     until: float | None) -> Body | None:
+    async def _queue(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body | None:
         """:meth:`_follow` when it can; while every connection to a server that queues commands
-        is busy, wait for a transfer to queue behind or for room in the pool, until the loop
-        time *until* (``Timeouts.pool`` from the request's start, never past the total
-        deadline). None: the usual way (a connection of its own, :meth:`Pool.acquire`, which
-        then has room, or waits for the rest of that time and says PoolTimeout)."""
+        is busy, wait for a transfer to queue behind or for room in the pool, as the pool's own
+        wait does: ``Timeouts.pool`` counted again each time something happens there (a
+        transfer to queue behind, a connection free), never past the total deadline. None: the
+        usual way (a connection of its own, :meth:`Pool.acquire`, which then has room, or waits
+        as always and says PoolTimeout)."""
         address = (furl.host, furl.port)
         loop = asyncio.get_running_loop()
         while True:
@@ -419,10 +416,10 @@ class FTPHandler(Handler):
             waiters = self._waiters.setdefault(address, [])
             waiters.append(fut)
             try:
-                async with asyncio.timeout_at(until):
+                async with asyncio.timeout(req.bound(req.timeouts.pool)):
                     await fut
             except TimeoutError:
-                return None  # the pool's own wait says PoolTimeout
+                return None  # the pool's own wait says PoolTimeout if it must
             finally:
                 waiters.remove(fut)
                 if not waiters:

@@ -248,23 +248,27 @@ class Pool(Generic[C]):
         limit = req.limits.per_host if h.cap is None else min(h.cap, req.limits.per_host)
         timeout = req.bound(req.timeouts.pool if until is None else max(0.0, until - loop.time()))
         try:
-            async with asyncio.timeout(timeout):
-                while True:
-                    for make_room in self.room_makers:
-                        make_room(address)
-                    fut = loop.create_future()
-                    h.waiters.append(fut)
-                    try:
+            while True:
+                for make_room in self.room_makers:
+                    make_room(address)
+                fut = loop.create_future()
+                h.waiters.append(fut)
+                try:
+                    async with asyncio.timeout(timeout):
                         await fut
-                    finally:
-                        h.waiters.remove(fut)
-                    got, conn = self._try_take(h, key, fresh, req.limits, time.monotonic(), discard)
-                    if got:
-                        return conn, discard
+                finally:
+                    h.waiters.remove(fut)
+                got, conn = self._try_take(h, key, fresh, req.limits, time.monotonic(), discard)
+                if got:
+                    return conn, discard
+                if until is None:
+                    # a connection came free and went to another: the host is busy, not stuck
+                    # (a batch of large files), so Timeouts.pool counts again, never past the deadline
+                    timeout = req.bound(req.timeouts.pool)
         except TimeoutError:
             await self._close_all(discard, address)
             if timeout is not None and timeout < (req.timeouts.pool or float("inf")):
-                why = f"waited {timeout:.3g} s (the rest of Timeouts.pool or of the total timeout)"
+                why = f"waited {timeout:.3g} s (the rest of the total timeout)"
             else:
                 why = f"waited {timeout:.3g} s"
             held = f"Limits.per_host={limit}" if h.cap is None else f"at most {limit}: the server refused more"
@@ -295,10 +299,10 @@ class Pool(Generic[C]):
 
     async def acquire(self, req: Request, host: str, port: int, key: Hashable,
                       connect: Callable[[], Awaitable[C]], target: Any = None, *,
-                      fresh: bool = False, until: float | None = None) -> Lease[C]:
+                      fresh: bool = False) -> Lease[C]:
         """A connection to host:port for *key*: an idle one reset for *target*, else a new
-        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool``, or at the
-        loop time *until*: the caller waited part of that already).
+        one from *connect*. Waits for a slot (PoolTimeout after ``Timeouts.pool`` with no
+        connection to the host coming free meanwhile: each one that does starts the count again).
 
         A new connection the server refuses with a closing reply ("421 too many connections"
         at an FTP login) while others to the host are open (or opening) meets the server's
@@ -306,7 +310,7 @@ class Pool(Generic[C]):
         (at most ``Timeouts.pool`` in all) instead of failing. With none open the error stands.
         The cap is not for ever: each ``Limits.max_idle`` without a refusal lets it rise by one
         (a probe), back to ``per_host``; a new refusal lowers it again."""
-        # once refused (or given): when the wait for a free connection ends
+        until: float | None = None  # once refused: when the wait for a free connection ends
         while True:
             try:
                 return await self._acquire(req, host, port, key, connect, target, fresh, until)
