@@ -4,6 +4,7 @@ shows what it was asked and how much it managed to send."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
@@ -14,9 +15,19 @@ from pathlib import Path
 import pytest
 from tests.procs import spawn
 
-from anyurl import Client, Limits, OverlongTransfer, ProtocolError, Retry, TemporaryFailure, Timeouts
+from anyurl import (
+    Client,
+    Limits,
+    OverlongTransfer,
+    ProtocolError,
+    Retry,
+    TemporaryFailure,
+    Timeouts,
+    TruncatedTransfer,
+)
 
 HERE = Path(__file__).resolve().parent
+PAYLOAD = b"0123456789" * 100  # what the fake server's RETR sends (fakes/ftp_hostile.py)
 
 
 class Hostile:
@@ -213,3 +224,38 @@ async def test_server_answering_out_of_step_gets_one_command_at_a_time(
     assert [r.getMessage() for r in caplog.records if "out of step" in r.getMessage()] == [
         f"127.0.0.1:{hostile.port} answered pipelined commands out of step (reply out of step: '200 ok' where "
         "the answer to CWD /pub/sub was due (pipelined)): commands go one at a time to it from now on"]
+
+
+@pytest.mark.parametrize("retry", [1, 2])
+@pytest.mark.parametrize("hostile", ["eager-vsftpd"], indirect=True)
+async def test_server_acting_on_commands_queued_behind_a_transfer_falls_back(
+        hostile: Hostile, retry: int, caplog: pytest.LogCaptureFixture) -> None:
+    # Issue 24 step 5: the next file's EPSV+RETR are written behind a transfer in progress only
+    # to a server whose greeting says vsftpd (it reads them once the transfer is over). One
+    # that says so but acts on them at once (as pyftpdlib does: the EPSV closes the transfer's
+    # data connection, and its 226 never comes) must not turn the cut transfer into a success:
+    # the 229 where the 226 was due is TruncatedTransfer (Retry retries it), the request queued
+    # behind is made again on a new login with nothing pipelined, as is every later one.
+    caplog.set_level("DEBUG", logger="anyurl.ftp")
+    async with client(limits=Limits(per_host=1), retry=Retry(attempts=retry, backoff=0)) as c:
+        got = await asyncio.gather(*(c.fetch(hostile.url(f"/pub/{name}")) for name in ("a.bin", "b.bin", "c.bin")),
+                                   return_exceptions=True)
+        # a transfer cut by the EPSV queued behind it: before its data connection was made (refused:
+        # the pool's one retry of a reused connection makes it again) or after 500 bytes (no 226:
+        # TruncatedTransfer, made again by Retry); never a short success
+        for r in got:
+            if isinstance(r, BaseException):
+                assert retry == 1 and isinstance(r, TruncatedTransfer), r
+            else:
+                assert r.content == PAYLOAD
+        assert (await c.fetch(hostile.url("/pub/d.bin"))).content == PAYLOAD
+    cmds = hostile.lines("CMD")
+    assert cmds[:3] == ["USER anonymous", "PASS <password>", "PWD"] and cmds.count("USER anonymous") == 2, cmds
+    assert hostile.lines("DATA") == ["transfer cut by EPSV"]  # queued once (a RETR sent during a transfer)...
+    messages = [r.getMessage() for r in caplog.records]
+    stop = next(i for i, m in enumerate(messages) if "out of step" in m or "no longer queued" in m)
+    assert not [m for m in messages[stop:] if m.endswith("(queued)")], messages[stop:]  # ...never again
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and warned[0].startswith(f"127.0.0.1:{hostile.port}"), warned
+    assert ("answered pipelined commands out of step" in warned[0]
+            or "requests are no longer queued behind transfers there" in warned[0]), warned

@@ -742,6 +742,68 @@ async def test_pipelined_run_of_files_with_a_550_in_the_middle(srv: Server) -> N
     assert cmds == [*srv.login, "CWD pub", "TYPE I", *transfers, "QUIT"]
 
 
+async def test_next_file_queued_behind_the_transfer_on_vsftpd_only(srv: Server,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    # Issue 24 step 5: with more requests than connections, a file's EPSV+RETR are written while
+    # the transfer ahead of it runs, before its 226 is read, to vsftpd only (it reads commands
+    # between transfers, so they are answered after that 226). pyftpdlib acts on an EPSV at once
+    # and closes the transfer's data connection, ProFTPD answers nothing more, aioftp.Server
+    # runs commands concurrently: to them each request waits for a connection of its own. Every
+    # file arrives byte for byte on the one connection; the missing one (its 550 fallback needs
+    # CWD and a listing, but a request is queued behind it) is made again and fails alone.
+    caplog.set_level("DEBUG", logger="anyurl.ftp")
+    names = ["hello.txt", "crlf.txt", "blob.bin", "no-such-file.bin", "with space.txt", "semi;colon.txt",
+             "100%.txt", "hello.txt", "blob.bin", "crlf.txt"]
+    expect = {"hello.txt": seed.HELLO, "crlf.txt": seed.CRLF_TEXT, "blob.bin": seed.blob(), **seed.SPECIAL_NAMES}
+    async with client(limits=Limits(per_host=1)) as c:
+        got = await asyncio.gather(*(c.fetch(srv.url("/pub/" + _quoted(n))) for n in names), return_exceptions=True)
+    for n, r in zip(names, got, strict=True):
+        if n in expect:
+            assert not isinstance(r, BaseException) and r.content == expect[n], (n, r)
+        else:
+            assert isinstance(r, ResourceNotFound), r
+    records = [r.getMessage().split(" ", 1)[1] for r in caplog.records
+               if r.getMessage().startswith(f"{srv.ep.host}:{srv.ep.port} ")]
+    queued = [i for i, m in enumerate(records) if m.startswith("> RETR ") and m.endswith("(queued)")]
+    if srv.kind == "vsftpd":
+        assert len(queued) >= 3, records
+        for i in queued:  # written before the request ahead of it ended: that one's 226 (or 550) is
+            # read after it, then this one's 150 (vsftpd's names the file) or 550
+            name = records[i].removeprefix("> RETR ").removesuffix(" (queued)")
+            after = [m for m in records[i + 1:] if m.startswith(("< 150", "< 226", "< 550"))]
+            if name in expect:
+                own = next(k for k, m in enumerate(after) if f" for {name} (" in m)
+                assert own > 0 and after[own - 1].startswith(("< 226", "< 550")), records[i:]  # the end ahead
+            else:  # its own 550 comes after the end of the one ahead
+                assert len([m for m in after if m.startswith(("< 226", "< 550"))]) >= 2, records[i:]
+    else:
+        assert not queued and not any(m.endswith("(queued)") for m in records), records
+    cmds = srv.commands()
+    assert cmds.count(srv.login[0]) == 1, cmds  # one connection throughout, in step
+    assert sorted({x for x in cmds if x.startswith("RETR")}) == sorted({f"RETR {n}" for n in names})
+
+
+async def test_queued_request_that_gives_up_leaves_the_connection_in_step(vs: Server) -> None:
+    # A body held unread keeps its transfer open; a fetch queued behind it gives up after
+    # Timeouts.pool (PoolTimeout, as any wait for a connection). What it queued is still
+    # answered by vsftpd (which would otherwise wait for its data connection, the session held
+    # until accept_timeout): once the body is read, its replies are read and the transfer that
+    # starts is aborted, and the same login serves the next fetch.
+    from anyurl.errors import PoolTimeout
+
+    async with client(limits=Limits(per_host=1), timeouts=Timeouts(connect=10, read=10, pool=0.5)) as c:
+        assert (await c.fetch(vs.url("/pub/crlf.txt"))).content == seed.CRLF_TEXT  # its size known here
+        async with c.open(vs.url("/pub/hello.txt")) as held:
+            with pytest.raises(PoolTimeout):
+                await c.fetch(vs.url("/pub/blob.bin"))
+            assert await held.read() == seed.HELLO
+        assert (await c.fetch(vs.url("/pub/with%20space.txt"))).content == seed.SPECIAL_NAMES["with space.txt"]
+    cmds = vs.commands()
+    assert cmds.count(vs.login[0]) == 1, cmds
+    assert cmds[cmds.index("RETR hello.txt"):] == ["RETR hello.txt", "EPSV", "RETR blob.bin", "ABOR", "NOOP",
+                                                   "EPSV", "RETR with space.txt", "QUIT"], cmds
+
+
 async def test_big_file_streams(vs: Server) -> None:
     path = vsftpd.ensure_big(vs.ep.info, 100 << 20)
     want = hashlib.sha256(path.read_bytes()).hexdigest()

@@ -22,6 +22,7 @@ slots, idle reuse, the stale retry); commands and replies are logged at DEBUG to
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import io
 import logging
@@ -179,6 +180,13 @@ class FTPHandler(Handler):
         self.pool: Pool[Control] = Pool("ftp", closing_replies=("421",))
         # (host, port) of servers that answered pipelined commands out of step: not pipelined again
         self.in_step_only: set[tuple[str, int]] = set()
+        # the connections lent now, per (host, port): where a RETR may queue behind a transfer
+        self._busy: dict[tuple[str, int], set[Control]] = {}
+        # requests waiting for a transfer to queue behind, or for room in the pool (_open_once)
+        self._waiters: dict[tuple[str, int], list[asyncio.Future[None]]] = {}
+        self._opening: dict[tuple[str, int], int] = {}  # logins under way: their servers not yet known
+        # (host, port) where a transfer with a request queued behind it failed: nothing queued there again
+        self.no_queue: set[tuple[str, int]] = set()
 
     def _plan(self, url: URL, opts: FTPOptions) -> tuple[FTPURL, Plan]:
         if not isinstance(url, FTPURL):
@@ -206,21 +214,73 @@ class FTPHandler(Handler):
         mode = "implicit" if implicit else ("explicit" if opts.tls else "plain")
         key: PoolKey = (url.host, url.port, plan.user, plan.password, mode)
         lease = await self.pool.acquire(req, url.host, url.port, key,
-                                        lambda: self._login(url, plan, opts, key, mode, req),
+                                        lambda: self._login_counted(url, plan, opts, key, mode, req),
                                         (req, plan.cwds), fresh=fresh)
         conn = lease.conn
         conn.lease = lease
-        conn.req = req
-        conn.url = url
-        conn.reused = lease.reused
-        limits = req.limits
-        conn.session.listing_limits = (limits.max_line, limits.max_entries)
+        conn.on_awaiting = self._awaiting
+        self._take(conn, req, url, lease.reused)
+        self._busy.setdefault((url.host, url.port), set()).add(conn)
         return conn
 
+    def _wake(self, address: tuple[str, int], everyone: bool = True) -> None:
+        """The requests waiting to queue on host:port look again (_queue): all of them (a login
+        ended: the server is known), or the first still waiting (a transfer one request may
+        queue behind, room for one in the pool): with a thousand files, waking every waiter
+        for each transfer cost more CPU than the files themselves."""
+        waiters = self._waiters.get(address)
+        if waiters:
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
+                    if not everyone:
+                        return
+
+    @staticmethod
+    def _take(conn: Control, req: Request, url: FTPURL, reused: bool) -> None:
+        """*conn* now serves *req*: its timeouts and limits apply."""
+        conn.req = req
+        conn.url = url
+        conn.reused = reused
+        limits = req.limits
+        conn.session.listing_limits = (limits.max_line, limits.max_entries)
+
     async def _release(self, conn: Control, reusable: bool, opts: FTPOptions) -> None:
-        assert conn.lease is not None
-        conn.session.refused = None  # holds a traceback: not kept past the request
-        await conn.lease.release(reusable, keep=opts.reuse)
+        """The request on *conn* is done with it: to the request queued behind it (if any and
+        the connection is in step), else back to the pool (kept when *reusable*)."""
+        lease = conn.lease
+        assert lease is not None
+        session = conn.session
+        session.refused = None  # holds a traceback: not kept past the request
+        session.awaiting_end = False
+        conn.lone = False
+        follower, conn.follower = conn.follower, None
+        if follower is not None:
+            if (reusable and not follower.done() and not session.broken
+                    and not conn.writer.transport.is_closing()):
+                conn.lease = lease.hand_over()  # the queued request reads its replies next
+                session.handed_over()
+                follower.set_result(True)
+                self._wake(lease.address, everyone=False)  # one may queue behind it now
+                return
+            if not follower.done():
+                follower.set_result(False)  # it goes to another connection
+            orphan, conn.orphan = conn.orphan, None
+            if orphan is not None and reusable and not session.broken:
+                # its request gave up waiting: the server will still answer what it queued (vsftpd
+                # would wait for the data connection, its session held up to accept_timeout)
+                session.handed_over()
+                conn.lone = True
+                reusable = await self._drain(conn, orphan)
+            else:
+                if orphan is not None:
+                    orphan.close()
+                reusable = False  # commands queued that nobody will answer for: never reused
+        busy = self._busy.get(lease.address)
+        if busy is not None:
+            busy.discard(conn)
+        self._wake(lease.address, everyone=False)  # room in the pool (for one)
+        await lease.release(reusable, keep=opts.reuse)
 
     async def _login(self, url: FTPURL, plan: Plan, opts: FTPOptions, key: PoolKey, mode: str,
                      req: Request) -> Control:
@@ -240,6 +300,22 @@ class FTPHandler(Handler):
             conn.abort()
             raise
         return conn
+
+    async def _login_counted(self, url: FTPURL, plan: Plan, opts: FTPOptions, key: PoolKey, mode: str,
+                             req: Request) -> Control:
+        """:meth:`_login`, counted in ``_opening`` meanwhile: requests that find every slot taken
+        wait to queue (_queue) until the server is known (its greeting)."""
+        address = (url.host, url.port)
+        self._opening[address] = self._opening.get(address, 0) + 1
+        try:
+            return await self._login(url, plan, opts, key, mode, req)
+        finally:
+            left = self._opening[address] - 1
+            if left:
+                self._opening[address] = left
+            else:
+                del self._opening[address]
+            self._wake(address)
 
     async def aclose(self) -> None:
         await self.pool.aclose()
@@ -266,35 +342,196 @@ class FTPHandler(Handler):
         if opts.pipeline and self.in_step_only and (furl.host, furl.port) in self.in_step_only:
             opts = opts.__replace__(pipeline=False)
         try:
-            body: Body = await self._run_on_lease(req, opts, furl, plan,
-                                                  lambda conn: self._open_on(conn, req, furl, plan, opts))
+            body = await self._open_once(req, furl, plan, opts)
         except ProtocolError:
             if not opts.pipeline or (furl.host, furl.port) not in self.in_step_only:
                 raise
             # the server answered pipelined commands out of step (the connection is gone):
             # once more, one command at a time, as for every later request to it
             opts = opts.__replace__(pipeline=False)
-            body = await self._run_on_lease(req, opts, furl, plan,
-                                            lambda conn: self._open_on(conn, req, furl, plan, opts))
+            body = await self._open_once(req, furl, plan, opts)
         return body
 
-    async def _open_on(self, conn: Control, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
+    async def _open_once(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body:
+        """One try of :meth:`open`: behind a transfer in progress (:meth:`_follow`) when the
+        server queues commands and every connection is busy, else on a connection of its own."""
         try:
-            result = await conn.run(conn.session.open(plan, furl, opts, offset=req.offset, length=req.length,
-                                                      limit=req.max_size))
+            if opts.pipeline and plan.action == "RETR" and (self._busy or self._opening):
+                body = await self._queue(req, furl, plan, opts)
+                if body is not None:
+                    return body
+                if (furl.host, furl.port) in self.in_step_only:  # found out of step while it waited
+                    opts = opts.__replace__(pipeline=False)
+            return await self._run_on_lease(req, opts, furl, plan,  # type: ignore[no-any-return]
+                                            lambda conn: self._open_on(conn, req, furl, plan, opts))
+        except fs.Behind:
+            # its RETR failed and it needs more commands (the 550 fallback), but another request's
+            # were queued behind it: that request has the connection; this one is made again
+            return await self._run_on_lease(req, opts, furl, plan,  # type: ignore[no-any-return]
+                                            lambda conn: self._open_on(conn, req, furl, plan, opts, lone=True))
+
+    def multiplexed(self, url: URL) -> bool:
+        """True when a RETR for *url* could be queued now behind a transfer in progress (the server
+        queues commands, :meth:`_follow`): a caller may run more requests at once than
+        ``Limits.per_host`` (the CLI's batch does; each queued request waits for its turn)."""
+        address = (getattr(url, "host", ""), getattr(url, "port", 0))
+        busy = self._busy.get(address)
+        if not busy or address in self.no_queue or address in self.in_step_only:
+            return False
+        return any(self._may_open(conn) for conn in busy)
+
+    @staticmethod
+    def _may_open(conn: Control) -> bool:
+        """True when *conn* serves a server that queues commands and its transfers are small:
+        a request may soon queue behind one (its own transfer, or the next)."""
+        session = conn.session
+        expected = session.expected
+        return (session.queues and not session.broken and not conn.lone and expected is not None
+                and expected <= fs.FOLLOW_MAX)
+
+    def _awaiting(self, conn: Control) -> None:
+        """*conn*'s request sent its last command (Control.run): wake the requests waiting to queue."""
+        if conn.follower is None and conn.session.open_to_follow():
+            self._wake((conn.host, conn.port), everyone=False)
+
+    async def _queue(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body | None:
+        """:meth:`_follow` when it can; while every connection to a server that queues commands
+        is busy, wait for a transfer to queue behind or for room in the pool, as the pool's own
+        wait does: ``Timeouts.pool`` counted again each time something happens there (a
+        transfer to queue behind, a connection free), never past the total deadline. None: the
+        usual way (a connection of its own, :meth:`Pool.acquire`, which then has room, or waits
+        as always and says PoolTimeout)."""
+        address = (furl.host, furl.port)
+        loop = asyncio.get_running_loop()
+        while True:
+            body = await self._follow(req, furl, plan, opts)
+            if body is not None:
+                return body
+            busy = self._busy.get(address) or ()
+            if (self.pool.has_room(furl.host, furl.port, req.limits) or address in self.in_step_only
+                    or address in self.no_queue or not (address in self._opening or any(c.session.queues and not c.session.broken
+                                                            for c in busy))):
+                return None
+            fut: asyncio.Future[None] = loop.create_future()
+            waiters = self._waiters.setdefault(address, [])
+            waiters.append(fut)
+            try:
+                async with asyncio.timeout(req.bound(req.timeouts.pool)):
+                    await fut
+            except TimeoutError:
+                return None  # the pool's own wait says PoolTimeout if it must
+            finally:
+                waiters.remove(fut)
+                if not waiters:
+                    del self._waiters[address]
+
+    async def _follow(self, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions) -> Body | None:
+        """Queue the RETR behind a transfer in progress on a busy connection to the same server
+        and login, when the pool has no room now and the server reads commands only between
+        transfers (:meth:`Session.follow`): the transfer's 226 and this request's 229 come
+        back to back, a round trip saved. None when no connection can take it, or the one
+        it queued on was lost (its commands are never answered): then the usual way."""
+        address = (furl.host, furl.port)
+        busy = self._busy.get(address)
+        if (not busy or address in self.in_step_only or address in self.no_queue or req.offset
+                or req.max_size is not None):
+            return None
+        if self.pool.has_room(furl.host, furl.port, req.limits):
+            return None  # a connection of its own now (idle, or a free slot)
+        mode = "implicit" if furl.scheme == "ftps" else ("explicit" if opts.tls else "plain")
+        key: PoolKey = (furl.host, furl.port, plan.user, plan.password, mode)
+        for conn in busy:
+            if (conn.key == key and conn.follower is None and not conn.lone and conn.req.length is None
+                    and conn.session.can_follow(plan, opts)):
+                break
+        else:
+            return None
+        op = conn.session.follow(plan, furl, opts)
+        batch = op.send(None)
+        assert type(batch) is fs.Send
+        try:
+            conn.write_now(batch)
+        except AnyURLError:
+            op.close()
+            return None  # the transfer in progress fails on the lost connection too
+        assert op.send(None) is fs.TURN
+        turn: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        conn.follower = turn
+        wait = req.bound(req.timeouts.pool)
+        try:
+            async with asyncio.timeout(wait):
+                handed = await asyncio.shield(turn)
+        except BaseException as exc:
+            if turn.done() and turn.result():  # handed over as the wait ended: answer it and give it back
+                conn.lone = True
+                await self._release(conn, await self._drain(conn, op), opts)
+            else:
+                turn.cancel()  # the transfer ahead ends alone; then _release reads what was queued
+                conn.orphan = op
+            if isinstance(exc, TimeoutError):  # a transfer longer than expected: the usual way
+                log.debug("%s:%s: gave up waiting %.3g s behind a transfer; asking the pool",
+                          furl.host, furl.port, wait)
+                return None
+            raise
+        if not handed:
+            op.close()
+            return None
+        self._take(conn, req, furl, True)
+        return await self._open_on(conn, req, furl, plan, opts, op=op)
+
+    async def _open_on(self, conn: Control, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions,
+                       op: fs.Op[fs.Started | fs.Listed] | None = None, lone: bool = False) -> Body:
+        conn.lone = lone
+        try:
+            if op is None:
+                op = conn.session.open(plan, furl, opts, offset=req.offset, length=req.length, limit=req.max_size)
+            result = await conn.run(op)
             if type(result) is fs.Started:  # the body's stream releases the connection when done
                 return self._retr_body(conn, req, furl, plan, opts, result)
             assert type(result) is fs.Listed
             body = apply_length(self._listing_body(furl, result, conn.session.login_dir), req.length)
         except BaseException as exc:  # a refusal (550...) leaves the connection in step: keep it
-            if conn.session.out_of_step and opts.pipeline:
-                self.in_step_only.add((furl.host, furl.port))
-                log.warning("%s:%s answered pipelined commands out of step (%s): commands go one at a "
-                            "time to it from now on", furl.host, furl.port, getattr(exc, "message", exc))
-            await self._release(conn, conn.in_step_after(exc), opts)
+            self._check_step(conn, furl, opts, exc)
+            self._failed_with_queue(conn, furl, exc)
+            await self._release(conn, conn.in_step_after(exc) or isinstance(exc, fs.Behind), opts)
             raise
         await self._release(conn, True, opts)
         return body
+
+    def _failed_with_queue(self, conn: Control, furl: FTPURL, exc: BaseException) -> None:
+        """A transfer with a request queued behind it failed (*exc*), the connection out of step
+        or lost: perhaps the server acted on the queued commands at once after all (a closed
+        data connection, a missing 226). Nothing is queued behind transfers there again."""
+        if (conn.follower is None or not isinstance(exc, AnyURLError) or conn.in_step_after(exc)
+                or isinstance(exc, fs.Behind)):
+            return
+        address = (furl.host, furl.port)
+        if address not in self.no_queue:
+            self.no_queue.add(address)
+            if conn.session.out_of_step:
+                return  # said already (_check_step), and nothing is pipelined there any more
+            log.warning("%s:%s: a transfer with a request queued behind it failed (%s): requests are no "
+                        "longer queued behind transfers there", furl.host, furl.port, exc.message)
+
+    @staticmethod
+    async def _drain(conn: Control, op: fs.Op[fs.Started | fs.Listed]) -> bool:
+        """Read the replies to a queued RETR whose request gave up (its op, at its TURN): the
+        transfer is aborted as soon as it starts (ABOR). True when the connection is in step."""
+        try:
+            async with asyncio.timeout(5.0):
+                result = await conn.run(op)
+                if type(result) is fs.Started:
+                    return await conn.abort_transfer(conn.take_data())
+        except (AnyURLError, TimeoutError, fs.Behind):
+            return False
+        return True
+
+    def _check_step(self, conn: Control, furl: FTPURL, opts: FTPOptions, exc: BaseException) -> None:
+        """After *exc*: a server that answered pipelined commands out of step gets none again."""
+        if conn.session.out_of_step and opts.pipeline:
+            self.in_step_only.add((furl.host, furl.port))
+            log.warning("%s:%s answered pipelined commands out of step (%s): commands go one at a "
+                        "time to it from now on", furl.host, furl.port, getattr(exc, "message", exc))
 
     # -- stat ------------------------------------------------------------------
 
@@ -415,11 +652,29 @@ class FTPHandler(Handler):
             if decoder is not None and (tail := decoder.flush()):
                 yield tail
             reader.close()
-            await conn.run(conn.session.end_of_retr(url, received, expected))
+            try:
+                await conn.run(conn.session.end_of_retr(url, received, expected))
+            except AnyURLError as exc:
+                self._check_step(conn, url, opts, exc)
+                raise
             ok = True
         except GeneratorExit:
             # The caller stopped reading (closed the body early): ABOR, keep the connection if in step.
-            ok = await conn.abort_transfer(reader)
+            if conn.session.behind and expected is not None and received == expected and left is None:
+                # every byte came (a caller that stops at the announced size), but no ABOR can go
+                # with a request queued behind: the 226 is due, read it
+                reader.close()
+                try:
+                    async with asyncio.timeout(req.bound(min(req.read_timeout or 5.0, 5.0))):
+                        await conn.run(conn.session.end_of_retr(url, received, expected))
+                    ok = True
+                except (AnyURLError, TimeoutError):
+                    pass
+            else:
+                ok = await conn.abort_transfer(reader)
+            raise
+        except AnyURLError as exc:
+            self._failed_with_queue(conn, url, exc)
             raise
         finally:
             reader.close()

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import socket
 import ssl
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout, ProtocolError, TruncatedTransfer
@@ -82,6 +83,12 @@ class Control:
         self.data: AnyReader | None = None  # a RETR's data connection, once open
         self.upload: tuple[bytes | None, str | BinaryIO | None, int | None] = (None, None, None)
         self.upload_req: Request | None = None  # the upload's request: its timeouts apply to the data
+        # a request whose commands are queued behind this connection's transfer (Session.follow):
+        # set True when the connection is handed over to it, False when it must go elsewhere
+        self.follower: asyncio.Future[bool] | None = None
+        self.lone = False  # the request in progress takes no follower (it was made again after Behind)
+        self.orphan: fs.Op[Any] | None = None  # the op of a queued request that gave up waiting (_release)
+        self.on_awaiting: Callable[[Control], None] | None = None  # the handler's: see run()
         self._due: float | None = None  # when the line being waited for is late
         self._watchdog: asyncio.TimerHandle | None = None
         self._watchdog_at = 0.0
@@ -124,6 +131,8 @@ class Control:
                 value = error = None
                 try:
                     if event is fs.READ:
+                        if self.session.awaiting_end and self.on_awaiting is not None:
+                            self.on_awaiting(self)  # a request may queue behind this transfer now
                         value = await self.reply()
                     elif type(event) is fs.Send:
                         await self.send(event)
@@ -311,6 +320,19 @@ class Control:
         except (OSError, RuntimeError) as exc:
             self.session.broken = True
             raise ConnectError(f"control connection lost sending {commands[0][0]}: {exc}", url=self.url) from exc
+
+    def write_now(self, event: fs.Send) -> None:
+        """Write *event*'s commands without waiting (a few bytes behind a transfer in progress:
+        no drain; the transport buffers them)."""
+        if self.log.isEnabledFor(logging.DEBUG):
+            for v, a in event.commands:
+                self.log.debug("%s:%s > %s (queued)", self.host, self.port, fs.show(v, a))
+        try:
+            self.writer.write(event.data())
+        except (OSError, RuntimeError) as exc:
+            self.session.broken = True
+            raise ConnectError(f"control connection lost sending {event.commands[0][0]}: {exc}",
+                               url=self.url) from exc
 
     def _check_late(self) -> None:
         """The watchdog: fail the reply being waited for once its deadline passed."""

@@ -124,6 +124,14 @@ class Lease(Generic[C]):
             self.pool._lent.pop(id(self._conn), None)
         await self.pool._release(self._host, self.address, self._conn, reusable, keep)
 
+    def hand_over(self) -> Lease[C]:
+        """The same connection and slot under a new lease, this one counted as released: for
+        a request that queued its commands behind this one's on the connection (FTP), which
+        now owns it. Whoever still holds this lease can no longer release the connection."""
+        assert not self.released and self._conn is not None
+        self.released = True
+        return self.pool.relend(Lease(self.pool, self._host, self.address, self._conn, True))
+
     def keep_idle(self) -> bool:
         """The common case of ``release(True)`` without a coroutine: a clean connection goes
         back to the idle list at once (True). False when it cannot be kept (the pool is
@@ -177,6 +185,15 @@ class Pool(Generic[C]):
         if h is None:
             h = self._hosts[address] = _Host()
         return h
+
+    def has_room(self, host: str, port: int, limits: Limits) -> bool:
+        """True when :meth:`acquire` for host:port would not wait now: a connection is idle,
+        or a slot is free (under ``Limits.per_host`` and the server's lowered cap)."""
+        h = self._hosts.get((host, port))
+        if h is None or h.idle:
+            return True
+        cap = h.cap
+        return h.busy < (limits.per_host if cap is None else min(cap, limits.per_host))
 
     def open_count(self, host: str, port: int) -> int:
         """Connections open to host:port now, busy and idle."""
@@ -356,6 +373,10 @@ class Pool(Generic[C]):
         lease = Lease(self, h, (host, port), conn, True)
         self._lent[id(conn)] = lease
         return lease
+
+    def relend(self, lease: Lease[C]) -> Lease[C]:
+        """Record *lease* as the one that releases its connection now (:meth:`Lease.hand_over`)."""
+        return self._lend(lease)
 
     def _lend(self, lease: Lease[C]) -> Lease[C]:
         self._lent[id(lease.conn)] = lease

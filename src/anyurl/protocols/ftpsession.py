@@ -85,7 +85,9 @@ __all__ = [
     "READ",
     "SEND_DATA",
     "START_TLS",
+    "TURN",
     "AskPassword",
+    "Behind",
     "DataEarly",
     "DataListen",
     "DataOpen",
@@ -140,6 +142,8 @@ READ: Final = _Marker("READ", "Answered with the next complete Reply.")
 START_TLS: Final = _Marker("START_TLS", "AUTH TLS was accepted: wrap the control connection in TLS.")
 DATA_CHECK: Final = _Marker("DATA_CHECK", "Answered with the error of the connect DataEarly started, or None.")
 DATA_CLOSE: Final = _Marker("DATA_CLOSE", "The transfer command was refused: close the data connection.")
+TURN: Final = _Marker("TURN", "Queued commands were written behind another request's transfer: wait until "
+                              "every reply before theirs is read (the connection is handed over), then go on.")
 SEND_DATA: Final = _Marker("SEND_DATA", "STOR's 1xx came: connect, send the upload and close the data "
                                         "connection; answered with the OSError that cut it short, or None.")
 
@@ -331,6 +335,23 @@ def show(verb: str, arg: str | None) -> str:
     return verb if arg is None else f"{verb} {arg}"
 
 
+class Behind(Exception):  # noqa: N818 - not an error the caller sees
+    """A request whose RETR did not start needs more commands on its connection, but another
+    request's commands are queued behind it (:attr:`Session.behind`): the connection goes on
+    to that request, and this one is made again on another connection. Raised with the
+    connection in step (every reply to this request read); never reaches a caller."""
+
+
+def queues_commands(greeting: Reply) -> bool:
+    """True for a server known to read the next command only once a transfer is over, so that
+    commands sent during a transfer wait for its 226 and are then answered in order: vsftpd
+    (greeting "(vsFTPd x.y.z)", unless its ftpd_banner hides it). Others act at once on a
+    command that arrives mid-transfer: pyftpdlib's EPSV closes the transfer's data connection
+    and its 226 never comes, ProFTPD answers nothing more, aioftp.Server runs commands
+    concurrently; a server not known is treated that way."""
+    return "(vsFTPd " in greeting.first
+
+
 def _through_link(item: ListItem) -> bool:
     """True when an MLST entry may describe a symlink rather than what it leads to: a
     symlink type, or (ProFTPD) type=file with a link's mode, 0777."""
@@ -344,6 +365,10 @@ def _through_link(item: ListItem) -> bool:
 # ---------------------------------------------------------------------------
 
 _UNSUPPORTED = (500, 501, 502, 504)  # the command is unknown or not implemented
+
+#: a RETR is queued behind another only when that one is known or expected (the last transfer on
+#: its connection) to be at most this many bytes: the queued request waits for it to end
+FOLLOW_MAX: Final = 1 << 20
 
 
 class Session:
@@ -372,6 +397,17 @@ class Session:
         # pipelined commands in order (it runs them at once): the driver stops pipelining to it
         self.out_of_step = False
         self.broken = False  # out of step (or lost): never reused
+        # the greeting says the server reads commands only between transfers (queues_commands)
+        self.queues = False
+        # the RETR of the request in progress is written and only replies remain to be read:
+        # another request's [SIZE,] EPSV, RETR may be written behind it (:meth:`can_follow`)
+        self.awaiting_end = False
+        # another request's commands were written behind the request in progress: this one
+        # sends nothing more (:class:`Behind`), and its end must be a 226 or 250
+        self.behind = False
+        # the size of the RETR in progress once known (SIZE, 150), else of the last one that ended
+        # on this connection: a request queues behind a transfer expected to be small only
+        self.expected: int | None = None
         # the error of a refusing reply that completed its command: after it the connection
         # is still in step and may be reused (a 550 on RETR, CWD...)
         self.refused: AnyURLError | None = None
@@ -467,6 +503,7 @@ class Session:
             greeting = yield READ
         if greeting.kind != 2:
             raise error_for(greeting, f"connecting to {host}:{port}", url)
+        self.queues = queues_commands(greeting)
         if mode == "explicit":
             yield from self.expect("AUTH", "TLS")
             yield START_TLS
@@ -716,7 +753,10 @@ class Session:
                 self.check_limit(url, total, offset, length, limit)
         reply: Reply | None = None
         skip = 0
-        if (opts.pipeline and opts.passive and opts.epsv and self.epsv_seen and not self.tls_data
+        # (the connection's first EPSV waits for its 229 before RETR, except on a server that queues
+        # commands: aioftp.Server answers a RETR sent along with it first; vsftpd takes them in turn)
+        if (opts.pipeline and opts.passive and opts.epsv and (self.epsv_seen or self.queues) and self.epsv_ok
+                and not self.tls_data
                 and not offset):
             total, reply = yield from self.pipelined_retr(plan, url, want_size)
             want_size = False  # asked already
@@ -726,17 +766,70 @@ class Session:
             yield from self.open_data(opts, "retr")
             if offset:
                 skip = yield from self.restart(offset)
-            reply = yield from self.cmd("RETR", plan.argument)
+            yield Send((("RETR", plan.argument),))
+            self.awaiting_end = True  # (only replies are due now: a request may queue behind)
+            reply = yield READ
+        return (yield from self._started(plan, url, opts, reply, total, skip))
+
+    def _started(self, plan: Plan, url: FTPURL, opts: Options, reply: Reply, total: int | None,
+                 skip: int = 0) -> Op[Started | Listed]:
+        """RETR's reply: its data connection opened (Started), or the 550 fallback, or its error."""
         if reply.kind != 1:
+            self.awaiting_end = False  # (a follower checks this: nothing may be queued behind what comes now)
             if reply.code == 550 and plan.fallback:
                 yield DATA_CLOSE
+                if self.behind:  # CWD + listing would be answered after the queued request's replies
+                    raise Behind
                 return (yield from self.fallback_listing(plan, url, opts, reply))
             raise self.refuse(reply, f"RETR {plan.argument}", url)
         size150 = parse_150_size(reply)
+        self.expected = total if total is not None else size150
         yield DataOpen(total if total is not None else size150)
         if size150 is not None and plan.type == "I":
             self.size_in_150 = True
         return Started(reply, total if total is not None else size150, skip)
+
+    def handed_over(self) -> None:
+        """The request in progress read its last reply; the one queued behind it (:meth:`follow`)
+        has the connection now, with every command written: another may queue behind it."""
+        self.behind = False
+        self.awaiting_end = True
+
+    def open_to_follow(self) -> bool:
+        """True when a RETR may be queued behind the one in progress (:meth:`can_follow` without
+        its request): the server queues commands, only replies are due, nothing queued yet,
+        and the transfer is known or expected (the last one here) to be at most
+        :data:`FOLLOW_MAX` bytes, so that a request queued behind it does not wait long."""
+        expected = self.expected
+        return (self.queues and self.awaiting_end and not self.behind and not self.broken
+                and expected is not None and expected <= FOLLOW_MAX)
+
+    def can_follow(self, plan: Plan, opts: Options, offset: int = 0, limit: int | None = None) -> bool:
+        """True when *plan*'s [SIZE,] EPSV, RETR may be written now, behind the RETR in progress,
+        to be answered after its 226 (:meth:`follow`): the server queues commands during a
+        transfer (:attr:`queues`), only replies remain for the request in progress, nothing is
+        queued behind it yet, and the new request needs no CWD, TYPE, REST or lone SIZE."""
+        return (self.open_to_follow() and plan.action == "RETR" and opts.pipeline and opts.passive and opts.epsv
+                and self.epsv_ok and self.epsv_seen and not self.tls_data and not offset
+                and limit is None and self.cwd_path == plan.cwds and self.type == plan.type)
+
+    def follow(self, plan: Plan, url: FTPURL, opts: Options) -> Op[Started | Listed]:
+        """RETR of *plan* queued behind the transfer in progress (:meth:`can_follow` said so):
+        [SIZE,] EPSV and RETR are written at once; the server reads them once that transfer is
+        over, so its 226 and this request's 229 come one after the other and the round trip
+        between them is saved. :data:`TURN` waits for the request in progress to read its
+        replies (the driver hands the connection over); then as :meth:`retrieve`."""
+        want_size = plan.type == "I" and opts.use_size and self.size_ok and not self.size_in_150
+        yield self._retr_batch(plan, want_size)
+        self.behind = True
+        yield TURN  # (the driver calls handed_over() as it gives the connection to this request)
+        total, reply = yield from self._retr_replies(plan, url, want_size)
+        if reply is None:  # EPSV refused this time: the rest goes one command at a time
+            if self.behind:
+                raise Behind
+            yield from self.open_data(opts, "retr")
+            reply = yield from self.cmd("RETR", plan.argument)
+        return (yield from self._started(plan, url, opts, reply, total))
 
     def restart(self, offset: int) -> Op[int]:
         """REST *offset*: 0, or *offset* when the server has no REST (500, 502, 504): the
@@ -770,9 +863,24 @@ class Session:
         turn, or starts the RETR after refusing EPSV, sets :attr:`out_of_step`. Returns (size,
         RETR's reply); the reply is None when EPSV failed this time (every reply read,
         nothing started): the caller goes on without pipelining."""
+        yield self._retr_batch(plan, want_size)
+        self.awaiting_end = True
+        total, reply = yield from self._retr_replies(plan, url, want_size)
+        if reply is None:
+            self.awaiting_end = False
+            if self.behind:  # PASV and RETR would be answered after the queued request's replies
+                raise Behind
+        return total, reply
+
+    @staticmethod
+    def _retr_batch(plan: Plan, want_size: bool) -> Send:
         arg = plan.argument
         size_cmd: tuple[tuple[str, str | None], ...] = (("SIZE", arg),) if want_size else ()
-        yield Send((*size_cmd, ("EPSV", None), ("RETR", arg)))
+        return Send((*size_cmd, ("EPSV", None), ("RETR", arg)))
+
+    def _retr_replies(self, plan: Plan, url: FTPURL, want_size: bool) -> Op[tuple[int | None, Reply | None]]:
+        """The replies to :meth:`_retr_batch` (see :meth:`pipelined_retr`)."""
+        arg = plan.argument
         total: int | None = None
         in_step = False  # True once every reply to what was sent has been read
         try:
@@ -808,6 +916,7 @@ class Session:
                 self.epsv_ok = epsv.kind == 4  # e.g. 500/502: use PASV from now on
                 return total, None
             port = parse_epsv(epsv)
+            self.epsv_seen = True
             connect_error: OSError | None = yield DataEarly(port)
             retr = yield READ
             in_step = retr.kind != 1
@@ -832,6 +941,14 @@ class Session:
         except (ConnectError, FetchTimeout) as exc:
             raise TruncatedTransfer(f"no end-of-transfer reply after {received} bytes "
                                     f"(226 missing): {exc.message}", url=url) from exc
+        if self.behind and final.code not in (226, 250) and final.kind not in (4, 5):
+            # not the end of this transfer: the server answered the commands queued behind it
+            # while the transfer ran (it does not queue them after all)
+            # (TruncatedTransfer: its end never came, so it is not known complete; Retry may retry it)
+            self.out_of_step = self.broken = True
+            raise TruncatedTransfer(f"no end-of-transfer reply after {received} bytes: {final.text!r} came "
+                                    f"instead (the server answered commands queued behind the transfer, "
+                                    f"out of step)", url=url, reply=final.text)
         if final.kind != 2:
             if final.code in (426, 451, 551, 552) or final.kind == 4:
                 raise TruncatedTransfer(f"transfer aborted after {received} bytes: {final.text}",
@@ -840,6 +957,7 @@ class Session:
         if expected is not None and received < expected:
             raise TruncatedTransfer(f"data connection closed after {received} of {expected} bytes",
                                     url=url, reply=final.text)
+        self.expected = received  # what the next transfer here is expected to be like
 
     def abort(self) -> Op[bool]:
         """Stop a transfer we no longer want (RFC 959 ABOR), its data connection already
@@ -849,7 +967,11 @@ class Session:
         async_abor_enable) fail their write on the closed data connection and answer
         426, and the ABOR reply (225/226) follows. Which replies come depends on
         whether the transfer had already ended, so a NOOP is sent along: its 200 marks
-        the end."""
+        the end. With another request's commands queued behind the transfer, their replies
+        would come first: nothing is sent, and the connection is not reused."""
+        if self.behind:
+            self.broken = True
+            return False
         yield Send((("ABOR", None),))
         yield Send((("NOOP", None),))
         # 426 + 226, or 226 (transfer) + 225/226 (ABOR), then NOOP's 200. ABOR's own reply

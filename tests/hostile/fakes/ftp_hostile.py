@@ -23,6 +23,10 @@ Scenarios:
                  0.2 s: commands sent together are answered in the order they finish
                  (TYPE and EPSV before the CWD sent ahead of them); one at a time, in order.
                  RETR sends PAYLOAD.
+  eager-vsftpd   greets as vsftpd does ("220 (vsFTPd 3.0.3)") but reads commands during a
+                 transfer and acts on them at once, as pyftpdlib does: an EPSV that arrives
+                 while a RETR is sending closes that transfer's data connection (after half
+                 of PAYLOAD; the other half would follow 0.5 s later) and no 226 is sent for it.
   evil-names     LIST names no directory can hold: "../../etc/passwd", "sub/../..", "/abs",
                  a NUL, beside an ordinary "plain.txt" and a legal (Unix) name with a CR.
 """
@@ -75,7 +79,8 @@ class Session:
         if self.server.scenario == "temporary" and self.number > 2:
             await self.reply("421 Too many connections, try later")
             return
-        await self.reply("220 hostile test server")
+        await self.reply("220 (vsFTPd 3.0.3)" if self.server.scenario == "eager-vsftpd"
+                         else "220 hostile test server")
         while True:
             raw = await self.reader.readline()
             if not raw:
@@ -108,6 +113,12 @@ class Session:
         elif verb == "SIZE":
             await self.reply(f"213 {len(PAYLOAD)}")
         elif verb == "EPSV":
+            if self.transfer is not None and not self.transfer.done():  # eager-vsftpd: mid-transfer
+                self.transfer.cancel()  # its data connection is closed; its 226 never comes
+                await asyncio.gather(self.transfer, return_exceptions=True)
+                if self.data is not None and self.data.done() and not self.data.cancelled():
+                    self.data.result()[1].close()  # (accepted, not yet written to)
+                self.log("DATA transfer cut by EPSV")
             port = await self.listen()
             await self.reply(f"229 Entering Extended Passive Mode (|||{port}|)")
         elif verb == "LIST" and scenario == "endless-list":
@@ -133,6 +144,9 @@ class Session:
             await self.store_until_full(FULL[scenario])
         elif verb == "DELE" and scenario in FULL:
             await self.reply("250 deleted")
+        elif verb == "RETR" and scenario == "eager-vsftpd":
+            await self.reply(f"150 Opening BINARY mode data connection for {arg} ({len(PAYLOAD)} bytes).")
+            self.transfer = asyncio.ensure_future(self.slow_send())
         elif verb == "RETR" and scenario in ("temporary", "out-of-step", *FULL):
             if scenario == "temporary" and self.number == 1:
                 await self.reply("450 Resource busy, try again")
@@ -153,6 +167,20 @@ class Session:
             await self.reply("221 bye")
         else:
             await self.reply("502 not implemented")
+
+    async def slow_send(self) -> None:
+        """eager-vsftpd: half of PAYLOAD, a pause, the rest and 226 (unless cancelled first)."""
+        _, dw = await self.data_conn()
+        try:
+            half = len(PAYLOAD) // 2
+            dw.write(PAYLOAD[:half])
+            await dw.drain()
+            await asyncio.sleep(0.5)
+            dw.write(PAYLOAD[half:])
+            await dw.drain()
+        finally:
+            dw.close()
+        await self.reply("226 Transfer complete.")
 
     async def pure_anon(self, verb: str, arg: str) -> bool:
         """Pure-FTPd's answers to an anonymous user's upload; False: the common answer."""
@@ -193,7 +221,7 @@ class Session:
             asyncio.get_running_loop().create_future())
 
         def on_data(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-            if fut.done():
+            if fut.done() or fut is not self.data:  # (a connection to a listener given up)
                 w.close()
             else:
                 fut.set_result((r, w))
@@ -264,7 +292,7 @@ class Hostile:
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary", "evil-names",
-                                                         "pure-anon", "out-of-step", *FULL])
+                                                         "pure-anon", "out-of-step", "eager-vsftpd", *FULL])
     ap.add_argument("--log", required=True)
     args = ap.parse_args()
     hostile = Hostile(args.scenario, args.log)

@@ -323,3 +323,27 @@ async def test_a_cap_lowered_by_a_refusal_rises_by_one_probe_per_quiet_period(mo
     await b.release(True)
     await c.release(True)
     await pool.aclose()
+
+
+async def test_has_room_says_whether_acquire_would_wait() -> None:
+    pool: Pool[FakeConn] = Pool("t")
+    new = Opener()
+    assert pool.has_room("h", 1, Limits(per_host=1))  # nothing open yet
+    a = await pool.acquire(req(per_host=1), "h", 1, "k", new())
+    assert not pool.has_room("h", 1, Limits(per_host=1)) and pool.has_room("h", 1, Limits(per_host=2))
+    await a.release(True)
+    assert pool.has_room("h", 1, Limits(per_host=1))  # idle: lent at once
+
+
+async def test_a_lease_handed_over_keeps_the_slot_until_the_new_holder_releases() -> None:
+    # FTP: the request queued behind a transfer takes its connection over (Lease.hand_over);
+    # the first holder can no longer give it back
+    pool: Pool[FakeConn] = Pool("t")
+    new = Opener()
+    first = await pool.acquire(req(per_host=1), "h", 1, "k", new())
+    second = first.hand_over()
+    assert first.released and not second.released and second.conn is first.conn
+    await first.release(False)  # a no-op: the connection is not aborted
+    assert first.conn.closed is None and not pool.has_room("h", 1, Limits(per_host=1))
+    await pool.release(second.conn, True)  # found by its connection, as any lease
+    assert pool.has_room("h", 1, Limits(per_host=1)) and second.released and first.conn.closed is None
