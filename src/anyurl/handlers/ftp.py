@@ -187,6 +187,9 @@ class FTPHandler(Handler):
         self._opening: dict[tuple[str, int], int] = {}  # logins under way: their servers not yet known
         # (host, port) where a transfer with a request queued behind it failed: nothing queued there again
         self.no_queue: set[tuple[str, int]] = set()
+        # (host, port) whose last connection given back could take a request behind its transfer:
+        # a batch may overlap its requests there before any is in flight (one at a time never would)
+        self._queueing: set[tuple[str, int]] = set()
 
     def _plan(self, url: URL, opts: FTPOptions) -> tuple[FTPURL, Plan]:
         if not isinstance(url, FTPURL):
@@ -279,6 +282,10 @@ class FTPHandler(Handler):
         busy = self._busy.get(lease.address)
         if busy is not None:
             busy.discard(conn)
+        if reusable and self._may_open(conn):
+            self._queueing.add(lease.address)
+        else:
+            self._queueing.discard(lease.address)
         self._wake(lease.address, everyone=False)  # room in the pool (for one)
         await lease.release(reusable, keep=opts.reuse)
 
@@ -372,12 +379,15 @@ class FTPHandler(Handler):
 
     def multiplexed(self, url: URL) -> bool:
         """True when a RETR for *url* could be queued now behind a transfer in progress (the server
-        queues commands, :meth:`_follow`): a caller may run more requests at once than
+        queues commands, :meth:`_follow`), or could be once one starts (the last connection given
+        back to it could take one): a caller may run more requests at once than
         ``Limits.per_host`` (the CLI's batch does; each queued request waits for its turn)."""
         address = (getattr(url, "host", ""), getattr(url, "port", 0))
-        busy = self._busy.get(address)
-        if not busy or address in self.no_queue or address in self.in_step_only:
+        if address in self.no_queue or address in self.in_step_only:
             return False
+        busy = self._busy.get(address)
+        if not busy:  # nothing in flight: what the last connection given back showed
+            return address in self._queueing
         return any(self._may_open(conn) for conn in busy)
 
     @staticmethod
