@@ -281,6 +281,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
         extras = [0]
 
         askers: dict[str, Callable[[Any], bool] | None] = {}  # per scheme: its handler's multiplexed
+        workers_for: dict[str, int] = {}  # per scheme: the workers in all its multiplexed origins want
 
         def multiplexed(u: Any) -> bool:
             # (https: HTTP/2 streams; http: pipelined GETs; news: pipelined windows)
@@ -300,10 +301,13 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
         def stream_workers(u: Any) -> None:
             # a multiplexed origin (again): the stream workers; a pipelining http origin may
             # want more (as many per turn as a pipeline's bound: a batch fills them at once)
-            total = _stream_workers(plain_turns)
-            if type(u) is HTTPURL and u.scheme == "http":
-                depth = getattr(getattr(client.handler(u), "http_options", None), "pipeline", 0)
-                total = max(total, plain_turns * depth)
+            total = workers_for.get(u.scheme)
+            if total is None:  # (once per scheme: this runs for every multiplexed transfer)
+                total = _stream_workers(plain_turns)
+                if type(u) is HTTPURL and u.scheme == "http":
+                    depth = getattr(getattr(client.handler(u), "http_options", None), "pipeline", 0)
+                    total = max(total, plain_turns * depth)
+                workers_for[u.scheme] = total
             more = total - plain_turns - extras[0]
             if groups and more > 0:
                 extras[0] += more
