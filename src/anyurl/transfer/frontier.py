@@ -204,7 +204,7 @@ class SQLiteFrontier:
         return self._db
 
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=1.0)
         try:
             db.execute("PRAGMA locking_mode=EXCLUSIVE")  # one crawl per state: a second one is refused
             db.execute("PRAGMA journal_mode=WAL")
