@@ -1,4 +1,4 @@
-"""The library's batch engine (anyurl.batch) on file: URLs: every URL gives one result as its
+"""The library's batch engine (anyurl.transfer.batch, imported as anyurl.batch) on file: URLs: every URL gives one result as its
 transfer ends, errors included; the input is read lazily; a Feed may grow while it runs."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from anyurl import Client
-from anyurl.batch import Batch, Directory, Feed, Memory, Result, Sink
+from anyurl.transfer.batch import Batch, Directory, Feed, Memory, Result, Sink
 from anyurl.errors import ConfigurationError, ResourceNotFound, URLSyntaxError
 
 
