@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from anyurl import Client
-from anyurl.transfer.batch import Batch, Directory, Feed, Memory, Result, Sink
 from anyurl.errors import ConfigurationError, ResourceNotFound, URLSyntaxError
+from anyurl.transfer.batch import Batch, Directory, Feed, Memory, Result, Sink
 
 
 def files(tmp_path: Path, n: int) -> list[Path]:
