@@ -276,9 +276,10 @@ class _Mirror:
             return None
         origin, base = self.web
         if (not isinstance(u, HTTPURL) or (u.scheme, u.host, u.port) != origin or u.search is not None
-                or not u.path.startswith(base) or u.path.endswith("/")):
+                or not u.path.startswith(base) or u.path == base):
             return None
-        names = [local_name(percent_decode(seg)) for seg in u.path[len(base):].split("/")]
+        # a page at a directory's URL ("sub/"): sub/index.html, as wget names it
+        names = [local_name(percent_decode(seg)) if seg else "index.html" for seg in u.path[len(base):].split("/")]
         folder = self.dest
         for name in names[:-1]:
             folder = os.path.join(folder, name)
@@ -421,6 +422,17 @@ class _Mirror:
                 self.progress(self.result)
 
     async def _file(self, found: Found, path: str) -> None:
+        if found.content is not None:  # the walk read it whole already (a web page): not fetched again
+            try:
+                written = self._keep(found, path)
+            finally:
+                found.content.close()
+            if written is None:
+                self.result.unchanged += 1
+            else:
+                self.result.files += 1
+                self.result.bytes += written
+            return
         u: URL | str = found.url
         if found.url.startswith(("ftp://", "ftps://")):
             if (ftp := self.ftp_file(found)) is not None:
@@ -472,6 +484,39 @@ class _Mirror:
             return
         self.result.files += 1
         self.result.bytes += written
+
+    def _keep(self, found: Found, path: str) -> int | None:
+        """Write the bytes the walk kept (``Found.content``) to *path* as :meth:`_fetch` would:
+        through a part file, placed atomically; None when *path* held them already. *newer* and
+        *force* replace other content (these bytes are the remote file's as of now)."""
+        assert found.content is not None
+        part = _part_for(path)
+        overwrite = self.force or self.newer
+        if not overwrite:
+            refuse_symlink(path, found.url)
+        placed = False
+        try:
+            fd = open_output(part, truncate=True, below=self.dest)
+            try:
+                for chunk in found.content.chunks():
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            written = _place(part, path, overwrite, found.url)
+            placed = True
+        except AnyURLError:
+            raise
+        except SymlinkRefused as exc:
+            raise WouldOverwrite(f"cannot write {part}: {exc.strerror}", url=found.url) from exc
+        except OSError as exc:
+            raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=found.url) from exc
+        finally:
+            if not placed:
+                with contextlib.suppress(OSError):
+                    os.unlink(part)
+        return found.content.size if written else None
 
     async def _fetch(self, u: URL | str, path: str, overwrite: bool, modified: datetime | None) -> int | None:
         """Stream *u* into a part file next to *path*, give it the remote date, and
@@ -635,6 +680,7 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
                   include=include, exclude=exclude, progress=progress, symlinks=symlinks)
     walk_options.setdefault("per_host", 2)
+    walk_options.setdefault("keep", True)  # a page read for its links is saved from those bytes
     start = parse(url) if isinstance(url, str) else url
     if isinstance(start, HTTPURL):  # the directory of "a/b/" and of "a/b/page.html" is "a/b/"
         job.web = (start.scheme, start.host, start.port), start.path[: start.path.rfind("/") + 1]
