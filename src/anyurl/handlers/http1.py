@@ -27,8 +27,9 @@ import ssl
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import AnyURLError, ConnectError, FetchTimeout, OverlongTransfer, os_reason
-from ..net.pool import Lease, Pool, connect_target
+from ..errors import AnyURLError, ConnectError, FetchTimeout, OverlongTransfer
+from ..net.connect import open_transport
+from ..net.pool import Lease, Pool
 from ..protocols.http1 import (
     Headers,
     RawResponseReader,
@@ -983,17 +984,8 @@ class H1Client:
             if piping:  # requests that find every slot taken wait for it (see _piped)
                 self._opening[key] = self._opening.get(key, 0) + 1
             try:
-                async with asyncio.timeout(req.connect_timeout):
-                    target = await connect_target(scheme, host, port)  # maybe the CLI's early socket
-                    _, conn = await loop.create_connection(
-                        lambda: cls(key, chunk_size), **target, ssl=ctx,
-                        server_hostname=host if ctx is not None else None)
-            except TimeoutError as exc:
-                raise FetchTimeout(f"timed out while connecting to {host}:{port}", url=url) from exc
-            except ssl.SSLError as exc:
-                raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
-            except OSError as exc:
-                raise ConnectError(f"cannot connect to {host}:{port}: {os_reason(exc)}", url=url) from exc
+                _, conn = await open_transport(url, scheme, host, port, lambda: cls(key, chunk_size),
+                                                timeout=req.connect_timeout, tls=ctx)
             finally:
                 if piping:
                     n = self._opening[key] - 1
