@@ -103,12 +103,16 @@ def check_block(data: bytes) -> list[tuple[int, int, int]]:
         for part in ((0, 1) if index == 0 else (1,)):  # a literal name, then the value
             if i >= n:
                 raise BlockError("truncated header block")
-            huffman = data[i] & 0x80
-            length, i = _integer(data, i, 0x7F)
+            c = data[i]
+            length = c & 0x7F
+            if length < 0x7F:
+                i += 1
+            else:
+                length, i = _integer(data, i, 0x7F)
             end = i + length
             if end > n:
                 raise BlockError("truncated header block")
-            if huffman and length:
+            if c & 0x80 and length:
                 coded.append((2 * field + part, i, end))
             i = end
         field += 1
@@ -145,9 +149,11 @@ class StrictDecoder:
         except BlockError as exc:
             raise self.error(f"Error decoding header block: {exc}") from None
         fields = self.inner.decode(data, raw)
+        bits = HUFFMAN_BITS
         for key, start, end in coded:
-            text = fields[key >> 1][key & 1]
-            if not huffman_fits(text, data[start:end]):
+            # huffman_fits, inline (six strings in each of nginx's heads)
+            pad = 8 * (end - start) - sum(fields[key >> 1][key & 1].translate(bits))
+            if not 0 <= pad <= 7 or data[end - 1] & ((1 << pad) - 1) != (1 << pad) - 1:
                 raise self.error("Error decoding header block: invalid Huffman string")
         return fields
 
