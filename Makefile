@@ -33,7 +33,7 @@ test: deps venv lint
 integration-h2: deps venv
 	ANYURL_HTTP_TESTS=h2 $(BIN)/python -m pytest -q tests/integration/test_http.py
 	ANYURL_H2_LIBRARY=h2 $(BIN)/python -m pytest -q tests/integration/test_http2.py tests/hostile/test_hostile_http2.py \
-		tests/unit/handlers/test_http2_writes.py tests/unit/handlers/test_http2_imports.py
+		tests/unit/handlers/test_http2_writes.py tests/unit/handlers/test_http2_imports.py tests/unit/handlers/test_http2_codec.py
 
 # The integration suite once more on uvloop (`pip install anyurl[fast]`), long transfers left out.
 integration-uvloop: deps venv
