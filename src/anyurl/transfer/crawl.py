@@ -83,7 +83,7 @@ def local_path(url: str | URL) -> list[str]:
     u = parse(url) if isinstance(url, str) else url
     top = _host_dir(u)
     if isinstance(u, HTTPURL):
-        segs = [percent_decode(s) for s in u.path.split("/")[1:]] or [""]
+        segs = [percent_decode(s) for s in u.path.lstrip("/").split("/")]
         if u.search is not None:
             segs[-1] += "?" + percent_decode(u.search)
         return [top, *[local_name(s) if s else "index.html" for s in segs[:-1] if s],
