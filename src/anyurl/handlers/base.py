@@ -11,10 +11,8 @@ from ..errors import (
     NotRetrievable,
     NotSupported,
     ProtocolError,
-    translate,
 )
 from ..net.bulk import prime_allocator
-from ..net.pool import connect_target
 from ..protocols.lines import refuse_controls
 from ..response import Body, Entry, Stat, entry_line
 from ..settings import Request
@@ -24,10 +22,11 @@ if TYPE_CHECKING:
     from os import PathLike
     from typing import BinaryIO
 
+    from ..net.pool import Pool
     from ..settings import Limits, Policy, Retry, Timeouts
     from ..urls import URL
 
-__all__ = ["Context", "Handler", "Request", "apply_length", "bounded_readline", "open_connection", "prime_allocator", "refuse_controls",
+__all__ = ["Context", "Handler", "Request", "apply_length", "bounded_readline", "prime_allocator", "refuse_controls",
            "refuse_range", "render_entries"]
 
 T = TypeVar("T")
@@ -98,6 +97,8 @@ class Handler:
 
     #: the options class read from ``Client(<name>=...)`` and ``options=`` per request
     options_name: ClassVar[str | None] = None
+    #: the driver's connection pool, when it keeps one (:meth:`pools` lists every pool it has)
+    pool: Pool[Any] | None = None
 
     def __init__(self, context: Context) -> None:
         self.context = context
@@ -135,25 +136,41 @@ class Handler:
     async def aclose(self) -> None:
         """Close pooled connections."""
 
+    # -- what a batch (anyurl.transfer.batch) or the Client may ask a driver --------------
+    # Each has a default, so a driver answers only what applies to it; callers never probe
+    # a driver's attributes.
+
+    def multiplexed(self, url: URL) -> bool:
+        """True when a request for *url* would share a connection open now with others (an
+        HTTP/2 stream, a pipelined GET or news window, an FTP command queued behind a
+        transfer): a batch may then run more requests at once than ``Limits.per_host``."""
+        return False
+
+    async def negotiated(self, url: URL) -> bool:
+        """:meth:`multiplexed`, after waiting for a connection being opened to *url*'s origin to
+        pick its protocol (TLS ALPN), when that is under way: a batch's streams start at the
+        handshake rather than after a first response."""
+        return False
+
+    def pipeline_depth(self, url: URL) -> int:
+        """How many requests one connection to *url*'s origin may carry at once when it
+        pipelines (0: no bound of its own; the batch's stream workers apply)."""
+        return 0
+
+    def pools(self) -> tuple[Pool[Any], ...]:
+        """The connection pools this driver keeps (its parts' too), each once."""
+        return () if self.pool is None else (self.pool,)
+
+    def abort_idle(self) -> None:
+        """Close every idle pooled socket now, with no event loop (the loop was closed)."""
+        for pool in self.pools():
+            pool.abort_idle()
+
 
 def refuse_range(req: Request) -> None:
     """Raise NotSupported when a byte range was asked of a scheme that cannot honour it."""
     if req.offset or req.length is not None:
         raise NotSupported(f"{req.url.scheme} URLs do not support byte ranges (offset/length)", url=req.url)
-
-
-async def open_connection(
-    url: object, host: str, port: int, *,
-    timeout: float | None,  # noqa: ASYNC109 - translated to FetchTimeout here, for every handler
-    **kwargs: Any,
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """asyncio.open_connection with errors translated to the anyurl tree."""
-    try:
-        async with asyncio.timeout(timeout):
-            target = await connect_target(getattr(url, "scheme", ""), host, port)  # maybe the CLI's early socket
-            return await asyncio.open_connection(**target, **kwargs)
-    except OSError as exc:  # TimeoutError too
-        raise translate(exc, url, connecting=(host, port)) from exc
 
 
 async def bounded_readline(reader: asyncio.StreamReader, limit: int, url: object,

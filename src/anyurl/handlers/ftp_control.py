@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout, ProtocolError, TruncatedTransfer
 from ..net.bulk import BulkReader
+from ..net.connect import lost, start_tls
 from ..protocols import ftpsession as fs
 from ..protocols.ftp import Reply
 from .ftp_data import SMALL, AnyReader, DataChannel, SocketReader, Writer
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     import logging
 
     from ..net.pool import Lease
+    from ..response import Capture
     from ..urls import FTPURL, URL
     from .base import Context, Request
 
@@ -93,6 +95,9 @@ class Control:
         self._watchdog: asyncio.TimerHandle | None = None
         self._watchdog_at = 0.0
         self._late = False
+        #: the capture of the request using the connection (``capture=True``): every command
+        #: and reply line, and a listing's bytes, are noted in it
+        self.capture: Capture | None = None
         # Looked up once: each transfer needs them, and asking again costs calls.
         peer = writer.get_extra_info("peername")
         self.peer: str = peer[0]
@@ -177,12 +182,8 @@ class Control:
         elif type(event) is fs.DataListen:
             return self._new_channel(event.use).listen()
         elif event is fs.START_TLS:
-            try:
-                async with asyncio.timeout(self.req.connect_timeout):
-                    await self.writer.start_tls(self.tls, server_hostname=self.host)  # type: ignore[arg-type]
-            except (OSError, ssl.SSLError, TimeoutError) as exc:
-                raise ConnectError(f"TLS handshake with {self.host}:{self.port} failed: {exc}",
-                                   url=self.url) from exc
+            assert self.tls is not None
+            await start_tls(self.url, self.writer, self.tls, self.host, self.port, timeout=self.req.connect_timeout)
         elif type(event) is fs.AskPassword:
             return await self.context.ask_password(event.user, event.host)
         else:  # pragma: no cover - a new event without its handler
@@ -231,10 +232,12 @@ class Control:
                     chunk = await reader.next_chunk(req.read_timeout)
                 except TimeoutError as exc:
                     raise FetchTimeout(waited(req, "listing data"), url=url) from exc
-                except (OSError, ssl.SSLError) as exc:
+                except OSError as exc:  # ssl.SSLError too
                     raise TruncatedTransfer(f"listing data connection failed: {exc}", url=url) from exc
                 if chunk is None:
                     break
+                if self.capture is not None:
+                    self.capture.keeping().append(chunk)  # the listing as the server sent it
                 try:
                     listing.feed(chunk)
                 except ProtocolError as exc:
@@ -306,6 +309,9 @@ class Control:
         """Write *event*'s commands (several in one write: pipelined)."""
         line = event.data()
         commands = event.commands
+        if self.capture is not None:
+            for v, a in commands:
+                self.capture.sent(fs.show(v, a))
         if self.log.isEnabledFor(logging.DEBUG):
             for v, a in commands:
                 self.log.debug("%s:%s > %s", self.host, self.port, fs.show(v, a))
@@ -317,9 +323,12 @@ class Control:
         except TimeoutError as exc:
             self.session.broken = True
             raise FetchTimeout(f"timed out sending {commands[0][0]}", url=self.url) from exc
-        except (OSError, RuntimeError) as exc:
+        except OSError as exc:
             self.session.broken = True
-            raise ConnectError(f"control connection lost sending {commands[0][0]}: {exc}", url=self.url) from exc
+            raise lost(exc, self.url, f"sending {commands[0][0]}") from exc
+        except RuntimeError as exc:  # uvloop's write on a closed transport
+            self.session.broken = True
+            raise ConnectError(f"connection lost while sending {commands[0][0]}: {exc}", url=self.url) from exc
 
     def write_now(self, event: fs.Send) -> None:
         """Write *event*'s commands without waiting (a few bytes behind a transfer in progress:
@@ -329,9 +338,12 @@ class Control:
                 self.log.debug("%s:%s > %s (queued)", self.host, self.port, fs.show(v, a))
         try:
             self.writer.write(event.data())
-        except (OSError, RuntimeError) as exc:
+        except OSError as exc:
             self.session.broken = True
-            raise ConnectError(f"control connection lost sending {event.commands[0][0]}: {exc}",
+            raise lost(exc, self.url, f"sending {event.commands[0][0]}") from exc
+        except RuntimeError as exc:  # uvloop's write on a closed transport
+            self.session.broken = True
+            raise ConnectError(f"connection lost while sending {event.commands[0][0]}: {exc}",
                                url=self.url) from exc
 
     def _check_late(self) -> None:
@@ -385,10 +397,12 @@ class Control:
                 raise
             except OSError as exc:
                 session.broken = True
-                raise ConnectError(f"control connection lost: {exc}", url=self.url) from exc
+                raise lost(exc, self.url, "reading a reply") from exc
             if not line:
                 session.broken = True
                 raise ConnectError("the server closed the control connection", url=self.url)
+            if self.capture is not None:
+                self.capture.received(line)
             try:
                 reply = session.receive_line(line)
             except ProtocolError as exc:

@@ -82,7 +82,7 @@ from ..errors import (
 from ..net.tls import client_context
 from ..protocols.http1 import Headers
 from ..protocols.mime import SNIFF_BYTES, content_type_of, looks_like_html
-from ..response import Body, Stat
+from ..response import Body, Stat, utc_now
 from ..schemes import DEFAULT_PORTS
 from ..urls import FTPURL, HTTPURL, URL
 from .base import Context, Handler, Request, apply_length, prime_allocator, refuse_controls
@@ -92,6 +92,7 @@ if TYPE_CHECKING:
 
     import aiohttp
 
+    from ..net.pool import Pool
     from .http1 import H1Client
     from .http2 import H2Client
 
@@ -479,6 +480,14 @@ class HTTPHandler(Handler):
             return False
         return h2.multiplexed(("https", url.host, url.port or 443))
 
+    def pipeline_depth(self, url: URL) -> int:
+        """The pipeline's bound on a plain-http connection (``HTTPOptions.pipeline``)."""
+        return self.http_options.pipeline if url.scheme == "http" else 0
+
+    def pools(self) -> tuple[Pool[Any], ...]:
+        """The HTTP/1.1 client's pool (its HTTP/2 connections are kept there too)."""
+        return () if self._h1 is None else (self._h1.pool,)
+
     async def negotiated(self, url: URL) -> bool:
         """:meth:`multiplexed`, after waiting for an HTTP/2 connection being opened to *url*'s
         origin (if any) to pick its protocol."""
@@ -710,7 +719,10 @@ class HTTPHandler(Handler):
                     auth = _basic(cred[0], cred[1])
                     first_origin = _origin(target)
                     continue
-            return _Reply(resp, target, history, proxy)
+            reply = _Reply(resp, target, history, proxy)
+            if req.capture:
+                reply.sent = headers_now
+            return reply
 
     async def _aio_request(self, req: Request, method: str, target: _Target, headers: dict[str, str],
                            proxy: str | None, proxy_auth: str | None) -> _Response:
@@ -806,6 +818,7 @@ class HTTPHandler(Handler):
             headers = plain[1]
         else:
             headers = self._headers(url, opts, rng, extra)
+        started = utc_now() if req.capture else None
         reply = await self._exchange(req, "GET", headers, opts)
         if type(reply) is _Elsewhere:
             # allowed: the new URL's own handler (no offset: a different resource)
@@ -815,7 +828,16 @@ class HTTPHandler(Handler):
         assert type(reply) is _Reply
         if reply.resp.status == 416 and req.offset:
             return await self._past_end(req, url, reply, headers)
+        cap = None
+        if req.capture:
+            from .http_capture import KeptResponse, capture_reply  # here: only a capture needs it
+
+            t = reply.target
+            cap = capture_reply(reply.resp, t.text, "GET", t.request_target, t.hostport, t.scheme,
+                                reply.sent, started)
+            reply.resp = KeptResponse(reply.resp, cap)
         body = await self._body(url, reply, opts, req.offset, rng, headers, cut=req.length is not None)
+        body.capture = cap
         return body if req.length is None else apply_length(body, req.length)
 
     async def _past_end(self, req: Request, url: HTTPURL | FTPURL, reply: _Reply,
@@ -1272,13 +1294,14 @@ class _Reply:
     """The final response of an exchange, the URL it came from and the redirects before it.
     (Plain classes, not dataclasses: one per request, and ~1 ms less at import.)"""
 
-    __slots__ = ("resp", "target", "history", "proxy")
+    __slots__ = ("resp", "target", "history", "proxy", "sent")
 
     def __init__(self, resp: _Response, target: _Target, history: list[str], proxy: str | None) -> None:
         self.resp = resp
         self.target = target
         self.history = history
         self.proxy = proxy
+        self.sent: Mapping[str, str] | None = None  # the request's header fields (a capture's)
 
 
 def _allow_ftp_through_proxy(session: aiohttp.ClientSession) -> None:

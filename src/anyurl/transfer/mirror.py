@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer
 from ..protocols.ftp import directory_text
 from ..response import Entry, translate_errors
-from ..urls import FTPURL, HTTPURL, URL, parse, percent_decode
+from ..urls import FTPURL, HTTPURL, URL, parse
 from .download import (
     WouldOverwrite,
     _download,
@@ -43,7 +43,7 @@ from .download import (
     refuse_symlink,
     same_content,
 )
-from .names import PART_SUFFIX, local_name, name_for_url
+from .names import PART_SUFFIX, WEB_INDEX, local_name, name_for_url, web_names
 from .output import SymlinkRefused, open_output
 from .walk import _SKIP_KINDS, Found, _child_key, _listed_dir, walk
 
@@ -58,6 +58,11 @@ def _remote_name(found: Found) -> str:
     if entry is None or not entry.name:
         return name_for_url(found.url)
     return entry.name
+
+
+def _same_index(a: str, b: str) -> bool:
+    """"DIR/" and "DIR/index.html": the directory's page under its two URLs."""
+    return a.rstrip("/") == b.rsplit("/", 1)[0] or b.rstrip("/") == a.rsplit("/", 1)[0]
 
 
 def _unique(path: str, taken: dict[str, str]) -> str:
@@ -138,6 +143,16 @@ def _finish(path: str, modified: datetime | None) -> int:
 
 def _make_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
+
+
+def _check_writable(path: Path) -> None:
+    """Create and remove a file in *path*: a directory that is read-only (its mode, a
+    read-only mount, the immutable flag, which root's access() does not see) fails here,
+    before the first request, not once per file."""
+    probe = path / f".anyurl-write-check-{os.getpid()}{PART_SUFFIX}"
+    fd = os.open(probe, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _own_dir(path: str) -> None:
@@ -241,10 +256,10 @@ class _Mirror:
 
     def place(self, found: Found) -> tuple[str, str] | None:
         """The local path of *found* and its file name (its parent directory is already placed)."""
-        if self.web is not None and found.depth > 0 and not found.directory:
+        if self.web is not None and not found.directory:
             by_url = self._place_by_url(found)
             if by_url is not None:
-                return by_url
+                return by_url or None
         parent_key = found.path[:-1]
         parent = self.dirs.get(parent_key)
         if parent is None:
@@ -265,10 +280,12 @@ class _Mirror:
         self.rels[found.path] = f"{rel}/{name}" if rel else name
         return path, name
 
-    def _place_by_url(self, found: Found) -> tuple[str, str] | None:
+    def _place_by_url(self, found: Found) -> tuple[str, str] | tuple[()] | None:
         """A web file's local path from its URL's path below the start's directory, so a page's
-        link to ``sub/deep.txt`` lands in DIR/sub/ (a listing would give no ``sub`` directory);
-        None when the URL is not such a path (the listing's place is used)."""
+        link to ``sub/deep.txt`` lands in DIR/sub/ (a listing would give no ``sub`` directory)
+        and a directory's page ``sub/`` in DIR/sub/index.html; None when the URL is not such
+        a path (the listing's place is used); () for ``sub/index.html`` when ``sub/`` took that
+        name already (or the other way round): one resource, one file."""
         assert self.web is not None
         try:
             u = parse(found.url)
@@ -276,10 +293,9 @@ class _Mirror:
             return None
         origin, base = self.web
         if (not isinstance(u, HTTPURL) or (u.scheme, u.host, u.port) != origin or u.search is not None
-                or not u.path.startswith(base) or u.path == base):
+                or not u.path.startswith(base)):
             return None
-        # a page at a directory's URL ("sub/"): sub/index.html, as wget names it
-        names = [local_name(percent_decode(seg)) if seg else "index.html" for seg in u.path[len(base):].split("/")]
+        names = web_names(u.path[len(base):])
         folder = self.dest
         for name in names[:-1]:
             folder = os.path.join(folder, name)
@@ -293,6 +309,8 @@ class _Mirror:
                 self.made.add(folder)
         path = os.path.join(folder, names[-1])
         owner = self.taken.get(path)
+        if owner is not None and owner != found.url and names[-1] == WEB_INDEX and _same_index(owner, found.url):
+            return ()
         if owner is not None and owner != found.url:
             path = _unique(path, self.taken)
             names[-1] = os.path.basename(path)
@@ -677,6 +695,10 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
         _make_dir(target)
     except OSError as exc:
         raise TransferError(f"cannot create directory {target}: {exc.strerror or exc}", url=url) from exc
+    try:
+        _check_writable(target)
+    except OSError as exc:
+        raise TransferError(f"cannot write in directory {target}: {exc.strerror or exc}", url=url) from exc
     job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
                   include=include, exclude=exclude, progress=progress, symlinks=symlinks)
     walk_options.setdefault("per_host", 2)

@@ -294,7 +294,8 @@ def _worth_probing(entry: Entry, u: URL) -> bool:
     if entry.kind == "symlink":
         return True
     if u.scheme in ("http", "https"):  # an autoindex "file" is never opened to check
-        return entry.kind != "file" and _looks_like_page(u)
+        # a page's style sheet is opened for its own url() and @import (requisites)
+        return entry.kind != "file" and (_looks_like_page(u) or "stylesheet" in entry.meta)
     if isinstance(u, GopherURL):  # the URL says what it is: only a menu lists
         return entry.kind == "page" and u.gophertype in ("1", "")
     return entry.kind == "page"
