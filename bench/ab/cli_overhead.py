@@ -3,7 +3,7 @@
     python bench/ab/cli_overhead.py A_TREE B_TREE [--rounds N] [--count N] [--few M]
 
 ``anyurl get -q --parallel 32 -d DIR -i LIST`` runs in a child with
-``anyurl.transfer.download._download`` replaced by a coroutine that does nothing, so
+``anyurl.transfer.download.download_file`` replaced by a coroutine that does nothing, so
 what is timed is the batch's own work per URL: reading the list, parsing and
 naming each URL, the workers' turns. No server: the URLs (http://127.0.0.1:9/...)
 are never fetched. CPU time (user+sys, the child's own process_time) for COUNT and
@@ -23,13 +23,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# the child: the tree's anyurl with _download a no-op, its own CPU time on stderr
+# the child: the tree's anyurl with download_file a no-op, its own CPU time on stderr
 CHILD = """
 import sys, time
 import anyurl.transfer.download as dl
 async def _nothing(*args, **kwargs):
     return None
-dl._download = _nothing
+dl.download_file = _nothing
 from anyurl.__main__ import main
 t = time.process_time()
 code = main(sys.argv[1:])

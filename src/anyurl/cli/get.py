@@ -7,9 +7,9 @@ import sys
 
 from .. import errors
 from ..errors import AnyURLError, TransferError, TruncatedTransfer, mask_password
-from .output import Reporter, _print_traceback, _write_all, _WritingStdout
-from .session import _stream_workers, _with_deadline
-from .urllist import _Listed, _URLList
+from .output import Reporter, WritingStdout, print_traceback, write_all
+from .session import stream_worker_count, with_deadline
+from .urllist import Listed, URLList
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ class _Names:
 async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
                      tp: DelayedProgress | None, label: str) -> None:
     out = sys.stdout.buffer
-    writing = _WritingStdout(url)
+    writing = WritingStdout(url)
     bar = tp.bar(label) if tp is not None else None
     shown = None  # a terminal gets the text with its controls escaped; `-o -` gets the bytes
     if args.output is None and out.isatty():
@@ -84,12 +84,12 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
                     raise TransferError(f"resource larger than the limit of {args.max_size} bytes",
                                         url=url)
                 with writing:
-                    _write_all(out, chunk if shown is None else shown.feed(chunk))
+                    write_all(out, chunk if shown is None else shown.feed(chunk))
                 if bar is not None:
                     bar(done, total)
             with writing:
                 if shown is not None:
-                    _write_all(out, shown.feed(b"", final=True))
+                    write_all(out, shown.feed(b"", final=True))
                 out.flush()
             if total is not None and done < total:
                 raise TruncatedTransfer(f"got {done} of {total} bytes", url=url)
@@ -111,7 +111,7 @@ def _refuse_listing(url: URL) -> Callable[[Body], None]:
     return check
 
 
-async def _url_batches(urls: Sequence[str], listing: _URLList | None) -> AsyncGenerator[list[str], None]:
+async def _url_batches(urls: Sequence[str], listing: URLList | None) -> AsyncGenerator[list[str], None]:
     """The URLs given, in batches (the arguments, then each read of the list): the workers take
     them one by one without an await (no generator to resume and no lock per URL)."""
     if urls:
@@ -124,7 +124,7 @@ async def _url_batches(urls: Sequence[str], listing: _URLList | None) -> AsyncGe
 async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl get``: download URLs; returns the first failing URL's exit code."""
     source = getattr(args, "input_file", None)
-    listing = _URLList(source, client.limits.max_line) if source else None  # a missing list fails before any download
+    listing = URLList(source, client.limits.max_line) if source else None  # a missing list fails before any download
     batches = _url_batches(args.urls, listing)
     try:
         return await _get(args, client, rep, batches, listing)
@@ -135,10 +135,10 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
 
 
 async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
-               batches: AsyncGenerator[list[str], None], listing: _URLList | None) -> int:
+               batches: AsyncGenerator[list[str], None], listing: URLList | None) -> int:
     import collections
 
-    from ..transfer.download import DirNames, _download, name_for_url
+    from ..transfer.download import DirNames, download_file, name_for_url
     from ..urls import HTTPURL
 
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
@@ -184,7 +184,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
             failure[:] = [i, exc.exit_code]
         rep.error(exc)
         if args.debug:
-            _print_traceback(exc)
+            print_traceback(exc)
 
     tp = _progress(args.quiet, lambda: _expected_count(args, listing) if several else 1)
     rep.progress = tp
@@ -195,7 +195,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
         if to_stdout:
             try:
                 u = client.parse(first[0])
-                await _with_deadline(args.max_time, _to_stdout(client, u, args, tp, _label_for(u)), u)
+                await with_deadline(args.max_time, _to_stdout(client, u, args, tp, _label_for(u)), u)
             except AnyURLError as exc:
                 fail(0, exc)
             return failure[1]
@@ -222,7 +222,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
                 # (a listed URL as plain text: urls.parse's fast path takes exact str only)
                 u = client.parse(text if text.__class__ is str else str.__str__(text))
             except AnyURLError as exc:
-                if isinstance(text, _Listed):  # which line of a 100,000-line list
+                if isinstance(text, Listed):  # which line of a 100,000-line list
                     exc.message = f"{exc.message} ({text.where})"
                 fail(i, exc)
                 return None
@@ -267,7 +267,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
 
         # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
         # as HTTP/2 streams or pipelined GETs (many share a connection), more transfers run on them at once (up to
-        # _stream_workers(N) in all, within Limits.per_host_requests; N x the pipeline's depth for a
+        # stream_worker_count(N) in all, within Limits.per_host_requests; N x the pipeline's depth for a
         # pipelining http origin); any other transfer
         # waits for one of the N plain turns, handed on first come, first served
         plain_turns = args.parallel if several else 1
@@ -303,7 +303,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
             # want more (as many per turn as a pipeline's bound: a batch fills them at once)
             total = workers_for.get(u.scheme)
             if total is None:  # (once per scheme: this runs for every multiplexed transfer)
-                total = _stream_workers(plain_turns)
+                total = stream_worker_count(plain_turns)
                 if type(u) is HTTPURL and u.scheme == "http":
                     depth = getattr(getattr(client.handler(u), "http_options", None), "pipeline", 0)
                     total = max(total, plain_turns * depth)
@@ -377,9 +377,9 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
                 try:
                     new = listed is not None and listed.new(base)
                     # only a path the user named (-o) may be a symlink or a device
-                    run = _download(client, u, dest, args.resume, bar, args.max_size, _refuse_listing(u), force,
-                                    {}, new, follow=bool(args.output))
-                    await (run if args.max_time is None else _with_deadline(args.max_time, run, u))
+                    run = download_file(client, u, dest, args.resume, bar, args.max_size, _refuse_listing(u), force,
+                                        {}, new, follow=bool(args.output))
+                    await (run if args.max_time is None else with_deadline(args.max_time, run, u))
                     ok = True
                     if note is not None:
                         rep.info(note)
@@ -403,7 +403,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
     return failure[1]
 
 
-def _expected_count(args: argparse.Namespace, listing: _URLList | None) -> int | None:
+def _expected_count(args: argparse.Namespace, listing: URLList | None) -> int | None:
     """How many URLs ``get`` has (None when a pipe is still being read)."""
     if listing is None:
         return len(args.urls)
@@ -434,7 +434,7 @@ def _label_for(u: URL) -> str:
         return u.scheme
 
 
-def _usage_problem(args: argparse.Namespace) -> str | None:
+def usage_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with get's or mirror's file options before anything is downloaded, or None.
 
     An empty name (an unset shell variable: ``-d "$DEST"``) would be taken as no option at

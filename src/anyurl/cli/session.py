@@ -29,12 +29,13 @@ _STREAM_WORKERS = 16
 _MIN_STREAM_WORKERS = 64
 
 
-def _stream_workers(turns: int) -> int:
+def stream_worker_count(turns: int) -> int:
     """get's workers in all once a multiplexed origin is met, for *turns* plain turns."""
     return max(_MIN_STREAM_WORKERS, turns * _STREAM_WORKERS)
 
 
-def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
+def make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
+    """The Client the command line's options ask for."""
     from ..client import Client
     from ..settings import Limits, Retry, Timeouts
 
@@ -64,7 +65,7 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         # requests in flight: what get's workers run (HTTP/2 puts many on one connection; the
         # server's SETTINGS_MAX_CONCURRENT_STREAMS still caps each connection's streams)
         limits=Limits(per_host=per_host,
-                      per_host_requests=max(Limits().per_host_requests, _stream_workers(per_host))),
+                      per_host_requests=max(Limits().per_host_requests, stream_worker_count(per_host))),
         http=http,
         retry=retry,
         anonymous_email=getattr(args, "email", None),
@@ -79,7 +80,8 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
     return client
 
 
-async def _with_deadline(seconds: float | None, coro: Awaitable[Any], url: object) -> Any:
+async def with_deadline(seconds: float | None, coro: Awaitable[Any], url: object) -> Any:
+    """*coro*'s value, or FetchTimeout once --max-time *seconds* pass (None: no limit)."""
     if seconds is None:
         return await coro
     try:
