@@ -119,6 +119,10 @@ async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
             return await cmd_stat(args, client, rep)
         if args.command == "mirror":
             return await cmd_mirror(args, client, rep)
+        if args.command == "crawl":
+            from .crawl import cmd_crawl
+
+            return await cmd_crawl(args, client, rep)
         if args.command == "put":
             return await cmd_put(args, client, rep)
         if args.command == "send":
