@@ -32,6 +32,7 @@ from ..errors import (
     TransferError,
     UnsafeURL,
 )
+from ..schemes import DEFAULT_TEXT_SUFFIXES
 from ..urls import _FPATH, FTPURL, percent_encode
 from .lines import refuse_controls
 
@@ -104,13 +105,6 @@ __all__ = [
 
 CWD_STRATEGIES = ("multicwd", "singlecwd", "nocwd")
 
-# Section 3.2.3 lets a client guess the type without a typecode; with FTPOptions(guess_type=True)
-# these suffixes are text (TYPE A). The default is binary: a mirror must be byte-exact.
-DEFAULT_TEXT_SUFFIXES: tuple[str, ...] = (
-    ".txt", ".text", ".asc", ".htm", ".html", ".css", ".csv", ".md", ".rst", ".xml",
-    ".json", ".c", ".h", ".py", ".sh", ".pl", ".tex", ".ini", ".conf", ".log", ".diff",
-    ".patch", ".readme",
-)
 
 _set = object.__setattr__  # how a frozen Record's __init__ sets its fields
 

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from .ftplist import ListItem, ListParser
 
     class Options(Protocol):
-        """The FTPOptions fields a session reads (anyurl.handlers.ftp.FTPOptions)."""
+        """The FTPOptions fields a session reads (anyurl.settings.FTPOptions)."""
 
         cwd_strategy: str
         passive: bool
