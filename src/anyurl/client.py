@@ -16,7 +16,7 @@ from .handlers.base import Handler
 from .links import THREAD_PARSE_BYTES, PageMeta, PageResponse, _page_url, body_entries, parse_page_in_thread
 from .registry import _resolved as _resolved_classes
 from .registry import handler_class
-from .response import Body, Entry, Response, Stat, is_html, translate_errors
+from .response import Body, Capture, Entry, Response, Stat, is_html, translate_errors
 from .schemes import OPTIONS_CLASSES
 from .settings import (
     FTPOptions,
@@ -92,6 +92,7 @@ class Client:
         prospero: ProsperoOptions | None = None,
         smtp: SMTPSettings | None = None,
         scheme_options: Mapping[str, object] | None = None,
+        capture: bool = False,
     ) -> None:
         from .version import __version__
 
@@ -110,6 +111,8 @@ class Client:
         self.use_netrc = use_netrc
         self.news_server = news_server
         self.user_agent = user_agent or f"anyurl/{__version__}"
+        # every request keeps what crossed the wire (Response.capture): for archiving (anyurl.warc)
+        self.capture = capture
         named = {"ftp": ftp, "http": http, "gopher": gopher, "news": news, "wais": wais,
                  "prospero": prospero, "smtp": smtp}
         self.scheme_options: dict[str, object] = dict(scheme_options or {})
@@ -239,9 +242,11 @@ class Client:
 
     def request(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
                 retry: Retry | None = None, offset: int = 0, length: int | None = None,
-                options: object | None = None, max_size: int | None = None) -> Request:
+                options: object | None = None, max_size: int | None = None,
+                capture: bool | None = None) -> Request:
         """The :class:`Request` a call with these arguments hands its handler (*max_size*:
-        the caller refuses a larger body, see :class:`Request`)."""
+        the caller refuses a larger body, see :class:`Request`; *capture*: None for the
+        Client's ``capture``)."""
         u = url if isinstance(url, URL) else parse(url)
         t = self.timeouts if timeouts is None else _typed("timeouts", timeouts, Timeouts) or self.timeouts
         loop = asyncio.get_running_loop()
@@ -252,7 +257,8 @@ class Client:
             deadline = loop.time() + t.total
         return Request(u, t, self.limits if limits is None else _typed("limits", limits, Limits) or self.limits,
                        self.retry if retry is None else _typed("retry", retry, Retry) or self.retry,
-                       offset, length, options, deadline, max_size)
+                       offset, length, options, deadline, max_size,
+                       self.capture if capture is None else capture)
 
     def _bind(self, loop: asyncio.AbstractEventLoop, url: URL) -> None:
         """Tie the Client to *loop*. After ``asyncio.run`` ended the previous loop, its pooled
@@ -362,13 +368,18 @@ class Client:
 
     async def fetch(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
                     retry: Retry | None = None, offset: int = 0, length: int | None = None,
-                    options: object | None = None, max_size: int | None = None) -> Response:
-        """Retrieve a whole resource into memory (at most ``max_size`` or ``Limits.max_size`` bytes)."""
+                    options: object | None = None, max_size: int | None = None,
+                    capture: bool | None = None) -> Response:
+        """Retrieve a whole resource into memory (at most ``max_size`` or ``Limits.max_size`` bytes).
+
+        ``capture=True`` (or ``Client(capture=True)``) keeps what crossed the wire in
+        ``Response.capture`` (:class:`~anyurl.response.Capture`): the body as sent, the
+        headers as received, the request, the peer, the times (for a WARC file)."""
         limit = max_size
         if limit is None:
             limit = (self.limits if limits is None else _typed("limits", limits, Limits) or self.limits).max_size
         req = self.request(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
-                           length=length, options=options, max_size=limit)
+                           length=length, options=options, max_size=limit, capture=capture)
         tries = None if req.retry.attempts <= 1 else _Tries(self, req.retry)
         try:
             async with asyncio.timeout_at(req.deadline):
@@ -379,16 +390,21 @@ class Client:
                     await body.aclose()
         except TimeoutError as exc:
             _raise_past_total(req, exc, "fetch", tries)
+        cap = body.capture
+        if req.capture:
+            cap = _captured(req, body, content)
         if body.entries is None and req.url.scheme in ("http", "https") and not offset and length is None \
                 and is_html(body.content_type):
             page = PageResponse(url=str(req.url), content=content, content_type=body.content_type,
                                 size=len(content), meta=PageMeta(body.meta), charset=body.charset,
-                                links=(_page_url(body), req.limits.max_entries, req.limits.max_size))
+                                links=(_page_url(body), req.limits.max_entries, req.limits.max_size),
+                                capture=cap)
             if len(content) > THREAD_PARSE_BYTES:  # a long parse runs off the event loop, now
                 await parse_page_in_thread(page, req.deadline, req.timeouts.read)
             return page
         return Response(url=str(req.url), content=content, content_type=body.content_type,
-                        size=len(content), entries=body.entries, meta=body.meta, charset=body.charset)
+                        size=len(content), entries=body.entries, meta=body.meta, charset=body.charset,
+                        capture=cap)
 
     async def ls(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
                  retry: Retry | None = None, options: object | None = None) -> AsyncIterator[Entry]:
@@ -543,11 +559,12 @@ def _close_left_open() -> None:
 
 async def fetch(url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
                 retry: Retry | None = None, offset: int = 0, length: int | None = None,
-                options: object | None = None, max_size: int | None = None) -> Response:
+                options: object | None = None, max_size: int | None = None,
+                capture: bool = False) -> Response:
     """Retrieve *url* with a default Client. See :meth:`Client.fetch`."""
     async with Client() as client:
         return await client.fetch(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
-                                  length=length, options=options, max_size=max_size)
+                                  length=length, options=options, max_size=max_size, capture=capture)
 
 
 @asynccontextmanager
@@ -666,6 +683,17 @@ class _Tries:
         self.retry = self.retry.increment(exc, repeatable=False)
         exc.history = self.retry.history
         return exc
+
+
+def _captured(req: Request, body: Body, content: bytes) -> Capture:
+    """The capture of a fetch, finished with the body just read (*content*). A driver that
+    keeps none (a third-party one) gets the plainest: its scheme and the bytes it gave."""
+    cap = body.capture
+    if cap is None:
+        cap = body.capture = Capture(req.url.scheme, str(req.url))
+    cap.finish(content if body.entries is None else None,
+               complete=cap.complete and not req.offset and req.length is None)
+    return cap
 
 
 def _typed(name: str, value: T | None, cls: type[T]) -> T | None:

@@ -269,14 +269,36 @@ def os_reason(exc: OSError) -> str:
     return os.strerror(exc.errno) if exc.errno and exc.errno > 0 else str(exc.strerror or exc)
 
 
-def translate(exc: BaseException, url: object, *, doing: str | None = None,
-              connecting: tuple[str, int] | None = None) -> AnyURLError:
+def tls_reason(exc: BaseException) -> str:
+    """ssl's words for a TLS failure, without the ``[SSL: CODE]`` prefix and the C source line
+    (never ``os_reason``: an SSL error's errno is OpenSSL's, which ``os.strerror`` misreads as
+    "Operation not permitted")."""
+    verify = getattr(exc, "verify_message", None)  # ssl.SSLCertVerificationError
+    if verify:
+        return f"certificate verify failed: {verify}"
+    args = exc.args
+    text = str(args[1] if len(args) > 1 and isinstance(args[1], str) else exc)
+    if text.startswith("[") and "] " in text:
+        text = text.split("] ", 1)[1]
+    cut = text.rfind(" (_ssl.c:")
+    return (text[:cut] if cut >= 0 else text) or type(exc).__name__
+
+
+def is_tls_error(exc: BaseException) -> bool:
+    """Whether *exc* is an ssl.SSLError (ssl is only looked at when it is loaded)."""
+    import sys
+
+    ssl = sys.modules.get("ssl")
+    return ssl is not None and isinstance(exc, ssl.SSLError)
+
+
+def translate(exc: BaseException, url: object, *, doing: str | None = None) -> AnyURLError:
     """The anyurl error for a foreign exception (OS, asyncio, ssl, aiohttp): the one table.
 
     *doing* names the network step it broke ("requesting ...", "reading the body"): an
-    OSError then is a lost connection, where without one it is local I/O. *connecting*
-    (host, port) says it happened while connecting. aiohttp's and ssl's classes are only
-    looked at when those modules are loaded: nothing is imported here.
+    OSError then is a lost connection, where without one it is local I/O. A connect's errors
+    are worded by :mod:`anyurl.net.connect`, around the connect. aiohttp's classes are only
+    looked at when that module is loaded: nothing is imported here.
     """
     import sys
 
@@ -284,14 +306,10 @@ def translate(exc: BaseException, url: object, *, doing: str | None = None,
         return exc
     where = f" while {doing}" if doing else ""
     if isinstance(exc, TimeoutError):  # asyncio.TimeoutError is TimeoutError
-        if connecting is not None:
-            return FetchTimeout(f"connecting to {connecting[0]}:{connecting[1]} timed out", url=url)
         return FetchTimeout(f"timed out{where}", url=url)
     aiohttp = sys.modules.get("aiohttp")
     if aiohttp is not None and isinstance(exc, aiohttp.ClientError):
         return _from_aiohttp(exc, url, where, aiohttp)
-    if connecting is not None and isinstance(exc, OSError):
-        return ConnectError(f"cannot connect to {connecting[0]}:{connecting[1]}: {os_reason(exc)}", url=url)
     if isinstance(exc, ConnectionError) or (doing and isinstance(exc, OSError)):
         return ConnectError(f"connection failed{where}: {exc}", url=url)
     if isinstance(exc, OSError):
@@ -320,6 +338,9 @@ def _from_aiohttp(exc: BaseException, url: object, where: str, aiohttp: object) 
         # not aiohttp's "Cannot connect to host ... ssl:default"
         what = "proxy " if isinstance(exc, a.ClientProxyConnectionError) else ""  # type: ignore[attr-defined]
         os_error = exc.os_error
+        if is_tls_error(os_error):
+            return ConnectError(f"TLS handshake with {what}{exc.host}:{exc.port} failed: {tls_reason(os_error)}",
+                                url=url)
         reason = os_reason(os_error) if isinstance(os_error, OSError) and os_error.errno else str(os_error)
         return ConnectError(f"cannot connect to {what}{exc.host}:{exc.port}: {reason}", url=url)
     if isinstance(exc, a.ClientConnectionError):  # type: ignore[attr-defined]

@@ -16,7 +16,7 @@ from .response import Body, Entry, Response, is_html
 from .settings import Limits
 from .urls import parse
 
-__all__ = ["THREAD_PARSE_BYTES", "PageMeta", "PageResponse", "body_entries", "parse_page_in_thread"]
+__all__ = ["THREAD_PARSE_BYTES", "PageMeta", "PageResponse", "body_entries", "is_css", "parse_page_in_thread"]
 
 
 def _page_url(body: Body) -> str:
@@ -33,21 +33,30 @@ def body_entries(body: Body, limits: Limits | None = None, *, requisites: bool =
     """The entries of an open body: a listing's, or an HTML page's links parsed as the
     page streams in (bounded by *limits*); None for any other resource.
 
-    Reading them consumes the body. An HTML page stays a file (``body.entries``
+    With *requisites*, a style sheet (text/css) gives its ``url()`` and ``@import``
+    references too. Reading them consumes the body. An HTML page stays a file (``body.entries``
     is None), so whatever saves bodies saves its bytes unchanged.
     """
     if body.entries is not None:
         return body.aiter_entries()
+    if requisites and is_css(body.content_type):  # a style sheet's url() and @import
+        return _page_entries(body, limits or Limits(), True, stylesheet=True)
     if not is_html(body.content_type):
         return None
     return _page_entries(body, limits or Limits(), requisites)
 
 
-async def _page_entries(body: Body, limits: Limits, requisites: bool = False) -> AsyncIterator[Entry]:
+def is_css(content_type: str | None) -> bool:
+    """True for a style sheet's media type (text/css)."""
+    return (content_type or "").split(";", 1)[0].strip().lower() == "text/css"
+
+
+async def _page_entries(body: Body, limits: Limits, requisites: bool = False,
+                        stylesheet: bool = False) -> AsyncIterator[Entry]:
     from .protocols.html import MAX_PAGE_BYTES, PageLinks  # html.parser only for pages
 
     links = PageLinks(_page_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
-                      max_entries=limits.max_entries, requisites=requisites)
+                      max_entries=limits.max_entries, requisites=requisites, stylesheet=stylesheet)
     async for chunk in body:
         for entry in links.feed(chunk):
             yield entry

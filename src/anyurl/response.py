@@ -19,8 +19,8 @@ from .errors import (
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["ENTRY_KINDS", "ENTRY_RELS", "HTML_TYPES", "Body", "Entry", "Response", "Stat", "entry_line", "guess_content_type",
-           "is_html", "translate_errors"]
+__all__ = ["ENTRY_KINDS", "ENTRY_RELS", "HTML_TYPES", "Body", "Capture", "Entry", "Response", "Stat", "entry_line",
+           "guess_content_type", "is_html", "mask_command", "translate_errors", "utc_now"]
 
 
 # media types whose links ``fetch``/``Client.ls`` read as entries (anyurl.protocols.html)
@@ -166,6 +166,148 @@ def entry_line(e: Entry) -> str:
     return f"{e.kind:<9} {size:>12}  {e.name}" + (f"  {e.url}" if e.url else "") + title
 
 
+class Capture(Record, frozen=False):
+    """What crossed the wire for one retrieval, kept when asked (``capture=True``).
+
+    The same fields for every scheme; what a field holds per scheme is in docs/warc.md.
+
+    ``protocol``: ``"HTTP/1.1"``, ``"HTTP/1.0"``, ``"HTTP/2"``, ``"FTP"``, ``"gopher"``, ``"NNTP"``...
+    ``url``: the URL the body came from (after redirects).
+    ``status``/``status_line``: the HTTP status and its line as received (an HTTP/2 one
+    written in HTTP/1.1 form); for a command protocol the reply that ended the transfer.
+    ``headers``: the response's header fields as received: order, case and repeats kept.
+    ``method``, ``target``, ``request_headers``: the request as sent (HTTP); for HTTP/2 the
+    pseudo-header fields (``:authority``...) are in ``request_headers`` first.
+    ``exchange``: a command protocol's dialogue, ``(">", line)`` sent and ``("<", line)``
+    received, in order, passwords masked.
+    ``peer``: the (address, port) connected to; ``tls_version``/``tls_cipher`` where TLS
+    was used. ``started``/``ended``: UTC times of the request and of the body's end.
+    ``body``: the payload exactly as the server sent it: before content decoding (gzip) and
+    before a listing is parsed (a gopher menu's or FTP listing's own bytes), after only the
+    transport's framing is removed (HTTP chunking, NNTP dot-stuffing). Filled when the body
+    has been read whole (``fetch``); None before.
+    ``complete``: every byte of the resource arrived; False when a limit (``length``) cut it.
+    ``body_type``: the media type the body has as sent (a gopher menu:
+    ``application/gopher-menu``; a listing: ``text/plain``), when it differs from the
+    response's own ``content_type``.
+    """
+
+    protocol: str
+    url: str
+    status: int | None
+    status_line: str | None
+    headers: list[tuple[str, str]]
+    method: str | None
+    target: str | None
+    request_headers: list[tuple[str, str]]
+    exchange: list[tuple[str, str]]
+    peer: tuple[str, int] | None
+    tls_version: str | None
+    tls_cipher: str | None
+    started: datetime | None
+    ended: datetime | None
+    body: bytes | None
+    complete: bool
+    body_type: str | None
+    _not_compared = frozenset({"started", "ended"})
+    _factories = {"headers": list, "request_headers": list, "exchange": list}
+
+    def __init__(self, protocol: str, url: str, status: int | None = None, status_line: str | None = None,
+                 headers: list[tuple[str, str]] | None = None, method: str | None = None,
+                 target: str | None = None, request_headers: list[tuple[str, str]] | None = None,
+                 exchange: list[tuple[str, str]] | None = None, peer: tuple[str, int] | None = None,
+                 tls_version: str | None = None, tls_cipher: str | None = None,
+                 started: datetime | None = None, ended: datetime | None = None, body: bytes | None = None,
+                 complete: bool = True, body_type: str | None = None) -> None:
+        self.protocol = protocol
+        self.url = url
+        self.status = status
+        self.status_line = status_line
+        self.headers = [] if headers is None else headers
+        self.method = method
+        self.target = target
+        self.request_headers = [] if request_headers is None else request_headers
+        self.exchange = [] if exchange is None else exchange
+        self.peer = peer
+        self.tls_version = tls_version
+        self.tls_cipher = tls_cipher
+        self.started = started if started is not None else utc_now()
+        self.ended = ended
+        self.body = body
+        self.complete = complete
+        self.body_type = body_type
+        self._parts: list[bytes] | None = None
+        #: the driver keeps the body's pieces itself (before decoding) or sets ``body``
+        self.kept_by_driver = False
+
+    def sent(self, line: str | bytes) -> None:
+        """Note a command line sent (a password in it masked)."""
+        text = line.decode("utf-8", "surrogateescape") if isinstance(line, bytes) else line
+        self.exchange.append((">", mask_command(text.rstrip("\r\n"))))
+
+    def received(self, line: str | bytes) -> None:
+        """Note a reply line received."""
+        text = line.decode("utf-8", "surrogateescape") if isinstance(line, bytes) else line
+        self.exchange.append(("<", text.rstrip("\r\n")))
+
+    def keeping(self) -> list[bytes]:
+        """The list a driver appends the body's pieces to as they arrive (before any decoding):
+        :meth:`finish` then takes the body from it."""
+        if self._parts is None:
+            self._parts = []
+        return self._parts
+
+    def finish(self, body: bytes | None = None, *, complete: bool | None = None) -> None:
+        """The body ended. Its bytes are the pieces the driver kept (:meth:`keeping`), else
+        *body* (a driver whose pieces are the bytes as sent), unless the driver set ``body``."""
+        parts = self._parts
+        if parts is not None:
+            body = parts[0] if len(parts) == 1 else b"".join(parts)
+        self._parts = None
+        if self.body is None:
+            self.body = body
+        if complete is not None:
+            self.complete = complete
+        if self.ended is None:
+            self.ended = utc_now()
+
+    def peer_of(self, transport: Any) -> None:
+        """Fill ``peer`` and the TLS fields from an asyncio transport (or a socket)."""
+        if transport is None:
+            return
+        get = getattr(transport, "get_extra_info", None)
+        try:
+            peer = get("peername") if get is not None else transport.getpeername()
+        except OSError:
+            peer = None
+        if isinstance(peer, tuple) and len(peer) >= 2:
+            self.peer = (str(peer[0]), int(peer[1]))
+        tls = get("ssl_object") if get is not None else None
+        if tls is not None:
+            self.tls_version = tls.version()
+            cipher = tls.cipher()
+            self.tls_cipher = cipher[0] if cipher else None
+
+
+def utc_now() -> datetime:
+    """The time now, in UTC (a capture's clock)."""
+    from datetime import UTC, datetime  # here: only a capture needs the clock as a date
+
+    return datetime.now(UTC)
+
+
+_SECRET_COMMANDS = ("PASS ", "AUTHINFO PASS ", "ACCT ")
+
+
+def mask_command(line: str) -> str:
+    """*line* with the secret of a password command replaced by ``****``."""
+    upper = line.upper()
+    for cmd in _SECRET_COMMANDS:
+        if upper.startswith(cmd):
+            return line[:len(cmd)] + "****"
+    return line
+
+
 # Rendered listing text is handed out in pieces of about this size.
 _RENDER_CHUNK = 64 * 1024
 
@@ -243,6 +385,8 @@ class Body:
         self._entry_stream: AsyncIterator[Entry] | None = None
         self._rendered: AsyncIterator[bytes] | None = None
         self._collect = False
+        #: what crossed the wire, when the request asked for it (``capture=True``), else None
+        self.capture: Capture | None = None
 
     @property
     def content_type(self) -> str:
@@ -351,7 +495,15 @@ class Body:
             # that iterator; its ``read_all(max_size)`` is what read uses.
             it: AsyncIterator[bytes] = bind(self)
             return it
-        return _Chunks(self, self._chunks)
+        return _Chunks(self, self._chunks, self._tee())
+
+    def _tee(self) -> list[bytes] | None:
+        """Where a capture keeps the pieces read, when its driver does not keep them itself
+        (they are then the bytes as sent: a file's); None without a capture, or for a listing."""
+        cap = self.capture
+        if cap is None or self.entries is not None or cap.kept_by_driver:
+            return None
+        return cap.keeping()
 
     async def read(self, max_size: int | None = None) -> bytes:
         """Read the rest of the body into memory (bounded by *max_size* when given).
@@ -413,6 +565,8 @@ class Body:
         """Every chunk was delivered: said by the iterator that delivered them (the one
         ``bind_body`` returns, for a handler whose chunks keep the count themselves)."""
         self._exhausted = True
+        if self.capture is not None:
+            self.capture.finish()
 
     def cut_after(self, length: int) -> Body:
         """Stop the body after *length* bytes, for a ranged read the server cannot end itself
@@ -433,6 +587,8 @@ class Body:
 
         self._chunks = limited()
         self.size = length if self.size is None else min(self.size, length)
+        if self.capture is not None:
+            self.capture.complete = False  # a part of the resource only
         return self
 
     async def __aenter__(self) -> Body:
@@ -447,12 +603,13 @@ class _Chunks:
     errors (the boundary: nothing foreign escapes). A class, not an async generator:
     per small body, a generator's setup and finalizer bookkeeping cost more than this."""
 
-    __slots__ = ("_body", "_it", "_over")
+    __slots__ = ("_body", "_it", "_over", "_tee")
 
-    def __init__(self, body: Body, chunks: AsyncIterator[bytes]) -> None:
+    def __init__(self, body: Body, chunks: AsyncIterator[bytes], tee: list[bytes] | None = None) -> None:
         self._body = body
         self._it = chunks
         self._over = False
+        self._tee = tee  # a capture's pieces (Body._tee)
 
     def __aiter__(self) -> _Chunks:
         return self
@@ -474,6 +631,8 @@ class _Chunks:
             self._over = True
             raise translate_errors(exc, body.url) from exc
         body.bytes_read += len(chunk)
+        if self._tee is not None:
+            self._tee.append(chunk)
         return chunk
 
 
@@ -492,11 +651,13 @@ class Response(Record, frozen=False):
     entries: list[Entry] | None
     meta: dict[str, Any]
     charset: str | None
+    capture: Capture | None
     _factories = {"meta": dict}  # None in __init__: a new dict
 
     def __init__(self, url: str, content: bytes, content_type: str = "application/octet-stream",
                  size: int | None = None, entries: list[Entry] | None = None,
-                 meta: dict[str, Any] | None = None, charset: str | None = None) -> None:
+                 meta: dict[str, Any] | None = None, charset: str | None = None,
+                 capture: Capture | None = None) -> None:
         # plain assignments: a subclass may make a field a property
         self.url = url
         self.content = content
@@ -505,6 +666,8 @@ class Response(Record, frozen=False):
         self.entries = entries
         self.meta = {} if meta is None else meta
         self.charset = charset
+        #: what crossed the wire (``fetch(..., capture=True)``): see :class:`Capture`
+        self.capture = capture
 
     def text(self, encoding: str | None = None, errors: str = "replace") -> str:
         """The content decoded as text (charset from the protocol, else UTF-8)."""

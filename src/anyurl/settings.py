@@ -252,9 +252,12 @@ class Request(Record):
     ``max_size``: the caller refuses a body of more bytes (``fetch``'s limit, the CLI's
     ``--max-size``); a handler that learns the size before the transfer starts (FTP
     SIZE) fails then, with the caller's :class:`~anyurl.errors.TransferError`.
+    ``capture``: the driver keeps what crosses the wire in ``Body.capture``
+    (:class:`~anyurl.response.Capture`); off by default, so no request pays for it.
     """
 
-    __slots__ = ("url", "timeouts", "limits", "retry", "offset", "length", "options", "deadline", "max_size")
+    __slots__ = ("url", "timeouts", "limits", "retry", "offset", "length", "options", "deadline", "max_size",
+                 "capture")
     _factories = {"timeouts": Timeouts, "limits": Limits, "retry": Retry}  # None in __init__: a fresh default
     url: URL
     timeouts: Timeouts
@@ -265,11 +268,12 @@ class Request(Record):
     options: object | None
     deadline: float | None
     max_size: int | None
+    capture: bool
 
     def __init__(self, url: URL, timeouts: Timeouts | None = None, limits: Limits | None = None,
                  retry: Retry | None = None, offset: int = 0, length: int | None = None,
                  options: object | None = None, deadline: float | None = None,
-                 max_size: int | None = None) -> None:
+                 max_size: int | None = None, capture: bool = False) -> None:
         _set(self, "url", url)
         _set(self, "timeouts", Timeouts() if timeouts is None else timeouts)
         _set(self, "limits", Limits() if limits is None else limits)
@@ -279,6 +283,7 @@ class Request(Record):
         _set(self, "options", options)
         _set(self, "deadline", deadline)
         _set(self, "max_size", max_size)
+        _set(self, "capture", capture)
         if offset < 0:
             raise ConfigurationError(f"offset must be >= 0 (got {offset})", url=url)
         if length is not None and length < 0:

@@ -9,6 +9,7 @@ import gc
 import os
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
@@ -96,9 +97,14 @@ async def test_reading_a_body_after_its_block_is_an_error_not_empty_bytes(ftp: E
         assert (await client.fetch(ftp.url("ftp", "/pub/hello.txt"))).content == seed.HELLO
 
 
+def _local_file(where: Path, data: bytes) -> Path:
+    (where / "x.txt").write_bytes(data)
+    return where / "x.txt"
+
+
 @pytest.mark.parametrize("scheme", ["ftp", "http", "gopher", "file"])
 async def test_reading_a_consumed_body_again_raises_not_empty_bytes(servers: Launcher, scheme: str,
-                                                                    tmp_path: os.PathLike[str]) -> None:
+                                                                    tmp_path: Path) -> None:
     """issue 33 item 6: a second `await body.read()` returned b"" silently (an empty file, to the
     caller); a body is read once, and reading it again raises as reading a closed one does."""
     if scheme == "ftp":
@@ -108,10 +114,7 @@ async def test_reading_a_consumed_body_again_raises_not_empty_bytes(servers: Lau
     elif scheme == "gopher":
         url, want = servers.get("pygopherd").url("gopher", "/0/hello.txt"), None
     else:
-        path = os.path.join(tmp_path, "x.txt")
-        with open(path, "wb") as f:
-            f.write(b"local bytes\n")
-        url, want = "file://" + path, b"local bytes\n"
+        url, want = f"file://{_local_file(tmp_path, b'local bytes')}", b"local bytes"
     async with Client() as client:
         async with client.open(url) as body:
             first = await body.read()

@@ -287,8 +287,8 @@ def test_cli_mirror_of_a_web_page_copies_only_what_lies_below_it(servers: Launch
         site.rmdir()
     assert proc.returncode == 0, proc.stderr
     got = sorted(str(p.relative_to(tmp_path / "m")) for p in (tmp_path / "m").rglob("*") if p.is_file())
-    # not index.html, blob.bin, hello.txt (all above the page); the page itself as "index";
+    # not index.html, blob.bin, hello.txt (all above the page); the page itself as "index.html";
     # sub/deep.txt in sub/ (was: deep.txt at DIR's top, as the page listed it)
-    assert got == ["index", "ok.txt", "sub/deep.txt"], got
+    assert got == ["index.html", "ok.txt", "sub/deep.txt"], got
     assert (tmp_path / "m" / "sub" / "deep.txt").read_text() == "deep\n"
     assert (tmp_path / "m" / "ok.txt").read_text() == "ok\n"

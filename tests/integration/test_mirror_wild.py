@@ -249,10 +249,10 @@ def test_cli_mirror_of_a_web_site_takes_its_page_requisites(servers: Launcher, t
         shutil.rmtree(site, ignore_errors=True)
     assert proc.returncode == 0 and plain.returncode == 0, (proc.stderr, plain.stderr)
     got = sorted(str(p.relative_to(tmp_path / "m")) for p in (tmp_path / "m").rglob("*") if p.is_file())
-    assert got == ["fav.ico", "index", "js/app.js", "page2.html", "pic.png", "s.css"], got
+    assert got == ["fav.ico", "index.html", "js/app.js", "page2.html", "pic.png", "s.css"], got
     assert (tmp_path / "m" / "js" / "app.js").read_bytes() == b"1;\n"
     got = sorted(str(p.relative_to(tmp_path / "n")) for p in (tmp_path / "n").rglob("*") if p.is_file())
-    assert got == ["index", "page2.html"], got
+    assert got == ["index.html", "page2.html"], got
 
 
 async def test_walk_offers_requisites_only_when_asked(servers: Launcher) -> None:

@@ -27,7 +27,7 @@ FLOORS: dict[str, int] = {
     "transfer": 8,
     "adapters": 9, "cli": 9,
     "__init__": 10, "__main__": 10, "fsspec": 10, "scrapy": 10, "urllib": 10,
-    "download": 10, "mirror": 10, "walk": 10,
+    "download": 10, "mirror": 10, "walk": 10, "warc": 10,
 }
 # (importer part, imported module) pairs allowed against the floors, each for a stated reason
 EXCEPTIONS = {

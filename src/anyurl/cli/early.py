@@ -7,7 +7,7 @@ connect to the first URL's host:port, so the handshake, and a server that
 starts a process per connection, overlap the import (``get --parallel N`` of plain http
 URLs begins the N connections the handler opens at once to that server). The connection layer
 then adopts that socket for the first connection to exactly that
-(scheme, host, port) (:func:`anyurl.net.pool.connect_target`, through :mod:`anyurl.net.handoff`); the
+(scheme, host, port) (:func:`anyurl.net.connect.connect_target`, through :mod:`anyurl.net.handoff`); the
 handlers speak their protocol on it as on any other. Nothing is sent early.
 
 Started only for a scheme whose handler connects straight to the URL's host

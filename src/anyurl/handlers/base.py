@@ -11,10 +11,8 @@ from ..errors import (
     NotRetrievable,
     NotSupported,
     ProtocolError,
-    translate,
 )
 from ..net.bulk import prime_allocator
-from ..net.pool import connect_target
 from ..protocols.lines import refuse_controls
 from ..response import Body, Entry, Stat, entry_line
 from ..settings import Request
@@ -27,7 +25,7 @@ if TYPE_CHECKING:
     from ..settings import Limits, Policy, Retry, Timeouts
     from ..urls import URL
 
-__all__ = ["Context", "Handler", "Request", "apply_length", "bounded_readline", "open_connection", "prime_allocator", "refuse_controls",
+__all__ = ["Context", "Handler", "Request", "apply_length", "bounded_readline", "prime_allocator", "refuse_controls",
            "refuse_range", "render_entries"]
 
 T = TypeVar("T")
@@ -140,20 +138,6 @@ def refuse_range(req: Request) -> None:
     """Raise NotSupported when a byte range was asked of a scheme that cannot honour it."""
     if req.offset or req.length is not None:
         raise NotSupported(f"{req.url.scheme} URLs do not support byte ranges (offset/length)", url=req.url)
-
-
-async def open_connection(
-    url: object, host: str, port: int, *,
-    timeout: float | None,  # noqa: ASYNC109 - translated to FetchTimeout here, for every handler
-    **kwargs: Any,
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """asyncio.open_connection with errors translated to the anyurl tree."""
-    try:
-        async with asyncio.timeout(timeout):
-            target = await connect_target(getattr(url, "scheme", ""), host, port)  # maybe the CLI's early socket
-            return await asyncio.open_connection(**target, **kwargs)
-    except OSError as exc:  # TimeoutError too
-        raise translate(exc, url, connecting=(host, port)) from exc
 
 
 async def bounded_readline(reader: asyncio.StreamReader, limit: int, url: object,

@@ -34,13 +34,13 @@ from typing import Any, BinaryIO
 from ..errors import (
     AnyURLError,
     ConfigurationError,
-    ConnectError,
     FetchTimeout,
     OverlongTransfer,
     ProtocolError,
     TruncatedTransfer,
     mask_password,
 )
+from ..net.connect import open_stream
 from ..net.pool import Lease, Pool
 from ..net.tls import client_context
 from ..protocols import ftp as proto
@@ -54,7 +54,6 @@ from .base import (
     Handler,
     Request,
     apply_length,
-    open_connection,
     render_entries,
 )
 from .ftp_control import Control, PoolKey, waited
@@ -225,13 +224,8 @@ class FTPHandler(Handler):
                      req: Request) -> Control:
         host, port = url.host, url.port
         ctx = self._tls_context(opts) if mode != "plain" else None
-        kwargs: dict[str, Any] = {"limit": req.limits.max_line}
-        if mode == "implicit":
-            kwargs.update(ssl=ctx, server_hostname=host)
-        try:
-            reader, writer = await open_connection(url, host, port, timeout=req.connect_timeout, **kwargs)
-        except ssl.SSLError as exc:
-            raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
+        reader, writer = await open_stream(url, url.scheme, host, port, timeout=req.connect_timeout,
+                                           limit=req.limits.max_line, tls=ctx if mode == "implicit" else None)
         conn = Control(self.context, self.pool.log, key, url, host, port, reader, writer, ctx, req)
         try:
             await conn.run(conn.session.login(plan, host, port, mode, pipeline=opts.pipeline))
@@ -560,7 +554,7 @@ class FTPHandler(Handler):
                     chunk = await reader.next_chunk(timeout)
                 except TimeoutError as exc:
                     raise FetchTimeout(waited(req, "data"), url=url) from exc
-                except (OSError, ssl.SSLError) as exc:
+                except OSError as exc:  # ssl.SSLError too
                     raise TruncatedTransfer(f"data connection failed after {received} bytes: {exc}",
                                             url=url) from exc
                 if chunk is None:

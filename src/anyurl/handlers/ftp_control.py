@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout, ProtocolError, TruncatedTransfer
 from ..net.bulk import BulkReader
+from ..net.connect import lost, start_tls
 from ..protocols import ftpsession as fs
 from ..protocols.ftp import Reply
 from .ftp_data import SMALL, AnyReader, DataChannel, SocketReader, Writer
@@ -177,12 +178,8 @@ class Control:
         elif type(event) is fs.DataListen:
             return self._new_channel(event.use).listen()
         elif event is fs.START_TLS:
-            try:
-                async with asyncio.timeout(self.req.connect_timeout):
-                    await self.writer.start_tls(self.tls, server_hostname=self.host)  # type: ignore[arg-type]
-            except (OSError, ssl.SSLError, TimeoutError) as exc:
-                raise ConnectError(f"TLS handshake with {self.host}:{self.port} failed: {exc}",
-                                   url=self.url) from exc
+            assert self.tls is not None
+            await start_tls(self.url, self.writer, self.tls, self.host, self.port, timeout=self.req.connect_timeout)
         elif type(event) is fs.AskPassword:
             return await self.context.ask_password(event.user, event.host)
         else:  # pragma: no cover - a new event without its handler
@@ -231,7 +228,7 @@ class Control:
                     chunk = await reader.next_chunk(req.read_timeout)
                 except TimeoutError as exc:
                     raise FetchTimeout(waited(req, "listing data"), url=url) from exc
-                except (OSError, ssl.SSLError) as exc:
+                except OSError as exc:  # ssl.SSLError too
                     raise TruncatedTransfer(f"listing data connection failed: {exc}", url=url) from exc
                 if chunk is None:
                     break
@@ -317,9 +314,12 @@ class Control:
         except TimeoutError as exc:
             self.session.broken = True
             raise FetchTimeout(f"timed out sending {commands[0][0]}", url=self.url) from exc
-        except (OSError, RuntimeError) as exc:
+        except OSError as exc:
             self.session.broken = True
-            raise ConnectError(f"control connection lost sending {commands[0][0]}: {exc}", url=self.url) from exc
+            raise lost(exc, self.url, f"sending {commands[0][0]}") from exc
+        except RuntimeError as exc:  # uvloop's write on a closed transport
+            self.session.broken = True
+            raise ConnectError(f"connection lost while sending {commands[0][0]}: {exc}", url=self.url) from exc
 
     def write_now(self, event: fs.Send) -> None:
         """Write *event*'s commands without waiting (a few bytes behind a transfer in progress:
@@ -329,9 +329,12 @@ class Control:
                 self.log.debug("%s:%s > %s (queued)", self.host, self.port, fs.show(v, a))
         try:
             self.writer.write(event.data())
-        except (OSError, RuntimeError) as exc:
+        except OSError as exc:
             self.session.broken = True
-            raise ConnectError(f"control connection lost sending {event.commands[0][0]}: {exc}",
+            raise lost(exc, self.url, f"sending {event.commands[0][0]}") from exc
+        except RuntimeError as exc:  # uvloop's write on a closed transport
+            self.session.broken = True
+            raise ConnectError(f"connection lost while sending {event.commands[0][0]}: {exc}",
                                url=self.url) from exc
 
     def _check_late(self) -> None:
@@ -385,7 +388,7 @@ class Control:
                 raise
             except OSError as exc:
                 session.broken = True
-                raise ConnectError(f"control connection lost: {exc}", url=self.url) from exc
+                raise lost(exc, self.url, "reading a reply") from exc
             if not line:
                 session.broken = True
                 raise ConnectError("the server closed the control connection", url=self.url)

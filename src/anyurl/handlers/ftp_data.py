@@ -16,8 +16,9 @@ import socket
 import ssl
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..errors import ConfigurationError, ConnectError, FetchTimeout, ProtocolError
+from ..errors import ConfigurationError, ProtocolError
 from ..net.bulk import BulkReader
+from ..net.connect import connecting
 
 if TYPE_CHECKING:
     from ..urls import URL
@@ -173,7 +174,7 @@ class DataChannel:
         conn = self.conn
         self.port = port
         loop = conn.loop
-        try:
+        with connecting(conn.url, f"{conn.peer}:{port} (data connection)"):
             async with asyncio.timeout(conn.req.connect_timeout):
                 if conn.tls is None:  # plain: the protocol can start reading right away
                     self.transport, self.protocol = await loop.create_connection(
@@ -183,12 +184,6 @@ class DataChannel:
                 sock.setblocking(False)
                 self.sock = sock
                 await loop.sock_connect(sock, (conn.peer, self.port))
-        except TimeoutError as exc:
-            raise FetchTimeout(f"timed out opening the data connection to port {self.port}",
-                               url=conn.url) from exc
-        except OSError as exc:
-            raise ConnectError(f"cannot open the data connection to port {self.port}: {exc}",
-                               url=conn.url) from exc
 
     def listen(self) -> tuple[bool, str, int]:
         """Active mode: listen beside the control connection's local address;
@@ -215,32 +210,30 @@ class DataChannel:
         factory = self.factory
         loop = conn.loop
         try:
-            if self.listener is None and conn.tls is None:
-                # a pipelined passive connect, accepted by the server before its 1xx (or on
-                # the way): taking the socket over waits for nothing on the network
-                assert self.sock is not None
-                _, protocol = await loop.create_connection(factory, sock=self.sock)
-                self.sock = None
-                return protocol
-            async with asyncio.timeout(conn.req.connect_timeout):
-                if self.listener is not None:
-                    sock, addr = await loop.sock_accept(self.listener)
-                    self.sock = sock
-                    peer = conn.peer
-                    if addr[0] != peer:  # only the server may connect to us
-                        raise ProtocolError(f"active data connection from {addr[0]}, not the server {peer}",
-                                            url=conn.url)
-                    _, protocol = await loop.connect_accepted_socket(factory, sock)
-                else:
+            with connecting(conn.url, f"{conn.peer}:{self.port} (data connection)",
+                            handshake=conn.tls is not None):
+                if self.listener is None and conn.tls is None:
+                    # a pipelined passive connect, accepted by the server before its 1xx (or on
+                    # the way): taking the socket over waits for nothing on the network
                     assert self.sock is not None
-                    _, protocol = await loop.create_connection(
-                        factory, sock=self.sock, ssl=conn.tls,
-                        server_hostname=conn.host if conn.tls else None)
-                self.sock = None  # the transport owns it now
-        except TimeoutError as exc:
-            raise FetchTimeout("timed out opening the data connection", url=conn.url) from exc
-        except (OSError, ssl.SSLError) as exc:
-            raise ConnectError(f"cannot open the data connection: {exc}", url=conn.url) from exc
+                    _, protocol = await loop.create_connection(factory, sock=self.sock)
+                    self.sock = None
+                    return protocol
+                async with asyncio.timeout(conn.req.connect_timeout):
+                    if self.listener is not None:
+                        sock, addr = await loop.sock_accept(self.listener)
+                        self.sock = sock
+                        peer = conn.peer
+                        if addr[0] != peer:  # only the server may connect to us
+                            raise ProtocolError(f"active data connection from {addr[0]}, not the server {peer}",
+                                                url=conn.url)
+                        _, protocol = await loop.connect_accepted_socket(factory, sock)
+                    else:
+                        assert self.sock is not None
+                        _, protocol = await loop.create_connection(
+                            factory, sock=self.sock, ssl=conn.tls,
+                            server_hostname=conn.host if conn.tls else None)
+                    self.sock = None  # the transport owns it now
         finally:
             self.close()
         return protocol

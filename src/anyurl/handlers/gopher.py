@@ -8,7 +8,6 @@ binary types stream raw until the close.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
@@ -17,7 +16,6 @@ from typing import Any
 from ..errors import (
     AnyURLError,
     ConfigurationError,
-    ConnectError,
     FetchTimeout,
     NotSupported,
     ProtocolError,
@@ -25,10 +23,10 @@ from ..errors import (
     TransferError,
     TruncatedTransfer,
     UnsafeURL,
-    os_reason,
 )
 from ..net.bulk import BulkReader
-from ..net.pool import Connection, Lease, Pool, connect_target
+from ..net.connect import lost, open_transport
+from ..net.pool import Connection, Lease, Pool
 from ..protocols import gopher as gp
 from ..response import Body, Entry, Stat
 from ..settings import GopherOptions
@@ -64,7 +62,7 @@ class _Conn:
                                    f"{self.req.timeouts.total} s", url=self.url) from exc
             raise FetchTimeout(f"no data from the gopher server for {timeout} s", url=self.url) from exc
         except OSError as exc:
-            raise ConnectError(f"connection lost: {exc.strerror or exc}", url=self.url) from exc
+            raise lost(exc, self.url, "reading") from exc
         if not data:
             self.eof = True
             return b""
@@ -227,18 +225,10 @@ class GopherHandler(Handler):
         req = req if req is not None else self.context.request(url)
         port = url.port or gp.DEFAULT_PORT
         size = max(req.limits.chunk_size, 64 * 1024)
-        loop = asyncio.get_running_loop()
         slot = await self.pool.lend_slot(req, url.host, port)  # waiting here is not the connect timeout
         try:
-            async with asyncio.timeout(req.connect_timeout):
-                target = await connect_target("gopher", url.host, port)  # maybe the CLI's early socket
-                _, proto = await loop.create_connection(lambda: BulkReader(size, rcvbuf=2 * size), **target)
-        except TimeoutError as exc:
-            await slot.release(False)
-            raise FetchTimeout(f"connecting to {url.host}:{port} timed out", url=url) from exc
-        except OSError as exc:
-            await slot.release(False)
-            raise ConnectError(f"cannot connect to {url.host}:{port}: {os_reason(exc)}", url=url) from exc
+            _, proto = await open_transport(url, "gopher", url.host, port, lambda: BulkReader(size, rcvbuf=2 * size),
+                                     timeout=req.connect_timeout)
         except BaseException:
             await slot.release(False)
             raise

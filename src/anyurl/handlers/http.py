@@ -81,7 +81,7 @@ from ..errors import (
 from ..net.tls import client_context
 from ..protocols.http1 import Headers
 from ..protocols.mime import SNIFF_BYTES, content_type_of, looks_like_html
-from ..response import Body, Stat
+from ..response import Body, Stat, utc_now
 from ..schemes import DEFAULT_PORTS
 from ..settings import HTTPOptions
 from ..urls import FTPURL, HTTPURL, URL
@@ -678,7 +678,10 @@ class HTTPHandler(Handler):
                     auth = _basic(cred[0], cred[1])
                     first_origin = _origin(target)
                     continue
-            return _Reply(resp, target, history, proxy)
+            reply = _Reply(resp, target, history, proxy)
+            if req.capture:
+                reply.sent = headers_now
+            return reply
 
     async def _aio_request(self, req: Request, method: str, target: _Target, headers: dict[str, str],
                            proxy: str | None, proxy_auth: str | None) -> _Response:
@@ -774,6 +777,7 @@ class HTTPHandler(Handler):
             headers = plain[1]
         else:
             headers = self._headers(url, opts, rng, extra)
+        started = utc_now() if req.capture else None
         reply = await self._exchange(req, "GET", headers, opts)
         if type(reply) is _Elsewhere:
             # allowed: the new URL's own handler (no offset: a different resource)
@@ -783,7 +787,16 @@ class HTTPHandler(Handler):
         assert type(reply) is _Reply
         if reply.resp.status == 416 and req.offset:
             return await self._past_end(req, url, reply, headers)
+        cap = None
+        if req.capture:
+            from .http_capture import KeptResponse, capture_reply  # here: only a capture needs it
+
+            t = reply.target
+            cap = capture_reply(reply.resp, t.text, "GET", t.request_target, t.hostport, t.scheme,
+                                reply.sent, started)
+            reply.resp = KeptResponse(reply.resp, cap)
         body = await self._body(url, reply, opts, req.offset, rng, headers, cut=req.length is not None)
+        body.capture = cap
         return body if req.length is None else apply_length(body, req.length)
 
     async def _past_end(self, req: Request, url: HTTPURL | FTPURL, reply: _Reply,
@@ -1240,13 +1253,14 @@ class _Reply:
     """The final response of an exchange, the URL it came from and the redirects before it.
     (Plain classes, not dataclasses: one per request, and ~1 ms less at import.)"""
 
-    __slots__ = ("resp", "target", "history", "proxy")
+    __slots__ = ("resp", "target", "history", "proxy", "sent")
 
     def __init__(self, resp: _Response, target: _Target, history: list[str], proxy: str | None) -> None:
         self.resp = resp
         self.target = target
         self.history = history
         self.proxy = proxy
+        self.sent: Mapping[str, str] | None = None  # the request's header fields (a capture's)
 
 
 def _allow_ftp_through_proxy(session: aiohttp.ClientSession) -> None:

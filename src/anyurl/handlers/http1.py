@@ -27,9 +27,17 @@ import ssl
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import AnyURLError, ConnectError, FetchTimeout, OverlongTransfer, os_reason
-from ..net.pool import Lease, Pool, connect_target
-from ..protocols.http1 import Headers, ResponseReader, header_block, request_start, request_tail
+from ..errors import AnyURLError, ConnectError, FetchTimeout, OverlongTransfer
+from ..net.connect import open_transport
+from ..net.pool import Lease, Pool
+from ..protocols.http1 import (
+    Headers,
+    RawResponseReader,
+    ResponseReader,
+    header_block,
+    request_start,
+    request_tail,
+)
 from ..protocols.mime import content_type_of
 
 if TYPE_CHECKING:
@@ -961,7 +969,7 @@ class H1Client:
         if lease is not None:  # the common case: a kept-alive connection, no coroutine to get it
             try:
                 return await self._send(lease, method, url, head, target, host, port, timeout, max_head,
-                                        max_framing)
+                                        max_framing, req.capture)
             except BaseException as exc:
                 if not await self._after_error(lease, exc, False):
                     raise
@@ -976,17 +984,8 @@ class H1Client:
             if piping:  # requests that find every slot taken wait for it (see _piped)
                 self._opening[key] = self._opening.get(key, 0) + 1
             try:
-                async with asyncio.timeout(req.connect_timeout):
-                    target = await connect_target(scheme, host, port)  # maybe the CLI's early socket
-                    _, conn = await loop.create_connection(
-                        lambda: cls(key, chunk_size), **target, ssl=ctx,
-                        server_hostname=host if ctx is not None else None)
-            except TimeoutError as exc:
-                raise FetchTimeout(f"timed out while connecting to {host}:{port}", url=url) from exc
-            except ssl.SSLError as exc:
-                raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
-            except OSError as exc:
-                raise ConnectError(f"cannot connect to {host}:{port}: {os_reason(exc)}", url=url) from exc
+                _, conn = await open_transport(url, scheme, host, port, lambda: cls(key, chunk_size),
+                                                timeout=req.connect_timeout, tls=ctx)
             finally:
                 if piping:
                     n = self._opening[key] - 1
@@ -1008,7 +1007,7 @@ class H1Client:
             return conn
 
         if (not fresh and method == "GET" and self.pipeline > 1 and scheme == "http"
-                and key not in self._no_pipe):
+                and key not in self._no_pipe and not req.capture):
             try:
                 resp = await self._piped(req, key, head, method, url, target, host, port, timeout,
                                          max_head, max_framing)
@@ -1031,7 +1030,7 @@ class H1Client:
             lease = await pool.acquire(req, host, port, key, connect, fresh=fresh)
             try:
                 return await self._send(lease, method, url, head, target, host, port, timeout, max_head,
-                                        max_framing)
+                                        max_framing, req.capture)
             except BaseException as exc:
                 if not await self._after_error(lease, exc, fresh):
                     raise
@@ -1149,10 +1148,12 @@ class H1Client:
 
     async def _send(self, lease: Lease[H1Connection], method: str, url: object, head: bytes, target: str,
                     host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
-                    max_head: int, max_framing: int) -> LeanResponse:
-        """Send one request on the lent connection and wait for the response head."""
+                    max_head: int, max_framing: int, capture: bool = False) -> LeanResponse:
+        """Send one request on the lent connection and wait for the response head (*capture*:
+        a reader that keeps the head as received, and the head sent)."""
         conn: H1Connection = lease._conn  # type: ignore[assignment]  # (not the conn property: a call less)
-        reader = ResponseReader(method, url, max_head=max_head, max_framing=max_framing)
+        reader = (ResponseReader(method, url, max_head=max_head, max_framing=max_framing) if not capture else
+                  RawResponseReader(method, url, max_head=max_head, max_framing=max_framing, request_head=head))
         debug = self.pool.debug
         if debug:
             self.pool.log.debug("%s:%s > %s %s", host, port, method, target)

@@ -52,9 +52,9 @@ from ..errors import (
     OverlongTransfer,
     ProtocolError,
     TruncatedTransfer,
-    os_reason,
 )
-from ..net.pool import Lease, Pool, connect_target
+from ..net.connect import open_transport
+from ..net.pool import Lease, Pool
 from ..protocols.http1 import MAX_HEADERS, Headers, header_block
 from ..protocols.http2 import GoawayFilter
 from .http1 import H1Client, H1Connection, _content_type
@@ -923,21 +923,11 @@ class H2Client:
                 return conn
 
             proto = _Negotiated(make_h2, lambda: _FreshH1(key, chunk_size))
-            try:
-                if "h2.connection" not in sys.modules:
-                    # h2's imports in the handshake's wait: two loop turns on, when the transport's
-                    # connection_made (scheduled as the connection is made) has sent the ClientHello
-                    loop.call_soon(loop.call_soon, _load_h2)
-                async with asyncio.timeout(req.connect_timeout):
-                    where = await connect_target(scheme, host, port)  # maybe the CLI's early socket
-                    await loop.create_connection(lambda: proto, **where, ssl=ctx,
-                                                 server_hostname=host)
-            except TimeoutError as exc:
-                raise FetchTimeout(f"timed out while connecting to {host}:{port}", url=url) from exc
-            except ssl.SSLError as exc:
-                raise ConnectError(f"TLS handshake with {host}:{port} failed: {exc}", url=url) from exc
-            except OSError as exc:
-                raise ConnectError(f"cannot connect to {host}:{port}: {os_reason(exc)}", url=url) from exc
+            if "h2.connection" not in sys.modules:
+                # h2's imports in the handshake's wait: two loop turns on, when the transport's
+                # connection_made (scheduled as the connection is made) has sent the ClientHello
+                loop.call_soon(loop.call_soon, _load_h2)
+            await open_transport(url, scheme, host, port, lambda: proto, timeout=req.connect_timeout, tls=ctx)
             assert proto.conn is not None
             return proto.conn
 

@@ -34,6 +34,7 @@ from ..errors import (
     TemporaryFailure,
     TransferError,
 )
+from ..net.connect import connect_failure
 from ..net.tls import client_context
 from ..protocols.mail import (
     Attachment,
@@ -186,15 +187,14 @@ def translate(exc: BaseException, url: object, settings: SMTPSettings) -> AnyURL
         return FetchTimeout(f"SMTP relay {relay} timed out", url=url)
     if isinstance(exc, aiosmtplib.SMTPConnectError | aiosmtplib.SMTPServerDisconnected):
         cause = exc.__cause__ or exc.__context__
-        detail = f": {cause}" if isinstance(cause, ssl.SSLError) and str(cause) not in str(exc) else ""
-        return ConnectError(f"cannot talk to SMTP relay {relay}: {exc}{detail}", url=url)
+        if isinstance(cause, ssl.SSLError):  # aiosmtplib's own handshake: worded as every scheme's
+            return connect_failure(cause, url, f"SMTP relay {relay}")
+        return ConnectError(f"cannot talk to SMTP relay {relay}: {exc}", url=url)
     if isinstance(exc, aiosmtplib.SMTPResponseException):
         cls = TemporaryFailure if 400 <= exc.code < 500 else ProtocolError
         return cls(f"SMTP relay {relay} refused the message", url=url, reply=_reply_text(exc))
-    if isinstance(exc, ssl.SSLError):
-        return ConnectError(f"TLS with SMTP relay {relay} failed: {exc}", url=url)
-    if isinstance(exc, OSError):
-        return ConnectError(f"cannot connect to SMTP relay {relay}: {exc.strerror or exc}", url=url)
+    if isinstance(exc, OSError):  # ssl.SSLError too
+        return connect_failure(exc, url, f"SMTP relay {relay}")
     if isinstance(exc, aiosmtplib.SMTPException):
         return ProtocolError(f"SMTP relay {relay}: {exc}", url=url)
     return TransferError(f"sending through {relay} failed: {exc}", url=url)

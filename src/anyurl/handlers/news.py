@@ -46,6 +46,7 @@ from ..errors import (
     TemporaryFailure,
     UnsafeURL,
 )
+from ..net.connect import lost, open_stream, start_tls
 from ..net.pool import Lease, Pool
 from ..net.tls import client_context
 from ..protocols import nntp
@@ -53,7 +54,7 @@ from ..protocols.nntp import Data, End, Reply, ReplyReader
 from ..response import Body, Entry, Stat
 from ..settings import NewsOptions
 from ..urls import NNTPURL, URL, NewsURL
-from .base import Context, Handler, Request, apply_length, open_connection, render_entries
+from .base import Context, Handler, Request, apply_length, render_entries
 
 __all__ = ["NewsHandler", "NewsOptions"]
 
@@ -178,7 +179,7 @@ class _Conn:
         except TimeoutError as exc:
             raise FetchTimeout("timed out sending a command") from exc
         except OSError as exc:
-            raise ConnectError(f"connection lost while sending: {exc.strerror or exc}") from exc
+            raise lost(exc, None, "sending a command") from exc
 
     async def event(self) -> Reply | Data | End:
         while True:
@@ -195,7 +196,7 @@ class _Conn:
             except OSError as exc:  # reset, TLS errors
                 data = b""
                 if not self.replies.in_block:
-                    raise ConnectError(f"connection lost: {exc.strerror or exc}") from exc
+                    raise lost(exc, None, "reading a reply") from exc
             if data:
                 self.replies.feed(data)
             else:
@@ -226,7 +227,7 @@ class _Conn:
         except TimeoutError as exc:
             raise FetchTimeout("timed out sending a command") from exc
         except OSError as exc:
-            raise ConnectError(f"connection lost while sending: {exc.strerror or exc}") from exc
+            raise lost(exc, None, "sending a command") from exc
 
     async def command(self, line: bytes, block: frozenset[int] = nntp.NO_BLOCK) -> Reply:
         await self.send(line, block)
@@ -550,11 +551,8 @@ class NewsHandler(Handler):
         return client_context(opts.verify, opts.cafile, opts.ssl_context)
 
     async def _connect(self, url: URL, server: _Server, opts: NewsOptions, req: Request) -> _Conn:
-        kwargs: dict[str, Any] = {}
-        if server.tls:
-            kwargs = {"ssl": self._ssl(opts), "server_hostname": server.host}
-        reader, writer = await open_connection(url, server.host, server.port, timeout=req.connect_timeout,
-                                               **kwargs)
+        reader, writer = await open_stream(url, url.scheme, server.host, server.port, timeout=req.connect_timeout,
+                                           tls=self._ssl(opts) if server.tls else None)
         conn = _Conn(server, reader, writer, max_line=req.limits.max_line,
                      chunk=min(req.limits.chunk_size, 256 * 1024), req=req, trace=opts.trace)
         try:
@@ -590,13 +588,8 @@ class NewsHandler(Handler):
         if conn.replies.pending or conn.replies.buffered or conn.reader.at_eof():
             # bytes after 382 would be read as if they came over TLS (STARTTLS injection)
             raise ProtocolError("unexpected data before the TLS handshake")
-        try:
-            async with asyncio.timeout(conn.req.connect_timeout):
-                await conn.writer.start_tls(self._ssl(opts), server_hostname=server.host)
-        except TimeoutError as exc:
-            raise FetchTimeout("TLS handshake timed out") from exc
-        except (OSError, ssl.SSLError) as exc:
-            raise ConnectError(f"TLS handshake failed: {exc}") from exc
+        await start_tls(None, conn.writer, self._ssl(opts), server.host, server.port,
+                        timeout=conn.req.connect_timeout)
         await self._capabilities(conn)  # RFC 4642: capabilities may change after TLS
 
     async def _mode_reader(self, url: URL, conn: _Conn) -> None:

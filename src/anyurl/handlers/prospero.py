@@ -27,6 +27,7 @@ from ..errors import (
     UnsafeURL,
     URLSyntaxError,
 )
+from ..net.connect import connecting
 from ..net.pool import Connection, Pool
 from ..protocols import prospero as pp
 from ..response import Body, Entry
@@ -176,14 +177,10 @@ class ProsperoHandler(Handler):
     async def _transact(self, url: ProsperoURL, opts: ProsperoOptions, request: bytes) -> bytes:
         loop = asyncio.get_running_loop()
         port = url.port or 1525
-        try:
+        with connecting(url, f"{url.host}:{port}"):  # UDP: resolving the name is the whole connect
             async with asyncio.timeout(self.context.timeouts.connect):
                 transport, proto = await loop.create_datagram_endpoint(
                     _Datagrams, remote_addr=(url.host, port))
-        except TimeoutError as exc:
-            raise FetchTimeout(f"resolving {url.host} timed out", url=url) from exc
-        except OSError as exc:
-            raise ConnectError(f"cannot reach {url.host}:{port}: {exc.strerror or exc}", url=url) from exc
         try:
             return await self._exchange(url, opts, request, transport, proto)
         finally:

@@ -28,12 +28,13 @@ from ..errors import (
     ProtocolError,
     UnsafeURL,
 )
+from ..net.connect import exchanging, open_stream
 from ..net.pool import Connection, Lease, Pool
 from ..protocols.telnet import BINARY, DO, WILL, TelnetProtocol
 from ..response import Body
 from ..schemes import port_of
 from ..urls import TelnetURL
-from .base import Context, Handler, Request, open_connection
+from .base import Context, Handler, Request
 
 __all__ = ["TelnetHandler", "TelnetSession", "check_telnet_url"]
 
@@ -107,13 +108,9 @@ class TelnetSession:
         """Read once from the socket into the buffer (waiting at most *wait* s); False at EOF."""
         if self._eof:
             return False
-        try:
+        with exchanging(self.url, "reading"):
             async with asyncio.timeout(wait):
                 chunk = await self._reader.read(65536)
-        except TimeoutError:
-            raise
-        except OSError as exc:
-            raise ConnectError(f"telnet connection lost: {exc.strerror or exc}", url=self.url) from exc
         if not chunk:
             self._eof = True
             return False
@@ -208,15 +205,14 @@ class TelnetSession:
         if not out:
             return
         try:
-            self._writer.write(out)
-            # a server that stops reading must not hold us forever (nor grow our buffer)
-            async with self._drain_lock, asyncio.timeout(self._read_timeout):  # reader and writer may both flush
-                await self._writer.drain()
+            with exchanging(self.url, "sending"):
+                self._writer.write(out)
+                # a server that stops reading must not hold us forever (nor grow our buffer)
+                async with self._drain_lock, asyncio.timeout(self._read_timeout):  # reader and writer may both flush
+                    await self._writer.drain()
         except TimeoutError as exc:
             raise FetchTimeout(f"the telnet server read nothing for {self._read_timeout} s",
                                url=self.url) from exc
-        except OSError as exc:
-            raise ConnectError(f"telnet connection lost: {exc.strerror or exc}", url=self.url) from exc
 
     async def write(self, data: str | bytes) -> None:
         """Send *data* (str is UTF-8 encoded); "\\n" goes out as CR LF, 0xFF is escaped."""
@@ -334,8 +330,8 @@ class TelnetHandler(Handler):
             protocol.request(DO, BINARY)
         slot = await self.pool.lend_slot(req, url.host, port_of(url))  # held until session.close()
         try:
-            reader, writer = await open_connection(url, url.host, port_of(url),
-                                                   timeout=req.connect_timeout, limit=req.limits.max_line)
+            reader, writer = await open_stream(url, "telnet", url.host, port_of(url),
+                                               timeout=req.connect_timeout, limit=req.limits.max_line)
         except BaseException:
             await slot.release(False)
             raise

@@ -23,7 +23,6 @@ import asyncio
 from typing import Any
 
 from ..errors import (
-    AnyURLError,
     ConnectError,
     FetchTimeout,
     NotRetrievable,
@@ -33,6 +32,7 @@ from ..errors import (
     TruncatedTransfer,
     UnsafeURL,
 )
+from ..net.connect import exchanging, open_stream
 from ..net.pool import Connection, Lease, Pool
 from ..protocols import z3950
 from ..response import Body, Entry
@@ -44,7 +44,6 @@ from .base import (
     Handler,
     Request,
     apply_length,
-    open_connection,
     refuse_controls,
     refuse_range,
     render_entries,
@@ -97,36 +96,31 @@ class _Session:
     async def call(self, apdu: bytes) -> z3950.Decoded:
         if self.writer.is_closing():  # the target hung up (uvloop's write would raise RuntimeError)
             raise ConnectError("the target closed the connection", url=self.url)
-        try:
+        with exchanging(self.url, "sending"):
             self.writer.write(apdu)
             await self.writer.drain()
-        except OSError as exc:
-            raise ConnectError(f"connection lost while sending: {exc.strerror or exc}", url=self.url) from exc
         return await self._receive()
 
     async def _receive(self) -> z3950.Decoded:
         try:
-            async with asyncio.timeout(self.read_timeout):
-                while True:
-                    n = self.scanner.length(self.buffer)
-                    if n is not None and len(self.buffer) >= n:
-                        break
-                    chunk = await self.reader.read(65536)
-                    if not chunk:
-                        if self.buffer:
-                            raise TruncatedTransfer("the target closed the connection in the middle of an APDU",
-                                                    url=self.url)
-                        raise ConnectError("the target closed the connection", url=self.url)
-                    self.buffer += chunk
+            with exchanging(self.url, "reading"):
+                async with asyncio.timeout(self.read_timeout):
+                    while True:
+                        n = self.scanner.length(self.buffer)
+                        if n is not None and len(self.buffer) >= n:
+                            break
+                        chunk = await self.reader.read(65536)
+                        if not chunk:
+                            if self.buffer:
+                                raise TruncatedTransfer("the target closed the connection in the middle of an APDU",
+                                                        url=self.url)
+                            raise ConnectError("the target closed the connection", url=self.url)
+                        self.buffer += chunk
         except TimeoutError as exc:
             raise FetchTimeout(f"no reply from the Z39.50 target within {self.read_timeout} s",
                                url=self.url) from exc
         except z3950.Z3950Error as exc:
             raise ProtocolError(f"bad APDU from the target: {exc}", url=self.url) from exc
-        except OSError as exc:
-            if isinstance(exc, AnyURLError):  # ConnectError is an OSError: raised above, not wrapped twice
-                raise
-            raise ConnectError(f"connection lost: {exc.strerror or exc}", url=self.url) from exc
         data = bytes(self.buffer[:n])
         del self.buffer[:n]
         self.scanner.reset()  # the next APDU starts at the buffer's start
@@ -204,8 +198,8 @@ class WAISHandler(Handler):
     async def _connect(self, url: WAISURL, opts: WAISOptions, req: Request) -> tuple[_Session, z3950.InitResult]:
         slot = await self.pool.lend_slot(req, url.host, port_of(url))  # released by session.close()
         try:
-            reader, writer = await open_connection(url, url.host, port_of(url), timeout=req.connect_timeout,
-                                                   limit=65536)
+            reader, writer = await open_stream(url, "wais", url.host, port_of(url), timeout=req.connect_timeout,
+                                               limit=65536)
         except BaseException:
             await slot.release(False)
             raise

@@ -1,7 +1,7 @@
 """Where a socket connected before the event loop started is handed to the connection layer.
 
 The CLI begins the first URL's connect while asyncio is still importing
-(:mod:`anyurl.cli.early`) and registers a *taker* here; :func:`anyurl.net.pool.early_socket`
+(:mod:`anyurl.cli.early`) and registers a *taker* here; :func:`anyurl.net.connect.early_socket`
 asks it. The library never imports the CLI: without a taker, nothing is handed over.
 This module imports nothing heavy, so the CLI can set the hook before asyncio is loaded.
 """

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
@@ -28,9 +27,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from ..errors import AnyURLError, ConnectError, PoolTimeout
 from ..settings import Limits, Request
-from . import handoff
 
-__all__ = ["Connection", "Lease", "Pool", "connect_target", "early_socket", "logger"]
+__all__ = ["Connection", "Lease", "Pool", "logger"]
 
 #: The root logger of anyurl; each scheme logs to a child (``anyurl.ftp``...).
 logger = logging.getLogger("anyurl")
@@ -559,59 +557,3 @@ def _abort_without_loop(conn: Connection) -> None:
     if lost is not None and getattr(transport, "_sock", None) is not None:
         with contextlib.suppress(Exception):
             lost(None)
-
-
-# -- the CLI's early connection ----------------------------------------------------
-
-
-def _outcome(sock: socket.socket) -> bool | None:
-    """True: connected; False: the connect failed; None: still connecting."""
-    if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
-        return False
-    try:
-        sock.getpeername()
-    except OSError:
-        return None
-    return True
-
-
-async def early_socket(scheme: str, host: str, port: int) -> socket.socket | None:
-    """The socket the CLI began connecting to scheme://host:port before asyncio was
-    imported (see :mod:`anyurl.net.handoff`), once it is connected; for the caller's
-    ``create_connection(sock=...)``. None when there is none, or it failed: the caller
-    connects as usual, and reports that connect's error. Call it inside the connect
-    deadline: a connect still under way is waited for, and closed if the wait ends."""
-    sock = handoff.take(scheme, host, port)
-    if sock is None:
-        return None
-    try:
-        state = _outcome(sock)
-        if state is None:
-            loop = asyncio.get_running_loop()
-            ready: asyncio.Future[None] = loop.create_future()
-
-            def writable() -> None:  # the handshake is over (it may be called again before we resume)
-                if not ready.done():
-                    ready.set_result(None)
-
-            loop.add_writer(sock, writable)
-            try:
-                await ready
-            finally:
-                loop.remove_writer(sock)
-            state = _outcome(sock)
-    except BaseException:
-        sock.close()
-        raise
-    if not state:
-        sock.close()
-        return None
-    logger.debug("using the connection to %s:%s opened at start-up", host, port)
-    return sock
-
-
-async def connect_target(scheme: str, host: str, port: int) -> dict[str, Any]:
-    """Where a new connection to scheme://host:port goes, as keywords of ``create_connection``
-    and ``asyncio.open_connection``: the CLI's early socket when there is one, else host and port."""
-    sock = await early_socket(scheme, host, port)
-    return {"sock": sock} if sock is not None else {"host": host, "port": port}

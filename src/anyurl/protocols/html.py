@@ -16,10 +16,16 @@ What becomes an entry:
   before it: against the page URL). An href is first cleaned as browsers do
   (outer white space trimmed, TAB/CR/LF removed, spaces and other characters a
   URL may not hold %-encoded, a "\\\\" in an http(s) URL read as "/");
-* with ``requisites=True``, also the page's requisites (wget -p): ``<img src>``,
-  ``<script src>``, ``<link href>`` with rel stylesheet/icon/preload/manifest,
-  ``<embed>``/``<source>``/``<audio src>``, ``<video poster>``, ``<input type=image
-  src>``: kind "page" with ``meta["requisite"]`` the tag (not in an autoindex page);
+* with ``requisites=True``, also the page's requisites, what a browser loads to show
+  it (wget -p): ``<img src srcset lowsrc>``, ``<source src srcset>``, ``<script src>``,
+  ``<link href>`` (and ``imagesrcset``) with rel stylesheet/icon/apple-touch-icon/
+  mask-icon/preload/modulepreload/manifest, ``<video src poster>``, ``<audio src>``,
+  ``<track src>``, ``<embed src>``, ``<object data>``, ``<input type=image src>``, SVG
+  ``<image>``/``<use>`` ``href``/``xlink:href``, ``background=`` of body and table cells,
+  and the CSS ``url()``/``@import`` of ``<style>`` and ``style=``: kind "page" with
+  ``meta["requisite"]`` the tag ("url()" or "@import" for CSS), ``meta["stylesheet"]``
+  True for a style sheet (not in an autoindex page). With ``stylesheet=True`` the body
+  is a style sheet (text/css) and its ``url()``/``@import`` are the entries;
 * only links anyurl can retrieve (http, https, ftp, ftps, gopher, news, nntp,
   nntps, wais, prospero); ``file:`` only from a ``file:`` page, so a remote
   page never leads to local files. ``mailto:``, ``javascript:``, ``data:``...
@@ -55,9 +61,10 @@ from urllib.parse import unquote
 from ..errors import AnyURLError, ProtocolError, TransferError
 from ..response import HTML_TYPES, Entry, is_html
 from ..urls import FTPURL, HTTPURL, URL, FileURL, _join_text, parse
+from .css import CSSRefs
 
 __all__ = ["FOLLOWABLE_SCHEMES", "HTML_TYPES", "MAX_PAGE_BYTES", "MAX_PENDING", "PageLinks", "clean_href", "is_html",
-           "page_links"]
+           "page_links", "srcset_urls"]
 
 # Schemes a link may lead to (file: only from a file: page).
 FOLLOWABLE_SCHEMES: frozenset[str] = frozenset({
@@ -83,16 +90,23 @@ _DATE = re.compile(
 _SIZE = re.compile(r"\s*(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>[KMGTPkmgtp]?)(?:i?[Bb])?(?=\s|$)|\s*-(?=\s|$)")
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 _META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
+_CSS_CHARSET = re.compile(rb'@charset "([A-Za-z0-9_.:\-]+)";')
 _HREF_STRIP = " \t\n\r\f\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0e\x0f" \
               "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"
 _HREF_BAD = re.compile(r"[\x00-\x20\x7f\"<>`]|%(?![0-9A-Fa-f]{2})")
 _SPACES = re.compile(r"\s+")
 _LINK_ATTR = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
-# page requisites (what a browser loads to show the page, wget -p): offered with requisites=True
-_REQUISITE_ATTR = {"img": "src", "script": "src", "embed": "src", "source": "src", "input": "src",
-                   "video": "poster", "audio": "src"}
-_REQUISITE_RELS = frozenset({"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "modulepreload",
-                             "manifest"})
+# page requisites (what a browser loads to show the page, wget -p): offered with requisites=True.
+# tag -> attributes holding one URL; srcset-like attributes hold a list (_SRCSET)
+_REQUISITE_ATTRS: dict[str, tuple[str, ...]] = {
+    "img": ("src", "srcset", "lowsrc"), "source": ("src", "srcset"), "script": ("src",),
+    "input": ("src",), "video": ("src", "poster"), "audio": ("src",), "track": ("src",),
+    "embed": ("src",), "object": ("data",), "image": ("href", "xlink:href"), "use": ("href", "xlink:href"),
+    "body": ("background",), "table": ("background",), "tr": ("background",), "td": ("background",),
+    "th": ("background",), "link": ("href", "imagesrcset")}
+_SRCSET = frozenset({"srcset", "imagesrcset"})
+_REQUISITE_RELS = frozenset({"stylesheet", "icon", "shortcut", "apple-touch-icon", "apple-touch-icon-precomposed",
+                             "mask-icon", "fluid-icon", "preload", "modulepreload", "manifest"})
 # tags that end an autoindex row (its date and size come before them)
 _ROW_END = frozenset({"tr", "table", "pre", "hr", "li", "ul", "br", "body", "html", "div", "p"})
 
@@ -104,6 +118,30 @@ def clean_href(href: str, http: bool) -> str:
     if http:
         ref = ref.replace("\\", "/")
     return _HREF_BAD.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), ref)
+
+
+def srcset_urls(value: str) -> list[str]:
+    """The URLs of a ``srcset`` ("a.png 1x, b.png 2x"): each candidate's first run of
+    non-space characters (trailing commas cut), its descriptors up to the next comma skipped."""
+    out: list[str] = []
+    i, n = 0, len(value)
+    while i < n:
+        while i < n and (value[i].isspace() or value[i] == ","):
+            i += 1
+        start = i
+        while i < n and not value[i].isspace():
+            i += 1
+        url = value[start:i]
+        if url.endswith(","):
+            url = url.rstrip(",")
+        else:
+            depth = 0  # descriptors: skip to the comma that ends them, not one inside "(...)"
+            while i < n and (value[i] != "," or depth):
+                depth += {"(": 1, ")": -1}.get(value[i], 0)
+                i += 1
+        if url:
+            out.append(url)
+    return out
 
 
 def _parse_date(text: str) -> tuple[datetime | None, int]:
@@ -171,6 +209,7 @@ class _Parser(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.owner = owner
         self.in_title = False
+        self.in_style = False  # inside <style> with requisites asked: its text is CSS
         self.title: list[str] = []
         self.title_len = 0
 
@@ -184,16 +223,8 @@ class _Parser(HTMLParser):
         if tag == "title" and o.autoindex is None:
             self.in_title = True
             return
-        if o.requisites:
-            req = _REQUISITE_ATTR.get(tag)
-            values_r = dict(attrs)
-            if tag == "link" and _REQUISITE_RELS & set((values_r.get("rel") or "").lower().split()):
-                req = "href"
-            if req is not None and (tag != "input" or (values_r.get("type") or "").lower() == "image"):
-                ref = values_r.get(req)
-                if ref:
-                    o.requisite(ref, tag)
-                return
+        if o.requisites and not o.autoindex:
+            self.requisites(tag, attrs)
         attr = _LINK_ATTR.get(tag)
         if attr is not None:
             values = dict(attrs)
@@ -212,8 +243,39 @@ class _Parser(HTMLParser):
         elif tag in ("td", "th"):
             o.add_trailer(" ")
 
+    def requisites(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """A tag's page requisites: its URL attributes, its ``style=`` and, for ``<style>``, its text."""
+        o = self.owner
+        names = _REQUISITE_ATTRS.get(tag)
+        values = dict(attrs)
+        if names is not None and (tag != "input" or (values.get("type") or "").lower() == "image"):
+            sheet = False
+            if tag == "link":
+                rels = set((values.get("rel") or "").lower().split())
+                if not _REQUISITE_RELS & rels:
+                    names = ()
+                sheet = "stylesheet" in rels
+            for name in names:
+                value = values.get(name)
+                if not value:
+                    continue
+                if name in _SRCSET:
+                    for ref in srcset_urls(value):
+                        o.requisite(ref, tag)
+                elif not (tag == "use" and value.lstrip().startswith("#")):  # a symbol of this page
+                    o.requisite(value, tag, stylesheet=sheet and name == "href")
+        style = values.get("style")
+        if style:
+            o.css(style, final=True)
+        if tag == "style":
+            self.in_style = True
+
     def handle_endtag(self, tag: str) -> None:
         o = self.owner
+        if tag == "style" and self.in_style:
+            self.in_style = False
+            o.css("", final=True)
+            return
         if tag == "title" and self.in_title:
             self.in_title = False
             o.decide("".join(self.title))
@@ -225,6 +287,9 @@ class _Parser(HTMLParser):
             o.decide("")
 
     def handle_data(self, data: str) -> None:
+        if self.in_style:
+            self.owner.css(data)
+            return
         if self.in_title:
             if self.title_len < _MAX_TITLE:
                 self.title.append(data[:_MAX_TITLE])
@@ -244,9 +309,12 @@ class PageLinks:
     """
 
     def __init__(self, url: str | URL, *, charset: str | None = None, max_bytes: int | None = MAX_PAGE_BYTES,
-                 max_entries: int = 1_000_000, max_pending: int = MAX_PENDING, requisites: bool = False) -> None:
+                 max_entries: int = 1_000_000, max_pending: int = MAX_PENDING, requisites: bool = False,
+                 stylesheet: bool = False) -> None:
         self.page = parse(url) if isinstance(url, str) else url
-        self.requisites = requisites  # also <img src>, <script src>, <link rel=stylesheet|icon href>...
+        # also <img src>, <script src>, <link rel=stylesheet|icon href>, CSS url()...
+        self.requisites = requisites or stylesheet
+        self.stylesheet = stylesheet  # the body is a style sheet (text/css), not HTML
         self.page_text = str(self.page)
         self.base: URL = self.page
         self.base_text = self.page_text
@@ -255,7 +323,8 @@ class PageLinks:
         self.max_bytes = max_bytes
         self.max_entries = max_entries
         self.max_pending = max_pending
-        self.autoindex: bool | None = None
+        self.autoindex: bool | None = False if stylesheet else None
+        self._css: CSSRefs | None = None
         self.parsed = 0
         self.entries = 0
         self.skipped = 0
@@ -304,6 +373,9 @@ class PageLinks:
         assert self._decoder is not None
         data, self._head = self._head, b""
         self._feed_text(self._decoder.decode(data, True))
+        if self.stylesheet:
+            self.css("", final=True)
+            return
         self._parser.close()
         self.end_link()
         self.end_row()
@@ -323,6 +395,9 @@ class PageLinks:
         name = self.charset
         if head.startswith(codecs.BOM_UTF8):
             name = "utf-8-sig"
+        elif not name and self.stylesheet:
+            m = _CSS_CHARSET.match(head)
+            name = m.group(1).decode("ascii") if m else "utf-8"
         elif not name:
             m = _META_CHARSET.search(head)
             name = m.group(1).decode("ascii") if m else "utf-8"
@@ -334,6 +409,9 @@ class PageLinks:
 
     def _feed_text(self, text: str) -> None:
         if not text:
+            return
+        if self.stylesheet:
+            self.css(text)
             return
         p = self._parser
         p.feed(text)
@@ -409,14 +487,27 @@ class PageLinks:
 
     # -- entries -------------------------------------------------------------------
 
-    def requisite(self, href: str, tag: str) -> None:
+    def requisite(self, href: str, tag: str, stylesheet: bool = False) -> None:
         """A page requisite (an image, a stylesheet, a script): an entry of kind "page" with
-        ``meta["requisite"]`` the tag, never part of an autoindex listing."""
+        ``meta["requisite"]`` the tag (``"@import"``, ``"url()"`` for a CSS reference) and
+        ``meta["stylesheet"]`` True for a style sheet (its own references are requisites
+        too), never part of an autoindex listing."""
         if self.autoindex:
             return  # a listing's icons are not its entries
-        self._emit(href, None, "", "", requisite=tag)
+        self._emit(href, None, "", "", requisite=tag, stylesheet=stylesheet)
 
-    def _emit(self, href: str, html_rel: str | None, text: str, trailer: str, requisite: str | None = None) -> None:
+    def css(self, text: str, final: bool = False) -> None:
+        """CSS text of the page (``<style>``, ``style=``) or of the style sheet itself."""
+        if self._css is None:
+            self._css = CSSRefs()
+        refs = self._css.feed(text)
+        if final:
+            refs += self._css.close()
+        for ref, kind in refs:
+            self.requisite(ref, kind, stylesheet=kind == "@import")
+
+    def _emit(self, href: str, html_rel: str | None, text: str, trailer: str, requisite: str | None = None,
+              stylesheet: bool = False) -> None:
         http = self.base.scheme in ("http", "https")
         ref = clean_href(href, http)
         if self.autoindex and ref.startswith("?"):
@@ -442,6 +533,8 @@ class PageLinks:
             meta["html_rel"] = html_rel
         if requisite is not None:
             meta["requisite"] = requisite
+            if stylesheet:
+                meta["stylesheet"] = True
         size: int | None = None
         modified: datetime | None = None
         if self.autoindex and requisite is None:

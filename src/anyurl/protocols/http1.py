@@ -35,7 +35,7 @@ import httptools
 from ..errors import OverlongTransfer, ProtocolError, TruncatedTransfer, UnsafeURL
 from .lines import refuse_controls
 
-__all__ = ["Headers", "ResponseReader", "header_block", "request_head", "request_start", "request_tail"]
+__all__ = ["Headers", "RawResponseReader", "ResponseReader", "header_block", "request_head", "request_start", "request_tail"]
 
 #: header fields one response may have (interim responses' not counted)
 MAX_HEADERS = 256
@@ -481,3 +481,22 @@ class ResponseReader:
     def reusable(self) -> bool:
         """The response ended cleanly and the connection may carry the next request."""
         return self.complete and self.keep_alive and not self._after_end
+
+
+class RawResponseReader(ResponseReader):
+    """A :class:`ResponseReader` that also keeps what a capture needs: the head's fields as
+    received (order, case and repeats; ``raw_fields``) and the request head it answers
+    (``request_head``). Only requests that ask for a capture use it."""
+
+    __slots__ = ("raw_fields", "request_head")
+
+    def __init__(self, method: str, url: object = None, *, max_head: int = 1 << 17,
+                 max_framing: int = 1 << 16, request_head: bytes = b"") -> None:
+        super().__init__(method, url, max_head=max_head, max_framing=max_framing)
+        self.raw_fields: list[tuple[bytes, bytes]] = []
+        self.request_head = request_head
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._to is None:  # (else a later response's, on a pipelined connection)
+            self.raw_fields.append((name, value))
+        super().on_header(name, value)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AnyURLError, ResourceNotFound, TransferError, TruncatedTransfer
 from ..protocols.ftp import directory_text
 from ..response import Entry, translate_errors
-from ..urls import FTPURL, HTTPURL, URL, parse, percent_decode
+from ..urls import FTPURL, HTTPURL, URL, parse
 from .download import (
     WouldOverwrite,
     _download,
@@ -43,7 +43,7 @@ from .download import (
     refuse_symlink,
     same_content,
 )
-from .names import PART_SUFFIX, local_name, name_for_url
+from .names import PART_SUFFIX, WEB_INDEX, local_name, name_for_url, web_names
 from .output import SymlinkRefused, open_output
 from .walk import _SKIP_KINDS, Found, _child_key, _listed_dir, walk
 
@@ -58,6 +58,11 @@ def _remote_name(found: Found) -> str:
     if entry is None or not entry.name:
         return name_for_url(found.url)
     return entry.name
+
+
+def _same_index(a: str, b: str) -> bool:
+    """"DIR/" and "DIR/index.html": the directory's page under its two URLs."""
+    return a.rstrip("/") == b.rsplit("/", 1)[0] or b.rstrip("/") == a.rsplit("/", 1)[0]
 
 
 def _unique(path: str, taken: dict[str, str]) -> str:
@@ -241,10 +246,10 @@ class _Mirror:
 
     def place(self, found: Found) -> tuple[str, str] | None:
         """The local path of *found* and its file name (its parent directory is already placed)."""
-        if self.web is not None and found.depth > 0 and not found.directory:
+        if self.web is not None and not found.directory:
             by_url = self._place_by_url(found)
             if by_url is not None:
-                return by_url
+                return by_url or None
         parent_key = found.path[:-1]
         parent = self.dirs.get(parent_key)
         if parent is None:
@@ -265,10 +270,12 @@ class _Mirror:
         self.rels[found.path] = f"{rel}/{name}" if rel else name
         return path, name
 
-    def _place_by_url(self, found: Found) -> tuple[str, str] | None:
+    def _place_by_url(self, found: Found) -> tuple[str, str] | tuple[()] | None:
         """A web file's local path from its URL's path below the start's directory, so a page's
-        link to ``sub/deep.txt`` lands in DIR/sub/ (a listing would give no ``sub`` directory);
-        None when the URL is not such a path (the listing's place is used)."""
+        link to ``sub/deep.txt`` lands in DIR/sub/ (a listing would give no ``sub`` directory)
+        and a directory's page ``sub/`` in DIR/sub/index.html; None when the URL is not such
+        a path (the listing's place is used); () for ``sub/index.html`` when ``sub/`` took that
+        name already (or the other way round): one resource, one file."""
         assert self.web is not None
         try:
             u = parse(found.url)
@@ -276,9 +283,9 @@ class _Mirror:
             return None
         origin, base = self.web
         if (not isinstance(u, HTTPURL) or (u.scheme, u.host, u.port) != origin or u.search is not None
-                or not u.path.startswith(base) or u.path.endswith("/")):
+                or not u.path.startswith(base)):
             return None
-        names = [local_name(percent_decode(seg)) for seg in u.path[len(base):].split("/")]
+        names = web_names(u.path[len(base):])
         folder = self.dest
         for name in names[:-1]:
             folder = os.path.join(folder, name)
@@ -292,6 +299,8 @@ class _Mirror:
                 self.made.add(folder)
         path = os.path.join(folder, names[-1])
         owner = self.taken.get(path)
+        if owner is not None and owner != found.url and names[-1] == WEB_INDEX and _same_index(owner, found.url):
+            return ()
         if owner is not None and owner != found.url:
             path = _unique(path, self.taken)
             names[-1] = os.path.basename(path)
@@ -421,6 +430,17 @@ class _Mirror:
                 self.progress(self.result)
 
     async def _file(self, found: Found, path: str) -> None:
+        if found.content is not None:  # the walk read it whole already (a web page): not fetched again
+            try:
+                written = self._keep(found, path)
+            finally:
+                found.content.close()
+            if written is None:
+                self.result.unchanged += 1
+            else:
+                self.result.files += 1
+                self.result.bytes += written
+            return
         u: URL | str = found.url
         if found.url.startswith(("ftp://", "ftps://")):
             if (ftp := self.ftp_file(found)) is not None:
@@ -472,6 +492,39 @@ class _Mirror:
             return
         self.result.files += 1
         self.result.bytes += written
+
+    def _keep(self, found: Found, path: str) -> int | None:
+        """Write the bytes the walk kept (``Found.content``) to *path* as :meth:`_fetch` would:
+        through a part file, placed atomically; None when *path* held them already. *newer* and
+        *force* replace other content (these bytes are the remote file's as of now)."""
+        assert found.content is not None
+        part = _part_for(path)
+        overwrite = self.force or self.newer
+        if not overwrite:
+            refuse_symlink(path, found.url)
+        placed = False
+        try:
+            fd = open_output(part, truncate=True, below=self.dest)
+            try:
+                for chunk in found.content.chunks():
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            written = _place(part, path, overwrite, found.url)
+            placed = True
+        except AnyURLError:
+            raise
+        except SymlinkRefused as exc:
+            raise WouldOverwrite(f"cannot write {part}: {exc.strerror}", url=found.url) from exc
+        except OSError as exc:
+            raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=found.url) from exc
+        finally:
+            if not placed:
+                with contextlib.suppress(OSError):
+                    os.unlink(part)
+        return found.content.size if written else None
 
     async def _fetch(self, u: URL | str, path: str, overwrite: bool, modified: datetime | None) -> int | None:
         """Stream *u* into a part file next to *path*, give it the remote date, and
@@ -635,6 +688,7 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
                   include=include, exclude=exclude, progress=progress, symlinks=symlinks)
     walk_options.setdefault("per_host", 2)
+    walk_options.setdefault("keep", True)  # a page read for its links is saved from those bytes
     start = parse(url) if isinstance(url, str) else url
     if isinstance(start, HTTPURL):  # the directory of "a/b/" and of "a/b/page.html" is "a/b/"
         job.web = (start.scheme, start.host, start.port), start.path[: start.path.rfind("/") + 1]

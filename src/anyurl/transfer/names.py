@@ -15,8 +15,8 @@ from ..errors import URLSyntaxError
 from ..response import Entry
 from ..urls import URL, leaf_name, parse, slash_free_name, tree_place
 
-__all__ = ["MAX_NAME_BYTES", "PART_SUFFIX", "entry_file_name", "file_name", "fit_name", "is_parent_link",
-           "local_name", "name_for_url", "parse_or_value_error", "safe_name", "segments"]
+__all__ = ["MAX_NAME_BYTES", "PART_SUFFIX", "WEB_INDEX", "entry_file_name", "file_name", "fit_name", "is_parent_link",
+           "local_name", "name_for_url", "parse_or_value_error", "safe_name", "segments", "web_names"]
 
 #: the suffix of a download's part file (no local name made here ends in it)
 PART_SUFFIX = ".anyurl-part"
@@ -162,6 +162,22 @@ def name_for_url(url: URL | str) -> str:
         if url.scheme in ("http", "https") and "%" in raw:
             raw = urllib.parse.unquote(raw, errors="surrogateescape")
     return safe_name(raw, "index")
+
+
+#: the local name of a web directory's own page ("/docs/" -> docs/index.html), as wget names it,
+#: so that "/docs/" and a link to "/docs/index.html" are one file
+WEB_INDEX = "index.html"
+
+
+def web_names(path: str) -> list[str]:
+    """The local names of a web URL's path segments (encoded, below the mirror's start), a
+    directory's page named :data:`WEB_INDEX`."""
+    from ..urls import percent_decode
+
+    names = [local_name(percent_decode(seg)) for seg in path.split("/")]
+    if not path or path.endswith("/"):  # the directory's own page
+        names[-1] = WEB_INDEX
+    return names
 
 
 # names the remote side may use that mean something else here

@@ -29,6 +29,17 @@ Rules, in the order they apply to each entry:
   within ``Timeouts.read`` (the idle timeout, ``--timeout``; ``total`` when
   shorter): a robots.txt trickled byte by byte counts as none.
 
+Several seeds: ``walk(client, [url1, url2, ...])`` walks them all with one seen-set,
+each entry judged by the scope of the seed it was reached from (``Found.seed`` says
+which); a resource two seeds reach is yielded once. ``under_seed=True`` also keeps an
+http(s) walk below each seed's directory (wget's --no-parent; a page's requisites are
+fetched wherever on the host they live).
+
+Fetched once: a walk opens a web page (or a link that may be a directory) to learn
+what it is. With ``keep=True`` the bytes it read are handed on in ``Found.content``
+(:class:`Content`: in memory up to 64 KiB, then a temporary file), so whatever saves
+the resource never fetches it again (mirror does this).
+
 Politeness: each host has its own queue (ordered by depth) and at most
 ``per_host`` listings at once, started at least ``delay`` seconds apart, so
 a slow host (a tarpit) only holds its own workers and never stalls the
@@ -48,12 +59,14 @@ import heapq
 import itertools
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Iterable
+import tempfile
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import AnyURLError, TransferError
+from ..errors import AnyURLError, TransferError, TruncatedTransfer
 from ..handlers.file import file_url_for
 from ..links import body_entries
 from ..protocols.ftp import directory_text, entry_text
@@ -62,7 +75,7 @@ from ..schemes import family
 from ..settings import Limits, Timeouts
 from ..urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 
-__all__ = ["Found", "Source", "walk"]
+__all__ = ["Content", "Found", "Source", "walk"]
 
 
 class Source(Protocol):
@@ -90,6 +103,65 @@ _SKIP_KINDS = frozenset({"info", "error", "session"})
 _PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
 _ROBOTS_MAX = 512 * 1024
 CRAWL_DELAY_MAX = 30.0  # seconds: the largest robots.txt Crawl-delay honoured
+_SPOOL = 64 * 1024  # Content kept in memory up to this, then in a temporary file
+
+
+class Content:
+    """The bytes of a resource a walk opened to see what it is, kept so that it is
+    never fetched twice: in memory up to 64 KiB, then in an unnamed temporary file (many
+    pages wait in the walk's queue: memory stays bounded). ``size`` bytes; ``chunks()``
+    reads them from the start; ``close()`` frees them (garbage collection does too)."""
+
+    __slots__ = ("__weakref__", "_closer", "_fd", "_mem", "size")
+
+    def __init__(self) -> None:
+        self._mem = bytearray()
+        self._fd: int | None = None
+        self._closer: weakref.finalize[Any, Any] | None = None
+        self.size = 0
+
+    def write(self, data: bytes) -> None:
+        self.size += len(data)
+        if self._fd is None:
+            if len(self._mem) + len(data) <= _SPOOL:
+                self._mem += data
+                return
+            fd, name = tempfile.mkstemp(prefix="anyurl-page-")
+            os.unlink(name)  # unnamed: gone with its descriptor
+            self._fd = fd
+            self._closer = weakref.finalize(self, os.close, fd)
+            data, self._mem = bytes(self._mem) + data, bytearray()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def chunks(self, size: int = 256 * 1024) -> Iterator[bytes]:
+        if self._fd is None:
+            if self._mem:
+                yield bytes(self._mem)
+            return
+        at = 0
+        while chunk := os.pread(self._fd, size, at):
+            at += len(chunk)
+            yield chunk
+
+    def read(self) -> bytes:
+        return b"".join(self.chunks())
+
+    def close(self) -> None:
+        self._mem = bytearray()
+        if self._closer is not None:
+            self._closer()
+
+    def tee(self, body: Body) -> AsyncIterator[bytes]:
+        """*body*'s chunks, each also written here."""
+
+        async def chunks() -> AsyncIterator[bytes]:
+            async for chunk in body:
+                self.write(chunk)
+                yield chunk
+
+        return chunks()
 
 
 @dataclass(frozen=True)
@@ -108,6 +180,8 @@ class Found:
     crawler fetches it once and a mirror still has both names.
     ``entries`` is a listed directory's listing, in the listing's order (a
     mirror names its children by it, whichever of them is found first).
+    ``seed`` is the index of the seed it was reached from; ``content`` (``keep=True``)
+    the bytes of a file the walk read whole to learn what it was (a web page), else None.
     """
 
     url: str
@@ -119,6 +193,8 @@ class Found:
     error: AnyURLError | None = None
     same_as: str | None = None
     entries: list[Entry] | None = field(default=None, repr=False, compare=False)
+    seed: int = 0
+    content: Content | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -139,6 +215,7 @@ class _Job:
     ancestors: tuple[str, ...] = field(compare=False)  # canonical URLs of the directories above
     prints: tuple[int, ...] = field(compare=False)  # listing fingerprints of those directories
     alias: str | None = field(compare=False, default=None)  # a symlink's resolved target
+    seed: int = field(compare=False, default=0)
 
 
 def _canonical(u: URL) -> str:
@@ -189,6 +266,17 @@ def _is_ancestor(candidate: URL, here: URL, of: Iterable[str], key: str | None =
     return c[3] == h[3] or c[3] == "" or h[3].startswith(c[3] + "/")
 
 
+def _origin(u: URL) -> tuple[str, str, int]:
+    return (_family(u.scheme), _host_of(u), getattr(u, "port", 0))
+
+
+def _base_of(seed: URL) -> tuple[tuple[str, str, int], str] | None:
+    """An http(s) seed's origin and directory ("a/b/" for "a/b/" and "a/b/page.html")."""
+    if not isinstance(seed, HTTPURL):
+        return None
+    return _origin(seed), seed.path[: seed.path.rfind("/") + 1]
+
+
 def _fingerprint(entries: list[Entry]) -> int:
     # parent/self links name where the listing is, not what it holds (an autoindex's "../")
     return hash(frozenset((e.name, e.kind, e.size, e.modified) for e in entries if not e.rel))
@@ -205,7 +293,8 @@ def _worth_probing(entry: Entry, u: URL) -> bool:
     if entry.kind == "symlink":
         return True
     if u.scheme in ("http", "https"):  # an autoindex "file" is never opened to check
-        return entry.kind != "file" and _looks_like_page(u)
+        # a page's style sheet is opened for its own url() and @import (requisites)
+        return entry.kind != "file" and (_looks_like_page(u) or "stylesheet" in entry.meta)
     if isinstance(u, GopherURL):  # the URL says what it is: only a menu lists
         return entry.kind == "page" and u.gophertype in ("1", "")
     return entry.kind == "page"
@@ -248,13 +337,16 @@ def _as_directory(u: URL) -> URL:
 
 
 class _Walker:
-    def __init__(self, client: Source, start: URL, *, max_depth: int | None,
+    def __init__(self, client: Source, starts: Sequence[URL], *, max_depth: int | None,
                  follow: Callable[[Entry], bool] | None, same_host: bool, cross_scheme: bool,
                  per_host: int, delay: float, robots: bool, max_items: int, requisites: bool = False,
-                 max_pending: int = 100_000) -> None:
+                 max_pending: int = 100_000, keep: bool = False, under_seed: bool = False) -> None:
         self.client = client
         self.requisites = requisites
-        self.start = start
+        self.starts = list(starts)
+        self.start = self.starts[0]
+        self.keep = keep
+        self.bases = [_base_of(s) if under_seed else None for s in self.starts]
         self.max_depth = max_depth
         self.follow = follow
         self.same_host = same_host
@@ -328,49 +420,70 @@ class _Walker:
         u = parse(job.url)
         target = _as_directory(u) if job.probe else u
         entries: list[Entry] | None
+        content: Content | None = None
         try:
             async with self.client.open(target) as body:
+                src = body
+                if self.keep and body.entries is None:  # a file: its bytes are kept as they are read
+                    content = Content()
+                    src = Body(body.url, content.tee(body), content_type=body.content_type, size=body.size,
+                               meta=body.meta, charset=body.charset)
                 # a listing's entries, or an HTML page's links (streamed, bounded by the Limits)
-                stream = body_entries(body, self.client.limits, requisites=self.requisites)
+                stream = body_entries(src, self.client.limits, requisites=self.requisites)
                 entries = None if stream is None else [e async for e in stream]
                 # an ordinary web page is a file whose links are followed; an autoindex page a directory
                 page = body.entries is None and entries is not None and all(e.kind == "page" for e in entries)
+                if content is not None:
+                    async for _ in src:  # the rest of the file (all of it when it is no page)
+                        pass
+                    if body.size is not None and content.size < body.size:
+                        raise TruncatedTransfer(f"got {content.size} of {body.size} bytes", url=u)
         except AnyURLError as exc:
+            if content is not None:
+                content.close()
+                content = None
             if job.probe:  # a link that is no directory: a file (or a dangling link)
                 await self.emit(Found(job.url, job.entry, job.depth, job.path, False, job.parent,
                                       error=None if target is not u else exc,
-                                      same_as=self.file_alias(job) if target is not u else None))
+                                      same_as=self.file_alias(job) if target is not u else None, seed=job.seed))
                 return
-            await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent, error=exc))
+            await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent, error=exc,
+                                  seed=job.seed))
             return
         except Exception as exc:
+            if content is not None:
+                content.close()
             await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
-                                  error=translate_errors(exc, u)))
+                                  error=translate_errors(exc, u), seed=job.seed))
             return
+        if content is not None and not (entries is None or page):
+            content.close()  # a directory's listing page: not a file anyone saves
+            content = None
         if entries is None or (page and not entries):
             await self.emit(Found(job.url, job.entry, job.depth, job.path, False, job.parent,
-                                  same_as=self.file_alias(job)))
+                                  same_as=self.file_alias(job), seed=job.seed, content=content))
             return
         if job.alias is not None:  # a symlink that is a directory: walk its target once
             if job.alias in self.dir_keys:
                 await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
-                                      same_as=job.alias))
+                                      same_as=job.alias, seed=job.seed))
                 return
             self.dir_keys.add(job.alias)
             self.walked_aliases.add(job.alias)
         elif job.depth and _canonical(target) in self.walked_aliases:
             # a directory already walked through a symlink met before it: not twice
             await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
-                                  same_as=_canonical(target)))
+                                  same_as=_canonical(target), seed=job.seed))
             return
         fp = _fingerprint(entries)
         if not page and fp in job.prints and (job.via_link or len(entries) > 1):
             # the very listing of a directory above (a symlink the server shows as a
             # plain directory, as MLSD does): a loop
             await self.emit(Found(job.url, job.entry, job.depth, job.path, True, job.parent,
-                                  same_as=job.parent))
+                                  same_as=job.parent, seed=job.seed))
             return
-        await self.emit(Found(job.url, job.entry, job.depth, job.path, not page, job.parent, entries=entries))
+        await self.emit(Found(job.url, job.entry, job.depth, job.path, not page, job.parent, entries=entries,
+                              seed=job.seed, content=content))
         here = _canonical(target)
         ancestors = (*job.ancestors, here)
         prints = (*job.prints, fp)
@@ -402,7 +515,7 @@ class _Walker:
                 u = parse(url)
             except AnyURLError:
                 return
-            if not self.in_scope(listed, u):
+            if not self.in_scope(listed, u, job.seed, entry):
                 return
             key = self.key_of(entry, u)
             same = entry.kind == "symlink" or not entry.key or entry.key == url  # key is _canonical(u)
@@ -420,7 +533,7 @@ class _Walker:
         if alias is not None and (alias in self.dir_keys or alias in ancestors):
             self.seen.add(key)
             await self.emit(Found(url, entry, job.depth + 1, (*job.path, entry.name), True,
-                                  job.url, same_as=alias))
+                                  job.url, same_as=alias, seed=job.seed))
             return
         if len(self.seen) >= self.max_items:
             raise TransferError(f"walk stopped: more than {self.max_items} resources (max_items)",
@@ -441,26 +554,33 @@ class _Walker:
             if walkable:
                 self.dir_keys.add(key)
             self.enqueue(_Job(depth, next(self.seq), url, entry, path, job.url, probe,
-                              job.via_link or entry.kind in _PROBE_KINDS, ancestors, prints, alias))
+                              job.via_link or entry.kind in _PROBE_KINDS, ancestors, prints, alias, job.seed))
             return
         # a file, or a directory at max_depth: yielded, not opened; a file a symlink met
         # before it led to is the same resource (same_as: the link)
         await self.emit(Found(url, entry, depth, path, walkable, job.url,
-                              same_as=None if walkable or not self.linked_files else self.linked_files.get(key)))
+                              same_as=None if walkable or not self.linked_files else self.linked_files.get(key),
+                              seed=job.seed))
 
     async def emit(self, found: Found) -> None:
         await self.out.put(found)
 
     # -- rules ----------------------------------------------------------------------
 
-    def in_scope(self, here: URL, u: URL) -> bool:
+    def in_scope(self, here: URL, u: URL, seed: int = 0, entry: Entry | None = None) -> bool:
+        """The rules of the seed *u* was reached from."""
+        start = self.starts[seed]
         if u.scheme == "file" and here.scheme != "file":
             return False  # a remote listing never leads to local files
-        if _family(u.scheme) != _family(self.start.scheme) and not self.cross_scheme:
+        if _family(u.scheme) != _family(start.scheme) and not self.cross_scheme:
             return False
-        if self.same_host and _family(u.scheme) == _family(self.start.scheme):
-            return _host_of(u) == _host_of(self.start) and getattr(u, "port", None) == getattr(
-                self.start, "port", None)
+        if self.same_host and _family(u.scheme) == _family(start.scheme):
+            if _host_of(u) != _host_of(start) or getattr(u, "port", None) != getattr(start, "port", None):
+                return False
+        base = self.bases[seed]
+        if base is not None and isinstance(u, HTTPURL) and _origin(u) == base[0] and not (
+                entry is not None and "requisite" in entry.meta):
+            return u.path.startswith(base[1])
         return True
 
     @staticmethod
@@ -538,10 +658,14 @@ class _Walker:
     # -- the iterator -----------------------------------------------------------------
 
     async def run(self) -> AsyncIterator[Found]:
-        start = str(self.start)
-        self.seen.add(_canonical(self.start))
-        self.dir_keys.add(_canonical(self.start))
-        self.enqueue(_Job(0, next(self.seq), start, None, (), None, False, False, (), ()))
+        for i, seed in enumerate(self.starts):
+            key = _canonical(seed)
+            if key in self.seen:
+                continue  # a seed given twice (or reached as another's entry first: not here, all
+                # seeds are queued before any listing ends)
+            self.seen.add(key)
+            self.dir_keys.add(key)
+            self.enqueue(_Job(0, next(self.seq), str(seed), None, (), None, False, False, (), (), seed=i))
         try:
             while True:
                 item = await self.out.get()
@@ -561,12 +685,14 @@ class _Walker:
                     await t
 
 
-async def walk(client: Source, url: str | URL, *, max_depth: int | None = None,
+async def walk(client: Source, url: str | URL | Sequence[str | URL], *, max_depth: int | None = None,
                follow: Callable[[Entry], bool] | None = None, same_host: bool = True,
                cross_scheme: bool = False, per_host: int = 2, delay: float = 0.0,
                robots: bool = True, max_items: int = 1_000_000, requisites: bool = False,
-               max_pending: int = 100_000) -> AsyncIterator[Found]:
-    """Every resource reachable from *url*, breadth-first (see the module docstring).
+               max_pending: int = 100_000, keep: bool = False, under_seed: bool = False
+               ) -> AsyncIterator[Found]:
+    """Every resource reachable from *url* (or from each of several seeds, with one
+    seen-set), breadth-first (see the module docstring).
 
     *max_depth* 0 yields only the start; 1 also its entries (directories among
     them are yielded, not listed); None: no limit.
@@ -576,10 +702,15 @@ async def walk(client: Source, url: str | URL, *, max_depth: int | None = None,
     only its ``<a>/<area>/<frame>/<iframe>`` links (wget -p).
     *max_items* bounds the resources met, *max_pending* the directories found
     and not yet listed (each ~1 KB); past either the walk stops with a TransferError.
+    *keep*: the bytes of the files the walk opened (web pages) in ``Found.content``;
+    *under_seed*: http(s) links only below each seed's directory (requisites anywhere).
     """
-    start = client.parse(url)
-    walker = _Walker(client, start, max_depth=max_depth, follow=follow, same_host=same_host,
-                     cross_scheme=cross_scheme, per_host=per_host, delay=delay, robots=robots,
-                     max_items=max_items, requisites=requisites, max_pending=max_pending)
+    seeds = [url] if isinstance(url, (str, URL)) else list(url)
+    if not seeds:
+        raise ValueError("walk needs at least one seed URL")
+    walker = _Walker(client, [client.parse(s) for s in seeds], max_depth=max_depth, follow=follow,
+                     same_host=same_host, cross_scheme=cross_scheme, per_host=per_host, delay=delay,
+                     robots=robots, max_items=max_items, requisites=requisites, max_pending=max_pending,
+                     keep=keep, under_seed=under_seed)
     async for found in walker.run():
         yield found

@@ -1,6 +1,6 @@
-"""A refused connection reads the same on asyncio's own loop as on uvloop (handlers.base.open_connection and errors.translate)."""
+"""A refused connection reads the same on asyncio's own loop as on uvloop (net.connect, the one table)."""
 
-# anyurl.handlers.base.open_connection is the one place connect errors are worded.
+# anyurl.net.connect is the one place connect errors are worded.
 
 from __future__ import annotations
 
