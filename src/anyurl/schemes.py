@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         @property
         def port(self) -> int | None: ...
 
-__all__ = ["DEFAULT_PORTS", "DEFAULT_TEXT_SUFFIXES", "EARLY_CONNECT", "OPTIONS_CLASSES", "PROXIED", "SCHEMES",
+__all__ = ["CWD_STRATEGIES", "DEFAULT_PORTS", "DEFAULT_TEXT_SUFFIXES", "EARLY_CONNECT", "OPTIONS_CLASSES", "PROXIED", "SCHEMES",
            "Scheme", "family", "fsspec_schemes", "port_of"]
 
 
@@ -108,6 +108,9 @@ def port_of(url: _Located) -> int:
     port = url.port
     return port if port is not None else SCHEMES[url.scheme].default_port or 0
 
+
+#: FTPOptions.cwd_strategy's values (what each does: its docstring, docs/ftp.md)
+CWD_STRATEGIES: tuple[str, ...] = ("auto", "multicwd", "singlecwd", "nocwd")
 
 # Section 3.2.3 lets a client guess the type without a typecode; with FTPOptions(guess_type=True)
 # these suffixes are text (TYPE A). The default is binary: a mirror must be byte-exact.

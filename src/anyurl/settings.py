@@ -27,7 +27,7 @@ from .errors import (
     TransferError,
     TruncatedTransfer,
 )
-from .schemes import DEFAULT_TEXT_SUFFIXES
+from .schemes import CWD_STRATEGIES, DEFAULT_TEXT_SUFFIXES
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -336,8 +336,18 @@ def renamed_option(owner: str, old: str, new: str) -> None:
 class FTPOptions(Record):
     """FTP settings, passed as ``Client(ftp=FTPOptions(...))``.
 
-    cwd_strategy: "multicwd" (RFC 1738: one CWD per segment), "singlecwd"
-        (one CWD with the joined path) or "nocwd" (no CWD, full path to RETR/LIST).
+    cwd_strategy: how the URL's directory segments (section 3.2.2) become CWD commands.
+        "auto" (the default): the RFC's effect in fewer round trips: one CWD per segment,
+        except that on a server with Unix paths (PWD gave "/...") and plain segment names,
+        one CWD to the absolute path (login directory + segments) stands for two or more of
+        them: on a connection's first RETR (with ``pipeline``) and when a reused connection
+        goes to another directory (``ftp://h/pub/sub/f`` sends ``CWD /pub/sub``); where the
+        server refuses that CWD, the per-segment sequence runs. "multicwd": the RFC's
+        sequence to the letter, exactly one CWD per segment (``CWD pub``, ``CWD sub``),
+        never joined, whatever ``pipeline`` says; a reused connection first goes back with
+        a CWD to its login directory (only the segments left are sent when it already
+        stands on the way). "singlecwd": one CWD with the joined path (``CWD pub/sub``).
+        "nocwd": no CWD, the full path to RETR/LIST.
     passive: EPSV then PASV (True) or active EPRT then PORT (False).
     epsv: try EPSV before PASV.
     guess_type: without a typecode, transfer names ending in one of text_suffixes as
@@ -350,7 +360,8 @@ class FTPOptions(Record):
     atomic_upload: STOR to a temporary name, then RNFR/RNTO.
     reuse: keep idle control connections for the next URL on the same server.
     pipeline: send the login (USER, PASS, PWD) in one write when the password is known,
-        a file's CWD (one to the absolute path for a chain) and TYPE in one write, and,
+        a file's CWD (under "auto", one to the absolute path for a chain) and TYPE in one
+        write, and,
         once EPSV worked on a connection, [SIZE,] EPSV and RETR of the next file (one round
         trip less per file; plain connections only). A server answering out of step is
         not pipelined to again (logged on "anyurl.ftp").
@@ -374,7 +385,7 @@ class FTPOptions(Record):
     cafile: str | None
     ssl_context: ssl.SSLContext | None
 
-    def __init__(self, cwd_strategy: str = "multicwd", passive: bool = True, epsv: bool = True,
+    def __init__(self, cwd_strategy: str = "auto", passive: bool = True, epsv: bool = True,
                  text_suffixes: tuple[str, ...] = DEFAULT_TEXT_SUFFIXES, guess_type: bool = False,
                  use_size: bool = True, use_mlsd: bool = True, tls: bool = False,
                  tls_context: ssl.SSLContext | None = None, atomic_upload: bool = True, reuse: bool = True,
@@ -398,6 +409,9 @@ class FTPOptions(Record):
         _set(self, "verify", verify)
         _set(self, "cafile", cafile)
         _set(self, "ssl_context", ssl_context)
+        if cwd_strategy not in CWD_STRATEGIES:
+            raise ConfigurationError(f"FTPOptions.cwd_strategy must be one of {', '.join(CWD_STRATEGIES)} "
+                                     f"(got {cwd_strategy!r})")
 
 
 class HTTPOptions(Record):

@@ -78,3 +78,12 @@ def test_client_md_documents_the_import() -> None:
     assert "from anyurl.settings import" in text
     for name in NAMES:
         assert name in text, name
+
+
+def test_ftp_cwd_strategy_is_checked_when_made() -> None:
+    # issue 33 item 10: "auto" is the default, "multicwd" the RFC's sequence to the letter
+    assert settings.FTPOptions().cwd_strategy == "auto"
+    assert "multicwd" in (settings.FTPOptions.__doc__ or "") and "one CWD per segment" in (
+        settings.FTPOptions.__doc__ or "")
+    with pytest.raises(anyurl.ConfigurationError, match="cwd_strategy must be one of auto, multicwd"):
+        settings.FTPOptions(cwd_strategy="multi")

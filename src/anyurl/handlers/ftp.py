@@ -149,7 +149,7 @@ class FTPHandler(Handler):
         key: PoolKey = (url.host, url.port, plan.user, plan.password, mode)
         lease = await self.pool.acquire(req, url.host, url.port, key,
                                         lambda: self._login_counted(url, plan, opts, key, mode, req),
-                                        (req, plan.cwds), fresh=fresh)
+                                        (req, plan.cwds, plan.joinable), fresh=fresh)
         conn = lease.conn
         conn.lease = lease
         conn.on_awaiting = self._awaiting
