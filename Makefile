@@ -28,9 +28,12 @@ test: deps venv lint
 	$(MAKE) integration-uvloop
 	$(MAKE) integration-h2
 
-# the http tests once more against nginx's https listener, where anyurl speaks HTTP/2
+# the http tests once more against nginx's https listener, where anyurl speaks HTTP/2 (with jh2's
+# compiled HPACK); then the HTTP/2 tests on pure-Python h2, the fallback where jh2 has no wheel
 integration-h2: deps venv
 	ANYURL_HTTP_TESTS=h2 $(BIN)/python -m pytest -q tests/integration/test_http.py
+	ANYURL_H2_LIBRARY=h2 $(BIN)/python -m pytest -q tests/integration/test_http2.py tests/hostile/test_hostile_http2.py \
+		tests/unit/handlers/test_http2_writes.py tests/unit/handlers/test_http2_imports.py tests/unit/handlers/test_http2_codec.py
 
 # The integration suite once more on uvloop (`pip install anyurl[fast]`), long transfers left out.
 integration-uvloop: deps venv

@@ -295,12 +295,8 @@ class Client:
         if loop.is_closed():  # (closed with no shutdown_asyncgens): it can run no goodbye
             self._loop_end = None
             for handler in self._handlers.values():
-                # its pool, or its parts' (the HTTP handler's own HTTP/1.1 client)
-                for part in (handler, *getattr(handler, "__dict__", {}).values()):
-                    abort = getattr(getattr(part, "pool", None), "abort_idle", None)
-                    if abort is not None:
-                        with suppress(Exception):
-                            abort()
+                with suppress(Exception):
+                    handler.abort_idle()
             return
 
         async def end() -> None:

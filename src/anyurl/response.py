@@ -266,6 +266,8 @@ class Capture(Record, frozen=False):
         self._parts = None
         if self.body is None:
             self.body = body
+        if self.status_line is None:  # a command protocol's: the last reply line
+            self.status_line = next((line for way, line in reversed(self.exchange) if way == "<"), None)
         if complete is not None:
             self.complete = complete
         if self.ended is None:

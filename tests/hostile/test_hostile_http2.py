@@ -276,3 +276,36 @@ async def test_a_body_not_read_holds_at_most_its_stream_window(cert_key: tuple[P
             held = srv.sent
             data = await body.read()  # window updates as the data is taken: all of it comes
         assert held > 0 and data == body_for("/big", size)
+
+
+#: header blocks hpack refuses that jh2's compiled decoder lets through or panics on (printing to
+#: stderr, a backtrace with RUST_BACKTRACE=1): anyurl refuses each, and prints nothing of its own
+BAD_BLOCKS = {
+    "/late-size-update": bytes.fromhex("8820"),  # :status 200, then a table size update (RFC 7541 4.2)
+    # content-length (static index 28) with a Huffman-coded value:
+    "/long-padding": bytes.fromhex("880f0d8207ff"),  # "0" and 11 bits of padding
+    "/zero-padding": bytes.fromhex("880f0d8100"),  # "0" and 3 bits of padding, zeros
+    "/cut-string": bytes.fromhex("880f0d8a1c6b"),  # a string of 10 bytes, 2 there
+    "/cut-name": bytes.fromhex("8840"),  # a literal whose name never comes
+}
+
+
+@pytest.mark.parametrize("path", sorted(BAD_BLOCKS))
+async def test_a_header_block_hpack_refuses_is_refused_and_prints_nothing(cert_key: tuple[Path, Path],
+                                                                          tmp_path: Path, path: str) -> None:
+    import os
+    import sys
+
+    async with H2FaultServer(*cert_key, "block", blocks=BAD_BLOCKS) as srv:
+        async with Client(http=_options(cert_key[0])) as c:
+            with pytest.raises(ProtocolError, match="header block") as err:
+                await c.fetch(f"https://127.0.0.1:{srv.port}{path}")
+            assert path in str(err.value)
+        # the CLI, as a user runs it: its one error line, nothing from the codec (fd 2 captured)
+        env = {**os.environ, "SSL_CERT_FILE": str(cert_key[0]), "RUST_BACKTRACE": "1"}
+        rc, out, err_text = await arun([sys.executable, "-m", "anyurl", "get", "-q", "-d", str(tmp_path),
+                                        f"https://127.0.0.1:{srv.port}{path}"], within=60, env=env)
+        assert rc != 0 and out == b""
+        lines = err_text.decode().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("anyurl: ") and path in lines[0], lines
+        assert os.listdir(tmp_path) == []

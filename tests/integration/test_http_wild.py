@@ -127,6 +127,19 @@ async def test_busybox_index_page_without_a_type_is_sniffed_as_html(busybox: End
     assert typed.content == FILES["hello.txt"]
 
 
+async def test_busybox_index_rows_give_size_and_date(busybox: Endpoint, opts: HTTPOptions) -> None:
+    # issue 33 item 16: BusyBox's rows put the size before the date ("<td class=sz>500<td
+    # class=dt>2026-12-01 23:04:48"); size was None for every file (looked for after the date)
+    www = Path(busybox.info["www"])
+    async with Client(http=opts) as c:
+        entries = {e.name: e for e in await _ls(c, f"http://{busybox.host}:{busybox.port}/docs/")}
+    assert {n: entries[n].size for n in ("a.txt", "b.txt")} == {"a.txt": 7, "b.txt": 7}
+    assert entries["deeper"].kind == "directory" and entries["deeper"].size is None
+    mtime = (www / "docs" / "a.txt").stat().st_mtime
+    got = entries["a.txt"].modified
+    assert got is not None and abs(got.timestamp() - int(mtime)) < 1
+
+
 async def _ls(c: Client, url: str) -> list:  # type: ignore[type-arg]
     return [e async for e in c.ls(url)]
 

@@ -89,3 +89,39 @@ async def test_a_directory_page_is_one_file_however_it_is_linked(servers: Launch
     assert result.errors == [] and result.renamed == []
     assert files(tmp_path / "m") == {"index.html", "sub/index.html", "sub/x.txt"}
     assert (tmp_path / "m" / "index.html").read_text().startswith('<a href="index.html">')
+
+
+@pytest.fixture
+def unwritable(tmp_path: Path) -> Iterator[Path]:
+    """A directory this process cannot write in: its mode for a user; for root (whom the mode
+    does not stop), the immutable flag."""
+    d = tmp_path / "ro"
+    d.mkdir()
+    if os.geteuid() != 0:
+        d.chmod(0o555)
+        yield d
+        d.chmod(0o755)
+        return
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(d)], capture_output=True,
+                                                          check=False).returncode != 0:
+        pytest.skip("root, and this file system has no immutable flag (chattr +i)")
+    try:
+        yield d
+    finally:
+        subprocess.run(["chattr", "-i", str(d)], capture_output=True, check=False)
+
+
+def test_mirror_into_a_directory_it_cannot_write_stops_before_the_first_request(
+        servers: Launcher, unwritable: Path) -> None:
+    # issue 33 item 3: was 123 requests and 93 errors, one per file; now one error, no request
+    ep = servers.get("nginx")
+    log = Path(ep.info["access_log"])
+    before = log.stat().st_size
+    proc = run("mirror", f"http://{ep.host}:{ep.port}/dir/", str(unwritable))
+    assert proc.returncode == 10
+    assert proc.stderr.splitlines() == [f"anyurl: http://{ep.host}:{ep.port}/dir/: cannot write in directory "
+                                        f"{unwritable}: {os.strerror(1 if os.geteuid() == 0 else 13)}"]
+    with log.open("rb") as f:
+        f.seek(before)
+        assert b"/dir/" not in f.read()
+    assert list(unwritable.iterdir()) == []

@@ -6,7 +6,7 @@ import os
 import sys
 
 from .. import errors
-from ..errors import AnyURLError, TransferError, TruncatedTransfer, mask_password
+from ..errors import AnyURLError, TransferError, TruncatedTransfer
 from .output import Reporter, _print_traceback, _write_all, _WritingStdout
 from .session import _stream_workers, _with_deadline
 from .urllist import _Listed, _URLList
@@ -21,10 +21,9 @@ if TYPE_CHECKING:
 
     from ..client import Client
     from ..response import Body
+    from ..transfer.batch import Item, Result
     from ..urls import URL
     from .progress import DelayedProgress
-
-    _Job = tuple[int, URL, str, str, str | None]  # (index, URL, destination, its file name, note)
 else:
     from .lazy import OnFirstUse
 
@@ -32,28 +31,6 @@ else:
 
 
 # -- get ----------------------------------------------------------------------
-
-
-class _Names:
-    """Unique file names in one directory, given out in URL order (``x``, ``x.1``, ``x.2``...)."""
-
-    def __init__(self) -> None:
-        self.taken: set[str] = set()
-        self.last: dict[str, int] = {}  # the last suffix given per name: no rescan from .1 each time
-
-    def unique(self, name: str) -> str:
-        if name not in self.taken:
-            self.taken.add(name)
-            return name
-        n = self.last.get(name, 0)
-        while True:
-            n += 1
-            candidate = f"{name}.{n}"
-            if candidate not in self.taken:
-                break
-        self.last[name] = n
-        self.taken.add(candidate)
-        return candidate
 
 
 async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
@@ -134,273 +111,154 @@ async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> in
             listing.close()
 
 
+async def _first(batches: AsyncGenerator[list[str], None], wanted: int) -> tuple[list[str], list[str]]:
+    """The first *wanted* URLs (fewer when there are not so many), and the rest of the batch
+    they came in. -o and stdout take one URL, so they look for a second (with -d or -O a slow
+    pipe's first URL starts at once)."""
+    first: list[str] = []
+    rest: list[str] = []
+    while len(first) < wanted:
+        batch = await anext(batches, None)
+        if batch is None:
+            break
+        n = wanted - len(first)
+        first += batch[:n]
+        rest = batch[n:]
+    return first, rest
+
+
+def _misuse(args: argparse.Namespace, to_stdout: bool, several: bool) -> str | None:
+    """What is wrong with get's outputs for the URLs given, or None."""
+    if to_stdout and several:
+        return "several URLs need -O or -d DIR (or one -o FILE per run)"
+    if args.output and args.output != "-" and several:
+        return "-o FILE takes one URL; use -d DIR for several"
+    if args.resume and to_stdout:
+        return "--continue needs a file (-o FILE, -O or -d DIR)"
+    return None
+
+
 async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
                batches: AsyncGenerator[list[str], None], listing: _URLList | None) -> int:
-    import collections
-
-    from ..transfer.download import DirNames, _download, name_for_url
-    from ..urls import HTTPURL
-
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
-    # the rest of the URLs is read as the workers need it; -o and stdout take one URL, so
-    # they look for a second (with -d or -O a slow pipe's first URL starts at once)
-    held: collections.deque[str] = collections.deque()  # read, not yet taken
-    listing_open = [True]  # batches may still come
-
-    async def more() -> bool:
-        """The next batch of URLs into *held*; False at the end of them."""
-        while listing_open[0]:
-            batch = await anext(batches, None)
-            if batch is None:
-                listing_open[0] = False
-            elif batch:
-                held.extend(batch)
-                return True
-        return False
-
-    first: list[str] = []
     wanted = 2 if to_stdout or args.output else 1
-    while len(first) < wanted and (held or await more()):
-        first.append(held.popleft())
-    held.extendleft(reversed(first))  # (taken again below, in order)
+    first, rest = await _first(batches, wanted)
     if not first:
         rep.error("no URL given (as arguments or with -i FILE)")
         return 2
     several = len(first) > 1 or wanted == 1  # with -d/-O: as many as come
-    if to_stdout and several:
-        rep.error("several URLs need -O or -d DIR (or one -o FILE per run)")
+    problem = _misuse(args, to_stdout, several)
+    if problem is not None:
+        rep.error(problem)
         return 2
-    if args.output and args.output != "-" and several:
-        rep.error("-o FILE takes one URL; use -d DIR for several")
-        return 2
-    if args.resume and to_stdout:
-        rep.error("--continue needs a file (-o FILE, -O or -d DIR)")
-        return 2
-
-    failure = [-1, 0]  # (index, exit code) of the first failing URL in the order given
-
-    def fail(i: int, exc: AnyURLError) -> None:
-        if failure[0] < 0 or i < failure[0]:
-            failure[:] = [i, exc.exit_code]
-        rep.error(exc)
-        if args.debug:
-            _print_traceback(exc)
-
+    failure = _Failure(rep, args.debug)
     tp = _progress(args.quiet, lambda: _expected_count(args, listing) if several else 1)
     rep.progress = tp
     if rep.prompter is not None:
         rep.prompter.progress = tp
-
     with tp if tp is not None else contextlib.nullcontext():
         if to_stdout:
             try:
                 u = client.parse(first[0])
                 await _with_deadline(args.max_time, _to_stdout(client, u, args, tp, _label_for(u)), u)
             except AnyURLError as exc:
-                fail(0, exc)
-            return failure[1]
+                failure(0, exc)
+            return failure.code
+        return await _save(args, client, rep, _then(first + rest, batches, tp), several, failure, tp)
 
-        directory = args.dir or ""
-        if args.dir:
-            try:
-                os.makedirs(directory, exist_ok=True)
-            except FileExistsError:  # (makedirs' "File exists" did not say what was wrong)
-                rep.error(f"-d {directory}: exists and is not a directory")
-                return TransferError.exit_code
-            except OSError as exc:
-                rep.error(f"cannot create directory {directory}: {exc.strerror or exc}")
-                return TransferError.exit_code
-        names = _Names()
-        # a batch: one listing instead of two failing lookups per file (see DirNames)
-        listed = DirNames(directory) if several and not args.output and not args.resume else None
 
-        # (a directory path once, not os.path.join's per file: the names are safe, without "/")
-        prefix = directory if not directory or directory.endswith("/") else directory + "/"
+async def _then(head: list[str], batches: AsyncGenerator[list[str], None],
+                tp: DelayedProgress | None) -> AsyncGenerator[list[str], None]:
+    """*head*, then the rest of *batches*; the progress learns the count at their end."""
+    count = len(head)
+    yield head
+    async for batch in batches:
+        count += len(batch)
+        yield batch
+    if tp is not None:
+        tp.set_count(count)
 
-        def dest_for(i: int, text: str) -> _Job | None:
-            try:
-                # (a listed URL as plain text: urls.parse's fast path takes exact str only)
-                u = client.parse(text if text.__class__ is str else str.__str__(text))
-            except AnyURLError as exc:
-                if isinstance(text, _Listed):  # which line of a 100,000-line list
-                    exc.message = f"{exc.message} ({text.where})"
-                fail(i, exc)
-                return None
-            if args.output:
-                return i, u, args.output, os.path.basename(args.output), None
-            name = name_for_url(u)
-            unique = names.unique(name)
-            dest = prefix + unique
-            # several URLs of one name: each keeps its own file (said once it is saved)
-            note = None if unique == name else f"{mask_password(str(u))} saved as {dest} ({name} is taken by another URL)"
-            return i, u, dest, unique, note
 
-        taken = [-1, 0]  # the index of the last URL taken; 1 once the count is known
-        turn = asyncio.Lock()  # one worker at a time reads the next batch
+class _Failure:
+    """The exit code of the first failing URL in the order given; each error reported."""
 
-        def take() -> _Job | None:
-            """The next job from the URLs read so far (bad URLs reported as they come), or None."""
-            while held:
-                text = held.popleft()
-                taken[0] += 1
-                job = dest_for(taken[0], text)
-                if job is not None:
-                    return job
-            return None
+    def __init__(self, rep: Reporter, debug: bool) -> None:
+        self.rep = rep
+        self.debug = debug
+        self.index = -1
+        self.code = 0
 
-        async def next_job() -> _Job | None:
-            """The next job, reading on when every URL read so far is taken; None at the end."""
-            job = take()
-            while job is None:
-                async with turn:
-                    job = take()  # (another worker may have read the next batch meanwhile)
-                    if job is None:
-                        if not await more():
-                            if tp is not None and not taken[1]:
-                                taken[1] = 1
-                                tp.set_count(taken[0] + 1)
-                            return None
-                        job = take()
-            return job
+    def __call__(self, i: int, exc: AnyURLError) -> None:
+        if self.index < 0 or i < self.index:
+            self.index, self.code = i, exc.exit_code
+        self.rep.error(exc)
+        if self.debug:
+            _print_traceback(exc)
 
-        force = bool(getattr(args, "force", False))
 
-        # --parallel N: N transfers at once, N connections to a host. Where a host's answers come
-        # as HTTP/2 streams or pipelined GETs (many share a connection), more transfers run on them at once (up to
-        # _stream_workers(N) in all, within Limits.per_host_requests; N x the pipeline's depth for a
-        # pipelining http origin); any other transfer
-        # waits for one of the N plain turns, handed on first come, first served
-        plain_turns = args.parallel if several else 1
-        plain_busy = 0
-        queue: collections.deque[tuple[asyncio.Future[bool], Any]] = collections.deque()
-        released: set[tuple[str, Any, Any]] = set()  # origins whose waiting transfers were let go
-        groups: list[asyncio.TaskGroup] = []  # the workers' (more start once HTTP/2 is met)
-        # stream workers alive: they run the transfers that share connections; one that had to
-        # take a plain turn (its origin no longer multiplexes: pipelining found the round trip
-        # short after all) ends after it, so the plain ones are not queued behind hundreds of them
-        extras = [0]
+async def _save(args: argparse.Namespace, client: Client, rep: Reporter, urls: AsyncGenerator[list[str], None],
+                several: bool, failure: _Failure, tp: DelayedProgress | None) -> int:
+    """get -d/-O/-o: the batch engine (anyurl.transfer.batch) saves the files."""
+    from ..transfer.batch import Batch, Chunks
 
-        askers: dict[str, Callable[[Any], bool] | None] = {}  # per scheme: its handler's multiplexed
-        workers_for: dict[str, int] = {}  # per scheme: the workers in all its multiplexed origins want
+    try:
+        sink = _sink_class()(args, tp)
+    except TransferError as exc:
+        rep.error(f"-d {exc.message}" if exc.message.endswith("not a directory") else exc.message)
+        return TransferError.exit_code
 
-        def multiplexed(u: Any) -> bool:
-            # (https: HTTP/2 streams; http: pipelined GETs; news: pipelined windows)
-            scheme = u.scheme
-            if scheme in askers:
-                m = askers[scheme]
+    def report(r: Result) -> None:
+        if r.error is not None:
+            if r.url is None and isinstance(r.given, _Listed):  # which line of a 100,000-line list
+                r.error.message = f"{r.error.message} ({r.given.where})"
+            failure(r.index, r.error)
+        elif r.note is not None:
+            rep.info(r.note)
+
+    # --parallel N: N transfers at once, N connections to a host; where a host's answers come
+    # as HTTP/2 streams or pipelined GETs, more run on them at once (the batch's stream workers)
+    turns = args.parallel if several else 1
+    batch = Batch(client, Chunks(urls), sink, parallel=turns, streams=_stream_workers(turns), on_result=report)
+    await batch.run()
+    return failure.code
+
+
+def _sink_class() -> type[Any]:
+    """get's sink: the library's Directory with progress bars, --max-time, -o and --force."""
+    from ..transfer.batch import Directory
+
+    class Saving(Directory):
+        def __init__(self, args: argparse.Namespace, tp: DelayedProgress | None) -> None:
+            super().__init__(args.dir or "", resume=args.resume, overwrite=bool(getattr(args, "force", False)),
+                             max_size=args.max_size)
+            self.output = args.output
+            if args.output:  # only a path the user named may be a symlink or a device
+                self.follow, self.listed = True, None
+            self.max_time = args.max_time
+            self.tp = tp
+
+        def place(self, item: Item) -> None:
+            if self.output:
+                item.dest, item.name = self.output, os.path.basename(self.output)
             else:
-                try:
-                    handler = client.handler(u)
-                except AnyURLError:  # no handler for its scheme: the transfer itself says so
-                    return False
-                m = getattr(handler, "multiplexed", None)
-                if scheme != "ftp":  # (an ftp URL's handler depends on its host: a proxy or not)
-                    askers[scheme] = m
-            return m is not None and bool(m(u))
+                super().place(item)
 
-        def stream_workers(u: Any) -> None:
-            # a multiplexed origin (again): the stream workers; a pipelining http origin may
-            # want more (as many per turn as a pipeline's bound: a batch fills them at once)
-            total = workers_for.get(u.scheme)
-            if total is None:  # (once per scheme: this runs for every multiplexed transfer)
-                total = _stream_workers(plain_turns)
-                if type(u) is HTTPURL and u.scheme == "http":
-                    depth = getattr(getattr(client.handler(u), "http_options", None), "pipeline", 0)
-                    total = max(total, plain_turns * depth)
-                workers_for[u.scheme] = total
-            more = total - plain_turns - extras[0]
-            if groups and more > 0:
-                extras[0] += more
-                for _ in range(more):
-                    groups[0].create_task(worker(True))
+        def opened(self, item: Item, body: Body) -> None:
+            _refuse_listing(item.url)(body)
 
-        async def admit(u: Any) -> bool:
-            """Wait for a turn for *u*: True when it holds one of the plain turns."""
-            nonlocal plain_busy
-            if multiplexed(u):
-                stream_workers(u)
-                return False
-            if plain_busy and type(u) is HTTPURL and u.scheme == "https":
-                # a connection to its origin may be picking HTTP/2 now: its streams start at the
-                # handshake, not after a first response
-                settle = getattr(client.handler(u), "negotiated", None)
-                if settle is not None and await settle(u):
-                    stream_workers(u)
-                    return False
-            if plain_busy < plain_turns:
-                plain_busy += 1
-                return True
-            fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-            queue.append((fut, u))
+        async def transfer(self, client: Client, item: Item) -> None:
+            tp = self.tp
+            bar = tp.bar(item.name or "") if tp is not None else None
+            ok = False
             try:
-                return await fut
-            except BaseException:
-                if fut.done() and not fut.cancelled() and fut.result():
-                    leave(True, u)  # a turn handed over just now: on to the next
-                raise
+                run = self.save(client, item, bar)
+                await (run if self.max_time is None else _with_deadline(self.max_time, run, item.url))
+                ok = True
+            finally:
+                if tp is not None and bar is not None:
+                    tp.finish(bar, ok)
 
-        def leave(held: bool, u: Any) -> None:
-            nonlocal plain_busy
-            if held:
-                while queue:  # the turn goes to the first still waiting
-                    fut, _ = queue.popleft()
-                    if not fut.done():
-                        fut.set_result(True)
-                        break
-                else:
-                    plain_busy -= 1
-            if not queue:
-                # nobody waits: nothing to let go (a newly multiplexed origin starts the stream
-                # workers at its next admit)
-                return
-            where = (u.scheme, getattr(u, "host", None), getattr(u, "port", None))
-            if where not in released and multiplexed(u):
-                released.add(where)  # (once per origin: not a scan per transfer)
-                for fut, w in list(queue):
-                    if not fut.done() and multiplexed(w):
-                        queue.remove((fut, w))
-                        fut.set_result(False)
-                stream_workers(u)
-
-        async def worker(extra: bool = False) -> None:
-            # N workers pull from one iterator: memory stays flat however long the list
-            while True:
-                job = take()  # (without an await while URLs are held)
-                if job is None:
-                    job = await next_job()
-                    if job is None:
-                        return
-                i, u, dest, base, note = job
-                held = await admit(u)
-                bar = tp.bar(base) if tp is not None else None
-                ok = False
-                try:
-                    new = listed is not None and listed.new(base)
-                    # only a path the user named (-o) may be a symlink or a device
-                    run = _download(client, u, dest, args.resume, bar, args.max_size, _refuse_listing(u), force,
-                                    {}, new, follow=bool(args.output))
-                    await (run if args.max_time is None else _with_deadline(args.max_time, run, u))
-                    ok = True
-                    if note is not None:
-                        rep.info(note)
-                except AnyURLError as exc:
-                    fail(i, exc)
-                finally:
-                    if tp is not None and bar is not None:
-                        tp.finish(bar, ok)
-                    leave(held, u)
-                if extra and held:
-                    extras[0] -= 1
-                    return
-
-        try:
-            async with asyncio.TaskGroup() as group:
-                groups.append(group)
-                for _ in range(plain_turns):
-                    group.create_task(worker())
-        except BaseExceptionGroup as eg:  # a bug or an unreadable URL list: the error itself, not a group
-            raise eg.exceptions[0] from None
-    return failure[1]
+    return Saving
 
 
 def _expected_count(args: argparse.Namespace, listing: _URLList | None) -> int | None:

@@ -20,18 +20,11 @@ else:
     asyncio = OnFirstUse("asyncio")
 
 
-#: get's workers per --parallel turn: transfers beyond the N turns run only as HTTP/2 streams or in
-#: pipelined news windows (16 x 8: 128 in flight, nginx's default stream limit; at 8 x 8, 200 small
-#: files at 50 ms took 4 round trips of requests instead of 2)
-_STREAM_WORKERS = 16
-#: ...and at least this many in all, so that one connection (--parallel 1, the strictest
-#: politeness) still fills a pipelined window (Limits.per_host_requests' default)
-_MIN_STREAM_WORKERS = 64
-
-
 def _stream_workers(turns: int) -> int:
     """get's workers in all once a multiplexed origin is met, for *turns* plain turns."""
-    return max(_MIN_STREAM_WORKERS, turns * _STREAM_WORKERS)
+    from ..transfer.batch import stream_workers
+
+    return stream_workers(turns)
 
 
 def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from os import PathLike
     from typing import BinaryIO
 
+    from ..net.pool import Pool
     from ..settings import Limits, Policy, Retry, Timeouts
     from ..urls import URL
 
@@ -96,6 +97,8 @@ class Handler:
 
     #: the options class read from ``Client(<name>=...)`` and ``options=`` per request
     options_name: ClassVar[str | None] = None
+    #: the driver's connection pool, when it keeps one (:meth:`pools` lists every pool it has)
+    pool: Pool[Any] | None = None
 
     def __init__(self, context: Context) -> None:
         self.context = context
@@ -132,6 +135,36 @@ class Handler:
 
     async def aclose(self) -> None:
         """Close pooled connections."""
+
+    # -- what a batch (anyurl.transfer.batch) or the Client may ask a driver --------------
+    # Each has a default, so a driver answers only what applies to it; callers never probe
+    # a driver's attributes.
+
+    def multiplexed(self, url: URL) -> bool:
+        """True when a request for *url* would share a connection open now with others (an
+        HTTP/2 stream, a pipelined GET or news window, an FTP command queued behind a
+        transfer): a batch may then run more requests at once than ``Limits.per_host``."""
+        return False
+
+    async def negotiated(self, url: URL) -> bool:
+        """:meth:`multiplexed`, after waiting for a connection being opened to *url*'s origin to
+        pick its protocol (TLS ALPN), when that is under way: a batch's streams start at the
+        handshake rather than after a first response."""
+        return False
+
+    def pipeline_depth(self, url: URL) -> int:
+        """How many requests one connection to *url*'s origin may carry at once when it
+        pipelines (0: no bound of its own; the batch's stream workers apply)."""
+        return 0
+
+    def pools(self) -> tuple[Pool[Any], ...]:
+        """The connection pools this driver keeps (its parts' too), each once."""
+        return () if self.pool is None else (self.pool,)
+
+    def abort_idle(self) -> None:
+        """Close every idle pooled socket now, with no event loop (the loop was closed)."""
+        for pool in self.pools():
+            pool.abort_idle()
 
 
 def refuse_range(req: Request) -> None:

@@ -92,6 +92,7 @@ if TYPE_CHECKING:
 
     import aiohttp
 
+    from ..net.pool import Pool
     from .http1 import H1Client
     from .http2 import H2Client
 
@@ -446,6 +447,14 @@ class HTTPHandler(Handler):
         if h2 is None or url.scheme != "https":
             return False
         return h2.multiplexed(("https", url.host, url.port or 443))
+
+    def pipeline_depth(self, url: URL) -> int:
+        """The pipeline's bound on a plain-http connection (``HTTPOptions.pipeline``)."""
+        return self.http_options.pipeline if url.scheme == "http" else 0
+
+    def pools(self) -> tuple[Pool[Any], ...]:
+        """The HTTP/1.1 client's pool (its HTTP/2 connections are kept there too)."""
+        return () if self._h1 is None else (self._h1.pool,)
 
     async def negotiated(self, url: URL) -> bool:
         """:meth:`multiplexed`, after waiting for an HTTP/2 connection being opened to *url*'s

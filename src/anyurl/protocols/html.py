@@ -144,11 +144,11 @@ def srcset_urls(value: str) -> list[str]:
     return out
 
 
-def _parse_date(text: str) -> tuple[datetime | None, int]:
-    """(the first date in *text*, where it ends)."""
+def _parse_date(text: str) -> tuple[datetime | None, int, int]:
+    """(the first date in *text*, where it starts, where it ends)."""
     m = _DATE.search(text)
     if m is None:
-        return None, 0
+        return None, 0, 0
     g = m.groupdict()
     try:
         if g["y1"]:
@@ -159,8 +159,8 @@ def _parse_date(text: str) -> tuple[datetime | None, int]:
             year, month, day = int(g["y3"]), _MONTHS.get(g["b3"].lower(), 0), int(g["d3"])
         when = datetime(year, month, day, int(g["H"]), int(g["M"]), int(g["S"] or 0), tzinfo=UTC)
     except ValueError:  # "31-Feb", a month name we do not know
-        return None, m.end()
-    return when, m.end()
+        return None, m.start(), m.end()
+    return when, m.start(), m.end()
 
 
 def _parse_size(text: str) -> tuple[int | None, dict[str, Any]]:
@@ -539,9 +539,11 @@ class PageLinks:
         modified: datetime | None = None
         if self.autoindex and requisite is None:
             kind = "directory" if ref.split("?", 1)[0].split("#", 1)[0].endswith("/") else "file"
-            modified, end = _parse_date(trailer)
+            modified, start, end = _parse_date(trailer)
             if modified is not None:
                 size, approx = _parse_size(trailer[end:])
+                if size is None and not approx and start:  # BusyBox's index.cgi: the size column first
+                    size, approx = _parse_size(trailer[:start].rstrip() + " ")
                 meta.update(approx)
         else:
             kind = "page"

@@ -145,6 +145,16 @@ def _make_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
+def _check_writable(path: Path) -> None:
+    """Create and remove a file in *path*: a directory that is read-only (its mode, a
+    read-only mount, the immutable flag, which root's access() does not see) fails here,
+    before the first request, not once per file."""
+    probe = path / f".anyurl-write-check-{os.getpid()}{PART_SUFFIX}"
+    fd = os.open(probe, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    os.close(fd)
+    os.unlink(probe)
+
+
 def _own_dir(path: str) -> None:
     """Create *path*, or accept it when it is a real directory already: never a symlink,
     which could lead the files below it outside DIR."""
@@ -685,6 +695,10 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
         _make_dir(target)
     except OSError as exc:
         raise TransferError(f"cannot create directory {target}: {exc.strerror or exc}", url=url) from exc
+    try:
+        _check_writable(target)
+    except OSError as exc:
+        raise TransferError(f"cannot write in directory {target}: {exc.strerror or exc}", url=url) from exc
     job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
                   include=include, exclude=exclude, progress=progress, symlinks=symlinks)
     walk_options.setdefault("per_host", 2)

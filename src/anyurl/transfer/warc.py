@@ -34,8 +34,6 @@ __all__ = ["WARCWriter"]
 log = logging.getLogger("anyurl.warc")
 
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
-# the media type archives give a gopher menu (RFC 4266 names none; pywb and the IIPC use this)
-GOPHER_MENU = "application/gopher-menu"
 
 
 def _sha1(data: bytes) -> str:
@@ -238,7 +236,7 @@ class WARCWriter:
         digest = _sha1(body)
         fields = self._base(cap)
         ctype = cap.body_type or response.content_type
-        if response.charset and "charset" not in ctype and ctype.startswith("text/"):
+        if cap.body_type is None and response.charset and "charset" not in ctype and ctype.startswith("text/"):
             ctype = f"{ctype}; charset={response.charset}"
         seen = self._revisit_of(digest, cap, len(body))
         if seen is not None:

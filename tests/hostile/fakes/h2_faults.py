@@ -1,6 +1,7 @@
 """A small HTTP/2 server over TLS (ALPN "h2", the h2 library server-side) that injects
 what nginx will not: GOAWAY mid-batch, RST_STREAM REFUSED_STREAM, a flood of headers,
-a stalled stream, a low SETTINGS_MAX_CONCURRENT_STREAMS, answers that take a while ("paced").
+a stalled stream, a low SETTINGS_MAX_CONCURRENT_STREAMS, answers that take a while ("paced"),
+a header block of the test's own bytes ("block", by path).
 
 Each request's answer is ``body_for(path)``: bytes a test recomputes. The server
 counts connections, requests and the most streams open at once on a connection.
@@ -34,8 +35,10 @@ class H2FaultServer:
     """``mode`` says the fault (see :meth:`_answer`); ``size`` the body size of each answer."""
 
     def __init__(self, cert: Path, key: Path, mode: str = "ok", *, size: int = 4096,
-                 max_streams: int | None = None, hold: int = 4, quiet: float = 0.05) -> None:
+                 max_streams: int | None = None, hold: int = 4, quiet: float = 0.05,
+                 blocks: dict[str, bytes] | None = None) -> None:
         self.mode = mode
+        self.blocks = blocks or {}  # "block": the HPACK header block answered to each path
         self.quiet = quiet  # "slow": how long no request comes before the gathered ones are answered
         self.size = size
         self.max_streams = max_streams
@@ -206,6 +209,8 @@ class H2FaultServer:
                 conn.send_headers(sid, [(b":status", b"200"), *extra], end_stream=True)
             elif mode == "malformed" and path in MALFORMED:
                 conn.send_headers(sid, MALFORMED[path], end_stream=True)
+            elif mode == "block" and path in self.blocks:  # HEADERS (END_STREAM, END_HEADERS) by hand
+                writer.write(_frame(0x1, 0x5, sid, self.blocks[path]))
             elif mode == "many-fields":
                 extra = [(f"x-f{i}".encode(), b"v") for i in range(300)]
                 conn.send_headers(sid, [(b":status", b"200"), *extra], end_stream=True)

@@ -285,3 +285,32 @@ def test_autoindex_needs_a_path_title() -> None:
     assert parser.autoindex is True
     assert [(e.name, e.kind, e.size, e.modified) for e in entries] == [("a.txt", "file", None, None),
                                                                        ("d", "directory", None, None)]
+
+
+# BusyBox httpd's index.cgi (httpd_indexcgi.c): unclosed cells, the size before the date
+BUSYBOX = b"""<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN" "http://www.w3.org/TR/html4/strict.dtd">
+<html><head><meta http-equiv="Content-type" content="text/html; charset=utf-8">
+<title>Index of /pub/</title>
+<link href="/style.css" rel="stylesheet" type="text/css">
+</head>
+<body>
+<h1>Index of /pub/</h1>
+<table>
+<tr class=hdr><th class=cnt>Name<th class=sz>Size<th class=dt>Last modified
+<tr class=o><td class=nm><a href='..'>..</a><td class=sz><td class=dt>2026-11-30 08:00:00
+<tr class=e><td class=nm><a href='docs/'>docs/</a><td class=sz><td class=dt>2026-11-30 09:10:11
+<tr class=o><td class=nm><a href='a.bin'>a.bin</a><td class=sz>500<td class=dt>2026-12-01 23:04:48
+<tr class=e><td class=nm><a href='b%20c.txt'>b c.txt</a><td class=sz>0<td class=dt>2026-12-02 01:02:03
+<tr class=foot><th class=cnt>Files: 2, directories: 1<th class=sz>500<th class=dt>&nbsp;
+</table></body></html>
+"""
+
+
+def test_busybox_index_cgi_rows_give_size_before_the_date() -> None:
+    # issue 33 item 16: size was None for every file (looked for only after the date)
+    entries, links = page_links(BUSYBOX, "http://h/pub/")
+    assert links.autoindex
+    got = [(e.name, e.kind, e.size, e.modified) for e in entries if e.rel is None]
+    assert got == [("docs", "directory", None, when(2026, 11, 30, 9, 10, 11)),
+                   ("a.bin", "file", 500, when(2026, 12, 1, 23, 4, 48)),
+                   ("b c.txt", "file", 0, when(2026, 12, 2, 1, 2, 3))]
