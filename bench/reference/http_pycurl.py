@@ -3,7 +3,7 @@
     python -m bench.reference.http_pycurl --parallel N -d DIR [--cacert CA] (-i LIST | URL...)
 
 N easy handles, reused from transfer to transfer, in one CurlMulti driven by perform /
-info_read / select; each body collected by WRITEFUNCTION and written out as the CLI writes a
+info_read / select (for as long as curl_multi_timeout says); each body collected by WRITEFUNCTION and written out as the CLI writes a
 file (bench/reference/peer_io.py). libcurl's defaults otherwise: HTTP/2 over TLS where the
 server offers it, multiplexed, with PIPEWAIT set as curl -Z sets it (wait for a connection
 that can multiplex rather than open another).
@@ -57,7 +57,10 @@ def main(argv: list[str]) -> int:
             if not left:
                 break
         if active:
-            multi.select(1.0)
+            # wait as long as libcurl asks (curl_multi_timeout): select() on no descriptor
+            # (a connection still waiting to multiplex) would otherwise sleep the whole second
+            wait = multi.timeout()
+            multi.select(1.0 if wait < 0 else min(wait, 1000) / 1000)
     return 0
 
 

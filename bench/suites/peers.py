@@ -5,8 +5,10 @@
 Clients: curl -Z, wget2, lftp (mget -P), and the Python peers, each an idiomatic script of the
 kind its docs recommend for many concurrent downloads (bench/reference/http_*.py): pycurl's
 CurlMulti (libcurl, in C), curl_cffi's AsyncSession, aiohttp, httpx with ``http2=True``,
-niquests; beside them ``anyurl get -d DIR -i LIST``. Every Python peer writes each body out as
-the CLI writes a file (bench/reference/peer_io.py). HTTP/2 wherever the client negotiates it
+niquests; beside them ``anyurl get -d DIR -i LIST`` and anyurl's library doing the same
+(bench/suites/http.py ``many --uvloop``: one Client, ``Client.open`` per URL, N at a time, each body
+written with os.open/os.write). Every Python peer writes each body out as the CLI writes a file
+(bench/reference/peer_io.py). HTTP/2 wherever the client negotiates it
 over TLS (curl, wget2, pycurl, curl_cffi, httpx, niquests, anyurl); aiohttp and lftp speak
 HTTP/1.1.
 
@@ -47,6 +49,7 @@ SIZE = 4096
 LOTS, FEW = 10_000, 1_000
 WAN_N, WAN_FEW, WAN_CONNS, RTT = 200, 40, 8, 50
 ANYURL = "anyurl get"
+LIBRARY = "anyurl library (Client.open, uvloop)"
 PEERS = {"pycurl CurlMulti": "http_pycurl", "curl_cffi AsyncSession": "http_curl_cffi",
          "aiohttp": "http_aiohttp", "httpx http2=True": "http_httpx", "niquests AsyncSession": "http_niquests"}
 
@@ -77,6 +80,11 @@ def _anyurl(n: int, m: ManyFiles, listing: Path, ca: str | None) -> list[str]:
     return anyurl_cmd("get", "-q", "--parallel", str(n), "-d", str(m.outdir), "-i", str(listing))
 
 
+def _library(n: int, m: ManyFiles, listing: Path, ca: str | None) -> list[str]:
+    return python_cmd("-m", "bench.suites.http", "many", "--uvloop", "--parallel", str(n), str(m.outdir),
+                      *listing.read_text().split())
+
+
 def _peer(module: str) -> Client:
     def argv(n: int, m: ManyFiles, listing: Path, ca: str | None) -> list[str]:
         return python_cmd("-m", f"bench.reference.{module}", "--parallel", str(n), "-d", str(m.outdir),
@@ -89,6 +97,7 @@ def clients(tls: bool) -> dict[str, Client]:
     out: dict[str, Client] = {f"curl -Z{h2}": _curl, f"wget2{h2}": _wget2, "lftp mget -P": _lftp}
     out.update({name + (h2 if "aiohttp" not in name else ""): _peer(mod) for name, mod in PEERS.items()})
     out[ANYURL] = _anyurl
+    out[LIBRARY] = _library
     return out
 
 
@@ -106,21 +115,30 @@ def row(title: str, urls: list[str], few: int, conns: int, ca: str | None, relay
         listing.write_text("".join(u + "\n" for u in urls[:m.count]))
         for name, argv in clients(ca is not None).items():
             cases.append(Case(name + tag, argv(conns, m, listing, ca), m.fresh, m.check,
-                              env if name == ANYURL else None))
+                              env if name in (ANYURL, LIBRARY) else None))
     note = f"output: tmpfs, an emptied directory per run; rows marked [{few}] fetch the first {few} URLs only"
     group = relay.compare(title, cases, note=note) if relay else compare(title, cases, cases[0].name, note=note)
     if group:
         against_anyurl(group, len(urls), few)
 
 
+def _few_name(name: str, tag: str, every: list[str]) -> str:
+    """The FEW case of *name*: NAME [FEW], or for a --tree/--variant copy NAME [FEW] [LABEL]."""
+    if name + tag in every:
+        return name + tag
+    head, _, label = name.rpartition(" [")
+    return f"{head}{tag} [{label}"
+
+
 def against_anyurl(group: dict[str, object], n: int, few: int) -> None:
     """CPU per request of each client (the slope), and each client's wall time and CPU per request
     over anyurl's, per round (above 1: anyurl ahead)."""
     tag = f" [{few}]"
-    names = [r["name"] for r in group["results"] if not r["name"].endswith(tag)]  # type: ignore[attr-defined]
-    per = cpu_slopes(group, [(x, x + tag) for x in names], n, few)
+    every = [r["name"] for r in group["results"]]  # type: ignore[attr-defined]
+    names = [x for x in every if tag not in x]
+    per = cpu_slopes(group, [(x, _few_name(x, tag, every)) for x in names], n, few)
     walls = {r["name"]: [x["seconds"] for x in r["runs"]] for r in group["results"]}  # type: ignore[attr-defined]
-    me = next(x for x in names if x.startswith(ANYURL))
+    me = ANYURL
     title = f"{group['title']}: CPU per request and anyurl against each"
     md = [f"\n### {title}\n", f"CPU per request = (CPU of {n} - CPU of {few}) / {n - few} per round (user+sys);"
           " wall and CPU ratios = the client's / anyurl's per round (> 1: anyurl ahead)\n",

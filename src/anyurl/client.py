@@ -93,6 +93,7 @@ class Client:
         smtp: SMTPSettings | None = None,
         scheme_options: Mapping[str, object] | None = None,
         capture: bool = False,
+        on_capture: Callable[[Capture, Body], None] | None = None,
     ) -> None:
         from .version import __version__
 
@@ -111,8 +112,11 @@ class Client:
         self.use_netrc = use_netrc
         self.news_server = news_server
         self.user_agent = user_agent or f"anyurl/{__version__}"
-        # every request keeps what crossed the wire (Response.capture): for archiving (anyurl.warc)
-        self.capture = capture
+        # every request keeps what crossed the wire (Response.capture): for archiving (anyurl.warc);
+        # on_capture(capture, body) is called as each body captured arrives whole (a WARC writer's
+        # ``captured``), whether it was fetched, opened, listed or walked
+        self.capture = capture or on_capture is not None
+        self.on_capture = on_capture
         named = {"ftp": ftp, "http": http, "gopher": gopher, "news": news, "wais": wais,
                  "prospero": prospero, "smtp": smtp}
         self.scheme_options: dict[str, object] = dict(scheme_options or {})
@@ -331,11 +335,14 @@ class Client:
             handler = self.handler(req.url)
         if req.retry.attempts <= 1 and req.deadline is None:  # the plain case: no retry, no guard
             try:  # (_call, inline: a coroutine less per request)
-                return await handler.open(req)
+                opened = await handler.open(req)
             except AnyURLError:
                 raise
             except Exception as exc:
                 raise translate_errors(exc, req.url) from exc
+            if req.capture:
+                self._watch(opened)
+            return opened
         if tries is None:
             tries = _Tries(self, req.retry)
         if req.deadline is None:
@@ -349,7 +356,16 @@ class Client:
                     body = await tries.run(req, handler.open)
             except TimeoutError as exc:
                 _raise_past_total(req, exc, "opening", tries)
+        if req.capture:
+            self._watch(body)
         return _GuardedBody(tries, handler, req, body).outer
+
+    def _watch(self, body: Body) -> None:
+        """*body*'s capture goes to ``on_capture`` once it arrived whole."""
+        if self.on_capture is not None:
+            if body.capture is None:  # a driver that keeps none: the plainest, from its bytes
+                body.capture = Capture(body.url.scheme if isinstance(body.url, URL) else "", str(body.url))
+            body.capture.watch(self.on_capture, body)
 
     def open(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
              retry: Retry | None = None, offset: int = 0, length: int | None = None,

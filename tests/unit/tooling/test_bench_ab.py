@@ -60,3 +60,25 @@ def test_run_once_counts_the_childrens_cpu() -> None:
     run = harness.run_once(["sh", "-c", f'{sys.executable} -c "{burn}"'])
     assert run.cpu_seconds >= 0.055  # the grandchild's CPU, counted
     assert run.max_rss_kib > 0
+
+
+def test_peers_table_pairs_each_client_with_its_few_run_and_anyurl(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.suites import peers
+
+    monkeypatch.setattr(harness, "RESULTS", tmp_path)
+    # CPU: start-up 0.1 s; curl 50 µs and anyurl 100 µs per request (a tree copy 80 µs); walls 1 s / 2 s
+    runs = {"curl -Z": (0.1 + 1000 * 50e-6, 1.0), "curl -Z [100]": (0.1 + 100 * 50e-6, 0.2),
+            "anyurl get": (0.1 + 1000 * 100e-6, 2.0), "anyurl get [100]": (0.1 + 100 * 100e-6, 0.3),
+            "anyurl get [main]": (0.1 + 1000 * 80e-6, 1.5), "anyurl get [100] [main]": (0.1 + 100 * 80e-6, 0.3)}
+    group = {"title": "t", "results": [{"name": k, "runs": [{"cpu_seconds": c, "seconds": w}]}
+                                       for k, (c, w) in runs.items()]}
+    peers.against_anyurl(group, 1000, 100)
+    import json
+
+    got = json.loads((tmp_path / "latest.jsonl").read_text().splitlines()[-1])["clients"]
+    assert list(got) == ["curl -Z", "anyurl get", "anyurl get [main]"]
+    assert got["curl -Z"]["cpu_us"] == pytest.approx([50.0])
+    assert got["curl -Z"]["cpu_over_anyurl"] == pytest.approx([0.5])  # curl ahead: below 1
+    assert got["curl -Z"]["wall_over_anyurl"] == pytest.approx([0.5])
+    assert got["anyurl get [main]"]["cpu_us"] == pytest.approx([80.0])
