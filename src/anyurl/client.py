@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
 
+from . import settings as _settings
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
 from .links import THREAD_PARSE_BYTES, PageMeta, PageResponse, _page_url, body_entries, parse_page_in_thread
@@ -17,17 +18,23 @@ from .registry import _resolved as _resolved_classes
 from .registry import handler_class
 from .response import Body, Capture, Entry, Response, Stat, is_html, translate_errors
 from .schemes import OPTIONS_CLASSES
-from .settings import Limits, Policy, Request, Retry, Timeouts
+from .settings import (
+    FTPOptions,
+    GopherOptions,
+    HTTPOptions,
+    Limits,
+    NewsOptions,
+    Policy,
+    ProsperoOptions,
+    Request,
+    Retry,
+    SMTPSettings,
+    Timeouts,
+    WAISOptions,
+)
 from .urls import URL, parse
 
-if TYPE_CHECKING:  # the options classes live with their drivers, imported on first use
-    from .handlers.ftp import FTPOptions
-    from .handlers.gopher import GopherOptions
-    from .handlers.http import HTTPOptions
-    from .handlers.mailto import SMTPSettings
-    from .handlers.news import NewsOptions
-    from .handlers.prospero import ProsperoOptions
-    from .handlers.wais import WAISOptions
+if TYPE_CHECKING:
     from .transfer.walk import Found
 
 __all__ = ["Client", "Limits", "Policy", "Retry", "Timeouts", "connect", "fetch", "fetch_sync", "open"]
@@ -117,9 +124,7 @@ class Client:
             if value is None:
                 continue
             want = OPTIONS_CLASSES[name]
-            import dataclasses  # here: only for scheme options (settings and responses need none)
-
-            if type(value).__name__ != want or not dataclasses.is_dataclass(value):
+            if not isinstance(value, getattr(_settings, want)):
                 raise ConfigurationError(f"Client({name}=...) must be a {want}, not {type(value).__name__}")
             self.scheme_options[name] = value
         self._handlers: dict[type[Handler], Handler] = {}
