@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from anyurl.cli import urllist
-from anyurl.cli.urllist import _Listed, _URLList
+from anyurl.cli.urllist import Listed, URLList
 from anyurl.errors import TransferError
 
 
-async def _batches(listing: _URLList) -> list[list[str]]:
+async def _batches(listing: URLList) -> list[list[str]]:
     out: list[list[str]] = []
     async for batch in listing.batches():
         out.append(batch)
@@ -25,7 +25,7 @@ def test_batches_are_the_lines_of_each_read(tmp_path: Path, monkeypatch: pytest.
     lines = [f"http://h/f{i:03d}" for i in range(12)]
     path = tmp_path / "list.txt"
     path.write_text("\ufeff# comment\n\n" + "\n".join(lines[:6]) + "\r\n" + "\n".join(lines[6:]))
-    listing = _URLList(str(path))
+    listing = URLList(str(path))
     try:
         got = asyncio.run(_batches(listing))
     finally:
@@ -33,7 +33,7 @@ def test_batches_are_the_lines_of_each_read(tmp_path: Path, monkeypatch: pytest.
     assert len(got) > 2  # not one list of everything: a 100,000-line list is never held whole
     flat = [u for b in got for u in b]
     assert flat == lines
-    assert all(type(u) is _Listed for u in flat)
+    assert all(type(u) is Listed for u in flat)
     assert flat[0].where == f"{path} line 3" and flat[-1].where == f"{path} line 14"
 
 
@@ -44,7 +44,7 @@ def test_an_overlong_line_is_reported_and_skipped(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(urllist, "_LIST_CHUNK", chunk)  # the long line across several reads, or in one
     path = tmp_path / "list.txt"
     path.write_text("http://h/a\nhttp://h/b\n" + "x" * 200 + "\nhttp://h/c\n")
-    listing = _URLList(str(path), max_line=60)
+    listing = URLList(str(path), max_line=60)
     reported: list[tuple[int, str]] = []
     listing.report_to(lambda i, exc: reported.append((i, exc.message)))
     try:
@@ -63,7 +63,7 @@ def test_a_line_with_no_end_ends_the_list_after_skip_lines_times_the_limit(tmp_p
     monkeypatch.setattr(urllist, "_LIST_CHUNK", 64)
     path = tmp_path / "list.txt"
     path.write_text("http://h/a\n" + "x" * 60 * (urllist.SKIP_LINES + 2))
-    listing = _URLList(str(path), max_line=60)
+    listing = URLList(str(path), max_line=60)
     reported: list[TransferError] = []
     listing.report_to(lambda i, exc: reported.append(exc))
     got: list[str] = []
@@ -88,7 +88,7 @@ def test_iterating_the_list_still_gives_each_url(tmp_path: Path) -> None:
     async def urls() -> list[str]:
         return [u async for u in listing]
 
-    listing = _URLList(str(path))
+    listing = URLList(str(path))
     try:
         assert asyncio.run(urls()) == ["http://h/a http://h/ignored-not", "http://h/b"]
     finally:
