@@ -23,10 +23,17 @@ Small-file groups (``ManyFiles``) run once per output filesystem (``OUTPUTS``:
 tmpfs for the clients' own cost, disk for what a user's disk adds) and carry one
 more case, a plain ``os.open``/``os.write``/``os.close`` writer of the same files
 into the same directory (bench/reference/fs_anchor.py): the filesystem's share of every row.
+
+A/B of source trees and settings: ``bench.run --tree DIR`` (``TREES``) adds, beside every
+``anyurl`` CLI case of every group, the same command run from that source tree
+(``python -m anyurl`` with DIR/src first on the path, its bytecode compiled once), and
+``--variant NAME:ENV=VALUE`` (``VARIANTS``) the same command with that environment, e.g.
+``asyncio:ANYURL_LOOP=asyncio``. They run in the same interleaved rounds as the rest.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -53,6 +60,9 @@ ONLY: list[str] = []
 # chattr +T places in another block group (ManyFiles.fresh); "rmtree" deletes and re-makes
 # the same directory (the method before 2026-11-23's fourth session, kept to show its cost).
 DISK_FRESH = "spread"
+# Source trees and environment variants run beside each anyurl CLI case (bench.run --tree/--variant).
+TREES: list[Path] = []
+VARIANTS: list[tuple[str, dict[str, str]]] = []
 
 
 @dataclass
@@ -85,20 +95,77 @@ def bench_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def tree_env(tree: Path, **extra: str) -> dict[str, str]:
+    """The environment that runs anyurl from the source tree *tree* (TREE/src first on the path),
+    its bytecode cached once per tree under the scratch directory, as an installed package's is."""
+    env = bench_env(**extra)
+    env["PYTHONPATH"] = f"{tree}/src:{ROOT}"
+    tag = hashlib.sha1(str(tree).encode()).hexdigest()[:12]
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / f"pyc-{tag}")
+    return env
+
+
+def compile_tree(tree: Path) -> None:
+    """Compile *tree*'s anyurl into its bytecode cache (tree_env) before any timed run."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "src")], env=tree_env(tree),
+                   stdout=subprocess.DEVNULL, check=True)
+
+
+def _is_cli(case: Case) -> bool:
+    return bool(case.argv) and str(case.argv[0]) == str(VENV_BIN / "anyurl")
+
+
+def with_trees(cases: list[Case]) -> list[Case]:
+    """*cases* and, after each anyurl CLI case, its copies for each --tree and --variant."""
+    out: list[Case] = []
+    for case in cases:
+        out.append(case)
+        if not _is_cli(case):
+            continue
+        rest = [str(a) for a in case.argv[1:]]
+        for tree in TREES:
+            env = {**tree_env(tree), **(case.env or {})}
+            env["PYTHONPATH"] = tree_env(tree)["PYTHONPATH"]
+            out.append(Case(f"{case.name} [{tree.name or tree}]", [sys.executable, "-m", "anyurl", *rest],
+                            case.before, case.after, env))
+        for label, extra in VARIANTS:
+            env = {**(case.env or bench_env()), **extra}
+            out.append(Case(f"{case.name} [{label}]", list(case.argv), case.before, case.after, env))
+    return out
+
+
+def record(title: str, md: Sequence[str], data: dict[str, object]) -> None:
+    """Store one table: *data* (with *title* and the time) as a line of bench/results/latest.jsonl,
+    the Markdown lines *md* appended to bench/results/latest.md."""
+    entry = {"title": title, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **data}
+    RESULTS.mkdir(exist_ok=True)
+    with open(RESULTS / "latest.jsonl", "a") as f:
+        f.write(json.dumps(entry) + "\n")
+    with open(RESULTS / "latest.md", "a") as f:
+        f.write("\n".join(md) + "\n")
+
+
 def run_once(argv: Sequence[str], env: dict[str, str] | None = None) -> Run:
-    """Run *argv* once under /usr/bin/time: wall time, CPU time and its own peak RSS."""
-    with tempfile.NamedTemporaryFile("r", prefix="bench-time-", suffix=".txt") as tf:
+    """Run *argv* once under /usr/bin/time: wall time, CPU time and its own peak RSS.
+
+    The CPU time (user+sys, the command's and its children's) comes from wait4's rusage, in
+    microseconds (/usr/bin/time prints it in hundredths, too coarse for CPU per request as the
+    difference of two runs); it includes /usr/bin/time's own, well under a millisecond."""
+    with tempfile.NamedTemporaryFile("r", prefix="bench-time-", suffix=".txt") as tf, \
+            tempfile.TemporaryFile(prefix="bench-err-") as errf:
         cmd = [TIME, "-f", "%M %U %S", "-o", tf.name, "--", *argv]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              env=env if env is not None else bench_env(), cwd=ROOT, check=False)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf,
+                                env=env if env is not None else bench_env(), cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
         report = tf.read().strip().splitlines()
+        errf.seek(0)
+        err = errf.read().decode(errors="replace")
     if proc.returncode != 0 or not report:
-        err = proc.stderr.decode(errors="replace")
         raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): {err[-500:]} {report[-1:]}")
-    rss, user, sys_ = report[-1].split()
-    return Run(elapsed, int(rss), float(user) + float(sys_))
+    return Run(elapsed, int(report[-1].split()[0]), usage.ru_utime + usage.ru_stime)
 
 
 def load1() -> float:
@@ -117,15 +184,18 @@ def wanted(title: str) -> bool:
 
 def compare(title: str, cases: list[Case], reference: str | None = None, *,
             rounds: int | None = None, unit_work: tuple[float, str] | None = None,
-            note: str | None = None) -> dict[str, object]:
+            note: str | None = None, expand: bool = True) -> dict[str, object]:
     """Run *cases* in interleaved rounds and print/store the group's table.
 
     *unit_work* = (amount, unit) adds a throughput column, e.g. (1024, "MiB");
     *note* is printed and stored under the title (e.g. where the output went).
+    *expand* False: the caller has added the --tree/--variant cases (with_trees) itself.
     Returns {} without running anything when --only filters the group out."""
     if not wanted(title):
         return {}
     rounds = rounds or ROUNDS
+    if expand:
+        cases = with_trees(cases)
     load_before = load1()
     t0 = time.monotonic()
     for i in range(rounds):
@@ -179,15 +249,22 @@ def report(title: str, cases: list[Case], reference: str | None = None, *,
         rows.append({"name": c.name, "argv": [str(a) for a in c.argv], "median_s": med, "ratio": ratio,
                      "ratio_min": lo, "ratio_max": hi, "cpu_median_s": cpu,
                      "peak_rss_mib": peak if rss else None, "runs": [asdict(x) for x in c.runs]})
-    group = {"title": title, "reference": ref.name, "rounds": rounds, "load_before": load[0],
-             "load_after": load[1], "note": note, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-             "results": rows}
-    RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / "latest.jsonl", "a") as f:
-        f.write(json.dumps(group) + "\n")
-    with open(RESULTS / "latest.md", "a") as f:
-        f.write("\n".join(md) + "\n")
-    return group
+    group: dict[str, object] = {"reference": ref.name, "rounds": rounds, "load_before": load[0],
+                                "load_after": load[1], "note": note, "results": rows}
+    record(title, md, group)
+    return {"title": title, **group}
+
+
+def cpu_slopes(group: dict[str, object], pairs: list[tuple[str, str]], n_lots: int,
+               n_few: int) -> dict[str, list[float]]:
+    """Per-request CPU (µs) of each (LOTS case, FEW case) pair of one compare() group, per round:
+    (CPU of the LOTS run - CPU of the FEW run) / (n_lots - n_few), so start-up cancels out."""
+    rows = {r["name"]: r for r in group["results"]}  # type: ignore[attr-defined]
+    per: dict[str, list[float]] = {}
+    for lots, few in pairs:
+        a, b = rows[lots]["runs"], rows[few]["runs"]
+        per[lots] = [(x["cpu_seconds"] - y["cpu_seconds"]) * 1e6 / (n_lots - n_few) for x, y in zip(a, b, strict=True)]
+    return per
 
 
 def check_size(path: Path, size: int) -> None:
@@ -303,7 +380,7 @@ def cleanup() -> None:
     directories. Deleting them now would give their block groups back to the Orlov
     allocator while their files' inodes still count as recently deleted, and a run started
     within minutes would put its directories there (its first rounds read 0.14 s instead of
-    0.03 s in bench/probes/filesystem.py); the next run prunes them (prune())."""
+    0.03 s in the fs group, bench/suites/fs.py); the next run prunes them (prune())."""
     while _TO_EMPTY:
         many = _TO_EMPTY.pop()
         if many.outdir.is_dir():
@@ -421,3 +498,63 @@ def anchor_cmd(outdir: Path, size: int, names: Sequence[str]) -> list[str]:
     """bench/reference/fs_anchor.py: write *size* bytes to each of *names* in *outdir* (python -S:
     about 8 ms of interpreter start on top of the files)."""
     return [sys.executable, "-S", "-m", "bench.reference.fs_anchor", str(outdir), str(size), *names]
+
+
+class Relay:
+    """One bench/relay.py process for one round trip (every *spec* LISTEN=TARGET of it, the
+    handshake modelled, each direction delayed RTT/2), and its CPU time from /proc."""
+
+    def __init__(self, rtt: int, specs: list[str]) -> None:
+        self.proc = subprocess.Popen(python_cmd("-m", "bench.relay", "--rtt", str(rtt), *specs),
+                                     stdout=subprocess.PIPE, text=True, env=bench_env(), cwd=ROOT)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            self.stop()
+            raise RuntimeError(f"bench.relay did not start (exit {self.proc.returncode})")
+        self.mark = 0.0
+
+    def cpu(self) -> float:
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def compare(self, title: str, cases: list[Case], reference: str | None = None, *,
+                note: str = "output: tmpfs, an emptied directory per run") -> dict[str, object]:
+        """harness.compare of *cases* through this relay, with the relay's own CPU time per run
+        (median per case) printed and stored below the table."""
+        spent: dict[str, list[float]] = {}
+        cases = with_trees(cases)
+        for case in cases:
+            self._meter(case, spent)
+        ref = reference or cases[0].name
+        group = compare(title, cases, ref, note=f"{note}; ratio = {ref} time / this time", expand=False)
+        if spent and group:
+            line = "relay CPU s per run (median): " + ", ".join(
+                f"{k} {statistics.median(v):.2f}" for k, v in spent.items())
+            print(f"   {line}", flush=True)
+            with open(RESULTS / "latest.md", "a") as f:
+                f.write(f"\n{line}\n")
+        return group
+
+    def _meter(self, case: Case, spent: dict[str, list[float]]) -> None:
+        before, after = case.before, case.after
+
+        def b() -> None:
+            if before:
+                before()
+            self.mark = self.cpu()
+
+        def a() -> None:
+            spent.setdefault(case.name, []).append(self.cpu() - self.mark)
+            if after:
+                after()
+
+        case.before, case.after = b, a

@@ -4,7 +4,8 @@ bench/.venv gets anyurl installed from this tree as a wheel (``pip install .``,
 not editable), so every benchmarked process imports compiled bytecode from
 site-packages, as a user's install would. The venv is created once with the
 packages the benchmarks compare against (uvloop, aioftp, aiosmtpd for the
-SMTP server fixture); anyurl itself is rebuilt and reinstalled on every call
+SMTP server fixture, and the Python HTTP peers of the ``peers`` group: pycurl,
+curl_cffi, httpx with HTTP/2, niquests; aiohttp comes with anyurl); anyurl itself is rebuilt and reinstalled on every call
 so the benchmark always measures the current source.
 """
 
@@ -17,7 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / "bench" / ".venv"
-EXTRA = ["uvloop>=0.19", "aioftp>=0.22", "aiosmtpd>=1.4.4"]
+EXTRA = ["uvloop>=0.19", "aioftp>=0.22", "aiosmtpd>=1.4.4",
+         "pycurl>=7.45", "curl_cffi>=0.7", "httpx[http2]>=0.27", "niquests>=3.9"]
 
 
 def main() -> int:

@@ -6,6 +6,13 @@ that venv's Python. Each group has a module bench/suites/<group>.py with
 ``def run(launcher: fixtures.launcher.Launcher, quick: bool) -> None`` that
 starts the servers it needs and prints its tables with bench.harness.compare.
 Results: bench/results/latest.jsonl (every run) and bench/results/latest.md.
+bench/README.md says what each group measures.
+
+A/B of source trees or settings, in the same interleaved rounds as everything else:
+``--tree DIR`` (repeatable) runs every ``anyurl`` CLI case of the chosen groups from that
+source tree too (e.g. ``git worktree add /tmp/main main`` and ``--tree /tmp/main``), and
+``--variant NAME:ENV=VALUE[,ENV=VALUE]`` with that environment (e.g.
+``asyncio:ANYURL_LOOP=asyncio``, ``late:ANYURL_EARLY_CONNECT=0``).
 """
 
 from __future__ import annotations
@@ -51,6 +58,15 @@ def installed_anyurl() -> Path:
     return path
 
 
+def parse_variant(text: str) -> tuple[str, dict[str, str]]:
+    """``NAME:ENV=VALUE[,ENV=VALUE]`` as (NAME, {ENV: VALUE})."""
+    name, sep, rest = text.partition(":")
+    pairs = [p.partition("=") for p in rest.split(",") if p]
+    if not sep or not name or not pairs or any(not k or not eq for k, eq, _ in pairs):
+        raise ValueError(f"--variant {text!r}: expected NAME:ENV=VALUE[,ENV=VALUE]")
+    return name, {k: v for k, _, v in pairs}
+
+
 def header(groups: list[str], quick: bool) -> str:
     commit = subprocess.run(["git", "-C", str(harness.ROOT), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True, check=False).stdout.strip()
@@ -58,7 +74,9 @@ def header(groups: list[str], quick: bool) -> str:
                            capture_output=True, text=True, check=False).stdout.strip()
     return (f"# bench run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
             f"commit {commit}{' (src modified)' if dirty else ''}; groups {' '.join(groups)}"
-            f"{' (--quick)' if quick else ''}; {harness.ROUNDS} rounds; {os.cpu_count()} CPUs; "
+            f"{' (--quick)' if quick else ''}; {harness.ROUNDS} rounds;"
+            f"{''.join(f' tree {t};' for t in harness.TREES)}"
+            f"{''.join(f' variant {n} {e};' for n, e in harness.VARIANTS)} {os.cpu_count()} CPUs; "
             f"Python {platform.python_version()}; anyurl from {installed_anyurl()}; "
             f"small-file outputs: {'; '.join(f'{o.label} = {o.describe()}' for o in harness.OUTPUTS)}"
             f" (disk dirs renewed by {harness.DISK_FRESH}); "
@@ -81,7 +99,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--disk-fresh", choices=["spread", "rmtree"], default="spread",
                     help="renew a disk output dir by a new directory in another block group (default) or "
                          "by deleting and re-making it (the old method, whose cost docs/benchmarks.md shows)")
+    ap.add_argument("--tree", action="append", default=[], type=Path, metavar="DIR",
+                    help="also run each anyurl CLI case from this source tree (repeatable)")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME:ENV=VALUE[,ENV=VALUE]",
+                    help="also run each anyurl CLI case with this environment (repeatable)")
     args = ap.parse_args(argv)
+    try:
+        harness.VARIANTS[:] = [parse_variant(v) for v in args.variant]
+    except ValueError as exc:
+        ap.error(str(exc))
+    harness.TREES[:] = [t.resolve() for t in args.tree]
+    for tree in harness.TREES:
+        if not (tree / "src" / "anyurl" / "__init__.py").is_file():
+            ap.error(f"--tree {tree}: no src/anyurl/__init__.py there")
     harness.ROUNDS = args.rounds or (3 if args.quick else 5)
     harness.ONLY = args.only
     harness.DISK_FRESH = args.disk_fresh
@@ -99,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     # the bench's own scripts run as processes too: compile them once, not in every run
     compileall.compile_dir(here, quiet=1)
     compileall.compile_dir(harness.ROOT / "fixtures", quiet=1)
+    for tree in harness.TREES:
+        harness.compile_tree(tree)
     # Output files go to bench/.scratch (--scratch or ANYURL_BENCH_TMP to choose), not /tmp:
     # everyone creates and deletes files there, and on ext4 without a journal a create next
     # to recently deleted inodes costs 0.2-0.9 ms instead of 0.03 ms (harness.ManyFiles.fresh).

@@ -15,7 +15,7 @@ kernel's autotuning). FILE "-" is standard output. Only builtin modules
 (_socket, fcntl for the pipe's size); leaves through os._exit. No timeouts:
 a ceiling, not a client.
 
-Measured (bench/ab/py_ceiling.py gopher, 7 interleaved rounds, 100 MiB from
+Measured (an A/B script since folded into the gopher group, 7 interleaved rounds, 100 MiB from
 gophernicus to a file on ext4, ratio = curl's time / this one's, median):
 recv 64 KiB 1.15, 256 KiB 1.23, 1 MiB 1.23, 256 KiB with SO_RCVBUF 4 MiB 1.22,
 splice through a 64 KiB pipe 0.98, through a 1 MiB pipe 0.78. So the default

@@ -17,7 +17,7 @@ each epoll wait: a ceiling, not a client.
 Per response it makes five system calls (recvfrom, sendto, openat, write,
 close; one epoll_wait per ~20 responses) where curl -Z makes about 18
 (strace -c). Started as ``python -S PATH``: ``-m``, with site, or ``-I`` read
-the same within the noise (bench/ab/py_ceiling.py).
+the same within the noise (an A/B script since folded into the http group).
 """
 
 import os

@@ -1,8 +1,8 @@
 """dask: 2,000 FTP files fetched across a dask.distributed LocalCluster through the
 anyurl fsspec filesystem, 1 worker process vs 2, each file verified by sha256.
 
-``python -m bench.run dask [--quick]`` (--quick: 500 files). Self-contained: it
-starts vsftpd through the launcher and prints its own rows (no bench.harness).
+``python -m bench.run dask [--quick]`` (--quick: 500 files). It starts vsftpd
+through the launcher and times the cluster's work in-process (bench.harness.report), rounds alternating.
 Each worker process holds one Client, so its per-host limit (``Limits.per_host``)
 is the politeness towards the server per worker; the cluster as a whole opens
 at most workers x per_host connections to one host.
@@ -11,11 +11,9 @@ at most workers x per_host connections to one host.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 FILE_SIZE = 4096
@@ -63,22 +61,26 @@ def seed(launcher: Any, count: int) -> tuple[list[str], dict[str, str]]:
 
 
 def run(launcher: Any, quick: bool) -> None:
+    from bench import harness
+
     count = 500 if quick else 2000
+    title = f"dask: {count} x {FILE_SIZE} B over ftp through fsspec, 1 worker process vs 2"
+    if not harness.wanted(title):
+        return
     urls, want = seed(launcher, count)
-    rows = []
-    for workers in (1, 2):
-        got, took = fetch_all(urls, workers)
-        ok = got == want
-        rows.append({"group": "dask", "case": f"{count} ftp files, {workers} worker(s)", "workers": workers,
-                     "files": count, "seconds": round(took, 3), "files_per_s": round(count / took, 1),
-                     "sha256_ok": ok})
-        print(f"dask  {count} x {FILE_SIZE} B over ftp, {workers} worker process(es): {took:6.2f} s "
-              f"({count / took:7.1f} files/s) sha256 {'ok' if ok else 'MISMATCH'}", flush=True)
-    out = Path(__file__).resolve().parents[1] / "results"
-    out.mkdir(exist_ok=True)
-    with open(out / "latest.jsonl", "a") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
+    cases = [harness.Case(f"{w} worker process{'es' if w > 1 else ''}", []) for w in (1, 2)]
+    load = harness.load1()
+    rounds = min(harness.ROUNDS, 3)  # each run starts a cluster: seconds before the clock starts
+    for i in range(rounds):
+        for w, case in ([(1, cases[0]), (2, cases[1])] if i % 2 == 0 else [(2, cases[1]), (1, cases[0])]):
+            got, took = fetch_all(urls, w)
+            if got != want:
+                raise RuntimeError(f"dask, {w} workers: {sum(got.get(u) != h for u, h in want.items())} "
+                                   "files differ from the server's (sha256)")
+            case.runs.append(harness.Run(took, 0, 0.0))
+    harness.report(title, cases, cases[0].name, unit_work=(count, "files"), load=(load, harness.load1()), rss=False,
+                   note="in-process timing of the cluster's work (workers started before the clock); "
+                        "every file's sha256 checked; CPU not measured (it is spread over the workers)")
 
 
 if __name__ == "__main__":

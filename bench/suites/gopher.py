@@ -44,7 +44,7 @@ RAW_SPLICE = "raw asyncio+uvloop, splice"
 # No asyncio at all: a blocking socket, python -S (bench/reference/gopher_sync.py): the ceiling for any Python process.
 SYNC = "raw Python, no asyncio (any-Python ceiling)"
 SYNC_SCRIPT = Path(__file__).resolve().parents[1] / "reference" / "gopher_sync.py"
-SYNC_OPTS: list[str] = []  # its defaults (recv_into 256 KiB) measured best here (bench/ab/py_ceiling.py)
+SYNC_OPTS: list[str] = []  # its defaults (recv_into 256 KiB) measured best here
 
 
 def _big_file(root: Path, size: int) -> Path:

@@ -30,25 +30,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shutil
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from bench.harness import (
-    RESULTS,
     Case,
     ManyFiles,
     anyurl_cmd,
     check_size,
     compare,
+    cpu_slopes,
     load1,
     outputs,
     python_cmd,
+    record,
     wanted,
 )
 
@@ -85,11 +84,7 @@ def per_request(group: dict[str, object], pairs: list[tuple[str, str]], n_lots: 
     """Per-request CPU (µs) of each (LOTS case, FEW case) pair of one compare() group: per round,
     (CPU of the LOTS run - CPU of the FEW run) / (n_lots - n_few), so start-up cancels out;
     medians and min-max over the rounds, and the CLI's per-round ratio to the ceiling."""
-    rows = {r["name"]: r for r in group["results"]}  # type: ignore[attr-defined]
-    per: dict[str, list[float]] = {}
-    for lots, few in pairs:
-        a, b = rows[lots]["runs"], rows[few]["runs"]
-        per[lots] = [(x["cpu_seconds"] - y["cpu_seconds"]) * 1e6 / (n_lots - n_few) for x, y in zip(a, b, strict=True)]
+    per = cpu_slopes(group, pairs, n_lots, n_few)
     ratios = [c / r if r > 0 else float("inf") for c, r in zip(per[cli], per[ceiling], strict=True)]
     title = f"{group['title']}: per-request CPU"
     lines = [f"\n== {title}",
@@ -104,13 +99,8 @@ def per_request(group: dict[str, object], pairs: list[tuple[str, str]], n_lots: 
                  f"{min(ratios):8.2f}-{max(ratios):.2f}")
     md.append(f"| CLI / ceiling | {statistics.median(ratios):.2f}x | {min(ratios):.2f}-{max(ratios):.2f} |")
     print("\n".join(lines), flush=True)
-    out = {"title": title, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "n": [n_lots, n_few],
-           "per_request_us": per, "cli_over_ceiling": ratios}
-    RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / "latest.jsonl", "a") as f:
-        f.write(json.dumps(out) + "\n")
-    with open(RESULTS / "latest.md", "a") as f:
-        f.write("\n".join(md) + "\n")
+    out: dict[str, object] = {"n": [n_lots, n_few], "per_request_us": per, "cli_over_ceiling": ratios}
+    record(title, md, out)
     return out
 
 

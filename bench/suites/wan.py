@@ -18,20 +18,15 @@ runs with 8 connections per host and again with 1 (the strictest politeness):
 * NNTP 200 articles (INN): nntplib (one connection; Python's stdlib up to 3.12), anyurl get.
 
 Every run writes into an emptied directory on tmpfs and is checked (count, and size for
-files). Below each table: the relay's own CPU time per run (median), from /proc.
+files). Below each table: the relay's own CPU time per run (median), from /proc (harness.Relay).
 """
 
 from __future__ import annotations
 
-import os
-import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-from bench import harness
-from bench.harness import Case, ManyFiles, anyurl_cmd, bench_env, compare, outputs, python_cmd, wanted
+from bench.harness import Case, ManyFiles, Relay, anyurl_cmd, bench_env, outputs, python_cmd, wanted
 
 RTTS = (10, 50, 150)
 SIZE = 4096
@@ -43,62 +38,6 @@ def title(work: str, rtt: int, conns: int) -> str:
     what = {"HTTP": f"HTTP {HTTP_N} x 4 KiB (nginx)", "HTTPS": f"HTTPS {HTTP_N} x 4 KiB (nginx, HTTP/2 offered)",
             "FTP": f"FTP {FTP_N} x 4 KiB (vsftpd)", "NNTP": f"NNTP {NEWS_N} articles (INN)"}[work]
     return f"wan: {what}, RTT {rtt} ms, {conns} connection{'s' if conns > 1 else ''} per host"
-
-
-class Relay:
-    """One bench/relay.py process for one round trip, and its CPU time from /proc."""
-
-    def __init__(self, rtt: int, specs: list[str]) -> None:
-        self.proc = subprocess.Popen(python_cmd("-m", "bench.relay", "--rtt", str(rtt), *specs),
-                                     stdout=subprocess.PIPE, text=True, env=bench_env(), cwd=harness.ROOT)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline().strip()
-        if line != "ready":
-            self.stop()
-            raise RuntimeError(f"bench.relay did not start (exit {self.proc.returncode})")
-        self.mark = 0.0
-
-    def cpu(self) -> float:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-def _metered(case: Case, relay: Relay, spent: dict[str, list[float]]) -> Case:
-    """*case* with the relay's CPU time of each run recorded in *spent*."""
-    before, after = case.before, case.after
-
-    def b() -> None:
-        if before:
-            before()
-        relay.mark = relay.cpu()
-
-    def a() -> None:
-        spent.setdefault(case.name, []).append(relay.cpu() - relay.mark)
-        if after:
-            after()
-
-    case.before, case.after = b, a
-    return case
-
-
-def _compare(name: str, cases: list[Case], relay: Relay) -> None:
-    spent: dict[str, list[float]] = {}
-    compare(name, [_metered(c, relay, spent) for c in cases], cases[0].name,
-            note="output: tmpfs, an emptied directory per run; ratio = the first row's time / this row's")
-    if spent:
-        line = "relay CPU s per run (median): " + ", ".join(
-            f"{k} {statistics.median(v):.2f}" for k, v in spent.items())
-        print(f"   {line}", flush=True)
-        with open(harness.RESULTS / "latest.md", "a") as f:
-            f.write(f"\n{line}\n")
 
 
 def _list(many: ManyFiles, urls: list[str]) -> str:
@@ -161,18 +100,18 @@ def run(launcher: object, quick: bool) -> None:
                 name = title("HTTP", rtt, conns)
                 if wanted(name):
                     m = ManyFiles.prepare(out, "wan-http", http_urls, SIZE)
-                    _compare(name, [
+                    relay.compare(name, [
                         Case(f"curl -Z --parallel-max {p}", _curl(conns, m), m.fresh, m.check),
                         Case(f"wget2 --max-threads {p}", _wget2(conns, m, http_urls), m.fresh, m.check),
                         Case(f"aria2c -j {p}", _aria2(conns, m, http_urls), m.fresh, m.check),
                         Case(f"anyurl get --parallel {p}",
                              anyurl_cmd("get", "-q", "--parallel", p, "-d", str(m.outdir), *http_urls),
                              m.fresh, m.check),
-                    ], relay)
+                    ])
                 name = title("HTTPS", rtt, conns)
                 if wanted(name):
                     m = ManyFiles.prepare(out, "wan-https", https_urls, SIZE)
-                    _compare(name, [
+                    relay.compare(name, [
                         Case(f"curl -Z --parallel-max {p} (HTTP/2)", _curl(conns, m, "--cacert", ca), m.fresh,
                              m.check),
                         Case(f"wget2 --max-threads {p} (HTTP/2)",
@@ -186,29 +125,29 @@ def run(launcher: object, quick: bool) -> None:
                         Case(f"anyurl get --parallel {p} (h2, pure Python)",
                              anyurl_cmd("get", "-q", "--parallel", p, "-d", str(m.outdir), *https_urls),
                              m.fresh, m.check, env={**tls_env, "ANYURL_H2_LIBRARY": "h2"}),
-                    ], relay)
+                    ])
                 name = title("FTP", rtt, conns)
                 if wanted(name):
                     m = ManyFiles.prepare(out, "wan-ftp", ftp_urls, SIZE)
                     lftp = (f"set cmd:interactive no; set xfer:clobber on; open -p {ftp.port} {wan}; "
                             f"lcd {m.outdir}; mget {f'-P {p} ' if conns > 1 else ''}{ftp_rel}/*")
-                    _compare(name, [
+                    relay.compare(name, [
                         Case(f"curl -Z --parallel-max {p}", _curl(conns, m), m.fresh, m.check),
                         Case(f"lftp mget{f' -P {p}' if conns > 1 else ''}", ["lftp", "-c", lftp], m.fresh, m.check),
                         Case(f"anyurl get --parallel {p}",
                              anyurl_cmd("get", "-q", "--parallel", p, "-d", str(m.outdir), *ftp_urls),
                              m.fresh, m.check),
-                    ], relay)
+                    ])
                 name = title("NNTP", rtt, conns)
                 if wanted(name):
                     m = ManyFiles.prepare(out, "wan-news", news_urls, mean, exact=False)
-                    _compare(name, [
+                    relay.compare(name, [
                         Case("nntplib (one connection)", role + [
                             "nntplib", "127.0.0.1", str(nntp_p), group, str(NEWS_N), str(m.outdir)], m.fresh, m.check),
                         Case(f"anyurl get --parallel {p}",
                              anyurl_cmd("get", "-q", "--parallel", p, "-d", str(m.outdir), *news_urls),
                              m.fresh, m.check),
-                    ], relay)
+                    ])
         finally:
             relay.stop()
         print(f"   (RTT {rtt} ms: {time.monotonic() - t0:.0f} s)", flush=True)

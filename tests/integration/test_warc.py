@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
+from fixtures.servers import _ftp_seed as ftp_seed
+from fixtures.servers import _gopher_seed as gopher_seed
 from tests.integration.test_http import www
 from warcio.archiveiterator import ArchiveIterator
 
@@ -228,3 +230,188 @@ async def test_a_failed_fetch_is_logged_not_archived(nginx: Endpoint, tmp_path: 
     uris = [rec.rec_headers.get_header("WARC-Target-URI") for rec, _ in records(out)]
     assert http(nginx, "/status404") not in uris and w.failures == 1
     assert "not archived" in caplog.text and "/status404" in caplog.text
+
+
+# -- FTP and gopher ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vsftpd(servers: Launcher) -> Endpoint:
+    return servers.get("vsftpd")
+
+
+@pytest.fixture(scope="module")
+def pygopherd(servers: Launcher) -> Endpoint:
+    return servers.get("pygopherd")
+
+
+async def test_ftp_capture_keeps_the_exchange_masked_and_the_listing_as_sent(vsftpd: Endpoint) -> None:
+    base = f"ftp://{vsftpd.host}:{vsftpd.port}"
+    async with Client(capture=True) as c:
+        f = await c.fetch(base + "/pub/crlf.txt;type=a")
+        d = await c.fetch(base + "/pub/")
+    assert f.capture is not None and d.capture is not None
+    assert f.capture.protocol == "FTP" and f.capture.peer == (vsftpd.host, vsftpd.port)
+    # TYPE A: the content has its line ends made local, the capture has the server's bytes
+    assert f.content == ftp_seed.CRLF_TEXT.replace(b"\r\n", b"\n")
+    assert f.capture.body == ftp_seed.CRLF_TEXT
+    sent = [line for way, line in f.capture.exchange if way == ">"]
+    assert sent[:2] == ["USER anonymous", "PASS ****"]  # a new connection: its login is in the exchange
+    assert any(line.startswith("RETR ") for line in sent)
+    assert all("@" not in line for line in sent[1:2])  # the anonymous password (an e-mail) masked
+    received = [line for way, line in f.capture.exchange if way == "<"]
+    assert received[0].startswith("220") and received[-1].startswith("226")
+    assert f.capture.status_line is not None and f.capture.status_line.startswith("226")
+    # the listing: entries as always, and the bytes the server sent (not anyurl's rendering)
+    assert d.entries and {e.name for e in d.entries} >= {"hello.txt", "crlf.txt", "blob.bin"}
+    raw = d.capture.body
+    assert raw is not None and raw != d.content and b"hello.txt" in raw and raw.endswith(b"\r\n")
+    assert d.capture.body_type == "text/plain"
+    assert any(line.startswith(("LIST", "MLSD", "NLST")) for way, line in d.capture.exchange if way == ">")
+
+
+async def test_gopher_menu_capture_is_the_menu_as_sent(pygopherd: Endpoint) -> None:
+    url = f"gopher://{pygopherd.host}:{pygopherd.port}/1/"
+    async with Client() as c:
+        r = await c.fetch(url, capture=True)
+        text = await c.fetch(f"gopher://{pygopherd.host}:{pygopherd.port}/0/hello.txt", capture=True)
+    cap = r.capture
+    assert cap is not None and r.entries
+    assert cap.protocol == "gopher" and cap.body_type == "application/gopher-menu"
+    assert cap.body is not None and cap.body != r.content
+    lines = cap.body.split(b"\r\n")
+    assert any(b"\t" in line and line[:1] == b"0" for line in lines)  # menu lines, type, tabs
+    assert [way for way, _ in cap.exchange] == [">"] and cap.peer == (pygopherd.host, pygopherd.port)
+    assert text.capture is not None and text.capture.body is not None
+    assert text.capture.body.startswith(gopher_seed.HELLO.split(b"\n")[0])
+
+
+async def test_ftp_and_gopher_records_read_back(vsftpd: Endpoint, pygopherd: Endpoint, tmp_path: Path) -> None:
+    out = tmp_path / "old.warc.gz"
+    ftp_file = f"ftp://{vsftpd.host}:{vsftpd.port}/pub/blob.bin"
+    ftp_dir = f"ftp://{vsftpd.host}:{vsftpd.port}/pub/"
+    menu = f"gopher://{pygopherd.host}:{pygopherd.port}/1/"
+    async with Client(capture=True) as c:
+        with WARCWriter(out) as w:
+            for u in (ftp_file, ftp_dir, menu):
+                w.write(await c.fetch(u))
+    recs = records(out)
+    kinds = [(rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI")) for rec, _ in recs[1:]]
+    assert kinds == [(t, u) for u in (ftp_file, ftp_dir, menu) for t in ("resource", "metadata")]
+    blob, listing, gmenu = recs[1], recs[3], recs[5]
+    assert blob[1] == ftp_seed.blob()
+    assert listing[0].rec_headers.get_header("Content-Type") == "text/plain"
+    assert b"blob.bin" in listing[1]
+    assert gmenu[0].rec_headers.get_header("Content-Type") == "application/gopher-menu"
+    meta = recs[2][1].decode()
+    assert "protocol: FTP" in meta and "command: PASS ****" in meta and "reply: 226" in meta
+    assert recs[2][0].rec_headers.get_header("WARC-Concurrent-To") == blob[0].rec_headers.get_header("WARC-Record-ID")
+    warcio_check(out)
+    assert len(cdxj(out)) >= 3
+
+
+# -- NNTP ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def inn(servers: Launcher) -> Endpoint:
+    return servers.get("inn")
+
+
+def inn_article(inn: Endpoint, name: str) -> dict[str, Any]:
+    return next(a for a in inn.info["articles"] if a["message_id"].startswith(f"<{name}."))
+
+
+async def test_news_capture_and_records(inn: Endpoint, tmp_path: Path) -> None:
+    a = inn_article(inn, "dots")
+    url = f"nntp://{inn.host}:{inn.port}/{inn.info['group']}/{a['number']}"
+    group = f"nntp://{inn.host}:{inn.port}/{inn.info['group']}"
+    out = tmp_path / "news.warc.gz"
+    async with Client(capture=True, use_netrc=False) as c:
+        art = await c.fetch(url)
+        listing = await c.fetch(group)
+        with WARCWriter(out) as w:
+            w.write(art)
+            w.write(listing)
+    cap = art.capture
+    assert cap is not None and cap.protocol == "NNTP" and cap.peer == (inn.host, inn.port)
+    assert cap.body == art.content and cap.body.endswith(crlf_dots())  # the article, dot-stuffing undone
+    sent = [line for way, line in cap.exchange if way == ">"]
+    assert sent[0] == "CAPABILITIES" and sent[-1] == f"ARTICLE {a['number']}"
+    assert cap.exchange[0][0] == "<" and cap.exchange[0][1].startswith(("200", "201"))  # the greeting
+    assert cap.status_line is not None and cap.status_line.startswith("220")
+    lc = listing.capture
+    assert lc is not None and listing.entries and lc.body is not None
+    assert lc.body.split(b"\t")[0] == str(listing.entries[0].meta["number"]).encode()  # OVER lines as sent
+    assert [way for way, line in lc.exchange if line.startswith("GROUP")] == [">"]
+    recs = records(out)
+    assert [r.rec_type for r, _ in recs] == ["warcinfo", "resource", "metadata", "resource", "metadata"]
+    assert recs[1][0].rec_headers.get_header("Content-Type") == "message/rfc822"
+    assert recs[1][1] == art.content
+    assert f"command: ARTICLE {a['number']}" in recs[2][1].decode()
+    warcio_check(out)
+
+
+def crlf_dots() -> bytes:
+    from fixtures.servers.inn import DOT_BODY
+
+    return DOT_BODY.replace("\n", "\r\n").encode()
+
+
+# -- the command line ----------------------------------------------------------
+
+ANYURL = str(Path(sys.executable).parent / "anyurl")
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([ANYURL, *args], cwd=cwd, capture_output=True, timeout=120)
+
+
+def test_get_warc_writes_what_it_saved(nginx: Endpoint, vsftpd: Endpoint, tmp_path: Path) -> None:
+    urls = [http(nginx, "/big.txt"), http(nginx, "/cookies"), f"ftp://{vsftpd.host}:{vsftpd.port}/pub/blob.bin"]
+    done = cli("get", "-q", "-d", "out", "--warc", "get.warc.gz", *urls, http(nginx, "/status404"), cwd=tmp_path)
+    assert done.returncode != 0 and b"404" in done.stderr  # the failure reported, the rest archived
+    assert (tmp_path / "out" / "blob.bin").read_bytes() == ftp_seed.blob()
+    recs = records(tmp_path / "get.warc.gz")
+    assert recs[0][0].rec_type == "warcinfo" and b"anyurl get" in recs[0][1]
+    archived = {rec.rec_headers.get_header("WARC-Target-URI"): (rec, data) for rec, data in recs
+                if rec.rec_type in ("response", "resource")}
+    assert set(archived) == set(urls)  # not the 404
+    assert archived[urls[0]][1] == www(nginx, "big.txt")
+    assert archived[urls[2]][1] == ftp_seed.blob()
+    warcio_check(tmp_path / "get.warc.gz")
+
+
+def test_get_warc_to_stdout_and_rotation(nginx: Endpoint, tmp_path: Path) -> None:
+    done = cli("get", http(nginx, "/hello.txt"), "--warc", "one.warc.gz", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == www(nginx, "hello.txt")
+    assert [r.rec_type for r, _ in records(tmp_path / "one.warc.gz")] == ["warcinfo", "response", "request"]
+    urls = [http(nginx, f"/many/f{i:04d}.txt") for i in range(8)]
+    done = cli("get", "-q", "-d", "many", "--parallel", "1", "--warc", "rot.warc.gz", "--warc-max-size", "3k",
+               *urls, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    files = sorted(tmp_path.glob("rot-*.warc.gz"))
+    assert len(files) > 1
+    seen = [rec.rec_headers.get_header("WARC-Target-URI") for f in files for rec, _ in records(f)
+            if rec.rec_type in ("response", "revisit")]
+    assert sorted(seen) == sorted(urls)
+    warcio_check(*files)
+
+
+def test_mirror_warc_archives_the_tree_and_its_listings(vsftpd: Endpoint, pygopherd: Endpoint,
+                                                        tmp_path: Path) -> None:
+    base = f"ftp://{vsftpd.host}:{vsftpd.port}/pub/sub/"
+    done = cli("mirror", "-q", base, "tree", "--warc", "ftp.warc.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    kinds = {(rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI")) for rec, _ in
+             records(tmp_path / "ftp.warc.gz")}
+    assert ("resource", base) in kinds  # the listing, as the server sent it
+    files = {u.removesuffix(";type=i") for t, u in kinds if t == "resource"}  # (the URL as fetched)
+    assert {base + "deep.txt", base + "subsub/deeper.txt"} <= files
+    menu = f"gopher://{pygopherd.host}:{pygopherd.port}/1/"
+    done = cli("mirror", "-q", "--max-depth", "0", menu, "hole", "--warc", "gopher.warc.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    recs = records(tmp_path / "gopher.warc.gz")
+    menus = [rec for rec, _ in recs if rec.rec_headers.get_header("Content-Type") == "application/gopher-menu"]
+    assert [m.rec_headers.get_header("WARC-Target-URI") for m in menus][:1] == [menu]
+    warcio_check(tmp_path / "ftp.warc.gz", tmp_path / "gopher.warc.gz")

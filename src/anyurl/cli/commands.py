@@ -110,7 +110,29 @@ async def _run(args: argparse.Namespace, rep: Reporter) -> int:
 
 async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
     prompter = rep.prompter = Prompter()
-    async with _make_client(args, prompter) as client:
+    archive = _warc_writer(args)
+    try:
+        return await _run_command(args, rep, prompter, archive)
+    finally:
+        if archive is not None:
+            archive.close()
+
+
+def _warc_writer(args: argparse.Namespace) -> Any:
+    """The WARC writer of ``--warc FILE`` (None without it)."""
+    path = getattr(args, "warc", None)
+    if not path:
+        return None
+    from ..errors import mask_password
+    from ..transfer.warc import WARCWriter
+
+    command = " ".join(mask_password(a) for a in sys.argv[1:]) if sys.argv[1:] else args.command
+    return WARCWriter(path, max_size=getattr(args, "warc_max_size", None),
+                      info={"description": f"anyurl {command}"})
+
+
+async def _run_command(args: argparse.Namespace, rep: Reporter, prompter: Prompter, archive: Any) -> int:
+    async with _make_client(args, prompter, archive) as client:
         if args.command == "get":
             return await cmd_get(args, client, rep)
         if args.command == "ls":
@@ -119,6 +141,10 @@ async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
             return await cmd_stat(args, client, rep)
         if args.command == "mirror":
             return await cmd_mirror(args, client, rep)
+        if args.command == "crawl":
+            from .crawl import cmd_crawl
+
+            return await cmd_crawl(args, client, rep)
         if args.command == "put":
             return await cmd_put(args, client, rep)
         if args.command == "send":

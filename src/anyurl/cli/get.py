@@ -224,7 +224,8 @@ async def _save(args: argparse.Namespace, client: Client, rep: Reporter, urls: A
 
 
 def _sink_class() -> type[Any]:
-    """get's sink: the library's Directory with progress bars, --max-time, -o and --force."""
+    """get's sink: the library's Directory with progress bars, --max-time, -o and --force.
+    (Made on first use: `get` to stdout never imports the batch engine.)"""
     from ..transfer.batch import Directory
 
     class Saving(Directory):
@@ -232,8 +233,7 @@ def _sink_class() -> type[Any]:
             super().__init__(args.dir or "", resume=args.resume, overwrite=bool(getattr(args, "force", False)),
                              max_size=args.max_size)
             self.output = args.output
-            if args.output:  # only a path the user named may be a symlink or a device
-                self.follow, self.listed = True, None
+            self.follow = bool(args.output)  # only a path the user named may be a symlink or a device
             self.max_time = args.max_time
             self.tp = tp
 

@@ -32,7 +32,7 @@ class _MirrorStatus:
         if not self.enabled or now - self.last < 0.2:
             return
         self.last = now
-        sys.stderr.write(f"\ranyurl: {result.files} files, {_human(result.bytes)}, "
+        sys.stderr.write(f"\ranyurl: {result.files} files, {human_size(result.bytes)}, "
                          f"{result.unchanged} unchanged, {len(result.errors)} errors\x1b[K")
         sys.stderr.flush()
 
@@ -42,7 +42,7 @@ class _MirrorStatus:
             sys.stderr.flush()
 
 
-def _human(n: int) -> str:
+def human_size(n: int) -> str:
     if n < 1024:
         return f"{n} bytes"
     value = float(n)

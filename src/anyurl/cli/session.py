@@ -27,7 +27,8 @@ def _stream_workers(turns: int) -> int:
     return stream_workers(turns)
 
 
-def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
+def _make_client(args: argparse.Namespace, prompter: Prompter, archive: Any = None) -> Client:
+    """The command's Client; *archive*: the WARC writer every body captured goes to (--warc)."""
     from ..client import Client
     from ..settings import Limits, Retry, Timeouts
 
@@ -67,6 +68,7 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         no_proxy=getattr(args, "noproxy", None),
         password_callback=prompter.password,
         form_callback=prompter.form,
+        on_capture=None if archive is None else archive.captured,
     )
     prompter.client = client
     return client

@@ -31,7 +31,6 @@ import ssl
 from collections.abc import AsyncIterator, Callable
 from typing import Any, BinaryIO
 
-from .._record import Record
 from ..errors import (
     AnyURLError,
     ConfigurationError,
@@ -43,11 +42,12 @@ from ..errors import (
 )
 from ..net.connect import open_stream
 from ..net.pool import Lease, Pool
-from ..net.tls import client_context, renamed_option
+from ..net.tls import client_context
 from ..protocols import ftp as proto
 from ..protocols import ftpsession as fs
 from ..protocols.ftp import Plan
-from ..response import Body, Entry, Stat, guess_content_type
+from ..response import Body, Capture, Entry, Stat, guess_content_type, utc_now
+from ..settings import FTPOptions
 from ..urls import FTPURL, URL
 from .base import (
     Context,
@@ -63,74 +63,6 @@ __all__ = ["FTPHandler", "FTPOptions"]
 
 log = logging.getLogger("anyurl.ftp")
 _set = object.__setattr__  # how a frozen Record's __init__ sets its fields
-
-
-class FTPOptions(Record):
-    """FTP settings, passed as ``Client(ftp=FTPOptions(...))``.
-
-    cwd_strategy: "multicwd" (RFC 1738: one CWD per segment), "singlecwd"
-        (one CWD with the joined path) or "nocwd" (no CWD, full path to RETR/LIST).
-    passive: EPSV then PASV (True) or active EPRT then PORT (False).
-    epsv: try EPSV before PASV.
-    guess_type: without a typecode, transfer names ending in one of text_suffixes as
-        TYPE A (the old guess; the default is TYPE I, byte-exact like curl, wget and lftp).
-    use_size: send SIZE before a binary RETR (size for progress and truncation checks).
-    use_mlsd: use MLSD for listings when FEAT offers it.
-    tls: explicit FTPS (AUTH TLS) for ftp:// URLs; ftps:// is always implicit TLS.
-    verify, cafile, ssl_context: how the server's certificate is checked, spelled as for
-        every scheme (anyurl.net.tls); ``tls_context`` is the old name of ``ssl_context``.
-    atomic_upload: STOR to a temporary name, then RNFR/RNTO.
-    reuse: keep idle control connections for the next URL on the same server.
-    pipeline: send the login (USER, PASS, PWD) in one write when the password is known,
-        a file's CWD (one to the absolute path for a chain) and TYPE in one write, and,
-        once EPSV worked on a connection, [SIZE,] EPSV and RETR of the next file (one round
-        trip less per file; plain connections only). A server answering out of step is
-        not pipelined to again (logged on "anyurl.ftp").
-    """
-
-    __slots__ = ("cwd_strategy", "passive", "epsv", "text_suffixes", "guess_type", "use_size", "use_mlsd", "tls",
-                 "tls_context", "atomic_upload", "reuse", "pipeline", "verify", "cafile", "ssl_context")
-    cwd_strategy: str
-    passive: bool
-    epsv: bool
-    text_suffixes: tuple[str, ...]
-    guess_type: bool
-    use_size: bool
-    use_mlsd: bool
-    tls: bool
-    tls_context: ssl.SSLContext | None
-    atomic_upload: bool
-    reuse: bool
-    pipeline: bool
-    verify: bool
-    cafile: str | None
-    ssl_context: ssl.SSLContext | None
-
-    # a frozen dataclass before; written out, it costs nothing at import (see anyurl._record)
-    def __init__(self, cwd_strategy: str = "multicwd", passive: bool = True, epsv: bool = True,
-                 text_suffixes: tuple[str, ...] = proto.DEFAULT_TEXT_SUFFIXES, guess_type: bool = False,
-                 use_size: bool = True, use_mlsd: bool = True, tls: bool = False,
-                 tls_context: ssl.SSLContext | None = None, atomic_upload: bool = True, reuse: bool = True,
-                 pipeline: bool = True, verify: bool = True, cafile: str | None = None,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
-        if tls_context is not None:
-            renamed_option("FTPOptions", "tls_context", "ssl_context")
-            ssl_context = ssl_context or tls_context
-        _set(self, "cwd_strategy", cwd_strategy)
-        _set(self, "passive", passive)
-        _set(self, "epsv", epsv)
-        _set(self, "text_suffixes", text_suffixes)
-        _set(self, "guess_type", guess_type)
-        _set(self, "use_size", use_size)
-        _set(self, "use_mlsd", use_mlsd)
-        _set(self, "tls", tls)
-        _set(self, "tls_context", tls_context)
-        _set(self, "atomic_upload", atomic_upload)
-        _set(self, "reuse", reuse)
-        _set(self, "pipeline", pipeline)
-        _set(self, "verify", verify)
-        _set(self, "cafile", cafile)
-        _set(self, "ssl_context", ssl_context)
 
 
 # ---------------------------------------------------------------------------
@@ -217,7 +149,7 @@ class FTPHandler(Handler):
         key: PoolKey = (url.host, url.port, plan.user, plan.password, mode)
         lease = await self.pool.acquire(req, url.host, url.port, key,
                                         lambda: self._login_counted(url, plan, opts, key, mode, req),
-                                        (req, plan.cwds), fresh=fresh)
+                                        (req, plan.cwds, plan.joinable), fresh=fresh)
         conn = lease.conn
         conn.lease = lease
         conn.on_awaiting = self._awaiting
@@ -255,6 +187,7 @@ class FTPHandler(Handler):
         session = conn.session
         session.refused = None  # holds a traceback: not kept past the request
         session.awaiting_end = False
+        conn.capture = None
         conn.lone = False
         follower, conn.follower = conn.follower, None
         if follower is not None:
@@ -291,10 +224,13 @@ class FTPHandler(Handler):
     async def _login(self, url: FTPURL, plan: Plan, opts: FTPOptions, key: PoolKey, mode: str,
                      req: Request) -> Control:
         host, port = url.host, url.port
+        started = utc_now() if req.capture else None
         ctx = self._tls_context(opts) if mode != "plain" else None
         reader, writer = await open_stream(url, url.scheme, host, port, timeout=req.connect_timeout,
                                            limit=req.limits.max_line, tls=ctx if mode == "implicit" else None)
         conn = Control(self.context, self.pool.log, key, url, host, port, reader, writer, ctx, req)
+        if req.capture:  # the greeting and the login are this request's exchange
+            conn.capture = Capture("FTP", str(url), started=started)
         try:
             await conn.run(conn.session.login(plan, host, port, mode, pipeline=opts.pipeline))
         except BaseException:
@@ -357,7 +293,8 @@ class FTPHandler(Handler):
         """One try of :meth:`open`: behind a transfer in progress (:meth:`_follow`) when the
         server queues commands and every connection is busy, else on a connection of its own."""
         try:
-            if opts.pipeline and plan.action == "RETR" and (self._busy or self._opening):
+            # (a capture's exchange is its own: it queues behind no transfer, and none behind it)
+            if opts.pipeline and plan.action == "RETR" and (self._busy or self._opening) and not req.capture:
                 body = await self._queue(req, furl, plan, opts)
                 if body is not None:
                     return body
@@ -486,6 +423,8 @@ class FTPHandler(Handler):
     async def _open_on(self, conn: Control, req: Request, furl: FTPURL, plan: Plan, opts: FTPOptions,
                        op: fs.Op[fs.Started | fs.Listed] | None = None, lone: bool = False) -> Body:
         conn.lone = lone
+        if req.capture:
+            self._capture(conn, furl)
         try:
             if op is None:
                 op = conn.session.open(plan, furl, opts, offset=req.offset, length=req.length, limit=req.max_size)
@@ -493,7 +432,11 @@ class FTPHandler(Handler):
             if type(result) is fs.Started:  # the body's stream releases the connection when done
                 return self._retr_body(conn, req, furl, plan, opts, result)
             assert type(result) is fs.Listed
-            body = apply_length(self._listing_body(furl, result, conn.session.login_dir), req.length)
+            body = self._listing_body(furl, result, conn.session.login_dir)
+            if conn.capture is not None:
+                body.capture, conn.capture = conn.capture, None
+                body.capture.body_type = "text/plain"  # the listing as the server sent it
+            body = apply_length(body, req.length)
         except BaseException as exc:  # a refusal (550...) leaves the connection in step: keep it
             self._check_step(conn, furl, opts, exc)
             self._failed_with_queue(conn, furl, exc)
@@ -501,6 +444,17 @@ class FTPHandler(Handler):
             raise
         await self._release(conn, True, opts)
         return body
+
+    @staticmethod
+    def _capture(conn: Control, furl: FTPURL) -> None:
+        """*conn* notes this request's exchange (begun at its login when it is new)."""
+        cap = conn.capture
+        if cap is None or conn.reused:
+            cap = conn.capture = Capture("FTP", str(furl))
+        cap.url = str(furl)
+        cap.kept_by_driver = True
+        cap.peer_of(conn.writer)
+        conn.lone = True  # nothing queues behind it: every line on the connection is its own
 
     def _failed_with_queue(self, conn: Control, furl: FTPURL, exc: BaseException) -> None:
         """A transfer with a request queued behind it failed (*exc*), the connection out of step
@@ -597,9 +551,11 @@ class FTPHandler(Handler):
         meta: dict[str, Any] = {"ftp_type": plan.type, "ftp_reply": started.reply.text}
         if skip:
             meta["range_ignored"] = True  # as HTTP's when a server ignores Range
-        return Body(url, chunks, content_type=functools.partial(_content_type, url.name), size=body_size,
+        body = Body(url, chunks, content_type=functools.partial(_content_type, url.name), size=body_size,
                     offset=offset, meta=meta, on_close=on_close,
                     resumable=plan.type == "I" and conn.session.rest_ok)  # REST counts bytes only under TYPE I
+        body.capture = conn.capture
+        return body
 
     async def _stream(self, conn: Control, req: Request, url: FTPURL, reader: AnyReader, opts: FTPOptions,
                       ascii_mode: bool, expected: int | None, length: int | None,
@@ -613,6 +569,8 @@ class FTPHandler(Handler):
         left = length
         decoder = proto.CRLFDecoder() if ascii_mode else None
         timeout = req.read_timeout
+        cap = conn.capture
+        kept = None if cap is None else cap.keeping()
         try:
             if left is not None and left <= 0:
                 ok = await conn.abort_transfer(reader)
@@ -627,6 +585,8 @@ class FTPHandler(Handler):
                                             url=url) from exc
                 if chunk is None:
                     break
+                if kept is not None:
+                    kept.append(chunk)  # as the server sent it (before a TYPE A line-end decoding)
                 if skip:
                     if len(chunk) <= skip:
                         skip -= len(chunk)
@@ -661,6 +621,8 @@ class FTPHandler(Handler):
             except AnyURLError as exc:
                 self._check_step(conn, url, opts, exc)
                 raise
+            if cap is not None:
+                cap.finish()
             ok = True
         except GeneratorExit:
             # The caller stopped reading (closed the body early): ABOR, keep the connection if in step.

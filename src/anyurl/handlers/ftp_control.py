@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import logging
 
     from ..net.pool import Lease
+    from ..response import Capture
     from ..urls import FTPURL, URL
     from .base import Context, Request
 
@@ -94,6 +95,9 @@ class Control:
         self._watchdog: asyncio.TimerHandle | None = None
         self._watchdog_at = 0.0
         self._late = False
+        #: the capture of the request using the connection (``capture=True``): every command
+        #: and reply line, and a listing's bytes, are noted in it
+        self.capture: Capture | None = None
         # Looked up once: each transfer needs them, and asking again costs calls.
         peer = writer.get_extra_info("peername")
         self.peer: str = peer[0]
@@ -232,6 +236,8 @@ class Control:
                     raise TruncatedTransfer(f"listing data connection failed: {exc}", url=url) from exc
                 if chunk is None:
                     break
+                if self.capture is not None:
+                    self.capture.keeping().append(chunk)  # the listing as the server sent it
                 try:
                     listing.feed(chunk)
                 except ProtocolError as exc:
@@ -303,6 +309,9 @@ class Control:
         """Write *event*'s commands (several in one write: pipelined)."""
         line = event.data()
         commands = event.commands
+        if self.capture is not None:
+            for v, a in commands:
+                self.capture.sent(fs.show(v, a))
         if self.log.isEnabledFor(logging.DEBUG):
             for v, a in commands:
                 self.log.debug("%s:%s > %s", self.host, self.port, fs.show(v, a))
@@ -392,6 +401,8 @@ class Control:
             if not line:
                 session.broken = True
                 raise ConnectError("the server closed the control connection", url=self.url)
+            if self.capture is not None:
+                self.capture.received(line)
             try:
                 reply = session.receive_line(line)
             except ProtocolError as exc:
@@ -412,12 +423,13 @@ class Control:
         """Logged in, open, and nothing unread: the pool may lend it again."""
         return self.session.login_dir is not None and not self.stale()
 
-    async def reset_for(self, target: tuple[Request, tuple[str, ...]]) -> bool:
-        self.req, cwds = target
+    async def reset_for(self, target: tuple[Request, tuple[str, ...], bool]) -> bool:
+        """*target*: the request, its CWDs and whether they may go as one (Plan.joinable)."""
+        self.req, cwds, joinable = target
         self.url = cast("FTPURL", self.req.url)
         if self.stale():
             return False
-        return await self.run(self.session.reset(cwds))
+        return await self.run(self.session.reset(cwds, joinable))
 
     async def aclose(self) -> None:
         await self.quit()

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .._record import Record
 from ..errors import (
     AnyURLError,
     ConfigurationError,
@@ -29,7 +28,8 @@ from ..net.bulk import BulkReader
 from ..net.connect import lost, open_transport
 from ..net.pool import Connection, Lease, Pool
 from ..protocols import gopher as gp
-from ..response import Body, Entry, Stat
+from ..response import Body, Capture, Entry, Stat
+from ..settings import GopherOptions
 from ..urls import GopherURL
 from .base import Context, Handler, Request, apply_length
 
@@ -37,33 +37,6 @@ __all__ = ["GopherHandler", "GopherOptions"]
 
 SendHook = Callable[[bytes], Any]
 _set = object.__setattr__
-
-
-class GopherOptions(Record):
-    """Gopher settings, passed as ``Client(gopher=GopherOptions(...))``.
-
-    ``max_menu_bytes``: the most bytes of a menu or attribute reply held in
-    memory (menus are parsed whole). ``hold_limit``: how much text may be held
-    back while deciding whether a server dot-stuffs (see
-    :class:`~anyurl.protocols.gopher.TextUnstuffer`). ``on_send``: called with
-    the exact bytes of every request sent (for logging and tests).
-    ``form_answers``: answers for an ASK form, instead of asking
-    ``Client.form_callback``. Per call: ``fetch(url, options=GopherOptions(...))``.
-    """
-
-    __slots__ = ("max_menu_bytes", "hold_limit", "on_send", "form_answers")
-    max_menu_bytes: int
-    hold_limit: int
-    on_send: SendHook | None
-    form_answers: Sequence[str] | None
-
-    # a frozen dataclass before; written out, it costs nothing at import (see anyurl._record)
-    def __init__(self, max_menu_bytes: int = 64 << 20, hold_limit: int = 1 << 20, on_send: SendHook | None = None,
-                 form_answers: Sequence[str] | None = None) -> None:
-        _set(self, "max_menu_bytes", max_menu_bytes)
-        _set(self, "hold_limit", hold_limit)
-        _set(self, "on_send", on_send)
-        _set(self, "form_answers", form_answers)
 
 
 class _Conn:
@@ -77,6 +50,8 @@ class _Conn:
         self.buf = b""  # received, not yet consumed: buf[pos:]
         self.pos = 0
         self.eof = False
+        self.cap: Capture | None = None  # the request's capture (capture=True)
+        self.kept: list[bytes] | None = None  # its pieces: every byte received
 
     async def _receive(self) -> bytes:
         timeout = self.req.read_timeout
@@ -93,6 +68,8 @@ class _Conn:
         if not data:
             self.eof = True
             return b""
+        if self.kept is not None:
+            self.kept.append(data)
         return data
 
     async def read(self, n: int) -> bytes:
@@ -188,12 +165,19 @@ class GopherHandler(Handler):
         if reason and not self.context.policy.allow_gopher_to_service_ports:
             raise UnsafeURL(reason, url=url)
         on_send: SendHook | None = opts.on_send
+        cap = None
         if plan.kind == "ask":
             body = await self._ask(url, plan, on_send, opts.form_answers)
         else:
-            body = await self._request(url, plan, on_send, req)
+            cap = Capture("gopher", str(url)) if req.capture else None
+            body = await self._request(url, plan, on_send, req, cap)
         if offset:
             body = _skip(body, offset)
+        if cap is not None:
+            body.capture = cap
+            cap.complete = not offset
+            if body.entries is not None and url.gophertype in gp.MENU_TYPES:
+                cap.body_type = gp.MENU_MEDIA_TYPE
         return apply_length(body, req.length)
 
     async def stat(self, req: Request) -> Stat:
@@ -248,7 +232,7 @@ class GopherHandler(Handler):
     # -- one request -----------------------------------------------------------
 
     async def _connect(self, url: GopherURL, request: bytes, on_send: SendHook | None,
-                       req: Request | None = None) -> _Conn:
+                       req: Request | None = None, cap: Capture | None = None) -> _Conn:
         req = req if req is not None else self.context.request(url)
         port = url.port or gp.DEFAULT_PORT
         size = max(req.limits.chunk_size, 64 * 1024)
@@ -260,6 +244,13 @@ class GopherHandler(Handler):
             await slot.release(False)
             raise
         conn = _Conn(proto, url, req, slot)
+        if cap is not None:  # the reply of this request (a retry's replaces the one before)
+            conn.cap = cap
+            conn.kept = cap.keeping()
+            conn.kept.clear()
+            cap.kept_by_driver = True
+            cap.sent(request)
+            cap.peer_of(proto.transport)
         try:
             self.pool.log.debug("%s:%s > %r", url.host, port, request)
             if on_send is not None:
@@ -275,8 +266,8 @@ class GopherHandler(Handler):
         return conn
 
     async def _request(self, url: GopherURL, plan: gp.RequestPlan, on_send: SendHook | None,
-                       req: Request | None = None) -> Body:
-        conn = await self._connect(url, plan.request, on_send, req)
+                       req: Request | None = None, cap: Capture | None = None) -> Body:
+        conn = await self._connect(url, plan.request, on_send, req, cap)
         try:
             return await self._reply(url, plan, conn, on_send)
         except BaseException:
@@ -303,7 +294,7 @@ class GopherHandler(Handler):
                 whole = "!" if plan.kind == "attributes" else "$"
                 retry = plan._replace(request=gp.plan_request(
                     replace(url, search=url.search or "", gopher_plus=whole)).request)
-                conn = await self._connect(url, retry.request, on_send, conn.req)
+                conn = await self._connect(url, retry.request, on_send, conn.req, conn.cap)
                 meta["attributes_fallback"] = True
                 meta["request"] = retry.request
                 try:
@@ -375,7 +366,7 @@ class GopherHandler(Handler):
             await conn.close()
             meta["empty_asked"] = True
             again = gp.plan_request(replace(url, gopher_plus="+"))
-            retry = await self._connect(url, again.request, on_send, conn.req)
+            retry = await self._connect(url, again.request, on_send, conn.req, conn.cap)
             meta["request"] = again.request
             try:
                 return await self._reply(url, again, retry, on_send, meta)

@@ -51,7 +51,8 @@ from ..net.pool import Lease, Pool
 from ..net.tls import client_context
 from ..protocols import nntp
 from ..protocols.nntp import Data, End, Reply, ReplyReader
-from ..response import Body, Entry, Stat
+from ..response import Body, Capture, Entry, Stat
+from ..settings import NewsOptions
 from ..urls import NNTPURL, URL, NewsURL
 from .base import Context, Handler, Request, apply_length, render_entries
 
@@ -61,38 +62,6 @@ TraceHook = Callable[[str, str], None]
 _log = logging.getLogger("anyurl.news")
 T = TypeVar("T")
 _QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)  # Linux only
-
-
-@dataclass(frozen=True)
-class NewsOptions:
-    """Options for news/nntp/nntps, passed as ``Client(news=NewsOptions(...))``.
-
-    ``listing_limit``: a group listing shows at most this many of the newest
-    articles. ``starttls``: upgrade a plain connection with STARTTLS (and
-    fail if the server does not offer it). ``verify``, ``cafile``, ``ssl_context``: how
-    nntps and STARTTLS check the server (default: the system's trusted CAs, hostname
-    checked), spelled as for every scheme (anyurl.net.tls).
-    ``trace``: called with ("send", line) for every command line (passwords
-    masked) and ("recv", line) for every status line, to log or test.
-    ``max_head``: the largest article head read before the body streams.
-    ``body_in_meta``: articles up to this size also get ``meta["body"]``.
-    ``max_descriptions``: bytes of group descriptions (LIST NEWSGROUPS) held
-    while a group list streams; groups beyond it are listed without one.
-    ``pipeline``: article commands (ARTICLE, HEAD, STAT) in flight on one connection
-    (RFC 3977 section 3.5): overlapping requests for one server join a connection's
-    window before another connection is opened. 1: one command at a time.
-    """
-
-    listing_limit: int = 1000
-    starttls: bool = False
-    ssl_context: ssl.SSLContext | None = None
-    trace: TraceHook | None = None
-    max_head: int = 256 * 1024
-    body_in_meta: int = 4 * 1024 * 1024
-    max_descriptions: int = 16 * 1024 * 1024
-    verify: bool = True
-    cafile: str | None = None
-    pipeline: int = 100
 
 
 #: the most bytes of one article read ahead into memory on a pipelined connection, so the
@@ -159,6 +128,9 @@ class _Conn:
         self.over_verb = "OVER"
         self.closed = False
         self.reads = 0  # reads done: a pipelined request waiting its turn sees the head move
+        #: the capture of the request using the connection (capture=True): its command and
+        #: status lines, and the data of its last multi-line reply (dot-stuffing undone)
+        self.capture: Capture | None = None
         self._sock = writer.get_extra_info("socket") if _QUICKACK is not None else None
 
     @property
@@ -175,6 +147,7 @@ class _Conn:
 
     async def reset_for(self, target: tuple[Request, TraceHook | None]) -> bool:
         self.req, self.trace = target
+        self.capture = None
         return True
 
     async def aclose(self) -> None:
@@ -202,6 +175,9 @@ class _Conn:
             _log.debug("%s:%s > %s", self.server.host, self.server.port, text)
             if self.trace is not None:
                 self.trace("send", text)
+        if self.capture is not None:
+            self.capture.sent(line)
+            self.capture.keeping().clear()  # the body is the last command's data
         self.replies.expect(block)
         try:
             self.writer.write(line)
@@ -216,6 +192,8 @@ class _Conn:
         while True:
             ev = self.replies.next_event()
             if isinstance(ev, (Reply, Data, End)):
+                if self.capture is not None and type(ev) is Data:
+                    self.capture.keeping().append(ev.data)
                 return ev
             self.quickack()
             self.reads += 1
@@ -240,6 +218,8 @@ class _Conn:
         _log.debug("%s:%s < %s", self.server.host, self.server.port, ev.line)
         if self.trace is not None:
             self.trace("recv", ev.line)
+        if self.capture is not None:
+            self.capture.received(ev.line)
         return ev
 
     async def send_many(self, lines: list[tuple[bytes, frozenset[int]]]) -> None:
@@ -250,6 +230,8 @@ class _Conn:
                 _log.debug("%s:%s > %s", self.server.host, self.server.port, text)
                 if self.trace is not None:
                     self.trace("send", text)
+            if self.capture is not None:
+                self.capture.sent(line)
             self.replies.expect(block)
         try:
             self.writer.write(b"".join(line for line, _ in lines))
@@ -586,6 +568,8 @@ class NewsHandler(Handler):
                                            tls=self._ssl(opts) if server.tls else None)
         conn = _Conn(server, reader, writer, max_line=req.limits.max_line,
                      chunk=min(req.limits.chunk_size, 256 * 1024), req=req, trace=opts.trace)
+        if req.capture:  # the greeting and the session's start are this request's exchange
+            conn.capture = _capture(url, conn)
         try:
             greeting = await conn.reply()
             if greeting.code == 400:
@@ -669,6 +653,8 @@ class NewsHandler(Handler):
                 raise _rewrap(exc, url) from None
 
         async def run(lease: Lease[_Conn]) -> tuple[_Conn, T]:
+            if req.capture and lease.conn.capture is None:
+                lease.conn.capture = _capture(url, lease.conn)
             try:
                 return lease.conn, await step(lease.conn)
             except AnyURLError as exc:
@@ -690,7 +676,7 @@ class NewsHandler(Handler):
     async def _article(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                        ref: int | str, offset: int) -> Body:
         url = req.url
-        if self._depth(opts) > 1:
+        if self._depth(opts) > 1 and not req.capture:  # (a capture's connection is its own)
             with contextlib.suppress(_Retry):
                 return await self._article_pipelined(req, server, opts, group, ref, offset)
 
@@ -704,8 +690,14 @@ class NewsHandler(Handler):
 
         conn, reply = await self._start(req, server, opts, step)
         pool = self._pool(server)
-        return await self._article_body(url, server, opts, group, ref, offset, conn, reply,
+        cap = conn.capture
+        body = await self._article_body(url, server, opts, group, ref, offset, conn, reply,
                                         lambda done: pool.release(conn, done), 0)
+        if cap is not None:
+            body.capture = cap
+            cap.complete = not offset
+            cap.status_line = reply.line
+        return body
 
     async def _article_pipelined(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                                  ref: int | str, offset: int) -> Body:
@@ -1039,6 +1031,7 @@ class NewsHandler(Handler):
             return status, kept, ignored
 
         conn, (status, kept, ignored) = await self._start(req, server, opts, step)
+        cap = conn.capture
         await self._pool(server).release(conn, True)
         items: list[nntp.Overview] = []
         for number in sorted(kept):
@@ -1051,8 +1044,12 @@ class NewsHandler(Handler):
                 "truncated": status.count > len(entries)}
         if ignored:
             meta["ignored_lines"] = ignored  # outside the range asked for, or unnumbered
-        return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
+        body = Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
                                entries=entries, meta=meta)
+        if cap is not None:  # the overview lines as sent (those of the range asked for)
+            body.capture = cap
+            cap.body_type = "text/plain"
+        return body
 
     def _article_entry(self, url: URL, server: _Server, group: str, o: nntp.Overview) -> Entry:
         nntp_url = str(NNTPURL(server.scheme, server.host, server.port, None, None, group, o.number))
@@ -1093,6 +1090,7 @@ class NewsHandler(Handler):
                 raise nntp.error_for(reply, "LIST ACTIVE")
 
         conn, _ = await self._start(req, server, opts, step)
+        cap = conn.capture
         pool = self._pool(server)
         done = False
         released = False
@@ -1123,7 +1121,11 @@ class NewsHandler(Handler):
             finally:
                 await release()
 
-        return Body.listing(url, entries(), meta=meta, on_close=release)
+        body = Body.listing(url, entries(), meta=meta, on_close=release)
+        if cap is not None:  # LIST NEWSGROUPS' lines, then LIST ACTIVE's, as sent
+            body.capture = cap
+            cap.body_type = "text/plain"
+        return body
 
     def _group_entry(self, url: URL, server: _Server, g: nntp.Active, description: str | None) -> Entry:
         if isinstance(url, NewsURL):
@@ -1138,6 +1140,13 @@ class NewsHandler(Handler):
     async def aclose(self) -> None:
         """QUIT and close every idle connection."""
         await self.pool.aclose()
+
+
+def _capture(url: URL, conn: _Conn) -> Capture:
+    cap = Capture("NNTP", str(url))
+    cap.kept_by_driver = True
+    cap.peer_of(conn.writer)
+    return cap
 
 
 def _answers(code: int, ref: int | str, reply: Reply) -> bool:

@@ -291,7 +291,7 @@ def _numeric_date(a: str, b: str, c: str, orders: str) -> tuple[int, int, int] |
 @functools.cache
 def _unix_fast_re() -> re.Pattern[str]:
     return re.compile(
-        r"([-dl])[-rwxsStT]{9}[.+@]?\s+\d+\s+(?:\S+\s+){1,12}?(\d+)\s+"
+        r"([-dlf])[-rwxsStT]{9}[.+@]?\s+\d+\s+(?:\S+\s+){1,20}?(\d+)\s+"
         r"([A-Za-z]{3})\s+(\d{1,2})\s+(?:(\d{1,2}):(\d\d)|(\d{4})) (.+)\Z", re.S)
 
 
@@ -312,7 +312,7 @@ def _fast_date(mon_text: str, day_text: str, hh: str | None, mm: str | None, yea
 @functools.cache
 def _perms_re() -> re.Pattern[str]:
     # type, 9 permission characters (ACL/extended-attribute marks after them)
-    return re.compile(r"[-dlcbpsDnwM?][-rwxsStTlLAaE?]{9}[.+@*]?\Z")
+    return re.compile(r"[-dlfcbpsDnwM?][-rwxsStTlLAaE?]{9}[.+@*]?\Z")
 
 
 @functools.cache
@@ -386,7 +386,7 @@ def _kind_of(t: str) -> tuple[str, bool]:
         return "directory", True
     if t == "l":
         return "symlink", True
-    return "file", t == "-"
+    return "file", t in "-f"  # "f": a plain file, as some servers write it
 
 
 def _unix_item(t: str, size: int | None, when: datetime | None, name: str,
@@ -405,12 +405,26 @@ _REFUSED = ListItem("<refused>", INFO)  # a line read, whose name no directory c
 _NOT_ENTRY = ListItem("<not an entry>", INFO)  # a total, a header, "." or ".."
 
 
+@functools.cache
+def _glued_re() -> re.Pattern[str]:
+    return re.compile(r"([-dlfcbps][-rwxsStT]{9}[.+@]?)(\d)")
+
+
+def _unglue(line: str) -> str:
+    """"drwxr-x---+1464 owner ...": a link count of 4 digits leaves no blank after the
+    permissions (ls pads the column to its widest value); one is put back."""
+    m = _glued_re().match(line)
+    return line if m is None else f"{m.group(1)} {line[m.end(1):]}"
+
+
 def _unix(line: str, now: datetime) -> ListItem | None:
     item = _unix_fast(line, now)
     return _unix_scan(line, now) if item is None else item
 
 
 def _unix_fast(line: str, now: datetime) -> ListItem | None:
+    if line[10:11].isdigit() or line[11:12].isdigit():
+        line = _unglue(line)
     m = _unix_fast_re().match(line)
     if m is not None:
         t, size, mon, day, hh, mm, year, name = m.groups()
@@ -424,7 +438,7 @@ def _unix_fast(line: str, now: datetime) -> ListItem | None:
     return None
 
 
-_SCAN_WORDS = 16  # words of an ls -l line before its date, at most
+_SCAN_WORDS = 24  # words of an ls -l line before its date, at most (a Cygwin group may hold 13)
 
 
 def _unix_scan(line: str, now: datetime) -> ListItem | None:
@@ -432,6 +446,8 @@ def _unix_scan(line: str, now: datetime) -> ListItem | None:
     size is followed by a date the name follows (so owners and groups may hold spaces)."""
     # the date starts within the first words (perms, links, owner and group of a few words
     # each, size): a line's later words are its name, never scanned
+    if line[10:11].isdigit() or line[11:12].isdigit():
+        line = _unglue(line)
     spans = [(m.start(), m.end()) for m in itertools.islice(_token_re().finditer(line), _SCAN_WORDS + 5)]
     words = [line[a:b] for a, b in spans]
     first = 0
@@ -551,6 +567,9 @@ def _vms_rest_re() -> re.Pattern[str]:
         r"(?:\s+(\[[^\]]*\]))?(?:\s+(\([^)]*\)))?\s*\Z")
 
 
+_VMS_BLOCK = 512  # bytes in a VMS disk block
+
+
 def _vms(line: str, seen: set[str] | None = None) -> ListItem | None:
     m = _vms_re().match(line)
     if m is None:
@@ -569,7 +588,9 @@ def _vms_entry(name: str, version: str, rest: str, seen: set[str] | None) -> Lis
             year += 2000 if year < 70 else 1900
         if mon is not None:
             when = _utc(year, mon, int(r.group(3)), int(r.group(6)), int(r.group(7)), int(r.group(8) or 0))
-        meta.append(("blocks", int(r.group(1))))
+        blocks = int(r.group(1))
+        # a count of 512-byte blocks: the size rounded up, not bytes (size stays None)
+        meta += [("blocks", blocks), ("size_approx", blocks * _VMS_BLOCK)]
         if r.group(9):
             meta.append(("owner", r.group(9)))
         if r.group(10):
@@ -657,9 +678,9 @@ def _named(name: str, kind: str, size: int | None, when: datetime | None, known:
 
 @functools.cache
 def _os400_re() -> re.Pattern[str]:
-    # OWNER [size date time] *TYPE [name]
-    return re.compile(r"(\S+)\s+(?:(\d+)\s+(\d\d)([./-])(\d\d)\4(\d\d(?:\d\d)?)\s+(\d\d):(\d\d):(\d\d)\s+)?"
-                      r"(\*[A-Z]+)(?:\s+(.+?))?\s*\Z", re.S)
+    # [OWNER] [size] [date time] *TYPE [name]: a member list may give no owner or statistics
+    return re.compile(r"\s*(?:([^\s*]\S*)\s+)?(?:(\d+)\s+)?(?:(\d\d)([./-])(\d\d)\4(\d\d(?:\d\d)?)\s+"
+                      r"(\d\d):(\d\d):(\d\d)\s+)?(\*[A-Z]+)(?:\s+(.+?))?\s*\Z", re.S)
 
 
 _OS400_DIRS = frozenset({"*DIR", "*DDIR", "*LIB", "*FLR", "*FILE"})
@@ -677,7 +698,9 @@ def _os400(line: str) -> ListItem | None:
     when = None
     if m.group(3):
         sep = m.group(4)
-        ymd = _numeric_date(m.group(3), m.group(5), m.group(6), "DMY MDY YMD" if sep == "." else "MDY YMD DMY")
+        # IBM i writes the system's date format; yy/mm/dd is its default, mm/dd/yy and dd.mm.yy others'
+        orders = {".": "DMY MDY YMD", "/": "YMD MDY DMY"}.get(sep, "MDY YMD DMY")
+        ymd = _numeric_date(m.group(3), m.group(5), m.group(6), orders)
         if ymd is not None:
             when = _utc(*ymd, int(m.group(7)), int(m.group(8)), int(m.group(9)))
     if otype in _OS400_DIRS and not (otype == "*FILE" and name.upper().endswith(".SAVF")):
@@ -685,7 +708,8 @@ def _os400(line: str) -> ListItem | None:
     else:
         kind, known = "file", otype in _OS400_FILES or otype == "*FILE"
     size = int(m.group(2)) if m.group(2) and kind == "file" else None
-    return _named(name, kind, size, when, known, (("format", "os400"), ("type", otype), ("owner", m.group(1))))
+    meta: tuple[tuple[str, Any], ...] = (("format", "os400"), ("type", otype))
+    return _named(name, kind, size, when, known, meta + ((("owner", m.group(1)),) if m.group(1) else ()))
 
 
 @functools.cache
@@ -798,9 +822,9 @@ def _read(line: str, now: datetime, seen: set[str] | None = None) -> ListItem | 
         if item is not None:
             return item
     if len(line) > MAX_FORMATTED_LINE:
-        item = _unix_fast(line, now) if c in "-dl" else _dos(line) if c.isdigit() else None
+        item = _unix_fast(line, now) if c in "-dlf" else _dos(line) if c.isdigit() else None
         return item
-    if c in "-dlcbpsDnwM?" or c.isdigit() or c.isspace():
+    if c in "-dlfcbpsDnwM?" or c.isdigit() or c.isspace():
         item = _unix(line, now)
         if item is not None:
             return item

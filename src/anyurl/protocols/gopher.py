@@ -179,6 +179,8 @@ _BINARY_TYPES = {"5": "application/octet-stream", "9": "application/octet-stream
                  "I": "image/", "s": "audio/", ";": "video/", "d": "application/octet-stream",
                  "P": "application/pdf", "p": "image/png", "r": "application/rtf", "X": "application/xml"}
 MENU_TYPES = frozenset("17")
+# a menu as archives store it (the bytes as sent): the media type web archives give gopher menus
+MENU_MEDIA_TYPE = "application/gopher-menu"
 KNOWN_TYPES = frozenset(_TEXT_TYPES) | frozenset(_BINARY_TYPES) | frozenset("12378T+i")
 
 

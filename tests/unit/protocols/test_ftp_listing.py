@@ -159,3 +159,37 @@ def test_long_hostile_lines_cost_what_reading_them_costs() -> None:
     items, parser = _read(lines)
     assert time.process_time() - start < 10
     assert parser.unread == len(items) == len(lines)  # none read; none lost
+
+
+# issue 33 item 11: shapes from Apache Commons Net's sample listings that were misread (lines
+# written here in those shapes: a Cygwin group of many words, a 4-digit link count glued to
+# the permissions, the "f" type letter, OS/400 yy/mm/dd dates and members without
+# statistics, VMS sizes in 512-byte blocks)
+@pytest.mark.parametrize(("line", "want"), [
+    ("-rw-r--r--   1 anon     a group name of many words as windows allows them 4711 99  1234 Jun 30  2003 "
+     "pkg.tar.gz", {"name": "pkg.tar.gz", "kind": "file", "size": 1234, "modified": "2003-06-30T00:00:00+00:00"}),
+    ("drwxr-x---+2048 someone  staff       8192 Nov  3 09:41 20261103",
+     {"name": "20261103", "kind": "directory", "size": None, "modified": "2026-11-03T09:41:00+00:00"}),
+    ("-rwxr-xr-x1111 someone  staff         12 Nov  3  2020 glued",
+     {"name": "glued", "kind": "file", "size": 12, "modified": "2020-11-03T00:00:00+00:00"}),
+    ("frw-rw-r--   1 someone  staff        300 Feb  1  2019 plain.dat",
+     {"name": "plain.dat", "kind": "file", "size": 300, "modified": "2019-02-01T00:00:00+00:00"}),
+    ("WEBUSER         20480 09/11/30 07:05:01 *STMF      report.csv",
+     {"name": "report.csv", "kind": "file", "size": 20480, "modified": "2009-11-30T07:05:01+00:00",
+      "meta": {"format": "os400", "type": "*STMF", "owner": "WEBUSER"}}),
+    ("WEBUSER                                 *MEM       SRCLIB.FILE/PAYROLL.MBR",
+     {"name": "PAYROLL.MBR", "kind": "file", "size": None, "modified": None,
+      "meta": {"format": "os400", "type": "*MEM", "owner": "WEBUSER"}}),
+    ("                                        *MEM       SRCLIB.FILE/BILLING.MBR",
+     {"name": "BILLING.MBR", "kind": "file", "size": None, "modified": None,
+      "meta": {"format": "os400", "type": "*MEM"}}),
+    ("NOTES.TXT;4             17/18         3-MAR-2021 11:22:33  [STAFF,ME]      (RWED,RWED,RE,)",
+     {"name": "NOTES.TXT", "kind": "file", "size": None, "modified": "2021-03-03T11:22:33+00:00",
+      "meta": {"format": "vms", "version": 4, "blocks": 17, "size_approx": 17 * 512, "owner": "[STAFF,ME]",
+               "protection": "(RWED,RWED,RE,)"}}),
+])
+def test_commons_net_shapes(line: str, want: dict[str, Any]) -> None:
+    items, parser = _read([line])
+    assert [_shown(i) for i in items] == [want]
+    assert parser.unread == 0
+    assert [_shown(i) for i in ftplist.parse_list([line], NOW)] == [want]

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from bench import harness
 from bench.suites import http
 
 
@@ -15,7 +16,7 @@ def _group(cpu: dict[str, list[float]]) -> dict[str, object]:
 
 
 def test_per_request_is_the_slope_per_round(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "RESULTS", tmp_path)
+    monkeypatch.setattr(harness, "RESULTS", tmp_path)
     # start-up 0.1 s (ceiling) and 0.3 s (CLI) cancel out; 50 and 100 µs per request
     group = _group({"ceil": [0.1 + 10_000 * 50e-6, 0.9], "ceil [1000]": [0.1 + 1_000 * 50e-6, 0.45],
                     "cli": [0.3 + 10_000 * 100e-6, 2.1], "cli [1000]": [0.3 + 1_000 * 100e-6, 1.2]})

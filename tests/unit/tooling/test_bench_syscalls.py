@@ -1,10 +1,10 @@
-"""bench/ab/syscalls_http.py: strace -c's table read back, and calls per request as the
+"""bench/suites/counts.py: strace -c's table read back, and calls per request as the
 difference of two runs (start-up's calls cancel out)."""
 
 from __future__ import annotations
 
 import pytest
-from bench.ab import syscalls_http
+from bench.suites import counts as syscalls_http
 
 TABLE = """% time     seconds  usecs/call     calls    errors syscall
 ------ ----------- ----------- --------- --------- ----------------

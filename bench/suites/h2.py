@@ -1,15 +1,16 @@
-"""Per-request CPU of anyurl's HTTP/2 client side alone, robust on a loaded machine.
+"""h2: per-request CPU of anyurl's HTTP/2 client side alone, robust on a loaded machine.
 
-    PYTHONPATH=SRC python bench/ab/h2_micro.py [--requests N] [--batch N] [--repeats N] [--profile FILE]
+    bench/.venv/bin/python -m bench.run h2 [--rounds N] [--tree DIR ...]
+    python -m bench.suites.h2 probe [--requests N] [--batch N] [--repeats N] [--profile FILE]
 
-One anyurl H2Connection (anyurl.handlers.http2) on a transport that only keeps what
-is written: per request open_stream (h2's send_headers, HPACK encoding), the
-response's frames fed to data_received (recorded once beforehand from an h2 server
-sending the head nginx 1.22 sends: literals, Huffman, not indexed, then a small
-DATA frame), take and finish (the window handed back). No sockets, TLS or event
-loop I/O: what is left is the h2/HPACK work and the driver's own. The figure is the
-minimum over the repeats (the least disturbed run). Run it once per source tree
-(PYTHONPATH) to compare trees; --profile writes a cProfile of the same loop.
+The probe: one anyurl H2Connection (anyurl.handlers.http2) on a transport that only keeps what
+is written: per request open_stream (HPACK encoding), the response's frames fed to
+data_received (recorded once beforehand from an h2 server sending the head nginx 1.22 sends:
+literals, Huffman, not indexed, then a small DATA frame), take and finish (the window handed
+back). No sockets, TLS or event loop I/O: what is left is the h2/HPACK work and the driver's
+own. Its figure is the minimum over the repeats (the least disturbed run); --profile writes a
+cProfile of the same loop. The group runs the probe from the installed anyurl and from each
+--tree in interleaved rounds and prints each one's median and min-max over the rounds.
 
 Measured 2026-11-27 (2 cores shared, load 3-4): main da8dc85 227-233 us per request,
 h2-cpu (h2's inbound header validation off, our own head check) 213-225 us. Of that
@@ -18,21 +19,21 @@ streams on every new stream 6%), receiving 56% (HPACK decoding 31%, its Huffman
 decoder 13%; the head check 2%), taking the data and finishing 1%.
 """
 
+
 from __future__ import annotations
 
 import argparse
 import asyncio
 import cProfile
+import re
+import statistics
+import subprocess
+import sys
 import time
 from typing import Any
 
-import h2.config
-import h2.connection
-import h2.events
-import h2.settings
-from hpack import NeverIndexedHeaderTuple as _N
-
-from anyurl.handlers import http2
+from bench import harness
+from bench.harness import bench_env, python_cmd, record, tree_env, wanted
 
 
 class _Transport(asyncio.Transport):
@@ -66,9 +67,12 @@ class _Client:
         pass
 
 
-HEAD = [(b":status", b"200"), _N(b"server", b"nginx/1.22.1"), _N(b"date", b"Fri, 27 Nov 2026 04:30:00 GMT"),
-        _N(b"content-type", b"text/plain"), _N(b"last-modified", b"Fri, 27 Nov 2026 04:10:00 GMT"),
-        _N(b"etag", b'W/"6566a1b8-1000"'), _N(b"content-encoding", b"gzip")]
+def _head() -> list[Any]:
+    from hpack import NeverIndexedHeaderTuple as _N
+
+    return [(b":status", b"200"), _N(b"server", b"nginx/1.22.1"), _N(b"date", b"Fri, 27 Nov 2026 04:30:00 GMT"),
+            _N(b"content-type", b"text/plain"), _N(b"last-modified", b"Fri, 27 Nov 2026 04:10:00 GMT"),
+            _N(b"etag", b'W/"6566a1b8-1000"'), _N(b"content-encoding", b"gzip")]
 BODY = b"x" * 40
 FIELDS = [(b":method", b"GET"), (b":scheme", b"https"), (b":authority", b"127.0.0.1:443"),
           (b":path", b"/many/f0000.txt"), (b"user-agent", b"anyurl/0.1"), (b"accept-encoding", b"gzip, deflate"),
@@ -84,6 +88,14 @@ def _fields(i: int) -> list[tuple[bytes, bytes]]:
 async def _run(n: int, batch: int, recorded: list[bytes] | None = None) -> tuple[float, list[bytes]]:
     """One connection through *n* requests (s per request); with no *recorded* bytes an h2
     server answers, and what it sent is returned for the timed runs."""
+    import h2.config
+    import h2.connection
+    import h2.events
+    import h2.settings
+
+    from anyurl.handlers import http2
+
+    head = _head()
     srv = None
     if recorded is None:
         srv = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding=None))
@@ -108,7 +120,7 @@ async def _run(n: int, batch: int, recorded: list[bytes] | None = None) -> tuple
         if srv is not None:
             for e in srv.receive_data(b"".join(t.buf)):
                 if isinstance(e, h2.events.RequestReceived):
-                    srv.send_headers(e.stream_id, HEAD)
+                    srv.send_headers(e.stream_id, head)
                     srv.send_data(e.stream_id, BODY, end_stream=True)
             rec.append(srv.data_to_send())
         t.buf.clear()
@@ -125,6 +137,8 @@ async def _run(n: int, batch: int, recorded: list[bytes] | None = None) -> tuple
 
 
 async def _main(args: argparse.Namespace) -> None:
+    from anyurl.handlers import http2
+
     http2._load_h2()
     _, rec = await _run(args.requests, args.batch)
     prof = cProfile.Profile() if args.profile else None
@@ -138,14 +152,43 @@ async def _main(args: argparse.Namespace) -> None:
           f"{args.batch} streams at a time, min of {args.repeats})")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def probe(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.suites.h2 probe")
     ap.add_argument("--requests", type=int, default=500)
     ap.add_argument("--batch", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=25)
     ap.add_argument("--profile", help="write a cProfile of the timed runs here")
-    asyncio.run(_main(ap.parse_args()))
+    asyncio.run(_main(ap.parse_args(argv)))
+
+
+def run(launcher: object, quick: bool) -> None:
+    title = "h2: anyurl's HTTP/2 connection alone, CPU per request (no sockets, no TLS)"
+    if not wanted(title):
+        return
+    argv = python_cmd("-m", "bench.suites.h2", "probe", "--repeats", "10" if quick else "25")
+    who = [("anyurl (installed)", bench_env())] + [(f"anyurl [{t.name or t}]", tree_env(t)) for t in harness.TREES]
+    got: dict[str, list[float]] = {name: [] for name, _ in who}
+    for i in range(harness.ROUNDS):
+        k = i % len(who)
+        for name, env in who[k:] + who[:k]:
+            proc = subprocess.run(argv, env=env, cwd=harness.ROOT, capture_output=True, text=True, check=False)
+            m = re.match(r"([0-9.]+) us per request", proc.stdout)
+            if proc.returncode or m is None:
+                raise RuntimeError(f"h2 probe ({name}) failed: {proc.stderr[-800:]}")
+            got[name].append(float(m.group(1)))
+    print(f"\n== {title}\n   {harness.ROUNDS} interleaved rounds, each the minimum of the probe's repeats; "
+          f"load average {harness.load1():.2f}")
+    md = [f"\n### {title}\n", "| anyurl | µs/request median | min-max |", "|---|---:|---:|"]
+    for name, vals in got.items():
+        print(f"   {name:<44} {statistics.median(vals):8.1f} {min(vals):8.1f}-{max(vals):.1f}", flush=True)
+        md.append(f"| {name} | {statistics.median(vals):.1f} | {min(vals):.1f}-{max(vals):.1f} |")
+    record(title, md, {"us_per_request": got, "load": harness.load1()})
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["probe"]:
+        probe(sys.argv[2:])
+    else:
+        from bench.run import run_with_servers
+
+        run_with_servers(run, "--quick" in sys.argv)
