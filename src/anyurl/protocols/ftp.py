@@ -33,7 +33,7 @@ from ..errors import (
     UnsafeURL,
 )
 from ..schemes import CWD_STRATEGIES, DEFAULT_TEXT_SUFFIXES
-from ..urls import _FPATH, FTPURL, percent_encode
+from ..urls import FPATH, FTPURL, percent_encode
 from .lines import refuse_controls
 
 if TYPE_CHECKING:
@@ -538,7 +538,7 @@ def directory_text(url: FTPURL, directory: tuple[str, ...]) -> str:
 def entry_text(prefix: str, name: str) -> str:
     """The URL text of the file *name* in the directory whose :func:`directory_text` is
     *prefix* (a directory adds "/"): the serializer's own encoding of a last segment."""
-    return prefix + percent_encode(name, _FPATH.safe)
+    return prefix + percent_encode(name, FPATH.safe)
 
 
 def child_urls(url: FTPURL, directory: tuple[str, ...]) -> Callable[[ListItem], str]:
