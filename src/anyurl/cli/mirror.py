@@ -7,7 +7,7 @@ import time
 
 from ..errors import mask_password
 from .output import Reporter
-from .session import _with_deadline
+from .session import with_deadline
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class _MirrorStatus:
         if not self.enabled or now - self.last < 0.2:
             return
         self.last = now
-        sys.stderr.write(f"\ranyurl: {result.files} files, {_human(result.bytes)}, "
+        sys.stderr.write(f"\ranyurl: {result.files} files, {human_size(result.bytes)}, "
                          f"{result.unchanged} unchanged, {len(result.errors)} errors\x1b[K")
         sys.stderr.flush()
 
@@ -42,7 +42,7 @@ class _MirrorStatus:
             sys.stderr.flush()
 
 
-def _human(n: int) -> str:
+def human_size(n: int) -> str:
     if n < 1024:
         return f"{n} bytes"
     value = float(n)
@@ -64,7 +64,7 @@ async def cmd_mirror(args: argparse.Namespace, client: Client, rep: Reporter) ->
         on_terminal = False
     status = _MirrorStatus(on_terminal)
     try:
-        result = await _with_deadline(args.max_time, mirror(
+        result = await with_deadline(args.max_time, mirror(
             client, u, args.dir, parallel=args.parallel, resume=args.resume, newer=args.newer,
             force=args.force, max_depth=args.max_depth, include=args.include, exclude=args.exclude,
             progress=status, delay=args.delay, robots=args.robots, symlinks=args.symlinks,

@@ -1,0 +1,527 @@
+"""Crawl from many seeds: open every URL once, save what it holds, follow what it lists.
+
+``await crawl(client, seeds, dest="DIR", state="crawl.sqlite")`` takes every seed (ftp,
+http(s), gopher, news/nntp, file...), and for each URL it meets, once:
+
+* a listing (FTP or file: directory, gopher menu, news group) gives its entries;
+* any other resource is streamed to the *sink* (:class:`DirectorySink` for *dest*: the
+  file ``DIR/host/path``), and an HTML page is parsed for its links as the bytes go by:
+  the page is never fetched a second time to be saved.
+
+Scope, per seed (each URL keeps the seed it was reached from): the seed's host (and
+port) unless ``same_host=False``; its scheme family unless ``cross_scheme=True``
+(http/https, ftp/ftps, news/nntp count as one); below the seed's directory unless
+``under_seed=False`` (a page's images, stylesheets and scripts wherever on its host they
+live); a remote resource never leads into ``file:``. One seen-set for all seeds: a URL two
+seeds reach is fetched once. robots.txt is obeyed on http(s) (its Crawl-delay too).
+
+Everything the crawl knows is in its frontier (:mod:`anyurl.transfer.frontier`, SQLite;
+``state=`` names the file, else a temporary one): each fetch is marked done in the same
+transaction that admits the URLs it led to, so a crawl killed at any point and started
+again with the same state fetches only what it had not finished (those in flight at the
+kill again), and memory does not grow with the frontier.
+
+Politeness: at most ``per_host`` fetches of one host at once, started ``delay`` seconds
+apart (or the robots.txt Crawl-delay, up to 30 s); ``parallel`` fetches in all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import AnyURLError, TransferError, TruncatedTransfer
+from ..response import Body, Entry, is_html, translate_errors
+from ..urls import FTPURL, HTTPURL, NNTPURL, URL, GopherURL, NewsURL, parse, percent_decode
+from .download import refuse_symlink
+from .frontier import DONE, FAILED, SKIPPED, Frontier, HostState, Item, New, Outcome, SQLiteFrontier, Totals
+from .names import PART_SUFFIX, local_name, name_for_url
+from .output import SymlinkRefused, open_output
+from .walk import CRAWL_DELAY_MAX, scope_rules
+
+if TYPE_CHECKING:
+    from ..client import Client
+
+__all__ = ["CrawlEvent", "CrawlResult", "DirectorySink", "Sink", "crawl", "local_path"]
+
+log = logging.getLogger("anyurl.crawl")
+
+_ROBOTS_MAX = 512 * 1024
+_ROBOTS_CACHE = 1024  # parsed robots.txt kept in memory (the text is in the state)
+_DIRECTORY_KINDS = frozenset({"directory", "group"})
+
+
+class Sink(Protocol):
+    """Where a crawl puts what it fetched. ``save`` gets the resource (its frontier
+    :class:`~anyurl.transfer.frontier.Item`), the open :class:`~anyurl.Body` (type, size,
+    meta) and its chunks, which it should read to the end (the crawl parses a page's links
+    from them as they pass); it returns the bytes kept. It raises to fail the resource."""
+
+    async def save(self, item: Item, body: Body, chunks: AsyncIterator[bytes]) -> int: ...
+
+
+def _host_dir(u: URL) -> str:
+    host = str(getattr(u, "host", "") or "")
+    port = getattr(u, "port", 0)
+    if not host:
+        return local_name(u.scheme)
+    return local_name(f"{host}:{port}" if port else host)
+
+
+def local_path(url: str | URL) -> list[str]:
+    """The names of the local path a crawl saves *url* under (below DIR): its host
+    (``host:port`` when the URL names a port), then its path's segments, decoded once and
+    made safe (:func:`anyurl.transfer.names.local_name`); a page at a directory URL is
+    ``index.html``, a query is kept in the last name (``page?x=1``)."""
+    u = parse(url) if isinstance(url, str) else url
+    top = _host_dir(u)
+    if isinstance(u, HTTPURL):
+        segs = [percent_decode(s) for s in u.path.lstrip("/").split("/")]
+        if u.search is not None:
+            segs[-1] += "?" + percent_decode(u.search)
+        return [top, *[local_name(s) if s else "index.html" for s in segs[:-1] if s],
+                local_name(segs[-1]) if segs[-1] else "index.html"]
+    if isinstance(u, FTPURL):
+        return [top, *[local_name(s) for s in u.cwd if s], local_name(u.name or "index")]
+    if isinstance(u, GopherURL):
+        segs = [s for s in u.selector.split("/") if s] or ["index"]
+        if u.search is not None:
+            segs[-1] += "?" + u.search
+        return [top, *[local_name(s) for s in segs]]
+    if isinstance(u, (NewsURL, NNTPURL)):
+        group = getattr(u, "group", None) or "news"
+        return [top, local_name(group), name_for_url(u)]
+    path = str(getattr(u, "path", "") or "")
+    segs = [s for s in path.split("/") if s] or ["index"]
+    return [top, *[local_name(s) for s in segs]]
+
+
+class DirectorySink:
+    """Each resource into ``DIR/`` :func:`local_path`: through a part file, moved into place
+    when whole (a failed or interrupted fetch leaves no file under the final name), never
+    through a symlink. A second crawl replaces a file with what the server sends now."""
+
+    def __init__(self, dest: str | os.PathLike[str]) -> None:
+        self.dest = os.fspath(dest)
+        os.makedirs(self.dest, exist_ok=True)
+        self._made: set[str] = set()
+
+    def _folder(self, names: list[str], url: str) -> str:
+        folder = self.dest
+        for name in names:
+            folder = os.path.join(folder, name)
+            if folder in self._made:
+                continue
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                if not os.path.isdir(folder) or os.path.islink(folder):
+                    raise TransferError(f"cannot save under {folder}: a file of that name is there "
+                                        "(another URL's)", url=url) from None
+            except OSError as exc:
+                raise TransferError(f"cannot create directory {folder}: {exc.strerror or exc}", url=url) from exc
+            if len(self._made) < 100_000:
+                self._made.add(folder)
+        return folder
+
+    def place(self, url: str) -> tuple[str, str]:
+        """The local path of *url* and its part file, its directories made."""
+        names = local_path(url)
+        folder = self._folder(names[:-1], url)
+        path = os.path.join(folder, names[-1])
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise TransferError(f"cannot save as {path}: a directory of that name is there", url=url)
+        refuse_symlink(path, url)
+        return path, os.path.join(folder, f".{names[-1]}{PART_SUFFIX}")
+
+    async def save(self, item: Item, body: Body, chunks: AsyncIterator[bytes]) -> int:
+        path, part = self.place(item.url)
+        try:
+            fd = open_output(part, truncate=True, below=self.dest)
+        except (SymlinkRefused, OSError) as exc:
+            raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=item.url) from exc
+        done = 0
+        placed = False
+        try:
+            try:
+                async for chunk in chunks:
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    done += len(chunk)
+            finally:
+                os.close(fd)
+            os.replace(part, path)
+            placed = True
+        except OSError as exc:
+            raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=item.url) from exc
+        finally:
+            if not placed:
+                with contextlib.suppress(OSError):
+                    os.unlink(part)
+        return done
+
+
+class _NullSink:
+    async def save(self, item: Item, body: Body, chunks: AsyncIterator[bytes]) -> int:
+        n = 0
+        async for chunk in chunks:
+            n += len(chunk)
+        return n
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlEvent:
+    """One resource done: ``kind`` "fetched", "listed", "error" or "skipped" (robots.txt)."""
+
+    kind: str
+    url: str
+    scheme: str
+    depth: int
+    seed: int
+    size: int = 0
+    found: int = 0  # new URLs it led to
+    error: str | None = None
+    exit_code: int = 0  # the CLI's exit code for the error
+
+
+@dataclass
+class CrawlResult:
+    """Counts of this run (``totals``: of every run on the same state, at the end)."""
+
+    fetched: int = 0
+    listed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    bytes: int = 0
+    admitted: int = 0
+    pending: int = 0
+    seconds: float = 0.0
+    by_scheme: dict[str, dict[str, int]] = field(default_factory=dict)
+    first_errors: list[tuple[str, str]] = field(default_factory=list)  # the first 100
+    totals: Totals | None = None
+    interrupted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def rate(self) -> float:
+        """Resources finished a second, this run."""
+        n = self.fetched + self.listed + self.errors + self.skipped
+        return n / self.seconds if self.seconds > 0 else 0.0
+
+    def count(self, event: CrawlEvent) -> None:
+        row = self.by_scheme.setdefault(event.scheme, {"fetched": 0, "listed": 0, "errors": 0, "skipped": 0,
+                                                       "bytes": 0})
+        key = {"fetched": "fetched", "listed": "listed", "error": "errors", "skipped": "skipped"}[event.kind]
+        setattr(self, key, getattr(self, key) + 1)
+        row[key] += 1
+        row["bytes"] += event.size
+        self.bytes += event.size
+        self.admitted += event.found
+        self.pending += event.found - 1
+        if event.kind == "error" and len(self.first_errors) < 100:
+            self.first_errors.append((event.url, event.error or ""))
+
+
+class _Crawler:
+    def __init__(self, client: Client, seeds: Sequence[URL], frontier: Frontier, sink: Sink, *,
+                 max_depth: int | None, same_host: bool, cross_scheme: bool, under_seed: bool,
+                 per_host: int, parallel: int, delay: float, robots: bool, requisites: bool,
+                 follow: Callable[[Entry], bool] | None, on_event: Callable[[CrawlEvent], None] | None) -> None:
+        self.client = client
+        self.seeds = list(seeds)
+        self.frontier = frontier
+        self.sink = sink
+        self.max_depth = max_depth
+        self.scope = scope_rules(self.seeds, same_host=same_host, cross_scheme=cross_scheme, under_seed=under_seed)
+        self.per_host = max(1, per_host)
+        self.parallel = max(1, parallel)
+        self.delay = max(0.0, delay)
+        self.robots = robots
+        self.requisites = requisites
+        self.follow = follow
+        self.on_event = on_event
+        self.result = CrawlResult()
+        self.next_start: dict[str, float] = {}
+        self.rules: OrderedDict[str, tuple[Any, float]] = OrderedDict()
+        self.robot_locks: dict[str, asyncio.Lock] = {}
+
+    # -- the loop ---------------------------------------------------------------------
+
+    async def run(self) -> CrawlResult:
+        started = time.monotonic()
+        opener = getattr(self.frontier, "open", None)
+        if opener is not None:
+            await opener()
+        first = await self.frontier.totals()
+        self.result.pending = first.pending
+        seeds = [self.scope.new(str(s), None, i, 0, "page") for i, s in enumerate(self.seeds)]
+        added = await self.frontier.add(seeds)
+        self.result.pending += added
+        self.result.admitted += added
+        running: dict[str, int] = {}
+        tasks: dict[asyncio.Task[None], str] = {}
+        try:
+            while True:
+                free = self.parallel - len(tasks)
+                if free > 0:
+                    for item in await self.frontier.take(free, running, self.per_host):
+                        running[item.host] = running.get(item.host, 0) + 1
+                        tasks[asyncio.create_task(self.visit(item))] = item.host
+                if not tasks:
+                    break
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    host = tasks.pop(task)
+                    running[host] -= 1
+                    if not running[host]:
+                        del running[host]
+                    task.result()  # a bug ends the crawl, never hangs it
+        except asyncio.CancelledError:
+            self.result.interrupted = True
+            raise
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(BaseException):
+                    await task
+            self.result.seconds = time.monotonic() - started
+            with contextlib.suppress(Exception):
+                self.result.totals = await asyncio.shield(self.frontier.totals())
+                self.result.pending = self.result.totals.pending
+        return self.result
+
+    async def pace(self, host: str, delay: float) -> None:
+        if delay <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        at = max(now, self.next_start.get(host, now))
+        self.next_start[host] = at + delay
+        if len(self.next_start) > 10_000:  # only hosts being fetched matter
+            self.next_start = {h: t for h, t in self.next_start.items() if t > now}
+        if at > now:
+            await asyncio.sleep(at - now)
+
+    # -- one URL ------------------------------------------------------------------------
+
+    async def visit(self, item: Item) -> None:
+        u = parse(item.url)
+        scheme = u.scheme
+        delay = self.delay
+        if self.robots and isinstance(u, HTTPURL):
+            rules, crawl_delay = await self.robot_rules(u)
+            if rules is not None and not rules.can_fetch(item.url, self.client.user_agent):
+                await self.done(item, "skipped", Outcome(SKIPPED, scheme), [])
+                return
+            delay = max(delay, crawl_delay)
+        await self.pace(item.host, delay)
+        entries: list[Entry] = []
+        size = 0
+        listed = False
+        try:
+            try:
+                listed, size = await self.open(item, self.target(item, u), entries)
+            except AnyURLError:
+                if not (isinstance(u, FTPURL) and item.kind == "symlink"):
+                    raise
+                entries.clear()  # an FTP symlink that is no directory: fetch it as a file
+                listed, size = await self.open(item, _binary(u), entries)
+        except Exception as exc:
+            err = exc if isinstance(exc, AnyURLError) else translate_errors(exc, u)
+            await self.done(item, "error", Outcome(FAILED, scheme, error=str(err)), [], error=str(err),
+                            exit_code=err.exit_code)
+            return
+        found = self.children(item, u, entries)
+        await self.done(item, "listed" if listed else "fetched", Outcome(DONE, scheme, size), found)
+
+    @staticmethod
+    def target(item: Item, u: URL) -> URL:
+        if isinstance(u, FTPURL):
+            if item.kind in _DIRECTORY_KINDS or item.kind == "symlink" or item.depth == 0 and not u.name:
+                return _directory(u)
+            if item.depth == 0 and u.typecode is None:
+                return u  # a seed: the server says whether it is a directory (CWD) or a file
+            return _binary(u)
+        return u
+
+    async def open(self, item: Item, target: URL, entries: list[Entry]) -> tuple[bool, int]:
+        """Open *target*; a listing's entries, or the body saved (and a page's links parsed
+        as it passes). (listed, bytes saved)."""
+        async with self.client.open(target) as body:
+            if body.entries is not None:
+                async for entry in body.aiter_entries():
+                    entries.append(entry)
+                return True, 0
+            parser = self.page_parser(body) if is_html(body.content_type) else None
+            got = 0
+
+            async def chunks() -> AsyncIterator[bytes]:
+                nonlocal parser, got
+                async for chunk in body:
+                    got += len(chunk)
+                    if parser is not None:
+                        try:
+                            entries.extend(parser.feed(chunk))
+                        except AnyURLError as exc:  # past the parse limits: saved, links not all read
+                            log.info("%s", exc)
+                            parser = None
+                    yield chunk
+
+            stream = chunks()
+            size = await self.sink.save(item, body, stream)
+            async for _ in stream:  # whatever the sink left: read for the links
+                pass
+            if body.size is not None and got < body.size:
+                raise TruncatedTransfer(f"got {got} of {body.size} bytes", url=target)
+            if parser is not None:
+                with contextlib.suppress(AnyURLError):
+                    entries.extend(parser.close())
+            return False, size
+
+    def page_parser(self, body: Body) -> Any:
+        from ..protocols.html import MAX_PAGE_BYTES, PageLinks
+
+        final = body.meta.get("url")
+        base = final if isinstance(final, str) and final else str(body.url)
+        limits = self.client.limits
+        try:
+            return PageLinks(base, charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
+                             max_entries=limits.max_entries, requisites=self.requisites)
+        except AnyURLError:
+            return None
+
+    def children(self, item: Item, listed: URL, entries: list[Entry]) -> list[New]:
+        if self.max_depth is not None and item.depth + 1 > self.max_depth:
+            return []
+        out = []
+        for entry in entries:
+            if self.follow is not None and entry.url and not self.follow(entry):
+                continue
+            new = self.scope.child(entry, listed, item.seed, item.depth + 1)
+            if new is not None:
+                out.append(new)
+        return out
+
+    async def done(self, item: Item, kind: str, outcome: Outcome, found: list[New], error: str | None = None,
+                   exit_code: int = 0) -> None:
+        added = await self.frontier.finish(item, outcome, found)
+        event = CrawlEvent(kind, item.url, outcome.scheme, item.depth, item.seed, outcome.size, added, error,
+                           exit_code)
+        self.result.count(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+    # -- robots.txt ---------------------------------------------------------------------
+
+    async def robot_rules(self, u: HTTPURL) -> tuple[Any, float]:
+        origin = f"{u.scheme}://{u.hostport}"
+        if origin in self.rules:
+            self.rules.move_to_end(origin)
+            return self.rules[origin]
+        lock = self.robot_locks.setdefault(origin, asyncio.Lock())
+        async with lock:
+            if origin not in self.rules:
+                state = await self.frontier.host(origin)
+                if not state.robots_known:  # asked once per crawl, even across restarts
+                    state = await self.fetch_robots(origin)
+                    await self.frontier.set_host(origin, state)
+                self.rules[origin] = (_parse_robots(state.robots), state.delay)
+                while len(self.rules) > _ROBOTS_CACHE:
+                    self.rules.popitem(last=False)
+        self.robot_locks.pop(origin, None)
+        return self.rules[origin]
+
+    async def fetch_robots(self, origin: str) -> HostState:
+        t = self.client.timeouts
+        deadline = t.read if t.total is None else min(t.read, t.total)
+        try:
+            async with asyncio.timeout(deadline):
+                resp = await self.client.fetch(origin + "/robots.txt", max_size=_ROBOTS_MAX)
+        except (TimeoutError, AnyURLError):
+            return HostState(None, True, 0.0)
+        text = resp.text()
+        delay = 0.0
+        rules = _parse_robots(text)
+        if rules is not None:
+            with contextlib.suppress(Exception):
+                value = float(rules.crawl_delay(self.client.user_agent) or 0.0)
+                if value > 0:  # NaN fails this too
+                    delay = min(value, CRAWL_DELAY_MAX)
+        return HostState(text, True, delay)
+
+
+def _parse_robots(text: str | None) -> Any:
+    if not text:
+        return None
+    from protego import Protego
+
+    try:
+        return Protego.parse(text)
+    except Exception:  # one protego cannot read: allow, as crawlers do
+        return None
+
+
+def _binary(u: FTPURL) -> FTPURL:
+    """An FTP file fetched byte-exact (``;type=i``)."""
+    if not u.name:
+        return u
+    return FTPURL(u.scheme, u.host, u.port, u.user, u.password, u.cwd, u.name, "i")
+
+
+def _directory(u: FTPURL) -> FTPURL:
+    """An FTP URL opened as a directory (CWD into it): a file there fails at once."""
+    if u.name:
+        return FTPURL(u.scheme, u.host, u.port, u.user, u.password, (*u.cwd, u.name), "", None)
+    return u
+
+
+async def crawl(client: Client, seeds: str | URL | Sequence[str | URL], *, dest: str | os.PathLike[str] | None = None,
+                sink: Sink | None = None, state: str | os.PathLike[str] | Frontier | None = None,
+                max_depth: int | None = None, same_host: bool = True, cross_scheme: bool = False,
+                under_seed: bool = True, per_host: int = 2, parallel: int = 8, delay: float = 0.0,
+                robots: bool = True, requisites: bool = True, follow: Callable[[Entry], bool] | None = None,
+                on_event: Callable[[CrawlEvent], None] | None = None,
+                live: Callable[[CrawlResult], None] | None = None) -> CrawlResult:
+    """Crawl from *seeds* (see the module docstring); the counts of this run.
+
+    *dest* saves each resource under that directory (:class:`DirectorySink`), or *sink*
+    takes them (neither: they are read and counted, not kept). *state*: the crawl state,
+    a SQLite file path (created, or continued) or any :class:`~anyurl.transfer.frontier.Frontier`;
+    None: a temporary file, removed at the end. *max_depth*: links followed from a seed
+    (0: the seeds only). *on_event* is called after each resource is done (and recorded);
+    *live* once at the start with the :class:`CrawlResult` the crawl keeps counting in.
+    Errors are counted and reported in the result (``first_errors``; the state has all),
+    never raised; a cancelled crawl (Ctrl-C) leaves the state consistent.
+    """
+    seed_list = [seeds] if isinstance(seeds, (str, URL)) else list(seeds)
+    if not seed_list:
+        raise ValueError("crawl needs at least one seed URL")
+    parsed = [client.parse(s) for s in seed_list]
+    if sink is None:
+        sink = DirectorySink(dest) if dest is not None else _NullSink()
+    elif dest is not None:
+        raise ValueError("give dest or sink, not both")
+    own = not hasattr(state, "take")
+    frontier: Frontier = SQLiteFrontier(state) if own else state  # type: ignore[arg-type,assignment]
+    crawler = _Crawler(client, parsed, frontier, sink, max_depth=max_depth, same_host=same_host,
+                       cross_scheme=cross_scheme, under_seed=under_seed, per_host=per_host, parallel=parallel,
+                       delay=delay, robots=robots, requisites=requisites, follow=follow, on_event=on_event)
+    if live is not None:
+        live(crawler.result)
+    try:
+        return await crawler.run()
+    finally:
+        if own:
+            await asyncio.shield(frontier.close())

@@ -1,0 +1,162 @@
+"""``anyurl crawl --state``: killed with SIGKILL at many points and started again, a crawl of a
+web site (nginx), an FTP tree (vsftpd), a gopher hole (gophernicus) and a news group (INN)
+ends with the very files of a crawl never interrupted, and the servers' logs show no URL
+fetched twice except those in flight at a kill (never one the crawl had reported done)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import uuid
+from collections import Counter
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from fixtures import crawl_site, mirror_tree
+from fixtures.launcher import Launcher
+from fixtures.servers import vsftpd
+from tests.procs import aspawn
+from tests.taps import Tap
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
+                                                    os.environ.get("PYTHONPATH", "")])}
+PARALLEL = 4
+DONE_EVENTS = ("fetched", "listed", "skipped", "error")
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+async def crawl(seeds: list[str], dest: Path, state: Path, stop_after: int | None = None
+                ) -> tuple[int | None, list[dict[str, object]]]:
+    """Run ``anyurl crawl``; with *stop_after*, SIGKILL it once it reported that many resources
+    done. (exit code or None when killed, the events read)."""
+    argv = [sys.executable, "-m", "anyurl", "crawl", *seeds, "-d", str(dest), "--state", str(state),
+            "--json-lines", "--parallel", str(PARALLEL)]
+    events: list[dict[str, object]] = []
+    done = 0
+    async with aspawn(argv, env=ENV, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        async with asyncio.timeout(300):
+            while line := await proc.stdout.readline():
+                event = json.loads(line)
+                events.append(event)
+                if event["event"] in DONE_EVENTS:
+                    done += 1
+                    if stop_after is not None and done >= stop_after:
+                        proc.send_signal(signal.SIGKILL)
+                        await proc.wait()
+                        # what it printed before it died (all recorded done before they were printed)
+                        events += [json.loads(x) for x in (await proc.stdout.read()).splitlines()
+                                   if x.endswith(b"}")]
+                        return None, events
+            err = await proc.stderr.read()
+            code = await proc.wait()
+    assert code == 0, err.decode(errors="replace")
+    return code, events
+
+
+@pytest.mark.parametrize("kills", [(1, 4, 9, 17, 30), (3, 3, 3, 3, 3, 3, 3, 3)])
+async def test_crawl_killed_many_times_ends_as_an_uninterrupted_one(servers: Launcher, tmp_path: Path,
+                                                                    kills: tuple[int, ...]) -> None:
+    nginx, ftp, gopher, inn = (servers.get(n) for n in ("nginx", "vsftpd", "gophernicus", "inn"))
+    tag = uuid.uuid4().hex[:8]
+    site = Path(nginx.info["www"]) / f"resume-{tag}"
+    site_files = crawl_site.build(site, pages=30)
+    ftp_root = Path(ftp.info["anon_root"]) / "pub" / f"resume-{tag}"
+    ftp_files = mirror_tree.build(ftp_root, 40, links=False)
+    hole = Path(gopher.info["root"]) / f"resume-{tag}"
+    hole_files = {f"f{i}.bin": bytes((i * 11 + n) % 256 for n in range(700 + 97 * i)) for i in range(12)}
+    hole_files.update({f"d{i % 3}/g{i}.bin": bytes((i + n) % 256 for n in range(300 + i)) for i in range(9)})
+    for rel, data in hole_files.items():
+        (hole / rel).parent.mkdir(parents=True, exist_ok=True)
+        (hole / rel).write_bytes(data)
+    for p in [hole, *hole.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    tap = Tap((inn.host, inn.port), 0.0)
+    tap_port = await tap.start()
+    group = inn.info["many_group"]
+    seeds = [f"http://{nginx.host}:{nginx.port}/resume-{tag}/", f"ftp://{ftp.host}:{ftp.port}/pub/resume-{tag}/",
+             f"gopher://{gopher.host}:{gopher.port}/1/resume-{tag}", f"nntp://127.0.0.1:{tap_port}/{group}"]
+    try:
+        _, ref_events = await crawl(seeds, tmp_path / "ref", tmp_path / "ref.sqlite")
+        ref = tree(tmp_path / "ref")
+        # the reference itself: every source file, byte-exact
+        host = f"127.0.0.1:{nginx.port}"
+        for rel, data in site_files.items():
+            assert ref[f"{host}/resume-{tag}/{rel}"] == data, rel
+        for rel, data in mirror_tree.expected(ftp_root, ftp_files, links=False).items():
+            assert ref[f"127.0.0.1:{ftp.port}/pub/resume-{tag}/{rel}"] == data, rel
+        for rel, data in hole_files.items():
+            assert ref[f"127.0.0.1:{gopher.port}/resume-{tag}/{rel}"] == data, rel
+        articles = [k for k in ref if k.startswith(f"127.0.0.1:{tap_port}/")]
+        assert len(articles) >= 20
+
+        def mark() -> tuple[int, int, int, int]:
+            return (os.path.getsize(nginx.info["access_log"]), os.path.getsize(ftp.info["log"]),
+                    os.path.getsize(gopher.info["access_log"]), len(tap.events))
+
+        def fetched(a: tuple[int, ...], b: tuple[int, ...]) -> Counter[str]:
+            """What the servers were asked for between two marks, as keys (see key())."""
+            out: Counter[str] = Counter()
+            out.update(f"http://{nginx.host}:{nginx.port}" + m.group(1)
+                       for line in _lines(nginx.info["access_log"], a[0], b[0])
+                       if (m := re.search(rf'"GET (/resume-{tag}/\S*) ', line)))
+            cmds, after = vsftpd.commands(ftp.info["log"], a[1]), vsftpd.commands(ftp.info["log"], b[1])
+            out.update("ftp:" + c[5:] for c in cmds[:len(cmds) - len(after)]
+                       if c.startswith("RETR ") and c[5:] in ftp_names)
+            out.update(f"gopher://{gopher.host}:{gopher.port}/" + m.group(1)
+                       for line in _lines(gopher.info["access_log"], a[2], b[2])
+                       if (m := re.search(rf'"GET (\S*resume-{tag}\S*) HTTP', line)))
+            out.update("nntp:" + line.split()[1].decode() for d, line in tap.events[a[3]:b[3]]
+                       if d == "send" and line.upper().startswith(b"ARTICLE "))
+            return out
+
+        def key(url: str) -> str:
+            if url.startswith("ftp:"):
+                return "ftp:" + unquote(url.rsplit("/", 1)[1].split(";", 1)[0])
+            if url.startswith("nntp:"):
+                return "nntp:" + url.rsplit("/", 1)[1]
+            return url
+
+        ftp_names = {rel.rsplit("/", 1)[-1] for rel in ftp_files}
+        runs: list[tuple[set[str], Counter[str]]] = []  # per run: URLs reported done, keys fetched
+        for n in [*kills, None]:
+            before = mark()
+            code, events = await crawl(seeds, tmp_path / "out", tmp_path / "out.sqlite", stop_after=n)
+            assert (code is None) == (n is not None), "the crawl ended before the kill"
+            await asyncio.sleep(0.2)  # the servers' last log lines
+            runs.append(({str(e["url"]) for e in events if e["event"] in DONE_EVENTS}, fetched(before, mark())))
+        assert tree(tmp_path / "out") == ref  # every file, byte-exact, nothing left over (no part files)
+        # together the runs finished each resource once
+        want = [str(e["url"]) for e in ref_events if e["event"] in DONE_EVENTS]
+        # (a resource recorded done just before a kill may not have been printed: in no run's events)
+        union = set().union(*(r for r, _ in runs))
+        assert sum(len(r) for r, _ in runs) == len(union) and union <= set(want)
+        assert len(union) >= len(want) - len(kills) and len(want) == len(set(want))
+        # what the servers saw: no resource reported done by a run was fetched by a later one,
+        # and a resource fetched twice was in flight at a kill
+        for i, (reported, _) in enumerate(runs):
+            later = set().union(*(set(f) for _, f in runs[i + 1:]))
+            assert not {key(u) for u in reported} & later, (i, {key(u) for u in reported} & later)
+        total: Counter[str] = sum((f for _, f in runs), Counter())
+        twice = {k for k, c in total.items() if c > 1}
+        assert len(twice) <= PARALLEL * len(kills), twice
+        assert {k.split(":", 1)[0] for k in total} == {"http", "ftp", "gopher", "nntp"}  # the logs were read
+    finally:
+        await tap.close()
+        for d in (site, ftp_root, hole):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _lines(path: str, start: int, end: int) -> list[str]:
+    with open(path, "rb") as f:
+        f.seek(start)
+        return f.read(end - start).decode(errors="replace").splitlines()
