@@ -10,24 +10,37 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
 
+from . import settings as _settings
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
-from .links import THREAD_PARSE_BYTES, PageMeta, PageResponse, _page_url, body_entries, parse_page_in_thread
-from .registry import _resolved as _resolved_classes
-from .registry import handler_class
+from .links import (
+    THREAD_PARSE_BYTES,
+    PageMeta,
+    PageResponse,
+    body_entries,
+    page_base_url,
+    parse_page_in_thread,
+)
+from .registry import handler_class, resolved_classes
 from .response import Body, Capture, Entry, Response, Stat, is_html, translate_errors
 from .schemes import OPTIONS_CLASSES
-from .settings import Limits, Policy, Request, Retry, Timeouts
+from .settings import (
+    FTPOptions,
+    GopherOptions,
+    HTTPOptions,
+    Limits,
+    NewsOptions,
+    Policy,
+    ProsperoOptions,
+    Request,
+    Retry,
+    SMTPSettings,
+    Timeouts,
+    WAISOptions,
+)
 from .urls import URL, parse
 
-if TYPE_CHECKING:  # the options classes live with their drivers, imported on first use
-    from .handlers.ftp import FTPOptions
-    from .handlers.gopher import GopherOptions
-    from .handlers.http import HTTPOptions
-    from .handlers.mailto import SMTPSettings
-    from .handlers.news import NewsOptions
-    from .handlers.prospero import ProsperoOptions
-    from .handlers.wais import WAISOptions
+if TYPE_CHECKING:
     from .transfer.walk import Found
 
 __all__ = ["Client", "Limits", "Policy", "Retry", "Timeouts", "connect", "fetch", "fetch_sync", "open"]
@@ -117,9 +130,7 @@ class Client:
             if value is None:
                 continue
             want = OPTIONS_CLASSES[name]
-            import dataclasses  # here: only for scheme options (settings and responses need none)
-
-            if type(value).__name__ != want or not dataclasses.is_dataclass(value):
+            if not isinstance(value, getattr(_settings, want)):
                 raise ConfigurationError(f"Client({name}=...) must be a {want}, not {type(value).__name__}")
             self.scheme_options[name] = value
         self._handlers: dict[type[Handler], Handler] = {}
@@ -219,7 +230,7 @@ class Client:
         scheme = url.scheme
         if scheme != "ftp":  # (ftp may go through an HTTP proxy: decided per URL below)
             cached = self._by_scheme.get(scheme)
-            if cached is not None and _resolved_classes.get(scheme) is cached[0]:  # (not re-registered)
+            if cached is not None and resolved_classes.get(scheme) is cached[0]:  # (not re-registered)
                 return cached[1]
         cls = handler_class(scheme, url)
         if url.scheme == "ftp" and self.proxy_for("ftp", getattr(url, "host", ""), getattr(url, "port", None)):
@@ -324,7 +335,7 @@ class Client:
         *tries*: the call's retry loop, when the caller made it (to end it with its own error)."""
         scheme = req.url.scheme
         cached = self._by_scheme.get(scheme)
-        if cached is not None and not self._closed and _resolved_classes.get(scheme) is cached[0]:
+        if cached is not None and not self._closed and resolved_classes.get(scheme) is cached[0]:
             handler = cached[1]  # (handler()'s cached answer, inline)
         else:
             handler = self.handler(req.url)
@@ -404,7 +415,7 @@ class Client:
                 and is_html(body.content_type):
             page = PageResponse(url=str(req.url), content=content, content_type=body.content_type,
                                 size=len(content), meta=PageMeta(body.meta), charset=body.charset,
-                                links=(_page_url(body), req.limits.max_entries, req.limits.max_size,
+                                links=(page_base_url(body), req.limits.max_entries, req.limits.max_size,
                                        req.limits.max_entries_bytes),
                                 capture=cap)
             if len(content) > THREAD_PARSE_BYTES:  # a long parse runs off the event loop, now

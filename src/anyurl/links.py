@@ -16,10 +16,10 @@ from .response import Body, Entry, Response, is_html
 from .settings import Limits
 from .urls import parse
 
-__all__ = ["THREAD_PARSE_BYTES", "PageMeta", "PageResponse", "body_entries", "is_css", "parse_page_in_thread"]
+__all__ = ["THREAD_PARSE_BYTES", "PageMeta", "PageResponse", "body_entries", "is_css", "page_base_url", "parse_page_in_thread"]
 
 
-def _page_url(body: Body) -> str:
+def page_base_url(body: Body) -> str:
     """The URL a page's relative links resolve against: where redirects led, else the body's."""
     final = body.meta.get("url")
     if isinstance(final, str) and final:
@@ -55,7 +55,7 @@ async def _page_entries(body: Body, limits: Limits, requisites: bool = False,
                         stylesheet: bool = False) -> AsyncIterator[Entry]:
     from .protocols.html import MAX_PAGE_BYTES, PageLinks  # html.parser only for pages
 
-    links = PageLinks(_page_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
+    links = PageLinks(page_base_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
                       max_entries=limits.max_entries, requisites=requisites, stylesheet=stylesheet,
                       max_entries_bytes=limits.max_entries_bytes)
     async for chunk in body:

@@ -493,12 +493,15 @@ class Body:
         return cls(url, one(), **kwargs)
 
     def _check_open(self) -> None:
-        if self._closed and not self._exhausted:  # a closed stream ends early: never short bytes
+        if self._exhausted:  # a second read would return nothing, silently: say so instead
+            raise TransferError(f"the body was already read to its end ({self.bytes_read} bytes); "
+                                "a body is read once: keep what the first read returned", url=self.url)
+        if self._closed:  # a closed stream ends early: never short bytes
             raise TransferError(f"the body was closed after {self.bytes_read} bytes, before its end; "
                                 "read it inside `async with client.open(...)`", url=self.url)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        if self._closed:
+        if self._closed or self._exhausted:
             self._check_open()
         bind = getattr(self._chunks, "bind_body", None)
         if bind is not None:
@@ -520,9 +523,11 @@ class Body:
     async def read(self, max_size: int | None = None) -> bytes:
         """Read the rest of the body into memory (bounded by *max_size* when given).
 
-        For a streamed listing this also collects its entries into ``entries``.
+        For a streamed listing this also collects its entries into ``entries``. A body
+        is read once: reading it again after its end raises
+        :class:`~anyurl.errors.TransferError`, as reading a closed one does.
         """
-        if self._closed:
+        if self._closed or self._exhausted:
             self._check_open()
         if self._entry_stream is not None:
             self._collect = True

@@ -34,13 +34,13 @@ def _urls_in(raw: bytes) -> list[str]:
     return out
 
 
-class _Listed(str):
+class Listed(str):
     """A URL read from a URL list, with its place there: ``list.txt line 3``."""
 
     line: int
     source: str
 
-    def __new__(cls, text: str, line: int, source: str) -> _Listed:
+    def __new__(cls, text: str, line: int, source: str) -> Listed:
         self = super().__new__(cls, text)
         self.line = line
         self.source = source
@@ -52,7 +52,7 @@ class _Listed(str):
         return f"{'standard input' if self.source == '-' else self.source} line {self.line}"
 
 
-class _URLList:
+class URLList:
     """The URLs of ``get -i FILE`` ('-': standard input), read as they are needed.
 
     A 100,000-line list is never held whole: a file or device is read 64 KiB at
@@ -129,7 +129,7 @@ class _URLList:
         if self.lineno == 0:
             line = line.removeprefix(_BOM)
         self.lineno += 1
-        return [_Listed(url, self.lineno, self.source) for url in _urls_in(line)]
+        return [Listed(url, self.lineno, self.source) for url in _urls_in(line)]
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async for batch in self.batches():

@@ -52,6 +52,7 @@ from ..net.tls import client_context
 from ..protocols import nntp
 from ..protocols.nntp import Data, End, Reply, ReplyReader
 from ..response import Body, Capture, Entry, Stat
+from ..settings import NewsOptions
 from ..urls import NNTPURL, URL, NewsURL
 from .base import Context, Handler, Request, apply_length, render_entries
 
@@ -61,38 +62,6 @@ TraceHook = Callable[[str, str], None]
 _log = logging.getLogger("anyurl.news")
 T = TypeVar("T")
 _QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)  # Linux only
-
-
-@dataclass(frozen=True)
-class NewsOptions:
-    """Options for news/nntp/nntps, passed as ``Client(news=NewsOptions(...))``.
-
-    ``listing_limit``: a group listing shows at most this many of the newest
-    articles. ``starttls``: upgrade a plain connection with STARTTLS (and
-    fail if the server does not offer it). ``verify``, ``cafile``, ``ssl_context``: how
-    nntps and STARTTLS check the server (default: the system's trusted CAs, hostname
-    checked), spelled as for every scheme (anyurl.net.tls).
-    ``trace``: called with ("send", line) for every command line (passwords
-    masked) and ("recv", line) for every status line, to log or test.
-    ``max_head``: the largest article head read before the body streams.
-    ``body_in_meta``: articles up to this size also get ``meta["body"]``.
-    ``max_descriptions``: bytes of group descriptions (LIST NEWSGROUPS) held
-    while a group list streams; groups beyond it are listed without one.
-    ``pipeline``: article commands (ARTICLE, HEAD, STAT) in flight on one connection
-    (RFC 3977 section 3.5): overlapping requests for one server join a connection's
-    window before another connection is opened. 1: one command at a time.
-    """
-
-    listing_limit: int = 1000
-    starttls: bool = False
-    ssl_context: ssl.SSLContext | None = None
-    trace: TraceHook | None = None
-    max_head: int = 256 * 1024
-    body_in_meta: int = 4 * 1024 * 1024
-    max_descriptions: int = 16 * 1024 * 1024
-    verify: bool = True
-    cafile: str | None = None
-    pipeline: int = 100
 
 
 #: the most bytes of one article read ahead into memory on a pipelined connection, so the

@@ -61,7 +61,7 @@ from urllib.parse import unquote
 
 from ..errors import AnyURLError, ProtocolError, TransferError
 from ..response import HTML_TYPES, Entry, is_html
-from ..urls import FTPURL, HTTPURL, URL, FileURL, _join_text, parse
+from ..urls import FTPURL, HTTPURL, URL, FileURL, join_text, parse
 from .css import CSSRefs
 
 __all__ = ["ENTRY_COST", "FOLLOWABLE_SCHEMES", "HTML_TYPES", "MAX_ENTRIES_BYTES", "MAX_PAGE_BYTES", "MAX_PENDING", "PageLinks", "clean_href", "is_html",
@@ -570,7 +570,7 @@ class PageLinks:
 
     def _resolve(self, ref: str) -> URL:
         if isinstance(self.base, (HTTPURL, FTPURL, FileURL)):  # URL.join, minus str(base) per link
-            return parse(_join_text(self.base_text, ref))
+            return parse(join_text(self.base_text, ref))
         return parse(ref)  # a page from a scheme without paths (gopher "h"): absolute links only
 
     def _rel(self, u: URL) -> str | None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from anyurl.cli import urllist
-from anyurl.cli.urllist import _Listed, _URLList
+from anyurl.cli.urllist import Listed, URLList
 from anyurl.errors import TransferError
 
 
-async def _batches(listing: _URLList) -> list[list[str]]:
+async def _batches(listing: URLList) -> list[list[str]]:
     out: list[list[str]] = []
     with pytest.raises(TransferError) if listing.max_line < 100 else contextlib.nullcontext():
         async for batch in listing.batches():
@@ -27,7 +27,7 @@ def test_batches_are_the_lines_of_each_read(tmp_path: Path, monkeypatch: pytest.
     lines = [f"http://h/f{i:03d}" for i in range(12)]
     path = tmp_path / "list.txt"
     path.write_text("\ufeff# comment\n\n" + "\n".join(lines[:6]) + "\r\n" + "\n".join(lines[6:]))
-    listing = _URLList(str(path))
+    listing = URLList(str(path))
     try:
         got = asyncio.run(_batches(listing))
     finally:
@@ -35,14 +35,14 @@ def test_batches_are_the_lines_of_each_read(tmp_path: Path, monkeypatch: pytest.
     assert len(got) > 2  # not one list of everything: a 100,000-line list is never held whole
     flat = [u for b in got for u in b]
     assert flat == lines
-    assert all(type(u) is _Listed for u in flat)
+    assert all(type(u) is Listed for u in flat)
     assert flat[0].where == f"{path} line 3" and flat[-1].where == f"{path} line 14"
 
 
 def test_an_overlong_line_ends_the_list_after_the_urls_before_it(tmp_path: Path) -> None:
     path = tmp_path / "list.txt"
     path.write_text("http://h/a\nhttp://h/b\n" + "x" * 200 + "\nhttp://h/c\n")
-    listing = _URLList(str(path), max_line=60)
+    listing = URLList(str(path), max_line=60)
     try:
         got = asyncio.run(_batches(listing))
     finally:
@@ -57,7 +57,7 @@ def test_iterating_the_list_still_gives_each_url(tmp_path: Path) -> None:
     async def urls() -> list[str]:
         return [u async for u in listing]
 
-    listing = _URLList(str(path))
+    listing = URLList(str(path))
     try:
         assert asyncio.run(urls()) == ["http://h/a http://h/ignored-not", "http://h/b"]
     finally:
