@@ -415,3 +415,17 @@ def test_mirror_warc_archives_the_tree_and_its_listings(vsftpd: Endpoint, pygoph
     menus = [rec for rec, _ in recs if rec.rec_headers.get_header("Content-Type") == "application/gopher-menu"]
     assert [m.rec_headers.get_header("WARC-Target-URI") for m in menus][:1] == [menu]
     warcio_check(tmp_path / "ftp.warc.gz", tmp_path / "gopher.warc.gz")
+
+
+def test_crawl_warc_archives_each_resource_once(nginx: Endpoint, tmp_path: Path) -> None:
+    seed = http(nginx, "/dir/")
+    done = cli("crawl", seed, "-d", "site", "--warc", "crawl.warc.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    recs = records(tmp_path / "crawl.warc.gz")
+    responses = [rec.rec_headers.get_header("WARC-Target-URI") for rec, _ in recs if rec.rec_type == "response"]
+    assert seed in responses and http(nginx, "/dir/sub/deep.txt") in responses
+    assert len(responses) == len(set(responses))  # fetched once, archived once
+    body = next(data for rec, data in recs if rec.rec_headers.get_header("WARC-Target-URI")
+                == http(nginx, "/dir/sub/deep.txt") and rec.rec_type == "response")
+    assert body == www(nginx, "dir/sub/deep.txt")
+    warcio_check(tmp_path / "crawl.warc.gz")

@@ -143,7 +143,12 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     wanted = 2 if to_stdout or args.output else 1
     first, rest = await _first(batches, wanted)
+    failure = _Failure(rep, args.debug)
+    if listing is not None:  # its overlong lines, skipped: each reported, in its place among the URLs
+        listing.report_to(lambda i, exc: failure(len(args.urls) + i, exc))
     if not first:
+        if failure.code:
+            return failure.code
         rep.error("no URL given (as arguments or with -i FILE)")
         return 2
     several = len(first) > 1 or wanted == 1  # with -d/-O: as many as come
@@ -151,7 +156,6 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
     if problem is not None:
         rep.error(problem)
         return 2
-    failure = _Failure(rep, args.debug)
     tp = _progress(args.quiet, lambda: _expected_count(args, listing) if several else 1)
     rep.progress = tp
     if rep.prompter is not None:
