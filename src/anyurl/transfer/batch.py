@@ -207,7 +207,7 @@ class Directory(Sink):
         listed = self.listed
         new = listed is not None and listed.new(item.name)
         # (looked up on the module: a test may stand in for it)
-        await download._download(client, item.url, item.dest, self.resume, progress, self.max_size,
+        await download.download_file(client, item.url, item.dest, self.resume, progress, self.max_size,
                         lambda body: self.opened(item, body), self.overwrite, {}, new, follow=self.follow)
 
 
