@@ -141,8 +141,12 @@ class NewsConnection:
             self.capture.sent(line)
             self.capture.keeping().clear()  # the body is the last command's data
         self.replies.expect(block)
+        await self._write(line)
+
+    async def _write(self, data: bytes) -> None:
+        """Write *data*; wait while the kernel's buffer is full, at most the read timeout."""
         try:
-            self.writer.write(line)
+            self.writer.write(data)
             async with asyncio.timeout(self.read_timeout):
                 await self.writer.drain()
         except TimeoutError as exc:
@@ -195,14 +199,7 @@ class NewsConnection:
             if self.capture is not None:
                 self.capture.sent(line)
             self.replies.expect(block)
-        try:
-            self.writer.write(b"".join(line for line, _ in lines))
-            async with asyncio.timeout(self.read_timeout):
-                await self.writer.drain()
-        except TimeoutError as exc:
-            raise FetchTimeout("timed out sending a command") from exc
-        except OSError as exc:
-            raise lost(exc, None, "sending a command") from exc
+        await self._write(b"".join(line for line, _ in lines))
 
     async def command(self, line: bytes, block: frozenset[int] = nntp.NO_BLOCK) -> Reply:
         await self.send(line, block)
