@@ -26,9 +26,10 @@ def _url(i: int, hosts: int) -> tuple[str, str]:
     return f"http://{host}/dir{i // 1000 % 1000}/page{i}.html", host
 
 
-async def measure(n: int, hosts: int, where: str, batch: int = 10_000, takes: int = 20_000) -> dict[str, float]:
+async def measure(n: int, hosts: int, where: str, batch: int = 10_000, takes: int = 20_000,
+                  cache_kib: int = 32 * 1024) -> dict[str, float]:
     path = os.path.join(where, "frontier.sqlite")
-    f = SQLiteFrontier(path)
+    f = SQLiteFrontier(path, cache_kib=cache_kib)
     await f.open()
     t0 = time.perf_counter()
     added = 0
@@ -51,22 +52,25 @@ async def measure(n: int, hosts: int, where: str, batch: int = 10_000, takes: in
     cycle = time.perf_counter() - t1
     totals = await f.totals()
     await f.close()
-    size = sum(os.path.getsize(path + s) for s in ("", "-wal") if os.path.exists(path + s))
     return {"urls": n, "admitted": added, "pending": totals.pending, "admit_seconds": round(admit, 2),
             "admitted_per_second": round(added / admit), "take_finish_per_second": round(done / cycle),
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "cpu_seconds": round(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]), 2),
-            "state_mib": round(size / 2**20, 1)}
+            "cpu_seconds": round(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]), 2)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("n", type=int)
     ap.add_argument("--hosts", type=int, default=10_000)
+    ap.add_argument("--cache-kib", type=int, default=32 * 1024, help="SQLite's page cache (default 32 MiB)")
+    ap.add_argument("--takes", type=int, default=20_000, help="URLs taken and finished after admitting")
     ap.add_argument("--dir", default=None, help="where the state file goes (default: a temporary directory)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as where:
-        print(json.dumps(asyncio.run(measure(args.n, args.hosts, where))))
+        got = asyncio.run(measure(args.n, args.hosts, where, takes=args.takes, cache_kib=args.cache_kib))
+        path = os.path.join(where, "frontier.sqlite")
+        got["state_mib"] = round(os.path.getsize(path) / 2**20, 1)
+        print(json.dumps(got))
 
 
 if __name__ == "__main__":
