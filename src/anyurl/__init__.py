@@ -33,7 +33,19 @@ TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (myp
 if TYPE_CHECKING:
     from .client import Client, connect, fetch, fetch_sync, open
     from .response import Body, Entry, Response, Stat
-    from .settings import Limits, Policy, Retry, Timeouts
+    from .settings import (
+        FTPOptions,
+        GopherOptions,
+        HTTPOptions,
+        Limits,
+        NewsOptions,
+        Policy,
+        ProsperoOptions,
+        Retry,
+        SMTPSettings,
+        Timeouts,
+        WAISOptions,
+    )
     from .urls import URL, extract_urls, parse
 del TYPE_CHECKING
 
@@ -42,6 +54,9 @@ del TYPE_CHECKING
 _LAZY = {
     "Client": "client", "connect": "client", "fetch": "client", "fetch_sync": "client", "open": "client",
     "Limits": "settings", "Policy": "settings", "Retry": "settings", "Timeouts": "settings",
+    # each scheme's options (Client(ftp=FTPOptions(...))), beside the values every scheme reads
+    "FTPOptions": "settings", "GopherOptions": "settings", "HTTPOptions": "settings", "NewsOptions": "settings",
+    "ProsperoOptions": "settings", "SMTPSettings": "settings", "WAISOptions": "settings",
     "Body": "response", "Entry": "response", "Response": "response", "Stat": "response",
     "URL": "urls", "extract_urls": "urls", "parse": "urls",
 }
@@ -71,17 +86,23 @@ __all__ = [
     "ConfigurationError",
     "ConnectError",
     "Entry",
+    "FTPOptions",
     "FetchTimeout",
+    "GopherOptions",
+    "HTTPOptions",
     "Limits",
+    "NewsOptions",
     "NotRetrievable",
     "NotSupported",
     "OverlongTransfer",
     "Policy",
     "PoolTimeout",
+    "ProsperoOptions",
     "ProtocolError",
     "ResourceNotFound",
     "Response",
     "Retry",
+    "SMTPSettings",
     "Stat",
     "TemporaryFailure",
     "Timeouts",
@@ -90,6 +111,7 @@ __all__ = [
     "URLSyntaxError",
     "UnsafeURL",
     "UnsupportedScheme",
+    "WAISOptions",
     "__version__",
     "connect",
     "extract_urls",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from dataclasses import Field
     from typing import Any, ClassVar, Self
 
-__all__ = ["Record"]
+__all__ = ["DataclassFields", "Record"]
 
 _VARARGS = 0x04 | 0x08  # CO_VARARGS | CO_VARKEYWORDS: an __init__ that only passes its arguments on
 
@@ -34,7 +34,7 @@ def frozen_error(message: str) -> AttributeError:
     return dataclasses.FrozenInstanceError(message)
 
 
-class _DataclassFields:
+class DataclassFields:
     """``__dataclass_fields__`` of a Record or URL class, made on first use from its ``__init__``
     (``_fields_init``), ``_not_compared``, ``_factories`` and ``_frozen``."""
 
@@ -78,7 +78,7 @@ class Record:
     if TYPE_CHECKING:
         __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
     else:
-        __dataclass_fields__ = _DataclassFields()
+        __dataclass_fields__ = DataclassFields()
     __match_args__: ClassVar[tuple[str, ...]] = ()
     _field_names: ClassVar[tuple[str, ...]] = ()
     _fields_init: ClassVar[Callable[..., None]]

@@ -10,24 +10,37 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
 
+from . import settings as _settings
 from .errors import AnyURLError, ConfigurationError, FetchTimeout, NotSupported
 from .handlers.base import Handler
-from .links import THREAD_PARSE_BYTES, PageMeta, PageResponse, _page_url, body_entries, parse_page_in_thread
-from .registry import _resolved as _resolved_classes
-from .registry import handler_class
+from .links import (
+    THREAD_PARSE_BYTES,
+    PageMeta,
+    PageResponse,
+    body_entries,
+    page_base_url,
+    parse_page_in_thread,
+)
+from .registry import handler_class, resolved_classes
 from .response import Body, Capture, Entry, Response, Stat, is_html, translate_errors
 from .schemes import OPTIONS_CLASSES
-from .settings import Limits, Policy, Request, Retry, Timeouts
+from .settings import (
+    FTPOptions,
+    GopherOptions,
+    HTTPOptions,
+    Limits,
+    NewsOptions,
+    Policy,
+    ProsperoOptions,
+    Request,
+    Retry,
+    SMTPSettings,
+    Timeouts,
+    WAISOptions,
+)
 from .urls import URL, parse
 
-if TYPE_CHECKING:  # the options classes live with their drivers, imported on first use
-    from .handlers.ftp import FTPOptions
-    from .handlers.gopher import GopherOptions
-    from .handlers.http import HTTPOptions
-    from .handlers.mailto import SMTPSettings
-    from .handlers.news import NewsOptions
-    from .handlers.prospero import ProsperoOptions
-    from .handlers.wais import WAISOptions
+if TYPE_CHECKING:
     from .transfer.walk import Found
 
 __all__ = ["Client", "Limits", "Policy", "Retry", "Timeouts", "connect", "fetch", "fetch_sync", "open"]
@@ -86,6 +99,7 @@ class Client:
         smtp: SMTPSettings | None = None,
         scheme_options: Mapping[str, object] | None = None,
         capture: bool = False,
+        on_capture: Callable[[Capture, Body], None] | None = None,
     ) -> None:
         from .version import __version__
 
@@ -104,8 +118,11 @@ class Client:
         self.use_netrc = use_netrc
         self.news_server = news_server
         self.user_agent = user_agent or f"anyurl/{__version__}"
-        # every request keeps what crossed the wire (Response.capture): for archiving (anyurl.warc)
-        self.capture = capture
+        # every request keeps what crossed the wire (Response.capture): for archiving (anyurl.warc);
+        # on_capture(capture, body) is called as each body captured arrives whole (a WARC writer's
+        # ``captured``), whether it was fetched, opened, listed or walked
+        self.capture = capture or on_capture is not None
+        self.on_capture = on_capture
         named = {"ftp": ftp, "http": http, "gopher": gopher, "news": news, "wais": wais,
                  "prospero": prospero, "smtp": smtp}
         self.scheme_options: dict[str, object] = dict(scheme_options or {})
@@ -113,9 +130,7 @@ class Client:
             if value is None:
                 continue
             want = OPTIONS_CLASSES[name]
-            import dataclasses  # here: only for scheme options (settings and responses need none)
-
-            if type(value).__name__ != want or not dataclasses.is_dataclass(value):
+            if not isinstance(value, getattr(_settings, want)):
                 raise ConfigurationError(f"Client({name}=...) must be a {want}, not {type(value).__name__}")
             self.scheme_options[name] = value
         self._handlers: dict[type[Handler], Handler] = {}
@@ -215,7 +230,7 @@ class Client:
         scheme = url.scheme
         if scheme != "ftp":  # (ftp may go through an HTTP proxy: decided per URL below)
             cached = self._by_scheme.get(scheme)
-            if cached is not None and _resolved_classes.get(scheme) is cached[0]:  # (not re-registered)
+            if cached is not None and resolved_classes.get(scheme) is cached[0]:  # (not re-registered)
                 return cached[1]
         cls = handler_class(scheme, url)
         if url.scheme == "ftp" and self.proxy_for("ftp", getattr(url, "host", ""), getattr(url, "port", None)):
@@ -320,17 +335,20 @@ class Client:
         *tries*: the call's retry loop, when the caller made it (to end it with its own error)."""
         scheme = req.url.scheme
         cached = self._by_scheme.get(scheme)
-        if cached is not None and not self._closed and _resolved_classes.get(scheme) is cached[0]:
+        if cached is not None and not self._closed and resolved_classes.get(scheme) is cached[0]:
             handler = cached[1]  # (handler()'s cached answer, inline)
         else:
             handler = self.handler(req.url)
         if req.retry.attempts <= 1 and req.deadline is None:  # the plain case: no retry, no guard
             try:  # (_call, inline: a coroutine less per request)
-                return await handler.open(req)
+                opened = await handler.open(req)
             except AnyURLError:
                 raise
             except Exception as exc:
                 raise translate_errors(exc, req.url) from exc
+            if req.capture:
+                self._watch(opened)
+            return opened
         if tries is None:
             tries = _Tries(self, req.retry)
         if req.deadline is None:
@@ -344,7 +362,16 @@ class Client:
                     body = await tries.run(req, handler.open)
             except TimeoutError as exc:
                 _raise_past_total(req, exc, "opening", tries)
+        if req.capture:
+            self._watch(body)
         return _GuardedBody(tries, handler, req, body).outer
+
+    def _watch(self, body: Body) -> None:
+        """*body*'s capture goes to ``on_capture`` once it arrived whole."""
+        if self.on_capture is not None:
+            if body.capture is None:  # a driver that keeps none: the plainest, from its bytes
+                body.capture = Capture(body.url.scheme if isinstance(body.url, URL) else "", str(body.url))
+            body.capture.watch(self.on_capture, body)
 
     def open(self, url: str | URL, *, timeouts: Timeouts | None = None, limits: Limits | None = None,
              retry: Retry | None = None, offset: int = 0, length: int | None = None,
@@ -388,7 +415,8 @@ class Client:
                 and is_html(body.content_type):
             page = PageResponse(url=str(req.url), content=content, content_type=body.content_type,
                                 size=len(content), meta=PageMeta(body.meta), charset=body.charset,
-                                links=(_page_url(body), req.limits.max_entries, req.limits.max_size),
+                                links=(page_base_url(body), req.limits.max_entries, req.limits.max_size,
+                                       req.limits.max_entries_bytes),
                                 capture=cap)
             if len(content) > THREAD_PARSE_BYTES:  # a long parse runs off the event loop, now
                 await parse_page_in_thread(page, req.deadline, req.timeouts.read)

@@ -16,10 +16,10 @@ from .response import Body, Entry, Response, is_html
 from .settings import Limits
 from .urls import parse
 
-__all__ = ["THREAD_PARSE_BYTES", "PageMeta", "PageResponse", "body_entries", "is_css", "parse_page_in_thread"]
+__all__ = ["THREAD_PARSE_BYTES", "PageMeta", "PageResponse", "body_entries", "is_css", "page_base_url", "parse_page_in_thread"]
 
 
-def _page_url(body: Body) -> str:
+def page_base_url(body: Body) -> str:
     """The URL a page's relative links resolve against: where redirects led, else the body's."""
     final = body.meta.get("url")
     if isinstance(final, str) and final:
@@ -55,8 +55,9 @@ async def _page_entries(body: Body, limits: Limits, requisites: bool = False,
                         stylesheet: bool = False) -> AsyncIterator[Entry]:
     from .protocols.html import MAX_PAGE_BYTES, PageLinks  # html.parser only for pages
 
-    links = PageLinks(_page_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
-                      max_entries=limits.max_entries, requisites=requisites, stylesheet=stylesheet)
+    links = PageLinks(page_base_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
+                      max_entries=limits.max_entries, requisites=requisites, stylesheet=stylesheet,
+                      max_entries_bytes=limits.max_entries_bytes)
     async for chunk in body:
         for entry in links.feed(chunk):
             yield entry
@@ -70,16 +71,18 @@ THREAD_PARSE_BYTES = 1024 * 1024
 
 
 def _links_of_content(page_url: str, charset: str | None, content: bytes, max_entries: int,
-                      max_bytes: int | None = None, stop_at: float | None = None
-                      ) -> tuple[list[Entry], dict[str, Any]]:
+                      max_bytes: int | None = None, stop_at: float | None = None, late: str = "",
+                      max_entries_bytes: int | None = None) -> tuple[list[Entry], dict[str, Any]]:
     """``fetch`` of an HTML page: its links as entries from at most *max_bytes* of it
     (``Limits.max_size`` or MAX_PAGE_BYTES); a page past the limits keeps those found
     before it and says why in ``meta["html_links_error"]`` (the bytes are what counts).
-    Past *stop_at* (``time.monotonic()``) it raises the builtin TimeoutError."""
+    Past *stop_at* (``time.monotonic()``) the parse stops there too: the links so far, and
+    ``html_links_error`` says where and why (*late*: the limit that ran out)."""
     from .protocols.html import MAX_PAGE_BYTES, PageLinks
 
     bound = max_bytes or MAX_PAGE_BYTES
-    links = PageLinks(page_url, charset=charset, max_bytes=None, max_entries=max_entries)
+    links = PageLinks(page_url, charset=charset, max_bytes=None, max_entries=max_entries,
+                      max_entries_bytes=max_entries_bytes)
     entries: list[Entry] = []
     meta: dict[str, Any] = {}
     view = memoryview(content)[:bound]  # no copy of a large page
@@ -87,10 +90,14 @@ def _links_of_content(page_url: str, charset: str | None, content: bytes, max_en
         step = 64 * 1024   # ~10 ms of parsing: how late a deadline is noticed
         for i in range(0, len(view), step):
             if stop_at is not None and time.monotonic() > stop_at:
-                raise TimeoutError   # not an AnyURLError: the caller names the URL and the limit
+                # the bytes arrived whole: the page is returned with the links found so far
+                meta["html_links_error"] = (f"links cut after {i} of {len(content)} bytes: parsing the page "
+                                            f"took longer than {late or 'the deadline'} allows")
+                break
             entries.extend(links.feed(bytes(view[i:i + step])))
-        entries.extend(links.close())
-        if len(content) > bound:
+        else:
+            entries.extend(links.close())
+        if len(content) > bound and "html_links_error" not in meta:
             meta["html_links_error"] = (f"HTML page larger than {bound} bytes: not parsed for links "
                                         f"past that (Limits.max_size)")
     except AnyURLError as exc:
@@ -165,22 +172,25 @@ class PageResponse(Response):
     """``fetch`` of an HTML page: its links are parsed on first use of ``entries`` (or of
     ``meta["html_links"]``), not for every page fetched (~50 us a link)."""
 
-    def __init__(self, *args: Any, links: tuple[str, int, int | None] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, links: tuple[str, int, int | None, int | None] | None = None,
+                 **kwargs: Any) -> None:
         self._links = links
         self._entries: list[Entry] | None = None
         super().__init__(*args, **kwargs)
         if isinstance(self.__dict__.get("meta"), PageMeta):
             self.__dict__["meta"].owner = self
 
-    def parse_links(self, stop_at: float | None = None) -> None:
+    def parse_links(self, stop_at: float | None = None, late: str = "") -> None:
         """Parse the page's links now (once; ``entries`` and ``meta`` do it on first use);
-        past *stop_at* (``time.monotonic()``), the builtin TimeoutError."""
+        past *stop_at* (``time.monotonic()``) the links are cut there (``meta["html_links_error"]``
+        names *late*, the limit)."""
         links, self._links = self._links, None
         if links is None:
             return
         meta = self.__dict__["meta"]
         meta.owner = None
-        self._entries, extra = _links_of_content(links[0], self.charset, self.content, links[1], links[2], stop_at)
+        self._entries, extra = _links_of_content(links[0], self.charset, self.content, links[1], links[2], stop_at,
+                                                 late, links[3])
         meta.update(extra)
 
     @property
@@ -196,9 +206,11 @@ class PageResponse(Response):
 async def parse_page_in_thread(page: PageResponse, deadline: float | None, read_timeout: float) -> None:
     """``fetch`` of a page over THREAD_PARSE_BYTES: parse its links now, in a worker thread,
     by the request's deadline (``Timeouts.total``), or within ``Timeouts.read`` when it has
-    none; past it, :class:`FetchTimeout` naming the URL. A thread cannot be cancelled: it
-    checks the time between 64 KiB pieces and stops, and the wait for it ends at the
-    deadline (plus a second for the thread to notice) whatever the thread does."""
+    none; past it the links are cut there and ``meta["html_links_error"]`` says so: the
+    page's bytes arrived whole and are returned. A thread cannot be cancelled: it checks
+    the time between 64 KiB pieces and stops; should it not (a piece that never ends),
+    the wait for it ends a second after the deadline with :class:`FetchTimeout` naming
+    the URL."""
     import asyncio  # here: only fetch of a large page
 
     loop = asyncio.get_running_loop()
@@ -208,7 +220,7 @@ async def parse_page_in_thread(page: PageResponse, deadline: float | None, read_
         budget, limit = max(0.0, deadline - loop.time()), "Timeouts.total"
     try:
         async with asyncio.timeout(budget + 1.0):
-            await asyncio.to_thread(page.parse_links, time.monotonic() + budget)
+            await asyncio.to_thread(page.parse_links, time.monotonic() + budget, limit)
     except TimeoutError as exc:
         raise FetchTimeout(f"parsing the HTML page ({len(page.content)} bytes) for links took longer than "
                            f"{limit} allows", url=page.url) from exc

@@ -23,7 +23,7 @@ from .schemes import SCHEMES
 if TYPE_CHECKING:
     from .handlers.base import Handler
 
-__all__ = ["BUILTIN", "handler_class", "register", "supported_schemes"]
+__all__ = ["BUILTIN", "handler_class", "register", "resolved_classes", "supported_schemes"]
 
 BUILTIN: dict[str, str] = {name: s.handler for name, s in SCHEMES.items()}  # scheme -> "module:Class"
 
@@ -31,13 +31,13 @@ _registered: dict[str, type[Handler] | str] = {}
 _loaded_entry_points = False
 
 
-_resolved: dict[str, type[Handler]] = {}
+resolved_classes: dict[str, type[Handler]] = {}
 
 
 def register(scheme: str, handler: type[Handler] | str) -> None:
     """Register *handler* (a class or "module:Class") for *scheme*."""
     _registered[scheme.lower()] = handler
-    _resolved.pop(scheme.lower(), None)
+    resolved_classes.pop(scheme.lower(), None)
 
 
 def _load_entry_points() -> None:
@@ -84,7 +84,7 @@ def supported_schemes() -> list[str]:
 
 def handler_class(scheme: str, url: object = None) -> type[Handler]:
     """The handler class for *scheme*; UnsupportedScheme (naming the supported ones) if none."""
-    cached = _resolved.get(scheme)
+    cached = resolved_classes.get(scheme)
     if cached is not None:  # find_spec/import_module cost more than the lookup on every request
         return cached
     target = _registered.get(scheme)
@@ -98,5 +98,5 @@ def handler_class(scheme: str, url: object = None) -> type[Handler]:
         raise UnsupportedScheme(
             f"no handler for scheme {scheme!r}; supported: {', '.join(supported_schemes())}", url=url
         )
-    _resolved[scheme] = cls
+    resolved_classes[scheme] = cls
     return cls

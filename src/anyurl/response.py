@@ -239,6 +239,12 @@ class Capture(Record, frozen=False):
         self._parts: list[bytes] | None = None
         #: the driver keeps the body's pieces itself (before decoding) or sets ``body``
         self.kept_by_driver = False
+        self._watcher: tuple[Callable[[Capture, Any], None], Any] | None = None
+
+    def watch(self, callback: Callable[[Capture, Any], None], body: Any) -> None:
+        """Call ``callback(capture, body)`` once, when the body has arrived whole (an archive
+        written as transfers end: ``Client(on_capture=...)``)."""
+        self._watcher = (callback, body)
 
     def sent(self, line: str | bytes) -> None:
         """Note a command line sent (a password in it masked)."""
@@ -272,6 +278,9 @@ class Capture(Record, frozen=False):
             self.complete = complete
         if self.ended is None:
             self.ended = utc_now()
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher[0](self, watcher[1])
 
     def peer_of(self, transport: Any) -> None:
         """Fill ``peer`` and the TLS fields from an asyncio transport (or a socket)."""
@@ -458,6 +467,8 @@ class Body:
             for entry in list(self.entries):
                 yield entry
             self._exhausted = True
+            if self.capture is not None:
+                self.capture.finish()
             return
         try:
             async for entry in source:
@@ -467,6 +478,8 @@ class Body:
         except Exception as exc:  # the boundary: nothing foreign escapes
             raise translate_errors(exc, self.url) from exc
         self._exhausted = True
+        if self.capture is not None:
+            self.capture.finish()
 
     @classmethod
     def from_bytes(cls, url: object, data: bytes, **kwargs: Any) -> Body:
@@ -480,12 +493,15 @@ class Body:
         return cls(url, one(), **kwargs)
 
     def _check_open(self) -> None:
-        if self._closed and not self._exhausted:  # a closed stream ends early: never short bytes
+        if self._exhausted:  # a second read would return nothing, silently: say so instead
+            raise TransferError(f"the body was already read to its end ({self.bytes_read} bytes); "
+                                "a body is read once: keep what the first read returned", url=self.url)
+        if self._closed:  # a closed stream ends early: never short bytes
             raise TransferError(f"the body was closed after {self.bytes_read} bytes, before its end; "
                                 "read it inside `async with client.open(...)`", url=self.url)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        if self._closed:
+        if self._closed or self._exhausted:
             self._check_open()
         bind = getattr(self._chunks, "bind_body", None)
         if bind is not None:
@@ -507,9 +523,11 @@ class Body:
     async def read(self, max_size: int | None = None) -> bytes:
         """Read the rest of the body into memory (bounded by *max_size* when given).
 
-        For a streamed listing this also collects its entries into ``entries``.
+        For a streamed listing this also collects its entries into ``entries``. A body
+        is read once: reading it again after its end raises
+        :class:`~anyurl.errors.TransferError`, as reading a closed one does.
         """
-        if self._closed:
+        if self._closed or self._exhausted:
             self._check_open()
         if self._entry_stream is not None:
             self._collect = True

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
         @property
         def port(self) -> int | None: ...
 
-__all__ = ["DEFAULT_PORTS", "EARLY_CONNECT", "OPTIONS_CLASSES", "PROXIED", "SCHEMES", "Scheme", "family",
-           "fsspec_schemes", "port_of"]
+__all__ = ["CWD_STRATEGIES", "DEFAULT_PORTS", "DEFAULT_TEXT_SUFFIXES", "EARLY_CONNECT", "OPTIONS_CLASSES", "PROXIED", "SCHEMES",
+           "Scheme", "family", "fsspec_schemes", "port_of"]
 
 
 class Scheme:
@@ -81,7 +81,7 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (
     Scheme("prospero", _H + "prospero:ProsperoHandler", options="prospero", default_port=1525, fsspec="direct"),
 )}
 
-#: ``Client(<keyword>=...)`` -> the name of the options class it takes (each defined by its driver)
+#: ``Client(<keyword>=...)`` -> the name of the options class it takes (each defined in anyurl.settings)
 OPTIONS_CLASSES: dict[str, str] = {
     "ftp": "FTPOptions", "http": "HTTPOptions", "gopher": "GopherOptions", "news": "NewsOptions",
     "wais": "WAISOptions", "prospero": "ProsperoOptions", "smtp": "SMTPSettings",
@@ -107,3 +107,15 @@ def port_of(url: _Located) -> int:
     """The port a URL connects to: its own, else its scheme's default."""
     port = url.port
     return port if port is not None else SCHEMES[url.scheme].default_port or 0
+
+
+#: FTPOptions.cwd_strategy's values (what each does: its docstring, docs/ftp.md)
+CWD_STRATEGIES: tuple[str, ...] = ("auto", "multicwd", "singlecwd", "nocwd")
+
+# Section 3.2.3 lets a client guess the type without a typecode; with FTPOptions(guess_type=True)
+# these suffixes are text (TYPE A). The default is binary: a mirror must be byte-exact.
+DEFAULT_TEXT_SUFFIXES: tuple[str, ...] = (
+    ".txt", ".text", ".asc", ".htm", ".html", ".css", ".csv", ".md", ".rst", ".xml",
+    ".json", ".c", ".h", ".py", ".sh", ".pl", ".tex", ".ini", ".conf", ".log", ".diff",
+    ".patch", ".readme",
+)

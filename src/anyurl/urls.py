@@ -51,7 +51,7 @@ import re
 from collections.abc import Callable
 from operator import attrgetter
 
-from ._record import _DataclassFields, frozen_error
+from ._record import DataclassFields, frozen_error
 from .errors import URLSyntaxError
 from .schemes import DEFAULT_PORTS, SCHEMES
 
@@ -62,24 +62,26 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PORTS",
+    "FPATH",
     "FTPURL",
+    "HTTPURL",
+    "NNTPURL",
     "URL",
+    "WAISURL",
     "FileURL",
     "GenericURL",
     "GopherURL",
-    "HTTPURL",
     "MailtoURL",
-    "NNTPURL",
     "NewsURL",
     "ProsperoURL",
     "ServerURL",
     "TelnetURL",
-    "WAISURL",
     "extract_urls",
+    "join_text",
+    "leaf_name",
     "parse",
     "percent_decode",
     "percent_encode",
-    "leaf_name",
     "slash_free_name",
     "to_wire",
     "tree_place",
@@ -226,7 +228,7 @@ def _negate(char_class: str) -> str:
 
 _USER = _Rule("user", ";?&=", "", ";?&=")
 _HTTP_USER = _Rule("user", ";?&=", "", ";&=")        # "?" encoded: it would end an http authority
-_FPATH = _Rule("fpath", "?:@&=/", ";" + _LENIENT, "?:@&=")
+FPATH = _Rule("fpath", "?:@&=/", ";" + _LENIENT, "?:@&=")
 _HPATH = _Rule("hpath", ";:@&=/", _LENIENT, ";:@&=/")
 _SEARCH = _Rule("search", ";:@&=", "/?" + _LENIENT, ";:@&=")
 _FRAGMENT = _Rule("fragment", ";/?:@&=", "#" + _LENIENT, ";/?:@&=")
@@ -349,10 +351,10 @@ class URL:
     else:
         # plain classes, not dataclasses (13 of them cost ~18 ms of start-up); dataclasses.fields(),
         # replace(), asdict() and is_dataclass() still work through this, made on first use
-        __dataclass_fields__ = _DataclassFields()
+        __dataclass_fields__ = DataclassFields()
     _field_names: ClassVar[tuple[str, ...]]
     _not_compared: ClassVar[tuple[str, ...]] = ()
-    _fields_init: ClassVar[Callable[..., None]]  # for _DataclassFields: the fields are its parameters
+    _fields_init: ClassVar[Callable[..., None]]  # for DataclassFields: the fields are its parameters
     _factories: ClassVar[dict[str, Callable[[], object]]] = {}
     _frozen: ClassVar[bool] = True
     __match_args__: ClassVar[tuple[str, ...]]
@@ -475,7 +477,7 @@ class ServerURL(URL):
         return f"{self.scheme}://{self._login(True)}{self._path()}"
 
 
-def _join_text(base: str, ref: str) -> str:
+def join_text(base: str, ref: str) -> str:
     """RFC 1808-style resolution on encoded text (dot segments removed as RFC 3986 does)."""
     m = re.match(r"([A-Za-z0-9+.\-]+:)?(//[^/?#]*)?([^?#]*)(\?[^#]*)?(#.*)?\Z", base, re.S)
     assert m is not None
@@ -528,7 +530,7 @@ class _Hierarchical:
 
     def join(self, ref: str) -> URL:
         """Resolve *ref* (RFC 1808 style, on the encoded path) and parse the result."""
-        return parse(_join_text(str(self), ref))
+        return parse(join_text(str(self), ref))
 
 
 class FTPURL(_Hierarchical, ServerURL):
@@ -549,7 +551,7 @@ class FTPURL(_Hierarchical, ServerURL):
                              cwd=cwd, name=name, typecode=typecode)
 
     def _path(self) -> str:
-        safe = _FPATH.safe
+        safe = FPATH.safe
         path = "/".join([percent_encode(s, safe) for s in (*self.cwd, self.name)])
         if self.typecode is not None:
             path += ";type=" + self.typecode
@@ -738,7 +740,7 @@ class FileURL(_Hierarchical, URL):
         self.__dict__.update(scheme=scheme, host=host, path=path)
 
     def __str__(self) -> str:
-        return f"file://{_ip_host(self.host)}/{percent_encode(self.path, _FPATH.safe + '/')}"
+        return f"file://{_ip_host(self.host)}/{percent_encode(self.path, FPATH.safe + '/')}"
 
 
 class ProsperoURL(ServerURL):
@@ -879,7 +881,7 @@ def _parse_ftp(text: str, i: int, scheme: str, strict: bool) -> URL:
                 raise _error(text, j + 1 + m.start(1), f"typecode {m.group(1)!r} is not a, i or d",
                              "ftptype")
             path = path[:m.start()]
-    _check(text, j + 1, path, _FPATH, strict)
+    _check(text, j + 1, path, FPATH, strict)
     segs = _decode_segments(path)
     name = segs.pop()
     return FTPURL(scheme, host, port, user, password, tuple(segs), name, typecode)
@@ -1109,7 +1111,7 @@ def _parse_file(text: str, i: int, scheme: str, strict: bool) -> URL:
     else:
         raise _error(text, i, "'//' must follow 'file:'", "fileurl")
     path = text[j + 1:]
-    _check(text, j + 1, path, _FPATH, strict)
+    _check(text, j + 1, path, FPATH, strict)
     return FileURL(scheme, host, percent_decode(path))
 
 
@@ -1189,7 +1191,7 @@ def _fast_source(kind: str) -> str:
         return (f"//(?:({user})(?::({user}))?@)?{_HOST_FAST}(?:/({ok(_HPATH)}))?(?:\\?({ok(_SEARCH)}))?"
                 f"(?:#({ok(_FRAGMENT)}))?\\Z")
     if kind == "ftp":
-        return f"//{login}{_HOST_FAST}(?:/({ok(_FPATH)}))?\\Z"
+        return f"//{login}{_HOST_FAST}(?:/({ok(FPATH)}))?\\Z"
     if kind == "gopher":
         return f"//{_HOST_FAST}(?:/({ok(_XCHAR)}))?\\Z"
     if kind == "nntp":
@@ -1201,7 +1203,7 @@ def _fast_source(kind: str) -> str:
     if kind == "prospero":
         return f"//{_HOST_FAST}(?:/({ok(_PPATH)})((?:;{_FIELD.ok_class(True)}*+={ok(_FIELD)})*+))?\\Z"
     if kind == "file":
-        return f"(?://(?:{_HOST_FAST[:_HOST_FAST.index('(?::')]})?/|/(?!/))({ok(_FPATH)})\\Z"
+        return f"(?://(?:{_HOST_FAST[:_HOST_FAST.index('(?::')]})?/|/(?!/))({ok(FPATH)})\\Z"
     if kind == "mailto":
         return f"({_MAILTO.ok_class(False)}++)\\Z"
     if kind == "news":

@@ -16,7 +16,7 @@ from tests.hostile.fakes.h2_faults import MALFORMED, H2FaultServer, body_for
 from tests.procs import arun
 
 from anyurl import Client, FetchTimeout, Limits, PoolTimeout, ProtocolError, Timeouts, TransferError
-from anyurl.cli.session import _stream_workers
+from anyurl.cli.session import stream_worker_count
 from anyurl.handlers.http import HTTPOptions
 
 
@@ -211,7 +211,7 @@ async def test_cli_get_runs_more_streams_than_parallel_turns_once_a_host_speaks_
             assert (tmp_path / p.lstrip("/")).read_bytes() == body_for(p)
         assert srv.connections == 1
         # more than the 2 turns, within the stream workers (16 x 2, at least 64: cli/session.py)
-        assert 2 < srv.most_open <= _stream_workers(2)
+        assert 2 < srv.most_open <= stream_worker_count(2)
         # the streams beyond the 2 turns start once the handshake picked h2, not after a
         # first answer (the server answers once 2 s pass without a request)
         assert srv.before_first_answer > 2

@@ -72,14 +72,14 @@ def _slow_articles(monkeypatch: pytest.MonkeyPatch) -> None:
         return slowly
 
     monkeypatch.setattr(cli_get, "_refuse_listing", refuse_listing)
-    real_client = cli._make_client
+    real_client = cli.make_client
 
     def short_pool(*args: Any) -> Any:
         client = real_client(*args)
         client.timeouts = dataclasses.replace(client.timeouts, pool=POOL)
         return client
 
-    monkeypatch.setattr(cli, "_make_client", short_pool)
+    monkeypatch.setattr(cli, "make_client", short_pool)
 
 
 @pytest.mark.parametrize("parallel", [1, 2])

@@ -49,7 +49,7 @@ def test_a_long_url_list_runs_on_n_workers_not_a_task_per_url(tmp_path: Path,
     urls = [files[i % 3].as_uri() for i in range(600)]
     listing = tmp_path / "urls.txt"
     listing.write_text("# a list\n" + "\n".join(urls[2:]) + "\n")
-    real = anyurl.transfer.download._download  # what the CLI's workers call
+    real = anyurl.transfer.download.download_file  # what the CLI's workers call
     most = 0
 
     async def counting(*args: Any, **kwargs: Any) -> Any:
@@ -57,7 +57,7 @@ def test_a_long_url_list_runs_on_n_workers_not_a_task_per_url(tmp_path: Path,
         most = max(most, len(asyncio.all_tasks()))
         return await real(*args, **kwargs)
 
-    monkeypatch.setattr(anyurl.transfer.download, "_download", counting)
+    monkeypatch.setattr(anyurl.transfer.download, "download_file", counting)
     out = tmp_path / "out"
     code, err = main_in_process(["get", "-q", "--parallel", "4", "-d", str(out), "-i", str(listing), *urls[:2]])
     assert code == 0, err
@@ -84,7 +84,7 @@ def test_exit_code_is_the_first_failing_url_in_order_not_in_time(tmp_path: Path,
             raise AccessDenied("no", url=u)
         Path(dest).write_bytes(b"ok")  # noqa: ASYNC240 - a stand-in for the download
 
-    monkeypatch.setattr(anyurl.transfer.download, "_download", fake)
+    monkeypatch.setattr(anyurl.transfer.download, "download_file", fake)
     code, err = main_in_process(["get", "-q", "--parallel", "3", "-d", str(tmp_path),
                                  "file:///x/slow", "file:///x/fast", "file:///x/fine"])
     assert code == ResourceNotFound.exit_code  # slow failed last, but it comes first

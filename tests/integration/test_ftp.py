@@ -438,6 +438,10 @@ async def test_first_file_deep_down_takes_one_cwd(srv: Server) -> None:
 
 
 @pytest.mark.parametrize(("strategy", "expected"), [
+    ("auto", ["CWD /pub/sub", "TYPE I", "SIZE deep.txt", "EPSV", "RETR deep.txt"]),
+    # issue 33 item 10: "multicwd" asks for the RFC's sequence; with the default pipeline=True
+    # it sent "CWD /pub/sub"
+    ("multicwd", ["CWD pub", "CWD sub", "TYPE I", "SIZE deep.txt", "EPSV", "RETR deep.txt"]),
     ("singlecwd", ["CWD pub/sub", "TYPE I", "SIZE deep.txt", "EPSV", "RETR deep.txt"]),
     ("nocwd", ["TYPE I", "SIZE pub/sub/deep.txt", "EPSV", "RETR pub/sub/deep.txt"]),
 ])
@@ -446,6 +450,22 @@ async def test_cwd_strategies(srv: Server, strategy: str, expected: list[str]) -
         r = await c.fetch(srv.url("/pub/sub/deep.txt"))
     assert r.content == seed.DEEP
     assert srv.commands() == [*srv.login, *expected, "QUIT"]
+
+
+@pytest.mark.parametrize("strategy", ["auto", "multicwd"])
+async def test_multicwd_sends_one_cwd_per_segment_on_reuse_too(vs: Server, strategy: str) -> None:
+    # issue 33 item 10: a reused connection going to another directory jumped there with one
+    # absolute CWD even under "multicwd"; now it goes back to the login directory, then one
+    # CWD per segment (the RFC's sequence), and only "auto" joins them
+    async with client(ftp=FTPOptions(cwd_strategy=strategy)) as c:
+        assert (await c.fetch(vs.url("/pub/sub/deep.txt"))).content == seed.DEEP
+        assert (await c.fetch(vs.url("/pub/sub/subsub/deeper.txt"))).content == b"deeper file\n"
+        assert (await c.fetch(vs.url("/pub/dir%20with%20space/inner.txt"))).content == b"inner\n"
+    cwds = [cmd for cmd in vs.commands() if cmd.startswith("CWD")]
+    if strategy == "multicwd":  # vsftpd's anonymous login directory is "/"
+        assert cwds == ["CWD pub", "CWD sub", "CWD subsub", "CWD /", "CWD pub", "CWD dir with space"]
+    else:
+        assert cwds == ["CWD /pub/sub", "CWD subsub", "CWD /pub/dir with space"]
 
 
 async def test_pasv_when_epsv_disabled(srv: Server) -> None:

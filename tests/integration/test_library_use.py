@@ -9,6 +9,7 @@ import gc
 import os
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
@@ -88,11 +89,44 @@ async def test_reading_a_body_after_its_block_is_an_error_not_empty_bytes(ftp: E
             async for _ in body:
                 pass
         assert first == seed.blob()[:len(first)]
-        # a body read to its end and then closed is simply over
+        # a body read to its end and then closed was consumed: reading it again says so
         async with client.open(ftp.url("ftp", "/pub/hello.txt")) as body:
             assert await body.read() == seed.HELLO
-        assert await body.read() == b""
+        with pytest.raises(TransferError, match="already read to its end"):
+            await body.read()
         assert (await client.fetch(ftp.url("ftp", "/pub/hello.txt"))).content == seed.HELLO
+
+
+def _local_file(where: Path, data: bytes) -> Path:
+    (where / "x.txt").write_bytes(data)
+    return where / "x.txt"
+
+
+@pytest.mark.parametrize("scheme", ["ftp", "http", "gopher", "file"])
+async def test_reading_a_consumed_body_again_raises_not_empty_bytes(servers: Launcher, scheme: str,
+                                                                    tmp_path: Path) -> None:
+    """issue 33 item 6: a second `await body.read()` returned b"" silently (an empty file, to the
+    caller); a body is read once, and reading it again raises as reading a closed one does."""
+    if scheme == "ftp":
+        url, want = servers.get("vsftpd").url("ftp", "/pub/hello.txt"), seed.HELLO
+    elif scheme == "http":
+        url, want = servers.get("nginx").url("http", "/hello.txt"), None
+    elif scheme == "gopher":
+        url, want = servers.get("pygopherd").url("gopher", "/0/hello.txt"), None
+    else:
+        url, want = f"file://{_local_file(tmp_path, b'local bytes')}", b"local bytes"
+    async with Client() as client:
+        async with client.open(url) as body:
+            first = await body.read()
+            assert first and (want is None or first == want)
+            with pytest.raises(TransferError, match=r"already read to its end \(\d+ bytes\)") as info:
+                await body.read()
+            assert str(info.value).startswith(url.split("://")[0])
+            with pytest.raises(TransferError, match="already read to its end"):
+                async for _ in body:
+                    pass
+        with pytest.raises(TransferError, match="already read to its end"):
+            await body.read()
 
 
 @pytest.mark.parametrize("retry", [1, 2])

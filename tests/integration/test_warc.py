@@ -356,3 +356,76 @@ def crlf_dots() -> bytes:
     from fixtures.servers.inn import DOT_BODY
 
     return DOT_BODY.replace("\n", "\r\n").encode()
+
+
+# -- the command line ----------------------------------------------------------
+
+ANYURL = str(Path(sys.executable).parent / "anyurl")
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([ANYURL, *args], cwd=cwd, capture_output=True, timeout=120)
+
+
+def test_get_warc_writes_what_it_saved(nginx: Endpoint, vsftpd: Endpoint, tmp_path: Path) -> None:
+    urls = [http(nginx, "/big.txt"), http(nginx, "/cookies"), f"ftp://{vsftpd.host}:{vsftpd.port}/pub/blob.bin"]
+    done = cli("get", "-q", "-d", "out", "--warc", "get.warc.gz", *urls, http(nginx, "/status404"), cwd=tmp_path)
+    assert done.returncode != 0 and b"404" in done.stderr  # the failure reported, the rest archived
+    assert (tmp_path / "out" / "blob.bin").read_bytes() == ftp_seed.blob()
+    recs = records(tmp_path / "get.warc.gz")
+    assert recs[0][0].rec_type == "warcinfo" and b"anyurl get" in recs[0][1]
+    archived = {rec.rec_headers.get_header("WARC-Target-URI"): (rec, data) for rec, data in recs
+                if rec.rec_type in ("response", "resource")}
+    assert set(archived) == set(urls)  # not the 404
+    assert archived[urls[0]][1] == www(nginx, "big.txt")
+    assert archived[urls[2]][1] == ftp_seed.blob()
+    warcio_check(tmp_path / "get.warc.gz")
+
+
+def test_get_warc_to_stdout_and_rotation(nginx: Endpoint, tmp_path: Path) -> None:
+    done = cli("get", http(nginx, "/hello.txt"), "--warc", "one.warc.gz", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == www(nginx, "hello.txt")
+    assert [r.rec_type for r, _ in records(tmp_path / "one.warc.gz")] == ["warcinfo", "response", "request"]
+    urls = [http(nginx, f"/many/f{i:04d}.txt") for i in range(8)]
+    done = cli("get", "-q", "-d", "many", "--parallel", "1", "--warc", "rot.warc.gz", "--warc-max-size", "3k",
+               *urls, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    files = sorted(tmp_path.glob("rot-*.warc.gz"))
+    assert len(files) > 1
+    seen = [rec.rec_headers.get_header("WARC-Target-URI") for f in files for rec, _ in records(f)
+            if rec.rec_type in ("response", "revisit")]
+    assert sorted(seen) == sorted(urls)
+    warcio_check(*files)
+
+
+def test_mirror_warc_archives_the_tree_and_its_listings(vsftpd: Endpoint, pygopherd: Endpoint,
+                                                        tmp_path: Path) -> None:
+    base = f"ftp://{vsftpd.host}:{vsftpd.port}/pub/sub/"
+    done = cli("mirror", "-q", base, "tree", "--warc", "ftp.warc.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    kinds = {(rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI")) for rec, _ in
+             records(tmp_path / "ftp.warc.gz")}
+    assert ("resource", base) in kinds  # the listing, as the server sent it
+    files = {u.removesuffix(";type=i") for t, u in kinds if t == "resource"}  # (the URL as fetched)
+    assert {base + "deep.txt", base + "subsub/deeper.txt"} <= files
+    menu = f"gopher://{pygopherd.host}:{pygopherd.port}/1/"
+    done = cli("mirror", "-q", "--max-depth", "0", menu, "hole", "--warc", "gopher.warc.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    recs = records(tmp_path / "gopher.warc.gz")
+    menus = [rec for rec, _ in recs if rec.rec_headers.get_header("Content-Type") == "application/gopher-menu"]
+    assert [m.rec_headers.get_header("WARC-Target-URI") for m in menus][:1] == [menu]
+    warcio_check(tmp_path / "ftp.warc.gz", tmp_path / "gopher.warc.gz")
+
+
+def test_crawl_warc_archives_each_resource_once(nginx: Endpoint, tmp_path: Path) -> None:
+    seed = http(nginx, "/dir/")
+    done = cli("crawl", seed, "-d", "site", "--warc", "crawl.warc.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    recs = records(tmp_path / "crawl.warc.gz")
+    responses = [rec.rec_headers.get_header("WARC-Target-URI") for rec, _ in recs if rec.rec_type == "response"]
+    assert seed in responses and http(nginx, "/dir/sub/deep.txt") in responses
+    assert len(responses) == len(set(responses))  # fetched once, archived once
+    body = next(data for rec, data in recs if rec.rec_headers.get_header("WARC-Target-URI")
+                == http(nginx, "/dir/sub/deep.txt") and rec.rec_type == "response")
+    assert body == www(nginx, "dir/sub/deep.txt")
+    warcio_check(tmp_path / "crawl.warc.gz")

@@ -21,6 +21,8 @@ PUBLIC_API = {
     "ProtocolError", "ResourceNotFound", "Response", "Retry", "Stat", "TemporaryFailure", "Timeouts", "TransferError", "TruncatedTransfer", "URLSyntaxError",
     "UnsafeURL", "UnsupportedScheme", "__version__", "connect", "extract_urls", "fetch", "fetch_sync",
     "open", "parse",
+    # each scheme's options (issue 33 item 7)
+    "FTPOptions", "GopherOptions", "HTTPOptions", "NewsOptions", "ProsperoOptions", "SMTPSettings", "WAISOptions",
 }
 
 

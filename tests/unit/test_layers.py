@@ -161,7 +161,7 @@ _NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make", "_field_defaults"}
 # Sites left for a stated reason, as "path: expression" -> how many; a fixed site must leave
 # this list (the test fails on a stale entry), so it only shrinks.
 PRIVATE_READS_ALLOWED: dict[str, int] = {
-    # _DataclassFields is Record's own descriptor: it reads the owner class's bookkeeping
+    # DataclassFields is Record's own descriptor: it reads the owner class's bookkeeping
     "_record.py: owner._field_names": 1, "_record.py: owner._fields_init": 1,
     "_record.py: owner._not_compared": 1, "_record.py: owner._factories": 2, "_record.py: owner._frozen": 1,
     # transfer/download needs a public Client.open of a prepared Request (max_size included);
@@ -629,3 +629,59 @@ def test_no_import_circles() -> None:
             visit(start, [start])
     assert len(graph) > 50, sorted(graph)  # the walk saw the package, not an empty tree
     assert circles == [], circles
+
+
+# -- a module's _names are its own (issue 32 item 4) -------------------------------------------
+# `from .other import _name`, or `other._name` where `other` is an anyurl module this one
+# imported, reaches into another module's private part: the name is made public in its
+# module (the 39 such imports were), or the module is private. Dunders are protocol.
+
+
+def cross_module_private_names(path: Path, text: str | None = None) -> list[str]:
+    """'line: module._name' for each private name of another anyurl module that *path* (or
+    *text*, as if it were *path*'s) uses."""
+    tree = ast.parse(path.read_text() if text is None else text, str(path))
+    here = _module(path)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found: list[str] = []
+    modules: dict[str, str] = {}  # local name -> anyurl module it stands for
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.endswith("__")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if not target.startswith("anyurl") or target == here:
+                continue
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                if (SRC.parent / sub.replace(".", "/")).with_suffix(".py").exists():
+                    modules[a.asname or a.name] = sub
+                elif private(a.name):
+                    found.append(f"{node.lineno}: {target}.{a.name}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("anyurl.") and a.asname:
+                    modules[a.asname] = a.name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in modules and private(node.attr) and modules[node.value.id] != here:
+            found.append(f"{node.lineno}: {modules[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_no_module_uses_another_module_s_private_names() -> None:
+    found = {str(p.relative_to(SRC)): sites for p in MODULES if (sites := cross_module_private_names(p))}
+    assert not found, f"make these public names of their module (or the module private): {found}"
+
+
+def test_the_private_name_check_sees_what_it_should() -> None:
+    text = ("from .http1 import _content_type, H1Client\nfrom .. import urls\n"
+            "from . import http2 as h\nx = urls._FPATH\ny = h._private\nz = urls.__name__\n")
+    assert cross_module_private_names(SRC / "handlers" / "probe.py", text) == [
+        "1: anyurl.handlers.http1._content_type", "4: anyurl.urls._FPATH", "5: anyurl.handlers.http2._private"]

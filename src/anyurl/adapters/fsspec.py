@@ -401,7 +401,9 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
                     continue
                 used: dict[str, int] = {}
                 for info in listing:
-                    name = info["filename"]
+                    # a remote name may pass the local limit (a selector, a Windows server's
+                    # 255 characters): shortened as mirror shortens, before duplicates are counted
+                    name = fit_name(info["filename"])
                     used[name] = used.get(name, 0) + 1
                     if used[name] > 1:
                         name = fit_name(name, f"~{used[name]}")
@@ -537,7 +539,19 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
         return resp.content
 
     async def _get_file(self, rpath: str, lpath: str, callback: Callback = DEFAULT_CALLBACK,
-                        **kwargs: Any) -> None:
+                        on_error: Any = "raise", **kwargs: Any) -> None:
+        """Copy one file. *on_error* for a file that is not there (a dangling link in a
+        listing): "raise", or "omit"/"ignore" (skipped, logged), or a callable given the error."""
+        try:
+            await self._copy_file(rpath, lpath, callback)
+        except FileNotFoundError as exc:
+            if on_error == "raise":
+                raise
+            log.warning("fsspec get: skipped %s", exc)
+            if callable(on_error):
+                on_error(exc)
+
+    async def _copy_file(self, rpath: str, lpath: str, callback: Callback) -> None:
         url = await self._resolve(self._strip_protocol(rpath))
         if os.path.isdir(lpath) and not (await self._info(url))["type"] == "file":  # noqa: ASYNC240 - local disk, no network wait
             return
@@ -591,7 +605,19 @@ class AnyURLFileSystem(AsyncFileSystem):  # type: ignore[misc]
                    callback: Callback = DEFAULT_CALLBACK, maxdepth: int | None = None,
                    **kwargs: Any) -> Any:
         """Copy to local disk, naming copies by the file names of the listings walked
-        (decoded, never percent-encoded); a listing becomes a directory, never a file."""
+        (decoded, never percent-encoded, shortened to the local name limit as mirror's);
+        a listing becomes a directory, never a file.
+
+        ``on_error`` says what a listed file that is not there does (a dangling link: 404,
+        550): "raise", or "omit" (also "ignore": skipped and logged on ``anyurl.fsspec``, the
+        rest copied), or a callable given each such error. The default is "omit" for a
+        recursive copy and "raise" otherwise, as for fsspec's own ``copy``."""
+        on_error = kwargs.pop("on_error", None)
+        if on_error is None:
+            on_error = "omit" if recursive else "raise"
+        if not (callable(on_error) or on_error in ("raise", "omit", "ignore")):
+            raise ValueError(f"on_error must be 'raise', 'omit', 'ignore' or a callable, not {on_error!r}")
+        kwargs["on_error"] = on_error
         if isinstance(rpath, list) and isinstance(lpath, list):
             return await super()._get(rpath, lpath, callback=callback, **kwargs)
         source_is_str = isinstance(rpath, str)

@@ -26,22 +26,22 @@ from .exits import (
     EXIT_TERMINATED,
     exit_code_table,
 )
-from .get import _usage_problem, cmd_get
+from .get import cmd_get, usage_problem
 from .ls import LS_TABLE_SAMPLE, cmd_ls
 from .mirror import cmd_mirror
 from .open import cmd_open
-from .output import Reporter, _print_traceback, _printable
+from .output import Reporter, print_traceback, printable_text
 from .parse import cmd_extract, cmd_parse
 from .parser import (
-    _QUICK_COMMANDS,
     COMMANDS,
-    _epilog,
-    _insert_default_command,
-    _parse_plain_line,
+    QUICK_COMMANDS,
     build_parser,
+    commands_epilog,
+    insert_default_command,
+    parse_plain_line,
 )
 from .prompts import Prompter
-from .session import _make_client
+from .session import make_client
 from .stat import cmd_stat
 from .upload import cmd_put, cmd_send
 
@@ -63,7 +63,7 @@ __all__ = [
     "LS_TABLE_SAMPLE", "Prompter", "Reporter", "build_parser", "cmd_extract", "cmd_get", "cmd_ls", "cmd_mirror",
     "cmd_open", "cmd_parse", "cmd_put", "cmd_send", "cmd_stat", "exit_code_table", "main", "run",
     # for tests of the grammar
-    "_QUICK_COMMANDS", "_epilog", "_insert_default_command", "_parse_plain_line",
+    "QUICK_COMMANDS", "commands_epilog", "insert_default_command", "parse_plain_line",
 ]
 
 
@@ -110,7 +110,29 @@ async def _run(args: argparse.Namespace, rep: Reporter) -> int:
 
 async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
     prompter = rep.prompter = Prompter()
-    async with _make_client(args, prompter) as client:
+    archive = _warc_writer(args)
+    try:
+        return await _run_command(args, rep, prompter, archive)
+    finally:
+        if archive is not None:
+            archive.close()
+
+
+def _warc_writer(args: argparse.Namespace) -> Any:
+    """The WARC writer of ``--warc FILE`` (None without it)."""
+    path = getattr(args, "warc", None)
+    if not path:
+        return None
+    from ..errors import mask_password
+    from ..transfer.warc import WARCWriter
+
+    command = " ".join(mask_password(a) for a in sys.argv[1:]) if sys.argv[1:] else args.command
+    return WARCWriter(path, max_size=getattr(args, "warc_max_size", None),
+                      info={"description": f"anyurl {command}"})
+
+
+async def _run_command(args: argparse.Namespace, rep: Reporter, prompter: Prompter, archive: Any) -> int:
+    async with make_client(args, prompter, archive) as client:
         if args.command == "get":
             return await cmd_get(args, client, rep)
         if args.command == "ls":
@@ -172,8 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if raw == ["--version"]:  # answered before argparse and the rest are imported
         print(f"anyurl {__version__}")
         return 0
-    raw = _insert_default_command(raw)
-    args: Any = _parse_plain_line(raw)
+    raw = insert_default_command(raw)
+    args: Any = parse_plain_line(raw)
     if args is None:
         parser = build_parser()
         args = parser.parse_args(raw)
@@ -182,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     debug = bool(args.debug)
     rep = Reporter(quiet=bool(args.quiet))
-    if args.command in ("get", "mirror") and (problem := _usage_problem(args)) is not None:
+    if args.command in ("get", "mirror") and (problem := usage_problem(args)) is not None:
         rep.error(problem)
         return 2
     if args.verbose:
@@ -223,14 +245,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PIPE
     except AnyURLError as exc:
         if debug:
-            _print_traceback(exc)
+            print_traceback(exc)
         rep.error(exc)
         return exc.exit_code
     except Exception as exc:
         if debug:
-            _print_traceback(exc)
+            print_traceback(exc)
         else:
-            print(f"anyurl: internal error: {type(exc).__name__}: {_printable(exc)} "
+            print(f"anyurl: internal error: {type(exc).__name__}: {printable_text(exc)} "
                   "(run with --debug for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
     finally:

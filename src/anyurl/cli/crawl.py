@@ -12,7 +12,7 @@ import time
 from ..errors import mask_password
 from .mirror import human_size
 from .output import Reporter
-from .session import _with_deadline
+from .session import with_deadline
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ async def cmd_crawl(args: argparse.Namespace, client: Client, rep: Reporter) -> 
                 per_host=args.per_host, parallel=args.parallel, delay=args.delay, robots=args.robots,
                 requisites=args.requisites, on_event=progress, live=lambda r: setattr(progress, "result", r))
     try:
-        result = await _with_deadline(args.max_time, job, seeds[0])
+        result = await with_deadline(args.max_time, job, seeds[0])
     except asyncio.CancelledError:
         progress.done()
         if progress.result is not None:

@@ -7,9 +7,9 @@ import sys
 
 from .. import errors
 from ..errors import AnyURLError, TransferError, TruncatedTransfer
-from .output import Reporter, _print_traceback, _write_all, _WritingStdout
-from .session import _stream_workers, _with_deadline
-from .urllist import _Listed, _URLList
+from .output import Reporter, WritingStdout, print_traceback, write_all
+from .session import stream_worker_count, with_deadline
+from .urllist import Listed, URLList
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ else:
 async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
                      tp: DelayedProgress | None, label: str) -> None:
     out = sys.stdout.buffer
-    writing = _WritingStdout(url)
+    writing = WritingStdout(url)
     bar = tp.bar(label) if tp is not None else None
     shown = None  # a terminal gets the text with its controls escaped; `-o -` gets the bytes
     if args.output is None and out.isatty():
@@ -61,12 +61,12 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
                     raise TransferError(f"resource larger than the limit of {args.max_size} bytes",
                                         url=url)
                 with writing:
-                    _write_all(out, chunk if shown is None else shown.feed(chunk))
+                    write_all(out, chunk if shown is None else shown.feed(chunk))
                 if bar is not None:
                     bar(done, total)
             with writing:
                 if shown is not None:
-                    _write_all(out, shown.feed(b"", final=True))
+                    write_all(out, shown.feed(b"", final=True))
                 out.flush()
             if total is not None and done < total:
                 raise TruncatedTransfer(f"got {done} of {total} bytes", url=url)
@@ -88,7 +88,7 @@ def _refuse_listing(url: URL) -> Callable[[Body], None]:
     return check
 
 
-async def _url_batches(urls: Sequence[str], listing: _URLList | None) -> AsyncGenerator[list[str], None]:
+async def _url_batches(urls: Sequence[str], listing: URLList | None) -> AsyncGenerator[list[str], None]:
     """The URLs given, in batches (the arguments, then each read of the list): the workers take
     them one by one without an await (no generator to resume and no lock per URL)."""
     if urls:
@@ -101,7 +101,7 @@ async def _url_batches(urls: Sequence[str], listing: _URLList | None) -> AsyncGe
 async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl get``: download URLs; returns the first failing URL's exit code."""
     source = getattr(args, "input_file", None)
-    listing = _URLList(source, client.limits.max_line) if source else None  # a missing list fails before any download
+    listing = URLList(source, client.limits.max_line) if source else None  # a missing list fails before any download
     batches = _url_batches(args.urls, listing)
     try:
         return await _get(args, client, rep, batches, listing)
@@ -139,11 +139,16 @@ def _misuse(args: argparse.Namespace, to_stdout: bool, several: bool) -> str | N
 
 
 async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
-               batches: AsyncGenerator[list[str], None], listing: _URLList | None) -> int:
+               batches: AsyncGenerator[list[str], None], listing: URLList | None) -> int:
     to_stdout = (args.output in (None, "-") and not args.remote_name and not args.dir)
     wanted = 2 if to_stdout or args.output else 1
     first, rest = await _first(batches, wanted)
+    failure = _Failure(rep, args.debug)
+    if listing is not None:  # its overlong lines, skipped: each reported, in its place among the URLs
+        listing.report_to(lambda i, exc: failure(len(args.urls) + i, exc))
     if not first:
+        if failure.code:
+            return failure.code
         rep.error("no URL given (as arguments or with -i FILE)")
         return 2
     several = len(first) > 1 or wanted == 1  # with -d/-O: as many as come
@@ -151,7 +156,6 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
     if problem is not None:
         rep.error(problem)
         return 2
-    failure = _Failure(rep, args.debug)
     tp = _progress(args.quiet, lambda: _expected_count(args, listing) if several else 1)
     rep.progress = tp
     if rep.prompter is not None:
@@ -160,7 +164,7 @@ async def _get(args: argparse.Namespace, client: Client, rep: Reporter,
         if to_stdout:
             try:
                 u = client.parse(first[0])
-                await _with_deadline(args.max_time, _to_stdout(client, u, args, tp, _label_for(u)), u)
+                await with_deadline(args.max_time, _to_stdout(client, u, args, tp, _label_for(u)), u)
             except AnyURLError as exc:
                 failure(0, exc)
             return failure.code
@@ -193,7 +197,7 @@ class _Failure:
             self.index, self.code = i, exc.exit_code
         self.rep.error(exc)
         if self.debug:
-            _print_traceback(exc)
+            print_traceback(exc)
 
 
 async def _save(args: argparse.Namespace, client: Client, rep: Reporter, urls: AsyncGenerator[list[str], None],
@@ -209,7 +213,7 @@ async def _save(args: argparse.Namespace, client: Client, rep: Reporter, urls: A
 
     def report(r: Result) -> None:
         if r.error is not None:
-            if r.url is None and isinstance(r.given, _Listed):  # which line of a 100,000-line list
+            if r.url is None and isinstance(r.given, Listed):  # which line of a 100,000-line list
                 r.error.message = f"{r.error.message} ({r.given.where})"
             failure(r.index, r.error)
         elif r.note is not None:
@@ -218,13 +222,14 @@ async def _save(args: argparse.Namespace, client: Client, rep: Reporter, urls: A
     # --parallel N: N transfers at once, N connections to a host; where a host's answers come
     # as HTTP/2 streams or pipelined GETs, more run on them at once (the batch's stream workers)
     turns = args.parallel if several else 1
-    batch = Batch(client, Chunks(urls), sink, parallel=turns, streams=_stream_workers(turns), on_result=report)
+    batch = Batch(client, Chunks(urls), sink, parallel=turns, streams=stream_worker_count(turns), on_result=report)
     await batch.run()
     return failure.code
 
 
 def _sink_class() -> type[Any]:
-    """get's sink: the library's Directory with progress bars, --max-time, -o and --force."""
+    """get's sink: the library's Directory with progress bars, --max-time, -o and --force.
+    (Made on first use: `get` to stdout never imports the batch engine.)"""
     from ..transfer.batch import Directory
 
     class Saving(Directory):
@@ -232,8 +237,7 @@ def _sink_class() -> type[Any]:
             super().__init__(args.dir or "", resume=args.resume, overwrite=bool(getattr(args, "force", False)),
                              max_size=args.max_size)
             self.output = args.output
-            if args.output:  # only a path the user named may be a symlink or a device
-                self.follow, self.listed = True, None
+            self.follow = bool(args.output)  # only a path the user named may be a symlink or a device
             self.max_time = args.max_time
             self.tp = tp
 
@@ -252,7 +256,7 @@ def _sink_class() -> type[Any]:
             ok = False
             try:
                 run = self.save(client, item, bar)
-                await (run if self.max_time is None else _with_deadline(self.max_time, run, item.url))
+                await (run if self.max_time is None else with_deadline(self.max_time, run, item.url))
                 ok = True
             finally:
                 if tp is not None and bar is not None:
@@ -261,7 +265,7 @@ def _sink_class() -> type[Any]:
     return Saving
 
 
-def _expected_count(args: argparse.Namespace, listing: _URLList | None) -> int | None:
+def _expected_count(args: argparse.Namespace, listing: URLList | None) -> int | None:
     """How many URLs ``get`` has (None when a pipe is still being read)."""
     if listing is None:
         return len(args.urls)
@@ -292,7 +296,7 @@ def _label_for(u: URL) -> str:
         return u.scheme
 
 
-def _usage_problem(args: argparse.Namespace) -> str | None:
+def usage_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with get's or mirror's file options before anything is downloaded, or None.
 
     An empty name (an unset shell variable: ``-d "$DEST"``) would be taken as no option at

@@ -161,6 +161,15 @@ NETWORK = (
 COMMON_DEFAULTS: dict[str, object] = {"timeout": None, "connect_timeout": None, "max_time": None,
                                       "quiet": False, "parallel": 0}
 
+#: archiving what a command fetched (anyurl.warc; docs/warc.md), for get, mirror and crawl
+WARC_OPTIONS = (
+    Option(("--warc",), "warc", "value", metavar="FILE",
+           help="also write every resource fetched, as it crossed the wire, to the WARC 1.1 file FILE "
+                "(FILE.warc.gz: gzip per record)"),
+    Option(("--warc-max-size",), "warc_max_size", "value", convert=size, metavar="N",
+           help="start a new WARC file (FILE-00000.warc.gz, FILE-00001...) once one reaches N bytes"),
+)
+
 COMMANDS = (
     Command("get URL...", "download (to stdout, -o FILE, -O, or -d DIR)", "download URLs",
             "Download one or more URLs. One URL without -o/-O/-d goes to standard output.",
@@ -182,6 +191,7 @@ COMMANDS = (
                        help="refuse resources larger than N bytes (suffixes k, M, G)"),
                 Option(("--force",), "force", "flag", False,
                        help="replace an existing file that has other content (default: refuse)"),
+                *WARC_OPTIONS,
             ), exclusive=(("output", "remote_name", "dir"),), quick=True),
     Command("mirror URL DIR", "copy a directory tree into DIR (parallel, resumable, never overwrites)",
             "copy a directory tree into DIR",
@@ -214,6 +224,7 @@ COMMANDS = (
                 Option(("--delay",), "delay", "value", 0.0, convert=delay, metavar="S",
                        help="at least S seconds between two listings of one host (default 0)"),
                 Option(("--no-robots",), "robots", "off", True, help="ignore robots.txt on http(s) hosts"),
+                *WARC_OPTIONS,
             )),
     Command("crawl SEED...", "crawl from every seed into DIR, fetching each URL once (resumable with --state)",
             "crawl from seeds into a directory",
@@ -243,6 +254,7 @@ COMMANDS = (
                        help="follow a web site's links above the seed's directory too"),
                 Option(("--json-lines",), "json_lines", "flag", False,
                        help="one JSON object per line on standard output: each resource, progress, a summary"),
+                *WARC_OPTIONS,
             )),
     Command("ls URL", "list a directory-like resource (FTP dir, gopher menu, news group...)",
             "list a directory-like resource",

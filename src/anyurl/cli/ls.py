@@ -7,8 +7,8 @@ import time
 
 from ..errors import AnyURLError, mask_password
 from .exits import EXIT_NOT_DIRECTORY
-from .output import Reporter, _json, _printable, _WritingStdout
-from .session import _with_deadline
+from .output import Reporter, WritingStdout, printable_text, to_json
+from .session import with_deadline
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def _cell(value: object) -> str:
         return ""
     if isinstance(value, datetime):
         return value.replace(microsecond=0).isoformat(sep=" ")
-    return _printable(value)
+    return printable_text(value)
 
 
 # meta keys that only repeat what the url column shows
@@ -37,7 +37,7 @@ _META_IN_URL = {"selector", "host", "port"}
 
 def _meta_text(entry: Entry) -> str:
     items = [(k, v) for k, v in entry.meta.items() if not (entry.url and k in _META_IN_URL)]
-    return " ".join(f"{k}={_printable(v)}" for k, v in items)
+    return " ".join(f"{k}={printable_text(v)}" for k, v in items)
 
 
 #: `anyurl ls` sizes the table's columns from this many first entries, then prints rows as they come
@@ -60,7 +60,7 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
                 return None
             printer = _EntryPrinter(args)
             batch: list[Entry] = []
-            with _WritingStdout(u):
+            with WritingStdout(u):
                 last = time.monotonic()
                 try:
                     async for e in stream:
@@ -81,7 +81,7 @@ async def cmd_ls(args: argparse.Namespace, client: Client, rep: Reporter) -> int
                 printer.close()
             return printer.count
 
-    count = await _with_deadline(args.max_time, listing(), u)
+    count = await with_deadline(args.max_time, listing(), u)
     if count is None:
         rep.error(f"{mask_password(str(u))}: not a directory-like resource or HTML page "
                   "(use `anyurl get` to read it)")
@@ -114,11 +114,11 @@ class _EntryPrinter:
         if self.mode == "json":
             for e in entries:
                 # the same text as json.dumps(list, indent=1): each item indented one more space
-                item = " " + _json(e.as_dict(), indent=1).replace("\n", "\n ")
+                item = " " + to_json(e.as_dict(), indent=1).replace("\n", "\n ")
                 out.append(("[\n" if self.count == 0 else ",\n") + item)
                 self.count += 1
         elif self.mode == "json-lines":
-            out.extend(_json(e.as_dict()) + "\n" for e in entries)
+            out.extend(to_json(e.as_dict()) + "\n" for e in entries)
             self.count += len(entries)
         else:
             self.count += len(entries)

@@ -7,7 +7,7 @@ import time
 
 from ..errors import mask_password
 from .output import Reporter
-from .session import _with_deadline
+from .session import with_deadline
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ async def cmd_mirror(args: argparse.Namespace, client: Client, rep: Reporter) ->
         on_terminal = False
     status = _MirrorStatus(on_terminal)
     try:
-        result = await _with_deadline(args.max_time, mirror(
+        result = await with_deadline(args.max_time, mirror(
             client, u, args.dir, parallel=args.parallel, resume=args.resume, newer=args.newer,
             force=args.force, max_depth=args.max_depth, include=args.include, exclude=args.exclude,
             progress=status, delay=args.delay, robots=args.robots, symlinks=args.symlinks,

@@ -20,24 +20,24 @@ else:
     json, traceback = map(OnFirstUse, ("json", "traceback"))
 
 
-def _printable(text: object) -> str:
+def printable_text(text: object) -> str:
     """Text from URLs and servers, with control characters made visible (no terminal escapes)."""
     from .display import printable
 
     return printable(text)
 
 
-def _json(value: object, indent: int | None = None) -> str:
+def to_json(value: object, indent: int | None = None) -> str:
     """JSON of what servers sent: json escapes C0 controls; DEL and C1 (CSI) are escaped too."""
     from .display import json_safe
 
     return json_safe(json.dumps(value, ensure_ascii=False, indent=indent, default=str))
 
 
-def _print_traceback(exc: BaseException) -> None:
+def print_traceback(exc: BaseException) -> None:
     """--debug: the traceback, whose messages may quote a server, with controls escaped."""
     for line in traceback.format_exception(exc):
-        sys.stderr.write("\n".join(_printable(part) for part in line.split("\n")))
+        sys.stderr.write("\n".join(printable_text(part) for part in line.split("\n")))
 
 
 def stderr_line(text: str) -> None:
@@ -68,15 +68,15 @@ class Reporter:
         """One line for an error; never a traceback. One that ended several tries says how
         many (from its ``history``: the library leaves the message alone)."""
         tries = len(exc.history) if isinstance(exc, AnyURLError) else 0
-        self._print(f"anyurl: {_printable(exc)}" + (f" (after {tries} tries)" if tries > 1 else ""))
+        self._print(f"anyurl: {printable_text(exc)}" + (f" (after {tries} tries)" if tries > 1 else ""))
 
     def info(self, text: str) -> None:
         """A message, unless -q."""
         if not self.quiet:
-            self._print(f"anyurl: {_printable(text)}")
+            self._print(f"anyurl: {printable_text(text)}")
 
 
-class _WritingStdout:
+class WritingStdout:
     """Standard output that cannot take the data (a full disk, a file size limit) fails the command
     as a local I/O error naming the URL (exit 10), not as an internal error or a traceback; a
     closed pipe stays main's quiet exit 141."""
@@ -93,7 +93,7 @@ class _WritingStdout:
             raise TransferError(f"cannot write to standard output: {exc.strerror or exc}", url=self.url) from exc
 
 
-def _write_all(out: Any, data: bytes) -> None:
+def write_all(out: Any, data: bytes) -> None:
     """``out.write(data)``, all of it: a buffered writer passes a large chunk straight to the file
     and returns a short count when the file hits its size limit (RLIMIT_FSIZE), so the rest is
     written again, which then raises the error instead of dropping the tail."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 
 from ..errors import AnyURLError, ResourceNotFound
-from .output import Reporter, _printable, _WritingStdout
+from .output import Reporter, WritingStdout, printable_text
 from .quick import (
-    _json_text,
+    json_text,
     url_components,
 )
 
@@ -33,9 +33,9 @@ def cmd_parse(args: argparse.Namespace, rep: Reporter) -> int:
             code = code or exc.exit_code
             continue
         data = url_components(u, show_password=args.show_password)
-        with _WritingStdout(None):
-            sys.stdout.write(_json_text(data, None if several else 2) + "\n")
-    with _WritingStdout(None):
+        with WritingStdout(None):
+            sys.stdout.write(json_text(data, None if several else 2) + "\n")
+    with WritingStdout(None):
         sys.stdout.flush()
     return code
 
@@ -56,10 +56,10 @@ def cmd_extract(args: argparse.Namespace, rep: Reporter) -> int:
             rep.error(f"{args.file}: {exc.strerror or exc}")
             return ResourceNotFound.exit_code if isinstance(exc, FileNotFoundError) else 1
     text = data.decode("utf-8", "surrogateescape")
-    with _WritingStdout(None):
+    with WritingStdout(None):
         for item in extract(text):
             if isinstance(item, tuple):  # tolerate (url, span) style results
                 item = item[0]
-            sys.stdout.write(_printable(item) + "\n")
+            sys.stdout.write(printable_text(item) + "\n")
         sys.stdout.flush()
     return 0

@@ -29,7 +29,8 @@ else:
 COMMANDS = grammar.NAMES
 
 
-def _epilog() -> str:
+def commands_epilog() -> str:
+    """The help's closing text: every command, then the exit-code table."""
     listed = sorted(grammar.COMMANDS, key=lambda c: grammar.LISTED.index(c.name) if c.name in grammar.LISTED else 99)
     lines = ["commands:"]
     lines += [f"  {c.synopsis:<17} {c.summary}" for c in listed]
@@ -142,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="anyurl",
         description="Retrieve a resource from any RFC 1738 URL: "
                     "ftp, http, gopher, mailto, news, nntp, telnet, wais, file, prospero.",
-        epilog=_epilog(),
+        epilog=commands_epilog(),
         formatter_class=raw,
     )
     p.add_argument("--version", action="version", version=f"anyurl {__version__}")
@@ -159,7 +160,7 @@ _GLOBAL_FLAGS = frozenset(n for o in grammar.GLOBAL if o.action in ("flag", "off
 _GLOBAL_VALUES = tuple(n for o in grammar.GLOBAL if o.action not in ("flag", "off") for n in o.names)
 
 
-def _insert_default_command(argv: list[str]) -> list[str]:
+def insert_default_command(argv: list[str]) -> list[str]:
     """``anyurl URL...`` -> ``anyurl get URL...`` (``open`` for telnet: URLs)."""
     i = 0
     while i < len(argv):
@@ -180,10 +181,10 @@ def _insert_default_command(argv: list[str]) -> list[str]:
 
 
 # `anyurl get`, `ls`, `stat` and `parse`: their plain lines are read without argparse
-_QUICK_COMMANDS = readers()
+QUICK_COMMANDS = readers()
 
 
-def _parse_plain_line(argv: list[str]) -> Any:
+def parse_plain_line(argv: list[str]) -> Any:
     """The namespace argparse gives for a plain get, ls, stat or parse line, or None (argparse reads it).
     *argv* has the default command inserted."""
-    return read_plain_line(argv, _QUICK_COMMANDS)
+    return read_plain_line(argv, QUICK_COMMANDS)

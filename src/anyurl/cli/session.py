@@ -20,14 +20,15 @@ else:
     asyncio = OnFirstUse("asyncio")
 
 
-def _stream_workers(turns: int) -> int:
+def stream_worker_count(turns: int) -> int:
     """get's workers in all once a multiplexed origin is met, for *turns* plain turns."""
     from ..transfer.batch import stream_workers
 
     return stream_workers(turns)
 
 
-def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
+def make_client(args: argparse.Namespace, prompter: Prompter, archive: Any = None) -> Client:
+    """The command's Client; *archive*: the WARC writer every body captured goes to (--warc)."""
     from ..client import Client
     from ..settings import Limits, Retry, Timeouts
 
@@ -57,7 +58,7 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         # requests in flight: what get's workers run (HTTP/2 puts many on one connection; the
         # server's SETTINGS_MAX_CONCURRENT_STREAMS still caps each connection's streams)
         limits=Limits(per_host=per_host,
-                      per_host_requests=max(Limits().per_host_requests, _stream_workers(per_host))),
+                      per_host_requests=max(Limits().per_host_requests, stream_worker_count(per_host))),
         http=http,
         retry=retry,
         anonymous_email=getattr(args, "email", None),
@@ -67,12 +68,13 @@ def _make_client(args: argparse.Namespace, prompter: Prompter) -> Client:
         no_proxy=getattr(args, "noproxy", None),
         password_callback=prompter.password,
         form_callback=prompter.form,
+        on_capture=None if archive is None else archive.captured,
     )
     prompter.client = client
     return client
 
 
-async def _with_deadline(seconds: float | None, coro: Awaitable[Any], url: object) -> Any:
+async def with_deadline(seconds: float | None, coro: Awaitable[Any], url: object) -> Any:
     if seconds is None:
         return await coro
     try:

@@ -8,7 +8,7 @@ import time
 
 from ..errors import ResourceNotFound, mask_password
 from .output import Reporter
-from .session import _with_deadline
+from .session import with_deadline
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time (mypy knows this idiom)
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ async def cmd_put(args: argparse.Namespace, client: Client, rep: Reporter) -> in
     if u.scheme in ("ftp", "ftps") and not getattr(u, "name", "x") and getattr(u, "typecode", None) is None:
         u = u.__replace__(name=os.path.basename(path))  # ftp://h/dir/: dir/FILE's base name, as curl -T
     start = time.monotonic()
-    await _with_deadline(args.max_time, client.upload(u, path), u)
+    await with_deadline(args.max_time, client.upload(u, path), u)
     rep.info(f"stored {size} bytes at {mask_password(str(u))} "
              f"in {time.monotonic() - start:.2f} s")
     return 0
@@ -50,7 +50,7 @@ async def cmd_send(args: argparse.Namespace, client: Client, rep: Reporter) -> i
     if sys.stdin.isatty() and not args.quiet:
         print("Type the message; end with Ctrl-D on an empty line.", file=sys.stderr)
     body = sys.stdin.read()
-    await _with_deadline(args.max_time, client.send_mail(
+    await with_deadline(args.max_time, client.send_mail(
         u, subject=args.subject, body=body, sender=args.sender, attachments=list(args.attach)), u)
     rep.info(f"message sent to {mask_password(str(u))}")
     return 0

@@ -21,6 +21,9 @@ else:
 
 
 _LIST_CHUNK = 1 << 16
+#: an overlong line is skipped up to its end, unless it runs past this many times Limits.max_line
+#: (64 MiB by default): then no end is coming (-i /dev/zero) and the list ends there
+SKIP_LINES = 1024
 _BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which some editors write first
 
 
@@ -34,13 +37,13 @@ def _urls_in(raw: bytes) -> list[str]:
     return out
 
 
-class _Listed(str):
+class Listed(str):
     """A URL read from a URL list, with its place there: ``list.txt line 3``."""
 
     line: int
     source: str
 
-    def __new__(cls, text: str, line: int, source: str) -> _Listed:
+    def __new__(cls, text: str, line: int, source: str) -> Listed:
         self = super().__new__(cls, text)
         self.line = line
         self.source = source
@@ -52,15 +55,17 @@ class _Listed(str):
         return f"{'standard input' if self.source == '-' else self.source} line {self.line}"
 
 
-class _URLList:
+class URLList:
     """The URLs of ``get -i FILE`` ('-': standard input), read as they are needed.
 
     A 100,000-line list is never held whole: a file or device is read 64 KiB at
     a time; a pipe through the event loop (a slow writer never blocks the
     downloads already running); a terminal at once (its prompts share stdin).
-    A line longer than ``max_line`` bytes (``Limits.max_line``) ends the list
-    with an error quoting its first bytes only; a UTF-8 byte order mark at the
-    start is skipped.
+    A line longer than ``max_line`` bytes (``Limits.max_line``) is reported (its
+    first bytes only, as a TransferError given to :meth:`report_to`'s function)
+    and skipped up to its newline, and the list goes on; one that runs on past
+    ``SKIP_LINES`` times that with no newline ends the list with that error. A
+    UTF-8 byte order mark at the start is skipped.
     """
 
     def __init__(self, source: str, max_line: int = 64 * 1024) -> None:
@@ -68,6 +73,10 @@ class _URLList:
         self.max_line = max_line
         self.opened = source != "-"
         self._transport: asyncio.ReadTransport | None = None
+        self.urls = 0  # URLs handed out so far
+        # overlong lines skipped: (URLs before it, its error), until report_to gives a function
+        self.skipped: list[tuple[int, TransferError]] = []
+        self._report: Callable[[int, TransferError], object] | None = None
         try:
             self.fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC) if self.opened else sys.stdin.fileno()
             mode = os.fstat(self.fd).st_mode
@@ -96,11 +105,28 @@ class _URLList:
     def _fail(self, exc: OSError) -> TransferError:
         return TransferError(f"cannot read the URL list {self.source}: {exc.strerror or exc}")
 
-    def _overlong(self, start: bytes) -> TransferError:
+    def _overlong(self, start: bytes, endless: bool = False) -> TransferError:
         # the line's first bytes only: a 200 MB line is not echoed
         where = "standard input" if self.source == "-" else self.source
+        then = (f"no newline in its first {SKIP_LINES * self.max_line} bytes: the rest of the list is not read"
+                if endless else "skipped")
         return TransferError(f"URL list {where} line {self.lineno + 1} is longer than {self.max_line} bytes "
-                             f"(Limits.max_line); it starts {start[:60]!r}")
+                             f"(Limits.max_line); it starts {start[:60]!r}; {then}")
+
+    def report_to(self, report: Callable[[int, TransferError], object]) -> None:
+        """Give each skipped line's error to *report* (with the number of URLs before it),
+        those skipped so far at once."""
+        self._report = report
+        for before, exc in self.skipped:
+            report(before, exc)
+
+    def _skip(self, start: bytes) -> None:
+        """An overlong line, reported and passed over (its line number counted)."""
+        exc = self._overlong(start)
+        self.skipped.append((self.urls, exc))
+        if self._report is not None:
+            self._report(self.urls, exc)
+        self.lineno += 1
 
     def count_urls(self) -> int | None:
         """How many URLs a regular file holds (one more pass; for the overall progress bar)."""
@@ -125,11 +151,14 @@ class _URLList:
     def _listed(self, line: bytes) -> list[str]:
         """The URLs of the list's next line, each knowing where it was (for its error message)."""
         if len(line) > self.max_line:
-            raise self._overlong(line)
+            self._skip(line)
+            return []
         if self.lineno == 0:
             line = line.removeprefix(_BOM)
         self.lineno += 1
-        return [_Listed(url, self.lineno, self.source) for url in _urls_in(line)]
+        urls: list[str] = [Listed(url, self.lineno, self.source) for url in _urls_in(line)]
+        self.urls += len(urls)
+        return urls
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async for batch in self.batches():
@@ -143,13 +172,11 @@ class _URLList:
         if self.pipe:
             read = await self._pipe_reader()
         elif self.terminal:  # read at once: the prompts of the downloads share it
-            urls, error = self._listed_lines(self._read_all().split(b"\n"))
-            yield urls
-            if error is not None:
-                raise error
+            yield self._listed_lines(self._read_all().split(b"\n"))
             return
         pending: list[bytes] = []  # the start of a line not ended yet
         held = 0  # its length
+        skipping = -1  # >= 0: in an overlong line, passed over up to its newline (bytes passed)
         while True:
             try:
                 chunk = os.read(self.fd, _LIST_CHUNK) if read is None else await read()
@@ -157,30 +184,38 @@ class _URLList:
                 raise self._fail(exc) from exc
             if not chunk:
                 break
+            if skipping >= 0:
+                end = chunk.find(b"\n")
+                if end < 0:
+                    skipping += len(chunk)
+                    if skipping > SKIP_LINES * self.max_line:  # no end coming (-i /dev/zero)
+                        self.lineno -= 1  # (the line reported, counted when skipped)
+                        raise self._overlong(self._skipped_start, endless=True)
+                    continue
+                chunk, skipping = chunk[end + 1:], -1
             pending.append(chunk)
             if b"\n" not in chunk:
                 held += len(chunk)
-                if held > self.max_line:  # no end in sight (-i /dev/zero): not held, not echoed whole
-                    raise self._overlong(pending[0])
+                if held > self.max_line:  # not held, not echoed whole: skipped up to its newline
+                    self._skipped_start = b"".join(pending)[:60]
+                    self._skip(self._skipped_start)
+                    pending, held, skipping = [], 0, held
                 continue
             *lines, rest = b"".join(pending).split(b"\n")
             pending = [rest]
             held = len(rest)
-            urls, error = self._listed_lines(lines)
-            yield urls
-            if error is not None:  # (the URLs of the lines before it are downloaded first)
-                raise error
-        yield self._listed(b"".join(pending))
+            yield self._listed_lines(lines)
+        if skipping < 0:
+            yield self._listed(b"".join(pending))
 
-    def _listed_lines(self, lines: list[bytes]) -> tuple[list[str], TransferError | None]:
-        """The URLs of *lines*, up to an overlong one (its error second)."""
+    _skipped_start = b""
+
+    def _listed_lines(self, lines: list[bytes]) -> list[str]:
+        """The URLs of *lines* (overlong ones skipped)."""
         out: list[str] = []
-        try:
-            for line in lines:
-                out += self._listed(line)
-        except TransferError as exc:
-            return out, exc
-        return out, None
+        for line in lines:
+            out += self._listed(line)
+        return out
 
     def _read_all(self) -> bytes:
         parts = []

@@ -31,7 +31,6 @@ import ssl
 from collections.abc import AsyncIterator, Callable
 from typing import Any, BinaryIO
 
-from .._record import Record
 from ..errors import (
     AnyURLError,
     ConfigurationError,
@@ -43,11 +42,12 @@ from ..errors import (
 )
 from ..net.connect import open_stream
 from ..net.pool import Lease, Pool
-from ..net.tls import client_context, renamed_option
+from ..net.tls import client_context
 from ..protocols import ftp as proto
 from ..protocols import ftpsession as fs
 from ..protocols.ftp import Plan
 from ..response import Body, Capture, Entry, Stat, guess_content_type, utc_now
+from ..settings import FTPOptions
 from ..urls import FTPURL, URL
 from .base import (
     Context,
@@ -63,74 +63,6 @@ __all__ = ["FTPHandler", "FTPOptions"]
 
 log = logging.getLogger("anyurl.ftp")
 _set = object.__setattr__  # how a frozen Record's __init__ sets its fields
-
-
-class FTPOptions(Record):
-    """FTP settings, passed as ``Client(ftp=FTPOptions(...))``.
-
-    cwd_strategy: "multicwd" (RFC 1738: one CWD per segment), "singlecwd"
-        (one CWD with the joined path) or "nocwd" (no CWD, full path to RETR/LIST).
-    passive: EPSV then PASV (True) or active EPRT then PORT (False).
-    epsv: try EPSV before PASV.
-    guess_type: without a typecode, transfer names ending in one of text_suffixes as
-        TYPE A (the old guess; the default is TYPE I, byte-exact like curl, wget and lftp).
-    use_size: send SIZE before a binary RETR (size for progress and truncation checks).
-    use_mlsd: use MLSD for listings when FEAT offers it.
-    tls: explicit FTPS (AUTH TLS) for ftp:// URLs; ftps:// is always implicit TLS.
-    verify, cafile, ssl_context: how the server's certificate is checked, spelled as for
-        every scheme (anyurl.net.tls); ``tls_context`` is the old name of ``ssl_context``.
-    atomic_upload: STOR to a temporary name, then RNFR/RNTO.
-    reuse: keep idle control connections for the next URL on the same server.
-    pipeline: send the login (USER, PASS, PWD) in one write when the password is known,
-        a file's CWD (one to the absolute path for a chain) and TYPE in one write, and,
-        once EPSV worked on a connection, [SIZE,] EPSV and RETR of the next file (one round
-        trip less per file; plain connections only). A server answering out of step is
-        not pipelined to again (logged on "anyurl.ftp").
-    """
-
-    __slots__ = ("cwd_strategy", "passive", "epsv", "text_suffixes", "guess_type", "use_size", "use_mlsd", "tls",
-                 "tls_context", "atomic_upload", "reuse", "pipeline", "verify", "cafile", "ssl_context")
-    cwd_strategy: str
-    passive: bool
-    epsv: bool
-    text_suffixes: tuple[str, ...]
-    guess_type: bool
-    use_size: bool
-    use_mlsd: bool
-    tls: bool
-    tls_context: ssl.SSLContext | None
-    atomic_upload: bool
-    reuse: bool
-    pipeline: bool
-    verify: bool
-    cafile: str | None
-    ssl_context: ssl.SSLContext | None
-
-    # a frozen dataclass before; written out, it costs nothing at import (see anyurl._record)
-    def __init__(self, cwd_strategy: str = "multicwd", passive: bool = True, epsv: bool = True,
-                 text_suffixes: tuple[str, ...] = proto.DEFAULT_TEXT_SUFFIXES, guess_type: bool = False,
-                 use_size: bool = True, use_mlsd: bool = True, tls: bool = False,
-                 tls_context: ssl.SSLContext | None = None, atomic_upload: bool = True, reuse: bool = True,
-                 pipeline: bool = True, verify: bool = True, cafile: str | None = None,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
-        if tls_context is not None:
-            renamed_option("FTPOptions", "tls_context", "ssl_context")
-            ssl_context = ssl_context or tls_context
-        _set(self, "cwd_strategy", cwd_strategy)
-        _set(self, "passive", passive)
-        _set(self, "epsv", epsv)
-        _set(self, "text_suffixes", text_suffixes)
-        _set(self, "guess_type", guess_type)
-        _set(self, "use_size", use_size)
-        _set(self, "use_mlsd", use_mlsd)
-        _set(self, "tls", tls)
-        _set(self, "tls_context", tls_context)
-        _set(self, "atomic_upload", atomic_upload)
-        _set(self, "reuse", reuse)
-        _set(self, "pipeline", pipeline)
-        _set(self, "verify", verify)
-        _set(self, "cafile", cafile)
-        _set(self, "ssl_context", ssl_context)
 
 
 # ---------------------------------------------------------------------------
@@ -217,7 +149,7 @@ class FTPHandler(Handler):
         key: PoolKey = (url.host, url.port, plan.user, plan.password, mode)
         lease = await self.pool.acquire(req, url.host, url.port, key,
                                         lambda: self._login_counted(url, plan, opts, key, mode, req),
-                                        (req, plan.cwds), fresh=fresh)
+                                        (req, plan.cwds, plan.joinable), fresh=fresh)
         conn = lease.conn
         conn.lease = lease
         conn.on_awaiting = self._awaiting

@@ -423,12 +423,13 @@ class Control:
         """Logged in, open, and nothing unread: the pool may lend it again."""
         return self.session.login_dir is not None and not self.stale()
 
-    async def reset_for(self, target: tuple[Request, tuple[str, ...]]) -> bool:
-        self.req, cwds = target
+    async def reset_for(self, target: tuple[Request, tuple[str, ...], bool]) -> bool:
+        """*target*: the request, its CWDs and whether they may go as one (Plan.joinable)."""
+        self.req, cwds, joinable = target
         self.url = cast("FTPURL", self.req.url)
         if self.stale():
             return False
-        return await self.run(self.session.reset(cwds))
+        return await self.run(self.session.reset(cwds, joinable))
 
     async def aclose(self) -> None:
         await self.quit()

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .._record import Record
 from ..errors import (
     AnyURLError,
     ConfigurationError,
@@ -30,6 +29,7 @@ from ..net.connect import lost, open_transport
 from ..net.pool import Connection, Lease, Pool
 from ..protocols import gopher as gp
 from ..response import Body, Capture, Entry, Stat
+from ..settings import GopherOptions
 from ..urls import GopherURL
 from .base import Context, Handler, Request, apply_length
 
@@ -37,33 +37,6 @@ __all__ = ["GopherHandler", "GopherOptions"]
 
 SendHook = Callable[[bytes], Any]
 _set = object.__setattr__
-
-
-class GopherOptions(Record):
-    """Gopher settings, passed as ``Client(gopher=GopherOptions(...))``.
-
-    ``max_menu_bytes``: the most bytes of a menu or attribute reply held in
-    memory (menus are parsed whole). ``hold_limit``: how much text may be held
-    back while deciding whether a server dot-stuffs (see
-    :class:`~anyurl.protocols.gopher.TextUnstuffer`). ``on_send``: called with
-    the exact bytes of every request sent (for logging and tests).
-    ``form_answers``: answers for an ASK form, instead of asking
-    ``Client.form_callback``. Per call: ``fetch(url, options=GopherOptions(...))``.
-    """
-
-    __slots__ = ("max_menu_bytes", "hold_limit", "on_send", "form_answers")
-    max_menu_bytes: int
-    hold_limit: int
-    on_send: SendHook | None
-    form_answers: Sequence[str] | None
-
-    # a frozen dataclass before; written out, it costs nothing at import (see anyurl._record)
-    def __init__(self, max_menu_bytes: int = 64 << 20, hold_limit: int = 1 << 20, on_send: SendHook | None = None,
-                 form_answers: Sequence[str] | None = None) -> None:
-        _set(self, "max_menu_bytes", max_menu_bytes)
-        _set(self, "hold_limit", hold_limit)
-        _set(self, "on_send", on_send)
-        _set(self, "form_answers", form_answers)
 
 
 class _Conn:

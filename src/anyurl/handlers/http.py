@@ -59,7 +59,6 @@ import re
 import ssl
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, unquote_to_bytes, urljoin, urlsplit
 
@@ -84,6 +83,7 @@ from ..protocols.http1 import Headers
 from ..protocols.mime import SNIFF_BYTES, content_type_of, looks_like_html
 from ..response import Body, Stat, utc_now
 from ..schemes import DEFAULT_PORTS
+from ..settings import HTTPOptions
 from ..urls import FTPURL, HTTPURL, URL
 from .base import Context, Handler, Request, apply_length, prime_allocator, refuse_controls
 
@@ -127,38 +127,6 @@ _COMPRESSED_TYPES = frozenset({
 _WIRE_SAFE_TEXT = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/?%[]"
 _WIRE_SAFE = frozenset(_WIRE_SAFE_TEXT.encode())
 _WIRE_UNSAFE = re.compile(f"[^{re.escape(_WIRE_SAFE_TEXT)}]")  # the same set, to search text
-
-
-@dataclass(frozen=True)
-class HTTPOptions:
-    """Options for http/https URLs: ``Client(http=HTTPOptions(...))``.
-
-    ``decompress``: undo the gzip/deflate transfer compression anyurl asks for
-    (default on); a stored ``.gz`` file's bytes are kept either way.
-    ``headers``: extra request headers sent with every request.
-    ``verify``: check TLS certificates (default on); ``cafile``: a PEM bundle of CAs to
-    trust; ``ssl_context``: the TLS context to use, overriding both (anyurl.net.tls).
-    ``read_bufsize``: aiohttp's per-connection read buffer (bytes; the aiohttp path only);
-    None uses ``min(client.limits.chunk_size, 1 MiB)``.
-    ``lean``: send plain requests (no proxy) on anyurl's own connections
-    (default); False sends every request through aiohttp (HTTP/1.1 only).
-    ``http2``: on the lean path, offer HTTP/2 to https servers (ALPN) and use it where the
-    server picks it (default); False: HTTP/1.1 only (the CLI's ``--http1.1``). With your own
-    ``ssl_context``, HTTP/2 is offered only if its ALPN protocols name ``h2``.
-    ``pipeline``: on the lean path, the most GETs in flight on one plain-http connection
-    (HTTP/1.1 pipelining, when every connection to the server is busy; docs/http.md); 0 or 1:
-    one at a time (the CLI's ``--pipeline N``).
-    """
-
-    decompress: bool = True
-    headers: Mapping[str, str] = field(default_factory=dict)
-    verify: bool = True
-    ssl_context: ssl.SSLContext | None = None
-    cafile: str | None = None
-    read_bufsize: int | None = None
-    lean: bool = True
-    http2: bool = True
-    pipeline: int = 32
 
 
 def _decoded(value: str | None) -> str | None:

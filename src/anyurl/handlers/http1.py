@@ -43,7 +43,7 @@ from ..protocols.mime import content_type_of
 if TYPE_CHECKING:
     from ..settings import Request
 
-__all__ = ["H1Client", "H1Connection", "LeanResponse"]
+__all__ = ["H1Client", "H1Connection", "LeanResponse", "parse_content_type"]
 
 _START = 1 << 16
 # receive sizes of all lean streams together stay near this (each at least _START)
@@ -694,7 +694,7 @@ def connection_class(loop: asyncio.AbstractEventLoop, tls: bool) -> type[H1Conne
 _types_seen: dict[str, tuple[str, str | None]] = {}  # a server sends the same few values
 
 
-def _content_type(value: str | None) -> tuple[str, str | None]:
+def parse_content_type(value: str | None) -> tuple[str, str | None]:
     """(type, charset) of a Content-Type value; "" when absent or not a valid type (the body
     may then be sniffed)."""
     if value is None:
@@ -729,7 +729,7 @@ class LeanResponse:
         self.headers: Headers = reader.headers
         self.content_length = reader.content_length
         key = self.headers._lower.get("content-type")  # (Headers.get, inline)
-        self.content_type, self.charset = _content_type(None if key is None else dict.__getitem__(self.headers, key))
+        self.content_type, self.charset = parse_content_type(None if key is None else dict.__getitem__(self.headers, key))
         self._timeout = timeout
         self._counted = False
         self._done = False

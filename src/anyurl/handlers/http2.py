@@ -56,7 +56,7 @@ from ..net.connect import open_transport
 from ..net.pool import Lease, Pool
 from ..protocols.http1 import MAX_HEADERS, Headers, header_block
 from ..protocols.http2 import GoawayFilter
-from .http1 import H1Client, H1Connection, _content_type
+from .http1 import H1Client, H1Connection, parse_content_type
 
 if TYPE_CHECKING:
     import h2
@@ -675,7 +675,7 @@ class H2Response:
         self.headers: Headers = Headers.from_fields(pairs)
         cl = self.headers.get("content-length")
         self.content_length = int(cl) if cl is not None and cl.isdigit() else None
-        self.content_type, self.charset = _content_type(self.headers.get("content-type"))
+        self.content_type, self.charset = parse_content_type(self.headers.get("content-type"))
         self._timeout = timeout
         self._size = 1 << 20  # the most read_chunk joins when given no size
         self._done = False

@@ -35,7 +35,7 @@ from ..errors import (
     TransferError,
 )
 from ..net.connect import connect_failure
-from ..net.tls import client_context, renamed_option
+from ..net.tls import client_context
 from ..protocols.mail import (
     Attachment,
     check_address,
@@ -44,46 +44,13 @@ from ..protocols.mail import (
     fields_from_url,
 )
 from ..response import Body
+from ..settings import SMTPSettings
 from ..urls import URL, MailtoURL
 from .base import Context, Handler, Request
 
 __all__ = ["AttachmentSource", "MailtoHandler", "SMTPSettings", "SentMail", "load_settings"]
 
 AttachmentSource = Attachment | str | os.PathLike[str] | tuple[str, bytes] | tuple[str, bytes, str]
-
-
-@dataclass(frozen=True)
-class SMTPSettings:
-    """Where and how to submit mail.
-
-    ``starttls``: True requires STARTTLS, False never uses it, None (default)
-    upgrades when the server offers it. ``tls``: implicit TLS (SMTPS, port
-    465). ``verify=False``, ``cafile`` (a PEM bundle) or ``ssl_context``, spelled as for
-    every scheme (anyurl.net.tls; ``validate_certs`` is the old name of ``verify``), for
-    self-signed relays. ``sender``: the default From address.
-    """
-
-    host: str | None = None
-    port: int | None = None
-    starttls: bool | None = None
-    tls: bool = False
-    username: str | None = None
-    password: str | None = None
-    validate_certs: bool = True
-    cafile: str | None = None
-    sender: str | None = None
-    local_hostname: str | None = None
-    verify: bool = True
-    ssl_context: ssl.SSLContext | None = None
-
-    def __post_init__(self) -> None:
-        if not self.validate_certs:
-            renamed_option("SMTPSettings", "validate_certs", "verify")
-
-    @property
-    def effective_port(self) -> int:
-        """The port to use: ``port``, else 465 with implicit TLS, else 25."""
-        return self.port or (465 if self.tls else 25)
 
 
 @dataclass(frozen=True)
@@ -161,7 +128,7 @@ def settings_from_file(path: Path) -> SMTPSettings | None:
 
 
 HOW_TO_CONFIGURE = (
-    "no SMTP relay is configured: pass Client(smtp=anyurl.handlers.mailto.SMTPSettings(host=..., port=...)), "
+    "no SMTP relay is configured: pass Client(smtp=anyurl.SMTPSettings(host=..., port=...)), "
     "or set ANYURL_SMTP_HOST (and ANYURL_SMTP_PORT, ANYURL_SMTP_USER, ANYURL_SMTP_PASSWORD, "
     "ANYURL_SMTP_STARTTLS, ANYURL_SMTP_TLS), or write host = \"...\" in {path}"
 )

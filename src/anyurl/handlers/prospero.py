@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import (
@@ -32,31 +31,11 @@ from ..net.connect import connecting
 from ..net.pool import Connection, Pool
 from ..protocols import prospero as pp
 from ..response import Body, Entry
+from ..settings import ProsperoOptions
 from ..urls import ProsperoURL, leaf_name, percent_encode
 from .base import Context, Handler, Request, refuse_controls, render_entries
 
 __all__ = ["ProsperoHandler", "ProsperoOptions"]
-
-
-@dataclass(frozen=True)
-class ProsperoOptions:
-    """Options for prospero: URLs, passed as ``Client(prospero=ProsperoOptions(...))``.
-
-    ``timeout``: seconds before the first retransmission; each further one
-    waits ``backoff`` times longer, up to ``retries`` retransmissions
-    without progress. ``follow``: fetch an object through its access method.
-    ``allow_file_targets``: kept for compatibility, no effect: a server's
-    LOCAL access method never opens a ``file:`` URL. ``user``: the name sent with UNAUTHENTICATED.
-    ``max_reply``: the largest reply accepted, in bytes.
-    """
-
-    timeout: float = 2.0
-    retries: int = 4
-    backoff: float = 2.0
-    follow: bool = True
-    allow_file_targets: bool = False
-    user: str = "anonymous"
-    max_reply: int = 16 * 1024 * 1024
 
 
 class _Datagrams(asyncio.DatagramProtocol):

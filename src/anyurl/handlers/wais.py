@@ -20,7 +20,6 @@ NotRetrievable: only the server that issued a document id may decompose it.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import (
@@ -38,6 +37,7 @@ from ..net.pool import Connection, Lease, Pool
 from ..protocols import z3950
 from ..response import Body, Entry
 from ..schemes import port_of
+from ..settings import WAISOptions
 from ..urls import URL, WAISURL, percent_encode
 from .base import (
     Context,
@@ -62,30 +62,6 @@ WTYPES: dict[str, str] = {
 _CONTENT_TYPES = {"SUTRS": "text/plain", "XML": "application/xml", "USMARC": "application/marc"}
 _NOT_FOUND = {13, 109, 235}  # out of range, database unavailable, database does not exist
 _DOCID_PREFIX = "z1:"
-
-
-@dataclass(frozen=True)
-class WAISOptions:
-    """Options for wais: URLs, passed as ``Client(wais=WAISOptions(...))``.
-
-    ``count_term``: the term searched to describe a database (Z39.50 has no
-    standard match-all query; None skips the search). ``max_results``: hits
-    listed by a search. ``headline_syntax``: the syntax presented to make
-    each hit's headline (the record's first line). ``use_attribute``: the
-    Bib-1 Use attribute for search terms (None: the target's default).
-    ``readable_marc``: render USMARC documents as text instead of raw ISO 2709.
-    ``max_apdu``: the largest APDU accepted, in bytes. ``record_syntax``:
-    the syntax to ask documents in, overriding the URL's wtype mapping.
-    Per call: ``fetch(url, options=WAISOptions(...))``.
-    """
-
-    count_term: str | None = "*"
-    max_results: int = 50
-    headline_syntax: str = "SUTRS"
-    use_attribute: int | None = None
-    readable_marc: bool = False
-    max_apdu: int = 16 * 1024 * 1024
-    record_syntax: str | None = None
 
 
 def make_docid(position: int, search: str) -> str:

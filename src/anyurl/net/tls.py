@@ -10,11 +10,10 @@ loading a trust store costs milliseconds and a context is safe to share.
 from __future__ import annotations
 
 import ssl
-import warnings
 
 from ..errors import ConfigurationError
 
-__all__ = ["client_context", "renamed_option"]
+__all__ = ["client_context"]
 
 _made: dict[tuple[bool, str | None, tuple[str, ...]], ssl.SSLContext] = {}
 
@@ -40,9 +39,3 @@ def client_context(verify: bool = True, cafile: str | None = None,
             ctx.set_alpn_protocols(list(alpn))
         _made[key] = ctx
     return ctx
-
-
-def renamed_option(owner: str, old: str, new: str) -> None:
-    """Warn that ``owner(old=...)`` is the old spelling of ``owner(new=...)``."""
-    warnings.warn(f"{owner}({old}=...) is deprecated: use {owner}({new}=...), the spelling every "
-                  "scheme's options share", DeprecationWarning, stacklevel=4)

@@ -32,7 +32,8 @@ from ..errors import (
     TransferError,
     UnsafeURL,
 )
-from ..urls import _FPATH, FTPURL, percent_encode
+from ..schemes import CWD_STRATEGIES, DEFAULT_TEXT_SUFFIXES
+from ..urls import FPATH, FTPURL, percent_encode
 from .lines import refuse_controls
 
 if TYPE_CHECKING:
@@ -102,15 +103,7 @@ __all__ = [
     "upload_names",
 ]
 
-CWD_STRATEGIES = ("multicwd", "singlecwd", "nocwd")
 
-# Section 3.2.3 lets a client guess the type without a typecode; with FTPOptions(guess_type=True)
-# these suffixes are text (TYPE A). The default is binary: a mirror must be byte-exact.
-DEFAULT_TEXT_SUFFIXES: tuple[str, ...] = (
-    ".txt", ".text", ".asc", ".htm", ".html", ".css", ".csv", ".md", ".rst", ".xml",
-    ".json", ".c", ".h", ".py", ".sh", ".pl", ".tex", ".ini", ".conf", ".log", ".diff",
-    ".patch", ".readme",
-)
 
 _set = object.__setattr__  # how a frozen Record's __init__ sets its fields
 
@@ -301,10 +294,12 @@ class Plan(Record):
     ``cwds``: the CWD arguments in order. ``action``: "RETR" (a file, with
     fallback to a listing on 550 when ``fallback``), "NLST" (typecode d) or
     "LIST" (an empty name: the best listing the server offers). ``argument``:
-    the name (with the directory when the strategy is nocwd).
+    the name (with the directory when the strategy is nocwd). ``joinable``: several
+    of ``cwds`` may go as one CWD to the absolute path (cwd_strategy "auto"); False
+    sends exactly one CWD per segment (the RFC's sequence, "multicwd").
     """
 
-    __slots__ = ("user", "password", "cwds", "type", "action", "argument", "fallback")
+    __slots__ = ("user", "password", "cwds", "type", "action", "argument", "fallback", "joinable")
     user: str
     password: str | None
     cwds: tuple[str, ...]
@@ -312,9 +307,10 @@ class Plan(Record):
     action: str
     argument: str
     fallback: bool
+    joinable: bool
 
     def __init__(self, user: str, password: str | None, cwds: tuple[str, ...], type: str,  # noqa: A002
-                 action: str, argument: str, fallback: bool) -> None:
+                 action: str, argument: str, fallback: bool, joinable: bool = True) -> None:
         _set(self, "user", user)
         _set(self, "password", password)
         _set(self, "cwds", cwds)
@@ -322,9 +318,10 @@ class Plan(Record):
         _set(self, "action", action)
         _set(self, "argument", argument)
         _set(self, "fallback", fallback)
+        _set(self, "joinable", joinable)
 
 
-def plan(url: FTPURL, *, anonymous_email: str, cwd_strategy: str = "multicwd",
+def plan(url: FTPURL, *, anonymous_email: str, cwd_strategy: str = "auto",
          text_suffixes: tuple[str, ...] = DEFAULT_TEXT_SUFFIXES, guess_type: bool = False) -> Plan:
     """The command plan of *url* (checks it with :func:`check_safe` first)."""
     check_safe(url)
@@ -332,7 +329,7 @@ def plan(url: FTPURL, *, anonymous_email: str, cwd_strategy: str = "multicwd",
         raise ValueError(f"cwd_strategy must be one of {CWD_STRATEGIES}, not {cwd_strategy!r}")
     user, password = login_credentials(url, anonymous_email)
     argument = url.name
-    if cwd_strategy == "multicwd":
+    if cwd_strategy in ("auto", "multicwd"):
         cwds = tuple(url.cwd)
     elif cwd_strategy == "singlecwd":
         cwds = ("/".join(url.cwd),) if url.cwd else ()
@@ -350,7 +347,8 @@ def plan(url: FTPURL, *, anonymous_email: str, cwd_strategy: str = "multicwd",
         action = "RETR"
     return Plan(user=user, password=password, cwds=cwds,
                 type=transfer_type(url, text_suffixes, guess_type), action=action,
-                argument=argument, fallback=action == "RETR" and url.typecode is None)
+                argument=argument, fallback=action == "RETR" and url.typecode is None,
+                joinable=cwd_strategy == "auto")
 
 
 def absolute_cwd(login_dir: str, cwds: tuple[str, ...]) -> str | None:
@@ -540,7 +538,7 @@ def directory_text(url: FTPURL, directory: tuple[str, ...]) -> str:
 def entry_text(prefix: str, name: str) -> str:
     """The URL text of the file *name* in the directory whose :func:`directory_text` is
     *prefix* (a directory adds "/"): the serializer's own encoding of a last segment."""
-    return prefix + percent_encode(name, _FPATH.safe)
+    return prefix + percent_encode(name, FPATH.safe)
 
 
 def child_urls(url: FTPURL, directory: tuple[str, ...]) -> Callable[[ListItem], str]:

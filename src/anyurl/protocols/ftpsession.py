@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from .ftplist import ListItem, ListParser
 
     class Options(Protocol):
-        """The FTPOptions fields a session reads (anyurl.handlers.ftp.FTPOptions)."""
+        """The FTPOptions fields a session reads (anyurl.settings.FTPOptions)."""
 
         cwd_strategy: str
         passive: bool
@@ -586,14 +586,14 @@ class Session:
         reply = yield from self.cmd("PASS", password)
         self._check_pass(reply, plan, host)
 
-    def reset(self, target: tuple[str, ...]) -> Op[bool]:
+    def reset(self, target: tuple[str, ...], joinable: bool = True) -> Op[bool]:
         """Prepare for reuse by a URL whose CWDs are *target*: back to the login
         directory (section 3.2.5), unless the connection already stands where
         *target* leads (as curl does) or on the way there (the rest of the CWDs
-        follow). On a server with Unix paths, one CWD to the absolute path stands for
-        "back to the login directory, then each segment"; where that fails, the
-        sequence itself runs (and fails where the RFC's would). False when the
-        connection cannot be brought back reliably."""
+        follow). With *joinable* (cwd_strategy "auto"), on a server with Unix paths, one
+        CWD to the absolute path stands for "back to the login directory, then each
+        segment"; where that fails, the sequence itself runs (and fails where the RFC's
+        would). False when the connection cannot be brought back reliably."""
         if self.broken or self.login_dir is None:
             return False
         self.jump_refused = None
@@ -603,7 +603,7 @@ class Session:
         try:
             if here is not None and target[:len(here)] == here:
                 return True  # deeper down the same path: change_dirs sends the rest
-            jump = absolute_cwd(self.login_dir, target)
+            jump = absolute_cwd(self.login_dir, target) if joinable else None
             if jump is not None:
                 self.cwd_path = None
                 if (yield from self.cmd("CWD", jump)).code == 250:
@@ -687,7 +687,7 @@ class Session:
         if here != cwds:
             start = len(here) if here is not None and cwds[:len(here)] == here else 0
             rest = cwds[start:]
-            if len(rest) > 1 and self.login_dir and self.jump_refused != cwds:
+            if len(rest) > 1 and plan.joinable and self.login_dir and self.jump_refused != cwds:
                 cwd = absolute_cwd(self.login_dir, cwds)
                 jump = cwd is not None
             elif len(rest) == 1:

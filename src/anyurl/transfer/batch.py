@@ -159,8 +159,10 @@ class Directory(Sink):
             raise TransferError(f"{self.directory}: exists and is not a directory") from exc
         except OSError as exc:
             raise TransferError(f"cannot create directory {self.directory}: {exc.strerror or exc}") from exc
-        # one listing instead of two failing lookups per file (see DirNames)
-        self.listed = None if resume else DirNames(self.directory)
+        # one listing instead of two failing lookups per file (see DirNames), taken when the
+        # first name is given (a subclass that names its own paths never lists the directory)
+        self.listed: DirNames | None = None
+        self.scan = not resume
         d = self.directory
         # (a directory path once, not os.path.join's per file: the names are safe, without "/")
         self.prefix = d if not d or d.endswith("/") else d + "/"
@@ -183,6 +185,9 @@ class Directory(Sink):
         return candidate
 
     def place(self, item: Item) -> None:
+        if self.scan:
+            self.scan = False
+            self.listed = DirNames(self.directory)
         name = name_for_url(item.url)
         unique = self.unique(name)
         item.name = unique
@@ -202,7 +207,7 @@ class Directory(Sink):
         listed = self.listed
         new = listed is not None and listed.new(item.name)
         # (looked up on the module: a test may stand in for it)
-        await download._download(client, item.url, item.dest, self.resume, progress, self.max_size,
+        await download.download_file(client, item.url, item.dest, self.resume, progress, self.max_size,
                         lambda body: self.opened(item, body), self.overwrite, {}, new, follow=self.follow)
 
 

@@ -45,8 +45,17 @@ from .output import SymlinkRefused, is_special, open_output, open_unnamed
 if TYPE_CHECKING:
     from ..client import Client
 
-__all__ = ["PART_SUFFIX", "Progress", "WouldOverwrite", "download", "name_for_url", "part_path", "safe_name",
-           "same_content"]
+__all__ = [
+    "PART_SUFFIX",
+    "Progress",
+    "WouldOverwrite",
+    "download",
+    "download_file",
+    "name_for_url",
+    "part_path",
+    "safe_name",
+    "same_content",
+]
 
 
 #: ``progress(done, total)``: bytes of the file so far (including a resumed
@@ -175,7 +184,7 @@ async def download(
     u = client.parse(url)
     target = os.fspath(dest)
     result = dest if isinstance(dest, Path) else Path(target)
-    await _download(client, u, target, resume, progress, max_size, on_open, overwrite, options)
+    await download_file(client, u, target, resume, progress, max_size, on_open, overwrite, options)
     return result
 
 
@@ -189,7 +198,7 @@ class DirNames:
     """One listing of *directory*, taken before a batch writes there.
 
     ``new(name)`` is true when the listing held neither *name* nor any part file:
-    then :func:`_download` skips the stat of the destination (a device or FIFO to
+    then :func:`download_file` skips the stat of the destination (a device or FIFO to
     stream into) and the removal of a stale part file. A name made by someone else
     after the listing is still safe: linking onto it fails and the file is compared.
     """
@@ -215,10 +224,10 @@ class DirNames:
         return not self.parts and name not in self.names
 
 
-async def _download(client: Client, u: URL, target: str, resume: bool, progress: Progress | None,
-                    max_size: int | None, on_open: Callable[[Body], None] | None, overwrite: bool,
-                    options: dict[str, Any], new: bool = False, *, follow: bool = True,
-                    below: str | None = None) -> None:
+async def download_file(client: Client, u: URL, target: str, resume: bool, progress: Progress | None,
+                        max_size: int | None, on_open: Callable[[Body], None] | None, overwrite: bool,
+                        options: dict[str, Any], new: bool = False, *, follow: bool = True,
+                        below: str | None = None) -> None:
     """:func:`download` on a parsed URL and a str path (what the CLI's workers call);
     *new*: the caller knows neither *target* nor its part file existed (:class:`DirNames`).
     *follow*: the user named *target* (it may be a symlink or a device); false for names

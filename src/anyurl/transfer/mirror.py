@@ -38,14 +38,14 @@ from ..response import Entry, translate_errors
 from ..urls import FTPURL, HTTPURL, URL, parse
 from .download import (
     WouldOverwrite,
-    _download,
+    download_file,
     part_path,
     refuse_symlink,
     same_content,
 )
 from .names import PART_SUFFIX, WEB_INDEX, local_name, name_for_url, web_names
 from .output import SymlinkRefused, open_output
-from .walk import _SKIP_KINDS, Found, _child_key, _listed_dir, walk
+from .walk import SKIP_KINDS, Found, child_key, listed_dir, walk
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -246,10 +246,10 @@ class _Mirror:
                 listed = parse(parent)
             except AnyURLError:
                 listed = None
-            d = _listed_dir(listed) if listed is not None else None
+            d = listed_dir(listed) if listed is not None else None
             known = None if d is None else (d, directory_text(d, d.cwd))
             self.ftp_dirs[parent] = known
-        if known is None or _child_key(found.url, entry.name, known[1]) != found.url:
+        if known is None or child_key(found.url, entry.name, known[1]) != found.url:
             return None  # not the plain child of its directory (or a directory URL)
         d = known[0]
         return FTPURL(d.scheme, d.host, d.port, d.user, None, d.cwd, entry.name, "i")
@@ -327,7 +327,7 @@ class _Mirror:
             return  # a web file's place comes from its URL (_place_by_url)
         for entry in found.entries:
             url = entry.url
-            if url is None or entry.kind in _SKIP_KINDS or entry.rel is not None:
+            if url is None or entry.kind in SKIP_KINDS or entry.rel is not None:
                 continue  # never yielded by the walk
             if (found.path, url) in self.reserved:
                 continue  # listed twice: the walk yields the first
@@ -486,8 +486,8 @@ class _Mirror:
                 # remote date (the date a mirror gives each file it writes); nothing to send
                 self.result.unchanged += 1
                 return
-            await _download(self.client, self.client.parse(u), path, True, None, None, None, overwrite, {},
-                            follow=False, below=self.dest)
+            await download_file(self.client, self.client.parse(u), path, True, None, None, None, overwrite, {},
+                                follow=False, below=self.dest)
             after = _lstat(path)
             if before is not None and not overwrite and after is not None and \
                     after.st_mtime_ns == before.st_mtime_ns:

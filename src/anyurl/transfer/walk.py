@@ -76,7 +76,7 @@ from ..settings import Limits, Timeouts
 from ..urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 from .frontier import New
 
-__all__ = ["Content", "Found", "ScopeRules", "Source", "scope_rules", "walk"]
+__all__ = ["SKIP_KINDS", "Content", "Found", "ScopeRules", "Source", "child_key", "listed_dir", "scope_rules", "walk"]
 
 
 class Source(Protocol):
@@ -100,7 +100,7 @@ log = logging.getLogger("anyurl.walk")
 # kinds that are listed when met; a symlink or a page is opened to learn what it is
 _DIRECTORY_KINDS = frozenset({"directory", "group"})
 _PROBE_KINDS = frozenset({"symlink", "page"})
-_SKIP_KINDS = frozenset({"info", "error", "session"})
+SKIP_KINDS = frozenset({"info", "error", "session"})
 _PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
 _ROBOTS_MAX = 512 * 1024
 CRAWL_DELAY_MAX = 30.0  # seconds: the largest robots.txt Crawl-delay honoured
@@ -301,7 +301,7 @@ def _worth_probing(entry: Entry, u: URL) -> bool:
     return entry.kind == "page"
 
 
-def _listed_dir(listed: URL) -> FTPURL | None:
+def listed_dir(listed: URL) -> FTPURL | None:
     """FTP: the directory a listing URL lists, as a URL with no password, name or typecode."""
     if not isinstance(listed, FTPURL) or listed.typecode not in (None, "d"):
         return None
@@ -311,12 +311,12 @@ def _listed_dir(listed: URL) -> FTPURL | None:
 
 def _child_prefix(listed: URL) -> str | None:
     """FTP: the serialized URL of the listed directory, ending in "/". An entry whose URL is
-    this plus its encoded name is a direct child (see _child_key)."""
-    d = _listed_dir(listed)
+    this plus its encoded name is a direct child (see child_key)."""
+    d = listed_dir(listed)
     return None if d is None else directory_text(d, d.cwd)
 
 
-def _child_key(url: str, name: str, prefix: str) -> str | None:
+def child_key(url: str, name: str, prefix: str) -> str | None:
     """The canonical key of *url* when it is exactly what the serializer writes for *name*
     in the directory *prefix* (as FTP listings do), else None (parse it). Such a URL has the
     listed directory's origin and one more segment, so it is in scope like the directory,
@@ -434,7 +434,7 @@ class _Walker:
                 entries = None if stream is None else [e async for e in stream]
                 # an ordinary web page is a file whose links are followed; an autoindex page a directory
                 page = body.entries is None and entries is not None and all(e.kind == "page" for e in entries)
-                if content is not None:
+                if content is not None and not src.complete:  # a body read to its end cannot be read again
                     async for _ in src:  # the rest of the file (all of it when it is no page)
                         pass
                     if body.size is not None and content.size < body.size:
@@ -505,11 +505,11 @@ class _Walker:
     async def consider(self, entry: Entry, job: _Job, listed: URL, ancestors: tuple[str, ...],
                        prints: tuple[int, ...], prefix: str | None = None) -> None:
         url = entry.url
-        if url is None or entry.kind in _SKIP_KINDS or entry.rel is not None:
+        if url is None or entry.kind in SKIP_KINDS or entry.rel is not None:
             return  # nothing to fetch, or a link back up (rel "parent") or to this listing ("self")
         key = None
         if prefix is not None and entry.kind != "symlink" and entry.key == url:
-            key = _child_key(url, entry.name, prefix)  # an FTP child: no parse, no serialize
+            key = child_key(url, entry.name, prefix)  # an FTP child: no parse, no serialize
         u: URL | None = None
         if key is None:
             try:
@@ -707,7 +707,7 @@ class ScopeRules:
         """The frontier record of *entry* (listed by *listed*, reached from *seed*), or None when
         it is out of scope, a link back up, or nothing to fetch."""
         url = entry.url
-        if url is None or entry.kind in _SKIP_KINDS or entry.rel is not None:
+        if url is None or entry.kind in SKIP_KINDS or entry.rel is not None:
             return None
         try:
             u = parse(url)

@@ -22,14 +22,17 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ..errors import ConfigurationError
+from ..errors import AnyURLError, ConfigurationError
+from .batch import Sink
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from ..response import Capture, Response
+    from ..client import Client
+    from ..response import Body, Capture, Response
+    from .batch import Item
 
-__all__ = ["WARCWriter"]
+__all__ = ["Archive", "WARCWriter"]
 
 log = logging.getLogger("anyurl.warc")
 
@@ -150,17 +153,22 @@ class WARCWriter:
         self.write(result)
         return True
 
-    def write(self, response: Response) -> None:
-        """Write the records of *response* (fetched with ``capture=True``)."""
+    def write(self, response: Response | Body) -> None:
+        """Write the records of *response* (fetched with ``capture=True``; or a Body read whole)."""
         cap = response.capture
         if cap is None:
             raise ConfigurationError("this response has no capture: fetch it with capture=True", url=response.url)
+        self.captured(cap, response)
+
+    def captured(self, cap: Capture, source: Response | Body) -> None:
+        """Write the records of *cap*, the capture of *source* (its content type and charset):
+        what ``Client(on_capture=writer.captured)`` calls as each body arrives whole."""
         if cap.body is None:
-            raise ConfigurationError("the capture has no body (the response was not read whole)", url=response.url)
+            raise ConfigurationError("the capture has no body (the response was not read whole)", url=cap.url)
         if cap.protocol.startswith("HTTP/"):
             records = self._http(cap)
         else:
-            records = self._resource(cap, response)
+            records = self._resource(cap, source.content_type, source.charset)
         self._emit(self._file(), records)
 
     def _base(self, cap: Capture, record_id: str | None = None) -> dict[str, str]:
@@ -230,14 +238,14 @@ class WARCWriter:
         request = w.create_warc_record(cap.url, "request", http_headers=req_http, warc_headers_dict=req_fields)
         return [resp, request]
 
-    def _resource(self, cap: Capture, response: Response) -> list[Any]:
+    def _resource(self, cap: Capture, content_type: str, charset: str | None) -> list[Any]:
         w = self._writer_class(io.BytesIO(), gzip=self.gzip, warc_version="1.1")
         body = cap.body or b""
         digest = _sha1(body)
         fields = self._base(cap)
-        ctype = cap.body_type or response.content_type
-        if cap.body_type is None and response.charset and "charset" not in ctype and ctype.startswith("text/"):
-            ctype = f"{ctype}; charset={response.charset}"
+        ctype = cap.body_type or content_type
+        if cap.body_type is None and charset and "charset" not in ctype and ctype.startswith("text/"):
+            ctype = f"{ctype}; charset={charset}"
         seen = self._revisit_of(digest, cap, len(body))
         if seen is not None:
             rec = w.create_revisit_record(cap.url, digest, seen[0], seen[1], warc_headers_dict=fields)
@@ -262,6 +270,30 @@ class WARCWriter:
         meta = w.create_warc_record(cap.url, "metadata", payload=io.BytesIO(text), length=len(text),
                                     warc_content_type="application/warc-fields", warc_headers_dict=meta_fields)
         return [rec, meta]
+
+
+class Archive(Sink):
+    """A :class:`~anyurl.transfer.batch.Batch` sink that writes each resource to *writer*
+    (fetched with ``capture=True``, at most *max_size* bytes) and keeps nothing: the result's
+    ``response`` is None. A failed URL is logged by the writer and is the result's error::
+
+        with WARCWriter("site.warc.gz") as w:
+            await Batch(client, urls, Archive(w)).run()
+
+    (Not with a Client whose ``on_capture`` is the same writer: each record would be written twice.)
+    """
+
+    def __init__(self, writer: WARCWriter, max_size: int | None = None) -> None:
+        self.writer = writer
+        self.max_size = max_size
+
+    async def transfer(self, client: Client, item: Item) -> None:
+        try:
+            response = await client.fetch(item.url, max_size=self.max_size, capture=True)
+        except AnyURLError as exc:
+            self.writer.add(item.url, exc)
+            raise
+        self.writer.write(response)
 
 
 def _field_line(line: str) -> str:

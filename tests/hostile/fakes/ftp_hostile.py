@@ -29,6 +29,10 @@ Scenarios:
                  of PAYLOAD; the other half would follow 0.5 s later) and no 226 is sent for it.
   evil-names     LIST names no directory can hold: "../../etc/passwd", "sub/../..", "/abs",
                  a NUL, beside an ordinary "plain.txt" and a legal (Unix) name with a CR.
+  long-names     names longer than a local file name may be (255 bytes), as a server whose disk
+                 counts characters has them (Windows: 255 UTF-16 units): the LIST of a directory
+                 holds LONG_FILE, "plain.txt" and LONG_DIR, whose LIST holds "inner.txt".
+                 RETR of any name sends PAYLOAD.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ EVIL_LIST = (b"-rw-r--r--    1 0  0  10 Nov 22 10:17 ../../etc/passwd\r\n"
              b"lrwxrwxrwx    1 0  0  10 Nov 22 10:17 ../up -> /etc\r\n"
              b"-rw-r--r--    1 0  0  10 Nov 22 10:17 cr\rname\r\n"
              b"-rw-r--r--    1 0  0  10 Nov 22 10:17 plain.txt\r\n")
+LONG_FILE = "\u4e2d" * 100 + ".txt"  # 100 characters, 304 bytes in UTF-8
+LONG_DIR = "\u00e9" * 200  # 400 bytes
 FULL = {"disk-full": "452 Insufficient storage space", "quota": "552 Exceeded storage allocation"}
 
 
@@ -59,6 +65,7 @@ class Session:
         self.data_server: asyncio.Server | None = None
         self.transfer: asyncio.Task[None] | None = None
         self.number = server.connections
+        self.cwd = "/"  # long-names: where CWD went
         self.tasks: list[asyncio.Future[None]] = []  # out-of-step: the commands running
 
     async def at_once(self, verb: str, arg: str) -> None:
@@ -106,6 +113,9 @@ class Session:
             await self.reply("230 logged in")
         elif verb == "PWD":
             await self.reply('257 "/" is the current directory')
+        elif verb == "CWD" and scenario == "long-names":
+            self.cwd = arg if arg.startswith("/") else f"{self.cwd.rstrip('/')}/{arg}"
+            await self.reply("250 ok")
         elif verb in ("CWD", "TYPE", "NOOP"):
             await self.reply("250 ok" if verb == "CWD" else "200 ok")
         elif verb == "FEAT":
@@ -124,6 +134,23 @@ class Session:
         elif verb == "LIST" and scenario == "endless-list":
             await self.reply("150 here comes an endless listing")
             self.transfer = asyncio.ensure_future(self.endless_list())
+        elif verb == "LIST" and scenario == "long-names":
+            await self.reply("150 here comes the listing")
+            _, dw = await self.data_conn()
+            names = [("-", "inner.txt")] if self.cwd.endswith(LONG_DIR) else [
+                ("-", LONG_FILE), ("-", "plain.txt"), ("d", LONG_DIR)]
+            dw.write(b"".join(f"{k}rw-r--r--    1 0  0  {len(PAYLOAD)} Nov 22 10:17 {n}\r\n".encode()
+                              for k, n in names))
+            await dw.drain()
+            dw.close()
+            await self.reply("226 Transfer complete")
+        elif verb == "RETR" and scenario == "long-names":
+            await self.reply("150 here it comes")
+            _, dw = await self.data_conn()
+            dw.write(PAYLOAD)
+            await dw.drain()
+            dw.close()
+            await self.reply("226 Transfer complete")
         elif verb == "LIST" and scenario == "evil-names":
             await self.reply("150 here comes the listing")
             _, dw = await self.data_conn()
@@ -292,7 +319,7 @@ class Hostile:
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scenario", required=True, choices=["endless-list", "overlong", "temporary", "evil-names",
-                                                         "pure-anon", "out-of-step", "eager-vsftpd", *FULL])
+                                                         "pure-anon", "out-of-step", "eager-vsftpd", "long-names", *FULL])
     ap.add_argument("--log", required=True)
     args = ap.parse_args()
     hostile = Hostile(args.scenario, args.log)

@@ -124,7 +124,7 @@ def _sample_lines() -> list[list[str]]:
 def test_every_declared_option_reads_the_same_without_argparse(argv: list[str]) -> None:
     # the quick reader and argparse read one declaration: each plain option of a quick command
     # is read by both, to the same namespace
-    quick = cli._parse_plain_line(argv)
+    quick = cli.parse_plain_line(argv)
     assert quick is not None, argv
     assert vars(quick) == vars(cli.build_parser().parse_args(argv))
 

@@ -98,7 +98,7 @@ async def test_a_name_made_after_the_listing_is_compared_not_replaced(tmp_path: 
     dest.write_text("someone else's file\n")  # appeared after the listing said "new"
     async with Client() as client:
         with pytest.raises(WouldOverwrite):
-            await dl._download(client, client.parse(src.as_uri()), str(dest), False, None, None, None, False,
-                               {}, new=True)
+            await dl.download_file(client, client.parse(src.as_uri()), str(dest), False, None, None, None, False,
+                                   {}, new=True)
     assert dest.read_text() == "someone else's file\n"
     assert sorted(os.listdir(tmp_path)) == ["dest.txt", "src.txt"]

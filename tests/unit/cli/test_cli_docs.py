@@ -36,7 +36,7 @@ def test_the_documented_exit_codes_are_the_commands(doc: str) -> None:
 
 def test_help_and_docs_name_every_command() -> None:
     # --help's list lacked `stat`, docs/cli.md's table `mirror`
-    epilog = cli._epilog()
+    epilog = cli.commands_epilog()
     commands_doc = (ROOT / "docs/cli.md").read_text().split("## Commands", 1)[1].split("###", 1)[0]
     for command in cli.COMMANDS:
         assert re.search(rf"^  {command} ", epilog, re.M), command

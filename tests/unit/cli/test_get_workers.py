@@ -41,7 +41,7 @@ def test_stream_workers_end_when_their_origin_stops_multiplexing(tmp_path: Path,
 
     monkeypatch.setattr(FileHandler, "multiplexed", multiplexed, raising=False)
     monkeypatch.setattr(FileHandler, "open", open_)
-    monkeypatch.setattr(get, "_stream_workers", lambda turns: 4 * turns)
+    monkeypatch.setattr(get, "stream_worker_count", lambda turns: 4 * turns)
     out = tmp_path / "out"
     assert main(["get", "-q", "--parallel", "4", "-d", str(out), "-i", str(tmp_path / "list.txt")]) == 0
     assert len(list(out.iterdir())) == 300

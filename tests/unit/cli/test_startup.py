@@ -15,7 +15,7 @@ from tests.procs import spawn
 import anyurl
 
 # Heavy modules a command that does not need them must not load.
-HEAVY = ("aiohttp", "asn1tools", "importlib.metadata", "h2")
+HEAVY = ("aiohttp", "asn1tools", "importlib.metadata", "h2", "jh2")
 
 
 def _loaded_after(code: str) -> dict[str, object]:
@@ -169,7 +169,7 @@ def test_a_wrong_loop_choice_is_a_clear_error(tmp_path: Path) -> None:
 # is not used by the command, or (marked) not yet cut and guarded so it does not come back.
 _NOT_FOR_QUICK = ("asyncio", "argparse", "dataclasses", "inspect", "json", "typing", "contextlib",
                   "importlib.metadata", "email", "pathlib", "logging", "copy")
-_NOT_FOR_GET = ("aiohttp", "h2", "html.parser", "importlib.metadata", "shutil", "bz2", "lzma", "logging.handlers", "netrc",
+_NOT_FOR_GET = ("aiohttp", "h2", "jh2", "html.parser", "importlib.metadata", "shutil", "bz2", "lzma", "logging.handlers", "netrc",
                 "mimetypes", "importlib.util")
 _NOT_FOR_PLAIN_GET = ("argparse",)  # `get -o FILE URL`, `ls URL` are read without it (mirror, put... use it)
 # made lazy for a download: Timeouts/Entry/... are not dataclasses made at import, proxy settings load
@@ -280,8 +280,8 @@ def test_plain_lines_read_without_argparse_as_argparse_reads_them(line: str) -> 
 
     from anyurl.cli import commands as cli
 
-    argv = cli._insert_default_command(shlex.split(line))
-    quick = cli._parse_plain_line(argv)
+    argv = cli.insert_default_command(shlex.split(line))
+    quick = cli.parse_plain_line(argv)
     assert quick is not None
     assert vars(quick) == vars(cli.build_parser().parse_args(argv))
 
@@ -292,7 +292,7 @@ def test_other_command_lines_go_to_argparse(line: str) -> None:
 
     from anyurl.cli import commands as cli
 
-    assert cli._parse_plain_line(cli._insert_default_command(shlex.split(line))) is None
+    assert cli.parse_plain_line(cli.insert_default_command(shlex.split(line))) is None
 
 
 @pytest.mark.parametrize("command", ["get", "ls", "stat", "parse"])
@@ -303,7 +303,7 @@ def test_the_quick_reader_knows_every_option(command: str) -> None:
 
     parsed = vars(cli.build_parser().parse_args([command, "u"]))
     key = "urls" if command in ("get", "parse") else "url"
-    assert {**cli._QUICK_COMMANDS[command].defaults, key: ["u"] if key == "urls" else "u"} == parsed
+    assert {**cli.QUICK_COMMANDS[command].defaults, key: ["u"] if key == "urls" else "u"} == parsed
 
 
 def test_a_plain_get_line_runs_without_argparse(tmp_path: Path) -> None:
@@ -332,11 +332,11 @@ def test_the_entry_point_pauses_the_collector_only_for_start_up(tmp_path: Path) 
             "from anyurl.__main__ import main\n"
             f"argv = ['get', '-q', '-o', {str(tmp_path / 'out')!r}, {(tmp_path / 'f.txt').as_uri()!r}]\n"
             "paused = []\n"
-            "real_parse = anyurl.cli.commands._parse_plain_line\n"
+            "real_parse = anyurl.cli.commands.parse_plain_line\n"
             "def parse_spy(a):\n"
             "    paused.append(gc.isenabled())\n"
             "    return real_parse(a)\n"
-            "anyurl.cli.commands._parse_plain_line = parse_spy\n"
+            "anyurl.cli.commands.parse_plain_line = parse_spy\n"
             "print(main(argv), paused, seen, gc.isenabled(), gc.get_freeze_count() > 1000)\n"
             "gc.disable()\n"
             "print(main(['--version']), gc.isenabled())")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from anyurl.cli.quick import _json_text, url_components
+from anyurl.cli.quick import json_text, url_components
 from anyurl.urls import FTPURL, HTTPURL, URL, ProsperoURL, TelnetURL, parse
 
 CASES = json.loads((Path(__file__).parent.parent / "url_cases.json").read_text())
@@ -70,6 +70,6 @@ def test_parse_output_is_what_json_writes(show_password: bool) -> None:
     for text in texts:
         data = url_components(parse(text), show_password=show_password)
         for indent in (None, 2):
-            assert _json_text(data, indent) == json.dumps(data, ensure_ascii=False, indent=indent), text
+            assert json_text(data, indent) == json.dumps(data, ensure_ascii=False, indent=indent), text
     for odd in ({}, [[]], {"f": 1.5, "t": True}, {1: "x"}):   # other kinds go to json itself
-        assert _json_text(odd, 2) == json.dumps(odd, ensure_ascii=False, indent=2)
+        assert json_text(odd, 2) == json.dumps(odd, ensure_ascii=False, indent=2)

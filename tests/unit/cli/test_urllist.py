@@ -1,24 +1,22 @@
 """``get -i FILE`` (anyurl.cli.urllist): the list is read in batches, each read's whole lines,
-every URL knowing its line; an overlong line ends the list after the URLs before it."""
+every URL knowing its line; an overlong line is reported and skipped, and the list goes on."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 
 import pytest
 
 from anyurl.cli import urllist
-from anyurl.cli.urllist import _Listed, _URLList
+from anyurl.cli.urllist import Listed, URLList
 from anyurl.errors import TransferError
 
 
-async def _batches(listing: _URLList) -> list[list[str]]:
+async def _batches(listing: URLList) -> list[list[str]]:
     out: list[list[str]] = []
-    with pytest.raises(TransferError) if listing.max_line < 100 else contextlib.nullcontext():
-        async for batch in listing.batches():
-            out.append(batch)
+    async for batch in listing.batches():
+        out.append(batch)
     return out
 
 
@@ -27,7 +25,7 @@ def test_batches_are_the_lines_of_each_read(tmp_path: Path, monkeypatch: pytest.
     lines = [f"http://h/f{i:03d}" for i in range(12)]
     path = tmp_path / "list.txt"
     path.write_text("\ufeff# comment\n\n" + "\n".join(lines[:6]) + "\r\n" + "\n".join(lines[6:]))
-    listing = _URLList(str(path))
+    listing = URLList(str(path))
     try:
         got = asyncio.run(_batches(listing))
     finally:
@@ -35,19 +33,52 @@ def test_batches_are_the_lines_of_each_read(tmp_path: Path, monkeypatch: pytest.
     assert len(got) > 2  # not one list of everything: a 100,000-line list is never held whole
     flat = [u for b in got for u in b]
     assert flat == lines
-    assert all(type(u) is _Listed for u in flat)
+    assert all(type(u) is Listed for u in flat)
     assert flat[0].where == f"{path} line 3" and flat[-1].where == f"{path} line 14"
 
 
-def test_an_overlong_line_ends_the_list_after_the_urls_before_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chunk", [64, 1 << 16])
+def test_an_overlong_line_is_reported_and_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  chunk: int) -> None:
+    # issue 33 item 15: it ended the list, the URLs after it never read
+    monkeypatch.setattr(urllist, "_LIST_CHUNK", chunk)  # the long line across several reads, or in one
     path = tmp_path / "list.txt"
     path.write_text("http://h/a\nhttp://h/b\n" + "x" * 200 + "\nhttp://h/c\n")
-    listing = _URLList(str(path), max_line=60)
+    listing = URLList(str(path), max_line=60)
+    reported: list[tuple[int, str]] = []
+    listing.report_to(lambda i, exc: reported.append((i, exc.message)))
     try:
         got = asyncio.run(_batches(listing))
     finally:
         listing.close()
-    assert [u for b in got for u in b] == ["http://h/a", "http://h/b"]  # read in the same chunk as the long line
+    flat = [u for b in got for u in b]
+    assert flat == ["http://h/a", "http://h/b", "http://h/c"]
+    assert [u.where for u in flat] == [f"{path} line {n}" for n in (1, 2, 4)]  # the lines still counted
+    assert reported == [(2, f"URL list {path} line 3 is longer than 60 bytes (Limits.max_line); "
+                            f"it starts {b'x' * 60!r}; skipped")]
+
+
+def test_a_line_with_no_end_ends_the_list_after_skip_lines_times_the_limit(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(urllist, "_LIST_CHUNK", 64)
+    path = tmp_path / "list.txt"
+    path.write_text("http://h/a\n" + "x" * 60 * (urllist.SKIP_LINES + 2))
+    listing = URLList(str(path), max_line=60)
+    reported: list[TransferError] = []
+    listing.report_to(lambda i, exc: reported.append(exc))
+    got: list[str] = []
+
+    async def read() -> None:
+        async for batch in listing.batches():
+            got.extend(batch)
+
+    try:
+        with pytest.raises(TransferError, match=r"line 2 is longer than 60 bytes .*no newline in its first 61440 "
+                                                r"bytes: the rest of the list is not read"):
+            asyncio.run(read())
+    finally:
+        listing.close()
+    assert got == ["http://h/a"] and len(reported) == 1
 
 
 def test_iterating_the_list_still_gives_each_url(tmp_path: Path) -> None:
@@ -57,7 +88,7 @@ def test_iterating_the_list_still_gives_each_url(tmp_path: Path) -> None:
     async def urls() -> list[str]:
         return [u async for u in listing]
 
-    listing = _URLList(str(path))
+    listing = URLList(str(path))
     try:
         assert asyncio.run(urls()) == ["http://h/a http://h/ignored-not", "http://h/b"]
     finally:

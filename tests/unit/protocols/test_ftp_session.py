@@ -31,7 +31,7 @@ class Opts:
     """The FTPOptions fields a session reads, with FTPOptions' defaults."""
 
     def __init__(self, **kw: Any) -> None:
-        self.cwd_strategy = "multicwd"
+        self.cwd_strategy = "auto"
         self.passive = True
         self.epsv = True
         self.use_size = True
@@ -46,7 +46,7 @@ def u(text: str) -> FTPURL:
     return url
 
 
-def plan(text: str, strategy: str = "multicwd") -> ftp.Plan:
+def plan(text: str, strategy: str = "auto") -> ftp.Plan:
     return ftp.plan(u(text), anonymous_email="me@example.org", cwd_strategy=strategy)
 
 
@@ -584,6 +584,16 @@ def test_reuse_goes_back_to_the_login_dir_when_the_jump_fails() -> None:
     assert (sent, ok, s.cwd_path) == (b"CWD /home/me/a\r\nCWD /home/me\r\n", True, ())
 
 
+def test_reuse_under_multicwd_goes_back_to_the_login_dir_then_one_cwd_per_segment() -> None:
+    # issue 33 item 10: cwd_strategy="multicwd" asks for the RFC's sequence; never a joined CWD
+    s = logged_in()
+    s.cwd_path = ("x", "y")
+    sent, ok = fs.play(s, s.reset(("a", "b"), joinable=False), b"250 ok\r\n")
+    assert (sent, ok, s.cwd_path) == (b"CWD /home/me\r\n", True, ())
+    sent, _ = fs.play(s, s.change_dirs(("a", "b")), b"250 ok\r\n250 ok\r\n")
+    assert sent == b"CWD a\r\nCWD b\r\n"
+
+
 def test_reuse_deeper_on_the_same_path_sends_nothing() -> None:
     s = logged_in()
     s.cwd_path = ("a",)
@@ -855,6 +865,18 @@ def test_first_file_cwd_and_type_in_one_write_then_size_epsv_retr_in_one() -> No
     fs.play(s, s.open(plan(url), u(url), Opts(), offset=0), b"213 1234\r\n229 (|||40002|)\r\n150 here\r\n",
             answer)
     assert answer.seen == [fs.DataEarly(40002), fs.DATA_CHECK, fs.DataOpen(1234)]
+
+
+@pytest.mark.parametrize("pipeline", [True, False])
+def test_first_file_under_multicwd_sends_one_cwd_per_segment(pipeline: bool) -> None:
+    # issue 33 item 10: with the default pipeline=True, "multicwd" sent "CWD /home/me/a/b"
+    s = logged_in()
+    url = "ftp://h/a/b/f"
+    writes = play_writes(s, s.open(plan(url, "multicwd"), u(url), Opts(cwd_strategy="multicwd", use_size=False,
+                                                                       pipeline=pipeline)),
+                         b"250 ok\r\n250 ok\r\n200 type\r\n229 (|||1|)\r\n150 go\r\n")
+    assert writes == [b"CWD a\r\n", b"CWD b\r\n", b"TYPE I\r\n", b"EPSV\r\n", b"RETR f\r\n"]
+    assert s.cwd_path == ("a", "b")
 
 
 def test_first_file_absolute_cwd_refused_runs_the_rfc_sequence() -> None:

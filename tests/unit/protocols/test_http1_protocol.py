@@ -190,17 +190,17 @@ def test_content_type_answers_are_kept_for_short_values_only() -> None:
     from anyurl.handlers import http1
 
     http1._types_seen.clear()
-    assert http1._content_type('Text/HTML; Charset="utf-8"') == ("text/html", "utf-8")
-    assert http1._content_type('Text/HTML; Charset="utf-8"') == ("text/html", "utf-8")  # from the cache
+    assert http1.parse_content_type('Text/HTML; Charset="utf-8"') == ("text/html", "utf-8")
+    assert http1.parse_content_type('Text/HTML; Charset="utf-8"') == ("text/html", "utf-8")  # from the cache
     long = "text/plain; x=" + "y" * 200
-    assert http1._content_type(long) == ("text/plain", None) and long not in http1._types_seen
+    assert http1.parse_content_type(long) == ("text/plain", None) and long not in http1._types_seen
     for i in range(300):  # a server sending a new value every time: the cache stays bounded
-        http1._content_type(f"text/x-{i}")
+        http1.parse_content_type(f"text/x-{i}")
     assert len(http1._types_seen) <= 256
     # no type (or none valid): "", so that the handler sniffs the body (issue 25)
-    assert http1._content_type(None) == ("", None) and http1._content_type("garbage") == ("", None)
+    assert http1.parse_content_type(None) == ("", None) and http1.parse_content_type("garbage") == ("", None)
     # two fields, joined: the last valid one
-    assert http1._content_type("application/json, text/x-zoo") == ("text/x-zoo", None)
+    assert http1.parse_content_type("application/json, text/x-zoo") == ("text/x-zoo", None)
 
 
 def test_a_kept_tail_gives_the_same_head_as_request_head() -> None:

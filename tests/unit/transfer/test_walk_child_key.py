@@ -10,7 +10,7 @@ import pytest
 
 from anyurl.response import Entry
 from anyurl.transfer.mirror import _Mirror
-from anyurl.transfer.walk import Found, _canonical, _child_key, _child_prefix
+from anyurl.transfer.walk import Found, _canonical, _child_prefix, child_key
 from anyurl.urls import FTPURL, parse
 
 NAMES = ["plain.bin", "with space", "100%", "a#b", "semi;type=a", "ünï", "tab\there",
@@ -34,7 +34,7 @@ def test_child_key_is_the_parsed_canonical(base: str, name: str, directory: bool
     prefix = _child_prefix(listed)
     assert prefix is not None
     url = _child_url(listed, name, directory)
-    assert _child_key(url, name, prefix) == _canonical(parse(url))
+    assert child_key(url, name, prefix) == _canonical(parse(url))
 
 
 @pytest.mark.parametrize("url_name, name", [
@@ -48,7 +48,7 @@ def test_child_key_is_the_parsed_canonical(base: str, name: str, directory: bool
 def test_child_key_refuses_what_is_not_the_plain_child(url_name: str, name: str) -> None:
     prefix = _child_prefix(parse("ftp://h/pub/"))
     assert prefix == "ftp://h/pub/"
-    assert _child_key(prefix + url_name, name, prefix) is None
+    assert child_key(prefix + url_name, name, prefix) is None
 
 
 def test_no_prefix_for_non_ftp_or_file_typecodes() -> None:
