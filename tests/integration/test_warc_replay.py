@@ -8,6 +8,7 @@ its own dependencies: it runs from a venv of its own (.venv-pywb), made here on 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.launcher import Endpoint, Launcher
+from tests.procs import spawn
 
 from anyurl import Client, Response
 from anyurl.handlers.http import HTTPOptions
@@ -103,10 +105,9 @@ def wayback(archived: tuple[Path, dict[str, Response]], tmp_path_factory: pytest
     subprocess.run([str(bin_dir / "wb-manager"), "add", "arch", str(archived[0])], cwd=root, check=True,
                    env=env, timeout=120, capture_output=True)
     port = _free_port()
-    log = (root / "wayback.log").open("wb")
-    proc = subprocess.Popen([str(bin_dir / "wayback"), "-p", str(port), "-b", "127.0.0.1"], cwd=root, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
-    try:
+    with (root / "wayback.log").open("wb") as log, \
+            spawn([str(bin_dir / "wayback"), "-p", str(port), "-b", "127.0.0.1"], cwd=root, env=env,
+                  stdout=log, stderr=subprocess.STDOUT) as proc:
         deadline = time.monotonic() + 90
         while True:
             try:
@@ -117,14 +118,9 @@ def wayback(archived: tuple[Path, dict[str, Response]], tmp_path_factory: pytest
                     pytest.fail(f"pywb did not start: {(root / 'wayback.log').read_text()[-2000:]}")
                 time.sleep(0.2)
         yield Wayback(root, port)
-    finally:
-        proc.terminate()
-        try:
+        proc.terminate()  # (spawn kills it if it does not end)
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
 
 
 def stamp(r: Response) -> str:
