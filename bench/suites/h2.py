@@ -167,6 +167,8 @@ def run(launcher: object, quick: bool) -> None:
         return
     argv = python_cmd("-m", "bench.suites.h2", "probe", "--repeats", "10" if quick else "25")
     who = [("anyurl (installed)", bench_env())] + [(f"anyurl [{t.name or t}]", tree_env(t)) for t in harness.TREES]
+    # --variant (e.g. h2:ANYURL_H2_LIBRARY=h2, pure-Python h2 beside jh2)
+    who += [(f"anyurl [{label}]", {**bench_env(), **extra}) for label, extra in harness.VARIANTS]
     got: dict[str, list[float]] = {name: [] for name, _ in who}
     for i in range(harness.ROUNDS):
         k = i % len(who)

@@ -130,6 +130,13 @@ def _few_name(name: str, tag: str, every: list[str]) -> str:
     return f"{head}{tag} [{label}"
 
 
+def _spread(values: list[float], digits: int) -> tuple[str, str]:
+    """(median, "min-max") of *values* as text; "n/a" for none."""
+    if not values:
+        return "n/a", "n/a"
+    return f"{statistics.median(values):.{digits}f}", f"{min(values):.{digits}f}-{max(values):.{digits}f}"
+
+
 def against_anyurl(group: dict[str, object], n: int, few: int) -> None:
     """CPU per request of each client (the slope), and each client's wall time and CPU per request
     over anyurl's, per round (above 1: anyurl ahead)."""
@@ -150,14 +157,12 @@ def against_anyurl(group: dict[str, object], n: int, few: int) -> None:
     for x in names:
         cpu = per[x]
         wr = [a / b for a, b in zip(walls[x], walls[me], strict=True)]
-        cr = [a / b if b > 0 else float("inf") for a, b in zip(cpu, per[me], strict=True)]
-        cells = (statistics.median(cpu), min(cpu), max(cpu), statistics.median(wr), min(wr), max(wr),
-                 statistics.median(cr), min(cr), max(cr))
-        print(f"   {x:<44} {cells[0]:10.1f} {f'{cells[1]:.1f}-{cells[2]:.1f}':>13} {cells[3]:11.2f} "
-              f"{f'{cells[4]:.2f}-{cells[5]:.2f}':>11} {cells[6]:10.2f} {f'{cells[7]:.2f}-{cells[8]:.2f}':>11}",
-              flush=True)
-        md.append(f"| {x} | {cells[0]:.1f} | {cells[1]:.1f}-{cells[2]:.1f} | {cells[3]:.2f} | "
-                  f"{cells[4]:.2f}-{cells[5]:.2f} | {cells[6]:.2f} | {cells[7]:.2f}-{cells[8]:.2f} |")
+        # a round where either slope is not above zero was below the noise of CPU accounting: left out
+        cr = [a / b for a, b in zip(cpu, per[me], strict=True) if a > 0 and b > 0]
+        cells = [_spread(cpu, 1), _spread(wr, 2), _spread(cr, 2)]
+        print(f"   {x:<44} {cells[0][0]:>10} {cells[0][1]:>13} {cells[1][0]:>11} {cells[1][1]:>11} "
+              f"{cells[2][0]:>10} {cells[2][1]:>11}", flush=True)
+        md.append(f"| {x} | " + " | ".join(f"{m} | {r}" for m, r in cells) + " |")
         rows[x] = {"cpu_us": cpu, "wall_over_anyurl": wr, "cpu_over_anyurl": cr}
     record(title, md, {"n": [n, few], "clients": rows})
 

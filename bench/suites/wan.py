@@ -121,6 +121,10 @@ def run(launcher: object, quick: bool) -> None:
                         Case(f"anyurl get --parallel {p}",
                              anyurl_cmd("get", "-q", "--parallel", p, "-d", str(m.outdir), *https_urls),
                              m.fresh, m.check, env=tls_env),
+                        # the same on pure-Python h2 (the fallback where jh2 has no wheel)
+                        Case(f"anyurl get --parallel {p} (h2, pure Python)",
+                             anyurl_cmd("get", "-q", "--parallel", p, "-d", str(m.outdir), *https_urls),
+                             m.fresh, m.check, env={**tls_env, "ANYURL_H2_LIBRARY": "h2"}),
                     ])
                 name = title("FTP", rtt, conns)
                 if wanted(name):

@@ -415,7 +415,8 @@ class Client:
                 and is_html(body.content_type):
             page = PageResponse(url=str(req.url), content=content, content_type=body.content_type,
                                 size=len(content), meta=PageMeta(body.meta), charset=body.charset,
-                                links=(page_base_url(body), req.limits.max_entries, req.limits.max_size),
+                                links=(page_base_url(body), req.limits.max_entries, req.limits.max_size,
+                                       req.limits.max_entries_bytes),
                                 capture=cap)
             if len(content) > THREAD_PARSE_BYTES:  # a long parse runs off the event loop, now
                 await parse_page_in_thread(page, req.deadline, req.timeouts.read)

@@ -56,7 +56,8 @@ async def _page_entries(body: Body, limits: Limits, requisites: bool = False,
     from .protocols.html import MAX_PAGE_BYTES, PageLinks  # html.parser only for pages
 
     links = PageLinks(page_base_url(body), charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
-                      max_entries=limits.max_entries, requisites=requisites, stylesheet=stylesheet)
+                      max_entries=limits.max_entries, requisites=requisites, stylesheet=stylesheet,
+                      max_entries_bytes=limits.max_entries_bytes)
     async for chunk in body:
         for entry in links.feed(chunk):
             yield entry
@@ -70,8 +71,8 @@ THREAD_PARSE_BYTES = 1024 * 1024
 
 
 def _links_of_content(page_url: str, charset: str | None, content: bytes, max_entries: int,
-                      max_bytes: int | None = None, stop_at: float | None = None, late: str = ""
-                      ) -> tuple[list[Entry], dict[str, Any]]:
+                      max_bytes: int | None = None, stop_at: float | None = None, late: str = "",
+                      max_entries_bytes: int | None = None) -> tuple[list[Entry], dict[str, Any]]:
     """``fetch`` of an HTML page: its links as entries from at most *max_bytes* of it
     (``Limits.max_size`` or MAX_PAGE_BYTES); a page past the limits keeps those found
     before it and says why in ``meta["html_links_error"]`` (the bytes are what counts).
@@ -80,7 +81,8 @@ def _links_of_content(page_url: str, charset: str | None, content: bytes, max_en
     from .protocols.html import MAX_PAGE_BYTES, PageLinks
 
     bound = max_bytes or MAX_PAGE_BYTES
-    links = PageLinks(page_url, charset=charset, max_bytes=None, max_entries=max_entries)
+    links = PageLinks(page_url, charset=charset, max_bytes=None, max_entries=max_entries,
+                      max_entries_bytes=max_entries_bytes)
     entries: list[Entry] = []
     meta: dict[str, Any] = {}
     view = memoryview(content)[:bound]  # no copy of a large page
@@ -170,7 +172,8 @@ class PageResponse(Response):
     """``fetch`` of an HTML page: its links are parsed on first use of ``entries`` (or of
     ``meta["html_links"]``), not for every page fetched (~50 us a link)."""
 
-    def __init__(self, *args: Any, links: tuple[str, int, int | None] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, links: tuple[str, int, int | None, int | None] | None = None,
+                 **kwargs: Any) -> None:
         self._links = links
         self._entries: list[Entry] | None = None
         super().__init__(*args, **kwargs)
@@ -187,7 +190,7 @@ class PageResponse(Response):
         meta = self.__dict__["meta"]
         meta.owner = None
         self._entries, extra = _links_of_content(links[0], self.charset, self.content, links[1], links[2], stop_at,
-                                                 late)
+                                                 late, links[3])
         meta.update(extra)
 
     @property

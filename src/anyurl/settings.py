@@ -88,7 +88,7 @@ class Limits(Record):
     """Bounds that keep memory and connections in check."""
 
     __slots__ = ("max_size", "max_line", "max_entries", "max_reply_lines", "per_host", "max_idle",
-                 "max_redirects", "chunk_size", "per_host_requests")
+                 "max_redirects", "chunk_size", "per_host_requests", "max_entries_bytes")
     max_size: int | None  # bytes fetch() will hold in memory (None: no limit)
     max_line: int  # one protocol reply line
     max_entries: int  # entries of one listing
@@ -99,10 +99,14 @@ class Limits(Record):
     chunk_size: int  # largest read size for data streams
     # requests in flight to one server at once (HTTP/2 streams, which share connections)
     per_host_requests: int
+    # memory the entries of one HTML page's links may take, estimated (~560 bytes an entry
+    # plus its URL, name and text): a count alone let 1,000,000 links cost 0.6 GB
+    max_entries_bytes: int
 
     def __init__(self, max_size: int | None = None, max_line: int = 64 * 1024, max_entries: int = 1_000_000,
                  max_reply_lines: int = 10_000, per_host: int = 8, max_idle: float = 60.0,
-                 max_redirects: int = 10, chunk_size: int = 1 << 20, per_host_requests: int = 64) -> None:
+                 max_redirects: int = 10, chunk_size: int = 1 << 20, per_host_requests: int = 64,
+                 max_entries_bytes: int = 128 * 1024 * 1024) -> None:
         _set(self, "max_size", max_size)
         _set(self, "max_line", max_line)
         _set(self, "max_entries", max_entries)
@@ -112,14 +116,15 @@ class Limits(Record):
         _set(self, "max_redirects", max_redirects)
         _set(self, "chunk_size", chunk_size)
         _set(self, "per_host_requests", per_host_requests)
+        _set(self, "max_entries_bytes", max_entries_bytes)
         _check_type(self, ("max_size", "max_line", "max_entries", "max_reply_lines", "per_host", "max_redirects",
-                           "chunk_size", "per_host_requests"), max_size=max_size, max_line=max_line,
-                    max_entries=max_entries, max_reply_lines=max_reply_lines, per_host=per_host,
+                           "chunk_size", "per_host_requests", "max_entries_bytes"), max_size=max_size,
+                    max_line=max_line, max_entries=max_entries, max_reply_lines=max_reply_lines, per_host=per_host,
                     max_idle=max_idle, max_redirects=max_redirects, chunk_size=chunk_size,
-                    per_host_requests=per_host_requests)
+                    per_host_requests=per_host_requests, max_entries_bytes=max_entries_bytes)
         _check_positive(self, max_line=max_line, max_entries=max_entries, max_reply_lines=max_reply_lines,
                         per_host=per_host, chunk_size=chunk_size, max_size=max_size, max_idle=max_idle,
-                        per_host_requests=per_host_requests)
+                        per_host_requests=per_host_requests, max_entries_bytes=max_entries_bytes)
         if max_redirects < 0:
             raise ConfigurationError("Limits.max_redirects must be >= 0")
 

@@ -449,3 +449,23 @@ async def test_fetch_of_a_gzip_bomb_larger_than_the_parse_bound_returns_the_page
     assert [e.name for e in resp.entries[:2]] == ["x0000000", "x0000001"]
     print(f"fetch of {len(page)} bytes: {took:.1f} s; {resp.meta['html_links_error']}")
     assert took < 40, took
+
+
+async def test_fetch_of_a_page_of_many_links_holds_them_within_the_memory_bound(site: tuple[str, Path]) -> None:
+    # issue 33 item 13: a page's links were held whole up to Limits.max_entries (1,100,000
+    # links: 664 MB); Limits.max_entries_bytes bounds their memory too
+    base, root = site
+    page = b"<html><body>" + b"".join(b'<a href="l%06d.html">%d</a>\n' % (i, i) for i in range(40_000))
+    _seed(root / "many", {"links.html": page})
+    bound = 2 * 1024 * 1024
+    async with Client(limits=Limits(max_entries_bytes=bound)) as client:
+        resp = await client.fetch(f"{base}/many/links.html")
+        with pytest.raises(TransferError, match="Limits.max_entries_bytes"):  # ls streams them: the same bound
+            async for _ in client.ls(f"{base}/many/links.html"):
+                pass
+    assert resp.content == page
+    assert "Limits.max_entries_bytes" in resp.meta["html_links_error"]
+    entries = resp.entries
+    assert entries is not None and 2_000 < len(entries) < 40_000
+    assert [e.name for e in entries[:2]] == ["l000000.html", "l000001.html"]
+    assert sum(560 + len(e.url or "") + len(e.name) + len(e.title or "") for e in entries) <= bound

@@ -98,6 +98,26 @@ async def test_http_capture_keeps_repeated_fields_apart(nginx: Endpoint) -> None
     assert r.meta["headers"]["Set-Cookie"] == "a=1; Path=/, b=2; Path=/"  # the merged view stays
 
 
+async def test_capture_through_a_proxy_keeps_the_fields_as_received(nginx: Endpoint, servers: Launcher) -> None:
+    squid = servers.get("squid")
+    async with Client(proxy=f"http://{squid.host}:{squid.port}", trust_env=False) as c:
+        r = await c.fetch(http(nginx, "/cookies"), capture=True)
+    cap = r.capture
+    assert cap is not None and cap.protocol == "HTTP/1.1" and cap.status == 200
+    assert [v for k, v in cap.headers if k == "Set-Cookie"] == ["a=1; Path=/", "b=2; Path=/"]
+    assert cap.peer == (squid.host, squid.port)  # the proxy is who answered
+    assert cap.body == b"two cookies\n" == r.content
+
+
+async def test_credentials_are_masked_in_the_request_captured(nginx: Endpoint) -> None:
+    user, password = nginx.info["user"], nginx.info["password"]
+    async with Client(use_netrc=False) as c:
+        r = await c.fetch(f"http://{user}:{password}@{nginx.host}:{nginx.port}/private/hello.txt", capture=True)
+    assert r.capture is not None and r.capture.status == 200
+    assert ("Authorization", "****") in r.capture.request_headers
+    assert all(password not in v for _, v in r.capture.request_headers)
+
+
 async def test_http2_capture_names_its_protocol_and_tls(nginx: Endpoint) -> None:
     async with Client(http=HTTPOptions(cafile=nginx.info["ca"])) as c:
         r = await c.fetch(https(nginx, "/hello.txt"), capture=True)
@@ -415,3 +435,44 @@ def test_mirror_warc_archives_the_tree_and_its_listings(vsftpd: Endpoint, pygoph
     menus = [rec for rec, _ in recs if rec.rec_headers.get_header("Content-Type") == "application/gopher-menu"]
     assert [m.rec_headers.get_header("WARC-Target-URI") for m in menus][:1] == [menu]
     warcio_check(tmp_path / "ftp.warc.gz", tmp_path / "gopher.warc.gz")
+
+
+def test_crawl_warc_archives_each_resource_once(nginx: Endpoint, tmp_path: Path) -> None:
+    seed = http(nginx, "/dir/")
+    done = cli("crawl", seed, "-d", "site", "--warc", "crawl.warc.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    recs = records(tmp_path / "crawl.warc.gz")
+    responses = [rec.rec_headers.get_header("WARC-Target-URI") for rec, _ in recs if rec.rec_type == "response"]
+    assert seed in responses and http(nginx, "/dir/sub/deep.txt") in responses
+    assert len(responses) == len(set(responses))  # fetched once, archived once
+    body = next(data for rec, data in recs if rec.rec_headers.get_header("WARC-Target-URI")
+                == http(nginx, "/dir/sub/deep.txt") and rec.rec_type == "response")
+    assert body == www(nginx, "dir/sub/deep.txt")
+    warcio_check(tmp_path / "crawl.warc.gz")
+
+
+def test_a_killed_get_leaves_every_record_written_readable(nginx: Endpoint, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    from tests.procs import spawn
+
+    urls = [http(nginx, "/big.txt"), http(nginx, "/cookies"), http(nginx, "/stall")]  # /stall never ends
+    out = tmp_path / "killed.warc.gz"
+    with spawn([ANYURL, "get", "-q", "-d", "out", "--parallel", "1", "--warc", str(out), *urls], cwd=tmp_path,
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+        deadline = time.monotonic() + 60
+        while True:  # until both finished transfers are in the file (each record flushed whole)
+            try:
+                uris = [r.rec_headers.get_header("WARC-Target-URI") for r, _ in records(out)
+                        if r.rec_type == "request"]
+            except Exception:  # noqa: BLE001 - a record being written: look again
+                uris = []
+            if len(uris) == 2:
+                break
+            assert proc.poll() is None and time.monotonic() < deadline, uris
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    assert [r.rec_type for r, _ in records(out)] == ["warcinfo", "response", "request", "response", "request"]
+    warcio_check(out)

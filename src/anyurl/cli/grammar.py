@@ -296,6 +296,7 @@ COMMANDS = (
                        help="follow a web site's links above the seed's directory too"),
                 Option(("--json-lines",), "json_lines", "flag", False,
                        help="one JSON object per line on standard output: each resource, progress, a summary"),
+                *WARC_OPTIONS,
             )),
     Command("ls URL", "list a directory-like resource (FTP dir, gopher menu, news group...)",
             "list a directory-like resource",

@@ -802,7 +802,7 @@ class HTTPHandler(Handler):
 
             t = reply.target
             cap = capture_reply(reply.resp, t.text, "GET", t.request_target, t.hostport, t.scheme,
-                                reply.sent, started)
+                                reply.sent, started, reply.proxy)
             reply.resp = KeptResponse(reply.resp, cap)
         body = await self._body(url, reply, opts, req.offset, rng, headers, cut=req.length is not None)
         body.capture = cap

@@ -19,14 +19,18 @@ __all__ = ["KeptResponse", "capture_reply"]
 _HOP_BY_HOP = frozenset({"connection", "host", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
 
 
+_SECRET = frozenset({"authorization", "proxy-authorization"})
+
+
 def _text(value: bytes | str) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
 def capture_reply(resp: Any, url: str, method: str, target: str, hostport: str, scheme: str,
-                  sent: Any, started: Any) -> Capture:
+                  sent: Any, started: Any, proxy: str | None = None) -> Capture:
     """The capture of the final response *resp* (the driver's response object, any path) to
-    *method* *target*; *sent*: the header fields the driver handed its client."""
+    *method* *target*; *sent*: the header fields the driver handed its client; *proxy*: the
+    proxy it went through (the peer, when aiohttp already gave the connection back)."""
     status = resp.status
     reason = resp.reason or ""
     cap = Capture("HTTP/1.1", url, status=status, method=method, target=target, started=started)
@@ -59,8 +63,16 @@ def capture_reply(resp: Any, url: str, method: str, target: str, hostport: str, 
             cap.headers = list(resp.headers.items())
             cap.request_headers = [("Host", hostport), *_pairs(sent)]
         transport = resp.conn.transport
+    # credentials are never archived (as passwords in a command exchange)
+    cap.request_headers = [(k, "****" if k.lower() in _SECRET else v) for k, v in cap.request_headers]
     cap.status_line = f"{cap.protocol} {status}" + (f" {reason}" if reason and cap.protocol != "HTTP/2" else "")
     cap.peer_of(transport)
+    if cap.peer is None and proxy is not None:  # a body that came whole with its head: released
+        from urllib.parse import urlsplit
+
+        p = urlsplit(proxy)
+        if p.hostname:
+            cap.peer = (p.hostname, p.port or 80)
     cap.kept_by_driver = True
     return cap
 

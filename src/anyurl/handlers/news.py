@@ -35,21 +35,19 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import (
-    AccessDenied,
     AnyURLError,
     ConfigurationError,
-    ConnectError,
     FetchTimeout,
     NotSupported,
     PoolTimeout,
     ProtocolError,
-    TemporaryFailure,
     UnsafeURL,
 )
 from ..net.connect import lost, open_stream, start_tls
 from ..net.pool import Lease, Pool
 from ..net.tls import client_context
 from ..protocols import nntp
+from ..protocols import nntpsession as ns
 from ..protocols.nntp import Data, End, Reply, ReplyReader
 from ..response import Body, Capture, Entry, Stat
 from ..settings import NewsOptions
@@ -122,10 +120,10 @@ class _Conn:
         self.chunk = chunk
         self.req = req  # the request using the connection now: its timeouts apply
         self.trace = trace
-        self.group: str | None = None
-        self.caps: dict[str, list[str]] = {}
-        self.authenticated = False
-        self.over_verb = "OVER"
+        self.session = ns.Session(server.host, server.port)
+        self.lines: deque[bytes] = deque()  # a block's lines read and not yet handed to the session
+        self.starttls: Callable[[], Awaitable[None]] | None = None  # the TLS upgrade, when asked for
+        self.login: Callable[[str, int], tuple[str, str] | None] = lambda host, port: None
         self.closed = False
         self.reads = 0  # reads done: a pipelined request waiting its turn sees the head move
         #: the capture of the request using the connection (capture=True): its command and
@@ -246,6 +244,44 @@ class _Conn:
         await self.send(line, block)
         return await self.reply()
 
+    async def run(self, op: ns.Op[T]) -> T:
+        """Carry out the session *op*'s events until it returns (see anyurl.protocols.nntpsession)."""
+        value: Any = None
+        while True:
+            try:
+                event = op.send(value)
+            except StopIteration as stop:
+                result: T = stop.value
+                return result
+            kind = type(event)
+            value = None
+            if kind is ns.Send:
+                await self.send(event.line, event.block)  # type: ignore[union-attr]
+            elif event is ns.READ:
+                value = await self.reply()
+            elif event is ns.LINE:
+                value = await self.line()
+            elif kind is ns.Block:
+                value = await self.block(event.limit)  # type: ignore[union-attr]
+            elif event is ns.START_TLS:
+                assert self.starttls is not None
+                await self.starttls()
+            elif kind is ns.AskLogin:
+                value = self.login(self.server.host, self.server.port)
+            else:  # pragma: no cover - a new event without its handler
+                raise AssertionError(f"unknown NNTP session event {event!r}")
+
+    async def line(self) -> bytes | None:
+        """The block's next line, without its line end; None after the block's end."""
+        lines = self.lines
+        while not lines:
+            ev = await self.event()
+            if isinstance(ev, End):
+                return None
+            if isinstance(ev, Data):
+                lines.extend(ev.data.splitlines())
+        return lines.popleft()
+
     async def block(self, limit: int) -> bytes:
         """The rest of a multi-line block, at most *limit* bytes."""
         parts: list[bytes] = []
@@ -259,16 +295,6 @@ class _Conn:
                 if total > limit:
                     raise ProtocolError(f"multi-line reply larger than {limit} bytes")
                 parts.append(ev.data)
-
-    async def block_lines(self) -> AsyncIterator[bytes]:
-        """The lines of a multi-line block (Data chunks always end at a line end)."""
-        while True:
-            ev = await self.event()
-            if isinstance(ev, End):
-                return
-            if isinstance(ev, Data):
-                for line in ev.data.splitlines():
-                    yield line
 
     async def close(self, polite: bool = False) -> None:
         if self.closed:
@@ -447,7 +473,7 @@ class NewsHandler(Handler):
 
     async def _stat_group(self, req: Request, server: _Server, opts: NewsOptions, group: str) -> Stat:
         url = req.url
-        conn, status = await self._start(req, server, opts, lambda conn: self._select(url, conn, group))
+        conn, status = await self._start(req, server, opts, lambda conn: conn.run(conn.session.select(group)))
         await self._pool(server).release(conn, True)
         return Stat(str(url), kind="group", content_type="text/plain",
                     meta={"group": status.name or group, "count": status.count, "low": status.low,
@@ -457,37 +483,13 @@ class NewsHandler(Handler):
                             ref: int | str) -> Stat:
         url = req.url
 
-        async def step(conn: _Conn) -> tuple[int | None, str | None, bytes, int | None]:
-            if group is not None and conn.group != group:
-                await self._select(url, conn, group)
-            reply = await self._command(url, conn, nntp.article_cmd(ref, "STAT"))
-            if reply.code != 223:
-                raise nntp.error_for(reply, f"STAT {ref}")
-            number, mid = nntp.parse_stat_reply(reply)
-            reply = await self._command(url, conn, nntp.article_cmd(ref, "HEAD"), nntp.ARTICLE_CODES)
-            if reply.code != 221:
-                raise nntp.error_for(reply, f"HEAD {ref}")
-            head = await conn.block(opts.max_head)
-            size: int | None = None
-            # No Bytes: header: ask for the overview's :bytes (one short command) by
-            # number, or by message-id where the server offers "OVER MSGID".
-            by_id = isinstance(ref, str) and "MSGID" in conn.caps.get("OVER", [])
-            if b"\nbytes:" not in b"\n" + head.lower() and (isinstance(ref, int) or by_id):
-                line = (nntp.over_cmd(ref, ref, conn.over_verb) if isinstance(ref, int)
-                        else nntp.article_cmd(ref, "OVER"))
-                reply = await self._command(url, conn, line, nntp.OVER_CODES)
-                if reply.code == 224:
-                    async for over_line in conn.block_lines():
-                        with contextlib.suppress(ProtocolError):
-                            size = nntp.parse_overview(over_line).size
-            return number, mid, head, size
-
         result: tuple[int | None, str | None, bytes, int | None] | None = None
         if self._depth(opts) > 1:
             with contextlib.suppress(_Retry):
                 result = await self._stat_pipelined(req, server, opts, group, ref)
         if result is None:
-            conn, unpipelined = await self._start(req, server, opts, step)
+            conn, unpipelined = await self._start(req, server, opts,
+                                                  lambda conn: conn.run(conn.session.stat(group, ref, opts.max_head)))
             await self._pool(server).release(conn, True)
             result = unpipelined
         number, mid, head, over_size = result
@@ -529,19 +531,11 @@ class NewsHandler(Handler):
             size: int | None = None
             # No Bytes: header: the overview's :bytes, as unpipelined, when no reply is queued
             # behind this one (else on a connection of its own)
-            by_id = isinstance(ref, str) and "MSGID" in conn.caps.get("OVER", [])
-            if (head_reply.code == 221 and b"\nbytes:" not in b"\n" + head.lower()
-                    and (isinstance(ref, int) or by_id)):
+            if head_reply.code == 221 and conn.session.needs_size(ref, head):
                 if not window.alone():
                     raise _Retry
                 window.sealed = True
-                line = (nntp.over_cmd(ref, ref, conn.over_verb) if isinstance(ref, int)
-                        else nntp.article_cmd(ref, "OVER"))
-                reply = await conn.command(line, nntp.OVER_CODES)
-                if reply.code == 224:
-                    async for over_line in conn.block_lines():
-                        with contextlib.suppress(ProtocolError):
-                            size = nntp.parse_overview(over_line).size
+                size = await conn.run(conn.session.over_size(ref))
         except BaseException as exc:
             await self._break(window)
             if isinstance(exc, AnyURLError):
@@ -570,73 +564,22 @@ class NewsHandler(Handler):
                      chunk=min(req.limits.chunk_size, 256 * 1024), req=req, trace=opts.trace)
         if req.capture:  # the greeting and the session's start are this request's exchange
             conn.capture = _capture(url, conn)
+        conn.login = self.context.credentials_for
+
+        async def starttls() -> None:
+            if conn.replies.pending or conn.replies.buffered or conn.reader.at_eof():
+                # bytes after 382 would be read as if they came over TLS (STARTTLS injection)
+                raise ProtocolError("unexpected data before the TLS handshake")
+            await start_tls(None, conn.writer, self._ssl(opts), server.host, server.port,
+                            timeout=conn.req.connect_timeout)
+
+        conn.starttls = starttls
         try:
-            greeting = await conn.reply()
-            if greeting.code == 400:
-                raise TemporaryFailure("the news server is temporarily unavailable", reply=greeting.line)
-            if greeting.code == 502:
-                raise ConnectError("the news server refuses service to this client", reply=greeting.line)
-            if greeting.code not in (200, 201):
-                raise ProtocolError("unexpected greeting from the news server", reply=greeting.line)
-            await self._capabilities(conn)
-            if server.starttls and not server.tls:
-                await self._starttls(conn, server, opts)
-            if "READER" not in conn.caps and ("MODE-READER" in conn.caps or not conn.caps):
-                await self._mode_reader(url, conn)
+            await conn.run(conn.session.login(server.starttls and not server.tls))
         except BaseException:
             await conn.close()
             raise
         return conn
-
-    async def _capabilities(self, conn: _Conn) -> None:
-        reply = await conn.command(nntp.simple_cmd("CAPABILITIES"), nntp.CAPABILITIES_CODES)
-        conn.caps = nntp.parse_capabilities(await conn.block(1 << 20)) if reply.code == 101 else {}
-        # RFC 977-era servers know only XOVER; RFC 3977 ones announce OVER.
-        conn.over_verb = "OVER" if "OVER" in conn.caps else "XOVER"
-
-    async def _starttls(self, conn: _Conn, server: _Server, opts: NewsOptions) -> None:
-        if "STARTTLS" not in conn.caps:
-            raise ProtocolError("STARTTLS was requested but the news server does not offer it")
-        reply = await conn.command(nntp.simple_cmd("STARTTLS"))
-        if reply.code != 382:
-            raise nntp.error_for(reply, "STARTTLS")
-        if conn.replies.pending or conn.replies.buffered or conn.reader.at_eof():
-            # bytes after 382 would be read as if they came over TLS (STARTTLS injection)
-            raise ProtocolError("unexpected data before the TLS handshake")
-        await start_tls(None, conn.writer, self._ssl(opts), server.host, server.port,
-                        timeout=conn.req.connect_timeout)
-        await self._capabilities(conn)  # RFC 4642: capabilities may change after TLS
-
-    async def _mode_reader(self, url: URL, conn: _Conn) -> None:
-        reply = await self._command(url, conn, nntp.simple_cmd("MODE", "READER"))
-        if reply.code in (200, 201, 500, 501):  # 5xx: an old server without the command
-            return
-        raise nntp.error_for(reply, "MODE READER")
-
-    async def _authenticate(self, url: URL, conn: _Conn, first: Reply) -> None:
-        host, port = conn.server.host, conn.server.port
-        cred = self.context.credentials_for(host, port)
-        if cred is None:
-            raise AccessDenied(
-                f"{host}:{port} requires authentication: pass Client(credentials="
-                f"{{'{host}:{port}': (user, password)}}) or add 'machine {host}' to ~/.netrc",
-                reply=first.line)
-        user, password = cred
-        reply = await conn.command(nntp.authinfo_cmd("USER", user))
-        if reply.code == 381:
-            reply = await conn.command(nntp.authinfo_cmd("PASS", password))
-        if reply.code != 281:
-            raise AccessDenied(f"the news server rejected the login of {user!r}", reply=reply.line)
-        conn.authenticated = True
-
-    async def _command(self, url: URL, conn: _Conn, line: bytes,
-                       block: frozenset[int] = nntp.NO_BLOCK) -> Reply:
-        """Send *line*; on 480 log in once and send it again."""
-        reply = await conn.command(line, block)
-        if reply.code == 480 and not conn.authenticated:
-            await self._authenticate(url, conn, reply)
-            reply = await conn.command(line, block)
-        return reply
 
     async def _start(self, req: Request, server: _Server, opts: NewsOptions,
                      step: Callable[[_Conn], Awaitable[T]]) -> tuple[_Conn, T]:
@@ -663,14 +606,6 @@ class NewsHandler(Handler):
         # a complete error reply (430 no such article) leaves the connection clean for reuse
         return await self.pool.run(acquire, run, keep_on_error=True)
 
-    async def _select(self, url: URL, conn: _Conn, group: str) -> nntp.GroupStatus:
-        reply = await self._command(url, conn, nntp.group_cmd(group))
-        if reply.code != 211:
-            conn.group = None
-            raise nntp.error_for(reply, f"GROUP {group}")
-        conn.group = group
-        return nntp.parse_group_reply(reply)
-
     # -- articles --------------------------------------------------------------
 
     async def _article(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
@@ -680,15 +615,7 @@ class NewsHandler(Handler):
             with contextlib.suppress(_Retry):
                 return await self._article_pipelined(req, server, opts, group, ref, offset)
 
-        async def step(conn: _Conn) -> Reply:
-            if group is not None and conn.group != group:
-                await self._select(url, conn, group)
-            reply = await self._command(url, conn, nntp.article_cmd(ref), nntp.ARTICLE_CODES)
-            if reply.code != 220:
-                raise nntp.error_for(reply, f"ARTICLE {ref}")
-            return reply
-
-        conn, reply = await self._start(req, server, opts, step)
+        conn, reply = await self._start(req, server, opts, lambda conn: conn.run(conn.session.article(group, ref)))
         pool = self._pool(server)
         cap = conn.capture
         body = await self._article_body(url, server, opts, group, ref, offset, conn, reply,
@@ -708,9 +635,9 @@ class NewsHandler(Handler):
         try:
             conn = await window.wait_turn(slot, req)
             reply = await conn.reply()
-            if reply.code == 480 and not conn.authenticated and window.alone():
+            if reply.code == 480 and not conn.session.authenticated and window.alone():
                 window.sealed = True
-                await self._authenticate(url, conn, reply)
+                await conn.run(conn.session.authenticate(reply))
                 reply = await conn.command(nntp.article_cmd(ref), nntp.ARTICLE_CODES)
             if not _answers(220, ref, reply):
                 _log.info("%s:%s answered %r to ARTICLE %s on a pipelined connection: dropping it",
@@ -911,17 +838,12 @@ class NewsHandler(Handler):
 
     async def _open_window(self, req: Request, server: _Server, opts: NewsOptions, group: str | None,
                            lines: list[tuple[bytes, frozenset[int]]], ref: int | str) -> tuple[_Window, _Slot]:
-        url = req.url
         window = _Window(server, group, self._depth(opts))
         self._windows.setdefault(server, []).append(window)
         slot = window.add(lines, ref)
 
-        async def select(conn: _Conn) -> None:
-            if group is not None and conn.group != group:
-                await self._select(url, conn, group)
-
         try:
-            conn, _ = await self._start(req, server, opts, select)
+            conn, _ = await self._start(req, server, opts, lambda conn: conn.run(conn.session.enter(group)))
         except BaseException:
             await self._break(window)  # the requests that joined it ask again on their own
             raise
@@ -931,7 +853,7 @@ class NewsHandler(Handler):
         # every command queued while connecting, in one write
         queued = [line for s in window.slots for line in s.lines]
         window.conn = conn
-        window.group = conn.group
+        window.group = conn.session.group
         with contextlib.suppress(AnyURLError):
             await conn.send_many(queued)
         return window, slot
@@ -1002,35 +924,8 @@ class NewsHandler(Handler):
         url = req.url
         limit = max(1, opts.listing_limit)
 
-        async def step(conn: _Conn) -> tuple[nntp.GroupStatus, dict[int, bytes], int]:
-            status = await self._select(url, conn, group)
-            if status.count == 0 or status.high < status.low or status.high == 0:
-                return status, {}, 0
-            first = max(status.low, status.high - limit + 1)
-            reply = await self._command(url, conn, nntp.over_cmd(first, status.high, conn.over_verb),
-                                        nntp.OVER_CODES)
-            if reply.code in (500, 501) and conn.over_verb == "OVER":
-                conn.over_verb = "XOVER"
-                reply = await self._command(url, conn, nntp.over_cmd(first, status.high, "XOVER"),
-                                            nntp.OVER_CODES)
-            if reply.code in (420, 423):  # no articles in that range
-                return status, {}, 0
-            if reply.code != 224:
-                raise nntp.error_for(reply, f"{conn.over_verb} {first}-{status.high}")
-            # Keep only lines numbered inside the range asked for, the last one per
-            # number: at most `limit` lines, however many the server sends. Only
-            # those are parsed.
-            kept: dict[int, bytes] = {}
-            ignored = 0
-            async for line in conn.block_lines():
-                number = nntp.overview_number(line)
-                if number is None or not first <= number <= status.high:
-                    ignored += 1
-                    continue
-                kept[number] = line
-            return status, kept, ignored
-
-        conn, (status, kept, ignored) = await self._start(req, server, opts, step)
+        conn, (status, kept, ignored) = await self._start(req, server, opts,
+                                                           lambda conn: conn.run(conn.session.overview(group, limit)))
         cap = conn.capture
         await self._pool(server).release(conn, True)
         items: list[nntp.Overview] = []
@@ -1069,27 +964,12 @@ class NewsHandler(Handler):
         up to ``NewsOptions.max_descriptions`` bytes), then LIST ACTIVE, one entry per line."""
         url = req.url
         max_entries = req.limits.max_entries
-        descriptions: dict[str, str] = {}
         meta: dict[str, Any] = {"groups": 0}
 
-        async def step(conn: _Conn) -> None:
-            reply = await self._command(url, conn, nntp.simple_cmd("LIST", "NEWSGROUPS"), nntp.LIST_CODES)
-            if reply.code == 215:
-                budget = opts.max_descriptions
-                async for line in conn.block_lines():
-                    if budget <= 0:
-                        continue  # drain the rest: the entries go without descriptions
-                    with contextlib.suppress(ProtocolError):
-                        name, text = nntp.parse_newsgroups(line)
-                        descriptions[name] = text
-                        budget -= len(name) + len(text) + 64
-                        if budget <= 0:
-                            meta["descriptions_truncated"] = True
-            reply = await self._command(url, conn, nntp.simple_cmd("LIST", "ACTIVE"), nntp.LIST_CODES)
-            if reply.code != 215:
-                raise nntp.error_for(reply, "LIST ACTIVE")
-
-        conn, _ = await self._start(req, server, opts, step)
+        conn, (descriptions, cut) = await self._start(req, server, opts,
+                                                       lambda conn: conn.run(conn.session.groups(opts.max_descriptions)))
+        if cut:
+            meta["descriptions_truncated"] = True
         cap = conn.capture
         pool = self._pool(server)
         done = False
@@ -1105,7 +985,7 @@ class NewsHandler(Handler):
             nonlocal done
             count = 0
             try:
-                async for line in conn.block_lines():
+                while (line := await conn.line()) is not None:
                     try:
                         g = nntp.parse_active(line)
                     except ProtocolError:

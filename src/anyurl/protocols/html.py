@@ -5,7 +5,8 @@ and hands back :class:`~anyurl.response.Entry` values as soon as each link is
 complete; ``close`` returns the rest. It parses with the standard library's
 :class:`html.parser.HTMLParser` (tolerant of broken markup, incremental) and
 keeps every buffer bounded: bytes parsed (``max_bytes``), links
-(``max_entries``), and the unfinished markup the parser holds back (a tag,
+(``max_entries``), the memory the links' entries take, estimated as :data:`ENTRY_COST`
+bytes each plus their characters (``max_entries_bytes``), and the unfinished markup the parser holds back (a tag,
 comment or declaration longer than ``max_pending`` is refused; the text of an
 endless ``<script>``/``<style>`` is dropped as it comes).
 
@@ -63,7 +64,7 @@ from ..response import HTML_TYPES, Entry, is_html
 from ..urls import FTPURL, HTTPURL, URL, FileURL, join_text, parse
 from .css import CSSRefs
 
-__all__ = ["FOLLOWABLE_SCHEMES", "HTML_TYPES", "MAX_PAGE_BYTES", "MAX_PENDING", "PageLinks", "clean_href", "is_html",
+__all__ = ["ENTRY_COST", "FOLLOWABLE_SCHEMES", "HTML_TYPES", "MAX_ENTRIES_BYTES", "MAX_PAGE_BYTES", "MAX_PENDING", "PageLinks", "clean_href", "is_html",
            "page_links", "srcset_urls"]
 
 # Schemes a link may lead to (file: only from a file: page).
@@ -71,6 +72,11 @@ FOLLOWABLE_SCHEMES: frozenset[str] = frozenset({
     "http", "https", "ftp", "ftps", "gopher", "news", "nntp", "nntps", "wais", "prospero"})
 # Bytes of one page parsed for links when Limits.max_size does not say.
 MAX_PAGE_BYTES = 256 * 1024 * 1024
+# Memory the entries of one page may take (Limits.max_entries_bytes), estimated: ENTRY_COST
+# bytes an entry (an Entry with its __dict__, its meta dict, three str headers: ~560 with
+# tracemalloc) plus the characters of its URL, name and link text.
+MAX_ENTRIES_BYTES = 128 * 1024 * 1024
+ENTRY_COST = 560
 # Unfinished markup the parser may hold back (one tag, comment or declaration).
 MAX_PENDING = 1024 * 1024
 _MAX_TEXT = 1024       # characters of link text kept
@@ -310,7 +316,7 @@ class PageLinks:
 
     def __init__(self, url: str | URL, *, charset: str | None = None, max_bytes: int | None = MAX_PAGE_BYTES,
                  max_entries: int = 1_000_000, max_pending: int = MAX_PENDING, requisites: bool = False,
-                 stylesheet: bool = False) -> None:
+                 stylesheet: bool = False, max_entries_bytes: int | None = MAX_ENTRIES_BYTES) -> None:
         self.page = parse(url) if isinstance(url, str) else url
         # also <img src>, <script src>, <link rel=stylesheet|icon href>, CSS url()...
         self.requisites = requisites or stylesheet
@@ -322,6 +328,8 @@ class PageLinks:
         self.charset = charset
         self.max_bytes = max_bytes
         self.max_entries = max_entries
+        self.max_entries_bytes = max_entries_bytes
+        self.entries_bytes = 0  # the entries' memory handed out so far, estimated (ENTRY_COST each + text)
         self.max_pending = max_pending
         self.autoindex: bool | None = False if stylesheet else None
         self._css: CSSRefs | None = None
@@ -547,11 +555,16 @@ class PageLinks:
                 meta.update(approx)
         else:
             kind = "page"
-        self.entries += 1
         rel = self._rel(u)
         # the root of the page's own server (a top autoindex's "../", a "home" link) has no
         # last segment: "/", not the host's name, which would read as an entry for a host
         name = _last_name(u) or ("/" if rel is not None and _place(u) is not None else _name(u))
+        cost = ENTRY_COST + len(url) + len(name) + len(text)
+        if self.max_entries_bytes is not None and self.entries_bytes + cost > self.max_entries_bytes:
+            raise TransferError(f"HTML page's links take more than {self.max_entries_bytes} bytes of memory "
+                                f"(Limits.max_entries_bytes; {self.entries} links kept)", url=self.page_text)
+        self.entries_bytes += cost
+        self.entries += 1
         self._out.append(Entry(name=name, url=url, kind=kind, size=size, modified=modified,
                                meta=meta, title=text or None, rel=rel))
 
@@ -572,9 +585,11 @@ class PageLinks:
 
 
 def page_links(content: bytes, url: str | URL, *, charset: str | None = None,
-               max_entries: int = 1_000_000) -> tuple[list[Entry], PageLinks]:
+               max_entries: int = 1_000_000, max_entries_bytes: int | None = MAX_ENTRIES_BYTES
+               ) -> tuple[list[Entry], PageLinks]:
     """Every link of a page already in memory, and the parser (``autoindex``, ``skipped``)."""
-    links = PageLinks(url, charset=charset, max_bytes=None, max_entries=max_entries)
+    links = PageLinks(url, charset=charset, max_bytes=None, max_entries=max_entries,
+                      max_entries_bytes=max_entries_bytes)
     out: list[Entry] = []
     step = 256 * 1024
     for i in range(0, len(content), step):

@@ -434,7 +434,7 @@ class _Walker:
                 entries = None if stream is None else [e async for e in stream]
                 # an ordinary web page is a file whose links are followed; an autoindex page a directory
                 page = body.entries is None and entries is not None and all(e.kind == "page" for e in entries)
-                if content is not None:
+                if content is not None and not src.complete:  # a body read to its end cannot be read again
                     async for _ in src:  # the rest of the file (all of it when it is no page)
                         pass
                     if body.size is not None and content.size < body.size:

@@ -15,7 +15,7 @@ from tests.procs import spawn
 import anyurl
 
 # Heavy modules a command that does not need them must not load.
-HEAVY = ("aiohttp", "asn1tools", "importlib.metadata", "h2")
+HEAVY = ("aiohttp", "asn1tools", "importlib.metadata", "h2", "jh2")
 
 
 def _loaded_after(code: str) -> dict[str, object]:
@@ -169,7 +169,7 @@ def test_a_wrong_loop_choice_is_a_clear_error(tmp_path: Path) -> None:
 # is not used by the command, or (marked) not yet cut and guarded so it does not come back.
 _NOT_FOR_QUICK = ("asyncio", "argparse", "dataclasses", "inspect", "json", "typing", "contextlib",
                   "importlib.metadata", "email", "pathlib", "logging", "copy")
-_NOT_FOR_GET = ("aiohttp", "h2", "html.parser", "importlib.metadata", "shutil", "bz2", "lzma", "logging.handlers", "netrc",
+_NOT_FOR_GET = ("aiohttp", "h2", "jh2", "html.parser", "importlib.metadata", "shutil", "bz2", "lzma", "logging.handlers", "netrc",
                 "mimetypes", "importlib.util")
 _NOT_FOR_PLAIN_GET = ("argparse",)  # `get -o FILE URL`, `ls URL` are read without it (mirror, put... use it)
 # made lazy for a download: Timeouts/Entry/... are not dataclasses made at import, proxy settings load

@@ -22,3 +22,13 @@ def test_importing_the_http2_driver_leaves_the_http2_library_unloaded(library: s
     env = {**os.environ, "ANYURL_H2_LIBRARY": library}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.split("\n")[:2] == ["[]", f"{library} {library} True True"]
+
+
+def test_without_jh2_the_driver_speaks_http2_with_h2() -> None:
+    # (no wheel for this platform: jh2 cannot be imported)
+    code = ("import sys; sys.modules['jh2'] = None\n"
+            "import anyurl.handlers.http2 as m\n"
+            "m._load_h2(); print(m.LIBRARY, m._strict is None, 'hpack' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "ANYURL_H2_LIBRARY"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.split() == ["h2", "True", "True"]

@@ -314,3 +314,41 @@ def test_busybox_index_cgi_rows_give_size_before_the_date() -> None:
     assert got == [("docs", "directory", None, when(2026, 11, 30, 9, 10, 11)),
                    ("a.bin", "file", 500, when(2026, 12, 1, 23, 4, 48)),
                    ("b c.txt", "file", 0, when(2026, 12, 2, 1, 2, 3))]
+
+
+def _many_links(n: int) -> bytes:
+    return b"<html><body>" + b"".join(b'<a href="/d/file-%07d.html">file %d</a>\n' % (i, i) for i in range(n))
+
+
+def test_links_are_bounded_in_memory_as_well_as_in_count() -> None:
+    # issue 33 item 13: a page of 1,100,000 links took 664 MB in entries held whole up to
+    # Limits.max_entries; now their memory is bounded too (estimated, and measured here)
+    bound = 4 * 1024 * 1024
+    page = _many_links(50_000)
+    pieces = [page[i:i + 256 * 1024] for i in range(0, len(page), 256 * 1024)]
+    parser = PageLinks("http://h/d/", max_bytes=None, max_entries_bytes=bound)
+    kept: list[Entry] = []
+    tracemalloc.start()
+    try:
+        with pytest.raises(TransferError, match=r"more than 4194304 bytes of memory \(Limits.max_entries_bytes; "):
+            for piece in pieces:
+                kept += parser.feed(piece)
+            kept += parser.close()
+        del parser._parser  # noqa: SLF001 - what is left is the entries
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert 5_000 < len(kept) < 50_000
+    assert sum(560 + len(e.url or "") + len(e.name) + len(e.title or "") for e in kept) <= bound
+    # the estimate follows what the entries really take (so the bound is a memory bound)
+    assert 0.75 * bound < held < 1.3 * bound, held
+
+
+def test_the_default_memory_bound_cuts_a_million_links() -> None:
+    from anyurl import Limits
+    from anyurl.protocols.html import ENTRY_COST, MAX_ENTRIES_BYTES
+
+    assert Limits().max_entries_bytes == MAX_ENTRIES_BYTES == 128 * 1024 * 1024
+    # 1,000,000 links of this page's size take ~0.6 GB: the default stops them near 0.13 GB
+    per_link = ENTRY_COST + len("http://h/d/file-0000000.html") + len("file-0000000.html") + len("file 0")
+    assert MAX_ENTRIES_BYTES // per_link < 250_000

@@ -82,3 +82,9 @@ def test_peers_table_pairs_each_client_with_its_few_run_and_anyurl(tmp_path: Pat
     assert got["curl -Z"]["cpu_over_anyurl"] == pytest.approx([0.5])  # curl ahead: below 1
     assert got["curl -Z"]["wall_over_anyurl"] == pytest.approx([0.5])
     assert got["anyurl get [main]"]["cpu_us"] == pytest.approx([80.0])
+    # a round whose anyurl slope is not above zero (noise) is left out of the CPU ratio
+    group["results"][3]["runs"][0]["cpu_seconds"] = 0.5
+    peers.against_anyurl(group, 1000, 100)
+    got = json.loads((tmp_path / "latest.jsonl").read_text().splitlines()[-1])["clients"]
+    assert got["curl -Z"]["cpu_over_anyurl"] == [] and got["curl -Z"]["wall_over_anyurl"] == pytest.approx([0.5])
+    assert "| curl -Z | 50.0 | 50.0-50.0 | 0.50 | 0.50-0.50 | n/a | n/a |" in (tmp_path / "latest.md").read_text()
