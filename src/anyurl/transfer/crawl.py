@@ -49,7 +49,7 @@ from .walk import CRAWL_DELAY_MAX, scope_rules
 if TYPE_CHECKING:
     from ..client import Client
 
-__all__ = ["CrawlEvent", "CrawlResult", "DirectorySink", "Sink", "crawl", "local_path"]
+__all__ = ["CrawlEvent", "CrawlResult", "DirectorySink", "Sink", "by_host", "crawl", "crawl_sync", "local_path"]
 
 log = logging.getLogger("anyurl.crawl")
 
@@ -525,3 +525,39 @@ async def crawl(client: Client, seeds: str | URL | Sequence[str | URL], *, dest:
     finally:
         if own:
             await asyncio.shield(frontier.close())
+
+
+# -- beyond one machine ------------------------------------------------------------------
+
+
+def by_host(seeds: Sequence[str | URL], parts: int) -> list[list[str]]:
+    """*seeds* in *parts* groups, every seed of one host in the same group (a stable hash of the
+    host: the same seeds give the same groups in every run, so each group's state continues).
+    Crawled with ``same_host=True`` (the default), each group's crawl stays on its own hosts: a
+    host is crawled by one process only, and its politeness (``per_host``, delays, robots.txt)
+    holds across the whole cluster. See docs/crawl.md."""
+    import zlib
+
+    out: list[list[str]] = [[] for _ in range(max(1, parts))]
+    for seed in seeds:
+        u = parse(seed) if isinstance(seed, str) else seed
+        host = str(getattr(u, "host", "") or u.scheme).lower()
+        out[zlib.crc32(host.encode("utf-8", "surrogateescape")) % len(out)].append(str(u))
+    return out
+
+
+def crawl_sync(seeds: Sequence[str], *, client_kwargs: dict[str, Any] | None = None,
+               **options: Any) -> dict[str, Any]:
+    """:func:`crawl` in a new event loop with a Client of its own (*client_kwargs*), for a
+    worker process (a Dask task): a summary dict (counts, bytes, seconds, the first errors,
+    the process id) that pickles. *options* are :func:`crawl`'s (``dest``, ``state``...)."""
+    from ..client import Client
+
+    async def run() -> CrawlResult:
+        async with Client(**(client_kwargs or {})) as client:
+            return await crawl(client, list(seeds), **options)
+
+    r = asyncio.run(run())
+    return {"seeds": list(seeds), "fetched": r.fetched, "listed": r.listed, "errors": r.errors,
+            "skipped": r.skipped, "bytes": r.bytes, "pending": r.pending, "seconds": r.seconds,
+            "by_scheme": r.by_scheme, "first_errors": r.first_errors, "pid": os.getpid()}

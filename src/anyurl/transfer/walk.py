@@ -747,9 +747,10 @@ async def walk(client: Source, url: str | URL | Sequence[str | URL], *, max_dept
     *max_depth* 0 yields only the start; 1 also its entries (directories among
     them are yielded, not listed); None: no limit.
     *follow* filters the entries visited; *per_host* and *delay* (seconds
-    between listings of one host) set the politeness. *requisites*: an HTML page's
-    images, stylesheets and scripts are entries too (``meta["requisite"]``), not
-    only its ``<a>/<area>/<frame>/<iframe>`` links (wget -p).
+    between listings of one host) set the politeness. *requisites*: what an HTML page
+    loads is an entry too (``meta["requisite"]``: images and srcsets, style sheets,
+    scripts, media, icons, CSS ``url()``; see :mod:`anyurl.protocols.html`), not only its
+    ``<a>/<area>/<frame>/<iframe>`` links (wget -p); a style sheet is opened for its own.
     *max_items* bounds the resources met, *max_pending* the directories found
     and not yet listed (each ~1 KB); past either the walk stops with a TransferError.
     *keep*: the bytes of the files the walk opened (web pages) in ``Found.content``;

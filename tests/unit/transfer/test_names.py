@@ -55,3 +55,19 @@ def test_one_home_and_the_old_paths() -> None:
     assert download.safe_name is names.safe_name and download.name_for_url is names.name_for_url
     assert download.PART_SUFFIX is names.PART_SUFFIX
     assert mirror.local_name is names.local_name
+
+
+@pytest.mark.parametrize(("path", "want"), [
+    ("", ["index.html"]),
+    ("sub/", ["sub", "index.html"]),
+    ("sub/index.html", ["sub", "index.html"]),
+    ("a%20b/c%2Fd.txt", ["a b", "c%2Fd.txt"]),
+    ("..%2F/x", ["..%2F", "x"]),
+])
+def test_web_names_name_a_directory_page_index_html(path: str, want: list[str]) -> None:
+    # issue 33 item 2: "sub/" was saved as "sub" (a file where sub/x.txt needs a directory),
+    # the start page as "index" beside a link's "index.html"
+    from anyurl.transfer.names import WEB_INDEX, web_names
+
+    assert WEB_INDEX == "index.html"
+    assert web_names(path) == want
