@@ -60,6 +60,8 @@ ONLY: list[str] = []
 # chattr +T places in another block group (ManyFiles.fresh); "rmtree" deletes and re-makes
 # the same directory (the method before 2026-11-23's fourth session, kept to show its cost).
 DISK_FRESH = "spread"
+# Case filters (bench.run --skip): a case whose name contains one of them is left out of its table.
+SKIP: list[str] = []
 # Source trees and environment variants run beside each anyurl CLI case (bench.run --tree/--variant).
 TREES: list[Path] = []
 VARIANTS: list[tuple[str, dict[str, str]]] = []
@@ -113,6 +115,11 @@ def compile_tree(tree: Path) -> None:
 
 def _is_cli(case: Case) -> bool:
     return bool(case.argv) and str(case.argv[0]) == str(VENV_BIN / "anyurl")
+
+
+def kept(cases: list[Case]) -> list[Case]:
+    """*cases* without those the --skip filters leave out (by a part of the name, any case)."""
+    return [c for c in cases if not any(f.lower() in c.name.lower() for f in SKIP)]
 
 
 def with_trees(cases: list[Case]) -> list[Case]:
@@ -196,6 +203,7 @@ def compare(title: str, cases: list[Case], reference: str | None = None, *,
     rounds = rounds or ROUNDS
     if expand:
         cases = with_trees(cases)
+    cases = kept(cases)
     load_before = load1()
     t0 = time.monotonic()
     for i in range(rounds):

@@ -75,7 +75,7 @@ def header(groups: list[str], quick: bool) -> str:
     return (f"# bench run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
             f"commit {commit}{' (src modified)' if dirty else ''}; groups {' '.join(groups)}"
             f"{' (--quick)' if quick else ''}; {harness.ROUNDS} rounds;"
-            f"{''.join(f' tree {t};' for t in harness.TREES)}"
+            f"{''.join(f' tree {t};' for t in harness.TREES)}{''.join(f' skip {k!r};' for k in harness.SKIP)}"
             f"{''.join(f' variant {n} {e};' for n, e in harness.VARIANTS)} {os.cpu_count()} CPUs; "
             f"Python {platform.python_version()}; anyurl from {installed_anyurl()}; "
             f"small-file outputs: {'; '.join(f'{o.label} = {o.describe()}' for o in harness.OUTPUTS)}"
@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, help="interleaved rounds per group (default 5; 3 with --quick)")
     ap.add_argument("--only", action="append", default=[], metavar="TEXT",
                     help="run only the groups whose title contains TEXT (repeatable; e.g. 'files of 4 KiB')")
+    ap.add_argument("--skip", action="append", default=[], metavar="TEXT",
+                    help="leave out the commands whose name contains TEXT (repeatable; e.g. 'httpx')")
     ap.add_argument("--outputs", default="tmpfs,disk",
                     help="where small-file groups write, each a table of its own: tmpfs, disk or both "
                          "(default tmpfs,disk)")
@@ -114,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--tree {tree}: no src/anyurl/__init__.py there")
     harness.ROUNDS = args.rounds or (3 if args.quick else 5)
     harness.ONLY = args.only
+    harness.SKIP = args.skip
     harness.DISK_FRESH = args.disk_fresh
     here = Path(__file__).resolve().parent
     available = sorted(m.name for m in pkgutil.iter_modules([str(here / "suites")]) if not m.name.startswith("_"))

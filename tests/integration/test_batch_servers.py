@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -21,11 +22,13 @@ from fixtures.launcher import Endpoint, Launcher
 from fixtures.servers import _ftp_seed as seed
 from tests.integration.test_cli_ftp_queue import most_in_flight as retrs_in_flight
 from tests.integration.test_cli_news_pipeline import most_in_flight as articles_in_flight
+from tests.integration.test_http import AccessLog
 from tests.taps import Tap
 
 from anyurl import Client, Limits
 from anyurl.batch import Batch, Directory, Memory, Result
 from anyurl.errors import ConnectError, ResourceNotFound
+from anyurl.handlers.http import HTTPOptions
 
 DELAY = 0.25  # the tap's round trip
 FTP_FILES = {"hello.txt": seed.HELLO, "crlf.txt": seed.CRLF_TEXT, "blob.bin": seed.blob(), **seed.SPECIAL_NAMES}
@@ -96,6 +99,32 @@ async def test_http_every_body_exact_pipelined_on_one_connection(web: tuple[Endp
     most, answered = gets_in_flight(tap.events)
     assert answered == len(files) + 1
     assert most > 1, f"at most {most} GET in flight: nothing was pipelined"
+
+
+async def test_https_the_transfers_run_as_streams_of_one_http2_connection(servers: Launcher, tmp_path: Path) -> None:
+    # parallel=1: one connection; once it speaks HTTP/2 the transfers run on it as streams at
+    # once (the batch's stream workers), not one round trip each (40 x DELAY = 10 s at least)
+    ep = servers.get("nginx")
+    log = AccessLog(ep.info["access_log"])
+    tap = Tap((ep.host, ep.info["tls_port"]), DELAY)  # (TLS passes through it as bytes)
+    port = await tap.start()
+    names = [f"many/f{i:04d}.txt" for i in range(40)]
+    try:
+        async with Client(http=HTTPOptions(cafile=ep.info["ca"]), limits=Limits(per_host=1, per_host_requests=64)) as c:
+            t0 = time.monotonic()
+            batch = Batch(c, [f"https://{ep.host}:{port}/{n}" for n in names], Directory(tmp_path), parallel=1)
+            await batch.run()
+            took = time.monotonic() - t0
+    finally:
+        await tap.close()
+    assert (batch.succeeded, batch.failed) == (40, 0)
+    www = Path(ep.info["www"])
+    assert read_all({n: str(tmp_path / n.rsplit("/", 1)[1]) for n in names}) == read_all(
+        {n: str(www / n) for n in names})
+    lines = await log.lines(40)
+    assert {x["request"].rsplit(" ", 1)[1] for x in lines} == {"HTTP/2.0"}
+    assert tap.connections == 1
+    assert took < 0.6 * len(names) * DELAY, f"{took:.1f} s: the transfers did not share the connection"
 
 
 async def test_ftp_one_connection_queues_the_next_file_behind_the_transfer(servers: Launcher,

@@ -49,7 +49,7 @@ from .walk import CRAWL_DELAY_MAX, scope_rules
 if TYPE_CHECKING:
     from ..client import Client
 
-__all__ = ["CrawlEvent", "CrawlResult", "DirectorySink", "Sink", "crawl", "local_path"]
+__all__ = ["CrawlEvent", "CrawlResult", "DirectorySink", "Sink", "by_host", "crawl", "crawl_sync", "local_path"]
 
 log = logging.getLogger("anyurl.crawl")
 
@@ -103,15 +103,28 @@ def local_path(url: str | URL) -> list[str]:
     return [top, *[local_name(s) for s in segs]]
 
 
+def _base_names(base: URL) -> list[str]:
+    """The local names of *base*'s directory (what :func:`local_path` gives the URLs below it)."""
+    names = local_path(base)
+    if isinstance(base, HTTPURL) or (isinstance(base, FTPURL) and not base.name) or (
+            isinstance(base, GopherURL) and base.gophertype not in ("1", "")):
+        return names[:-1]  # a page or a file: its directory
+    return names
+
+
 class DirectorySink:
     """Each resource into ``DIR/`` :func:`local_path`: through a part file, moved into place
     when whole (a failed or interrupted fetch leaves no file under the final name), never
-    through a symlink. A second crawl replaces a file with what the server sends now."""
+    through a symlink. A second crawl replaces a file with what the server sends now.
 
-    def __init__(self, dest: str | os.PathLike[str]) -> None:
+    *base* (a mirror's start URL): what lies below its directory is saved relative to DIR
+    (``DIR/sub/file`` as ``anyurl mirror`` names it), anything else as ``DIR/host/path``."""
+
+    def __init__(self, dest: str | os.PathLike[str], base: URL | None = None) -> None:
         self.dest = os.fspath(dest)
         os.makedirs(self.dest, exist_ok=True)
         self._made: set[str] = set()
+        self._base = _base_names(base) if base is not None else None
 
     def _folder(self, names: list[str], url: str) -> str:
         folder = self.dest
@@ -134,6 +147,9 @@ class DirectorySink:
     def place(self, url: str) -> tuple[str, str]:
         """The local path of *url* and its part file, its directories made."""
         names = local_path(url)
+        base = self._base
+        if base is not None and len(names) > len(base) and names[:len(base)] == base:
+            names = names[len(base):]
         folder = self._folder(names[:-1], url)
         path = os.path.join(folder, names[-1])
         if os.path.isdir(path) and not os.path.islink(path):
@@ -206,6 +222,7 @@ class CrawlResult:
     seconds: float = 0.0
     by_scheme: dict[str, dict[str, int]] = field(default_factory=dict)
     first_errors: list[tuple[str, str]] = field(default_factory=list)  # the first 100
+    first_exit_codes: list[int] = field(default_factory=list)  # the CLI's exit code of each of those
     totals: Totals | None = None
     interrupted: bool = False
 
@@ -231,6 +248,7 @@ class CrawlResult:
         self.pending += event.found - 1
         if event.kind == "error" and len(self.first_errors) < 100:
             self.first_errors.append((event.url, event.error or ""))
+            self.first_exit_codes.append(event.exit_code or 1)
 
 
 class _Crawler:
@@ -525,3 +543,39 @@ async def crawl(client: Client, seeds: str | URL | Sequence[str | URL], *, dest:
     finally:
         if own:
             await asyncio.shield(frontier.close())
+
+
+# -- beyond one machine ------------------------------------------------------------------
+
+
+def by_host(seeds: Sequence[str | URL], parts: int) -> list[list[str]]:
+    """*seeds* in *parts* groups, every seed of one host in the same group (a stable hash of the
+    host: the same seeds give the same groups in every run, so each group's state continues).
+    Crawled with ``same_host=True`` (the default), each group's crawl stays on its own hosts: a
+    host is crawled by one process only, and its politeness (``per_host``, delays, robots.txt)
+    holds across the whole cluster. See docs/crawl.md."""
+    import zlib
+
+    out: list[list[str]] = [[] for _ in range(max(1, parts))]
+    for seed in seeds:
+        u = parse(seed) if isinstance(seed, str) else seed
+        host = str(getattr(u, "host", "") or u.scheme).lower()
+        out[zlib.crc32(host.encode("utf-8", "surrogateescape")) % len(out)].append(str(u))
+    return out
+
+
+def crawl_sync(seeds: Sequence[str], *, client_kwargs: dict[str, Any] | None = None,
+               **options: Any) -> dict[str, Any]:
+    """:func:`crawl` in a new event loop with a Client of its own (*client_kwargs*), for a
+    worker process (a Dask task): a summary dict (counts, bytes, seconds, the first errors,
+    the process id) that pickles. *options* are :func:`crawl`'s (``dest``, ``state``...)."""
+    from ..client import Client
+
+    async def run() -> CrawlResult:
+        async with Client(**(client_kwargs or {})) as client:
+            return await crawl(client, list(seeds), **options)
+
+    r = asyncio.run(run())
+    return {"seeds": list(seeds), "fetched": r.fetched, "listed": r.listed, "errors": r.errors,
+            "skipped": r.skipped, "bytes": r.bytes, "pending": r.pending, "seconds": r.seconds,
+            "by_scheme": r.by_scheme, "first_errors": r.first_errors, "pid": os.getpid()}

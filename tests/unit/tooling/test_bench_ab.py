@@ -88,3 +88,11 @@ def test_peers_table_pairs_each_client_with_its_few_run_and_anyurl(tmp_path: Pat
     got = json.loads((tmp_path / "latest.jsonl").read_text().splitlines()[-1])["clients"]
     assert got["curl -Z"]["cpu_over_anyurl"] == [] and got["curl -Z"]["wall_over_anyurl"] == pytest.approx([0.5])
     assert "| curl -Z | 50.0 | 50.0-50.0 | 0.50 | 0.50-0.50 | n/a | n/a |" in (tmp_path / "latest.md").read_text()
+
+
+def test_skip_leaves_out_cases_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(harness, "SKIP", ["HTTPX"])
+    monkeypatch.setattr(harness, "RESULTS", tmp_path)
+    cases = [harness.Case("httpx http2=True", ["false"]), harness.Case("curl", ["true"])]
+    group = harness.compare("t", cases, "curl", rounds=1)
+    assert [r["name"] for r in group["results"]] == ["curl"]  # type: ignore[index]
