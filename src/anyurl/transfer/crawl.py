@@ -104,15 +104,28 @@ def local_path(url: str | URL) -> list[str]:
     return [top, *[local_name(s) for s in segs]]
 
 
+def _base_names(base: URL) -> list[str]:
+    """The local names of *base*'s directory (what :func:`local_path` gives the URLs below it)."""
+    names = local_path(base)
+    if isinstance(base, HTTPURL) or (isinstance(base, FTPURL) and not base.name) or (
+            isinstance(base, GopherURL) and base.gophertype not in ("1", "")):
+        return names[:-1]  # a page or a file: its directory
+    return names
+
+
 class DirectorySink:
     """Each resource into ``DIR/`` :func:`local_path`: through a part file, moved into place
     when whole (a failed or interrupted fetch leaves no file under the final name), never
-    through a symlink. A second crawl replaces a file with what the server sends now."""
+    through a symlink. A second crawl replaces a file with what the server sends now.
 
-    def __init__(self, dest: str | os.PathLike[str]) -> None:
+    *base* (a mirror's start URL): what lies below its directory is saved relative to DIR
+    (``DIR/sub/file`` as ``anyurl mirror`` names it), anything else as ``DIR/host/path``."""
+
+    def __init__(self, dest: str | os.PathLike[str], base: URL | None = None) -> None:
         self.dest = os.fspath(dest)
         os.makedirs(self.dest, exist_ok=True)
         self._made: set[str] = set()
+        self._base = _base_names(base) if base is not None else None
 
     def _folder(self, names: list[str], url: str) -> str:
         folder = self.dest
@@ -135,6 +148,9 @@ class DirectorySink:
     def place(self, url: str) -> tuple[str, str]:
         """The local path of *url* and its part file, its directories made."""
         names = local_path(url)
+        base = self._base
+        if base is not None and len(names) > len(base) and names[:len(base)] == base:
+            names = names[len(base):]
         folder = self._folder(names[:-1], url)
         path = os.path.join(folder, names[-1])
         if os.path.isdir(path) and not os.path.islink(path):
@@ -207,6 +223,7 @@ class CrawlResult:
     seconds: float = 0.0
     by_scheme: dict[str, dict[str, int]] = field(default_factory=dict)
     first_errors: list[tuple[str, str]] = field(default_factory=list)  # the first 100
+    first_exit_codes: list[int] = field(default_factory=list)  # the CLI's exit code of each of those
     totals: Totals | None = None
     interrupted: bool = False
 
@@ -232,6 +249,7 @@ class CrawlResult:
         self.pending += event.found - 1
         if event.kind == "error" and len(self.first_errors) < 100:
             self.first_errors.append((event.url, event.error or ""))
+            self.first_exit_codes.append(event.exit_code or 1)
 
 
 class _Crawler:
