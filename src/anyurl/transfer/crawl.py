@@ -273,6 +273,7 @@ class _Crawler:
         self.next_start: dict[str, float] = {}
         self.rules: OrderedDict[str, tuple[Any, float]] = OrderedDict()
         self.robot_locks: dict[str, asyncio.Lock] = {}
+        self.recording: set[asyncio.Future[None]] = set()  # records of ended fetches, committing
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -296,11 +297,16 @@ class _Crawler:
                     for item in await self.frontier.take(free, running, self.per_host):
                         running[item.host] = running.get(item.host, 0) + 1
                         tasks[asyncio.create_task(self.visit(item))] = item.host
-                if not tasks:
+                if not tasks and not self.recording:
                     break
-                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                # a fetch ends its host's turn; its record commits meanwhile (and may admit more)
+                done, _ = await asyncio.wait({*tasks, *self.recording}, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    host = tasks.pop(task)
+                    if task in self.recording:
+                        self.recording.discard(task)
+                        task.result()
+                        continue
+                    host = tasks.pop(task)  # type: ignore[call-overload]
                     running[host] -= 1
                     if not running[host]:
                         del running[host]
@@ -314,6 +320,9 @@ class _Crawler:
             for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
+            for record in list(self.recording):  # fetches that ended: their records commit
+                with contextlib.suppress(BaseException):
+                    await asyncio.shield(record)
             self.result.seconds = time.monotonic() - started
             with contextlib.suppress(Exception):
                 self.result.totals = await asyncio.shield(self.frontier.totals())
@@ -341,7 +350,7 @@ class _Crawler:
         if self.robots and isinstance(u, HTTPURL):
             rules, crawl_delay = await self.robot_rules(u)
             if rules is not None and not rules.can_fetch(item.url, self.client.user_agent):
-                await self.done(item, "skipped", Outcome(SKIPPED, scheme), [])
+                self.record(item, "skipped", Outcome(SKIPPED, scheme), [])
                 return
             delay = max(delay, crawl_delay)
         await self.pace(item.host, delay)
@@ -358,11 +367,11 @@ class _Crawler:
                 listed, size = await self.open(item, _binary(u), entries)
         except Exception as exc:
             err = exc if isinstance(exc, AnyURLError) else translate_errors(exc, u)
-            await self.done(item, "error", Outcome(FAILED, scheme, error=str(err)), [], error=str(err),
+            self.record(item, "error", Outcome(FAILED, scheme, error=str(err)), [], error=str(err),
                             exit_code=err.exit_code)
             return
         found = self.children(item, u, entries)
-        await self.done(item, "listed" if listed else "fetched", Outcome(DONE, scheme, size), found)
+        self.record(item, "listed" if listed else "fetched", Outcome(DONE, scheme, size), found)
 
     @staticmethod
     def target(item: Item, u: URL) -> URL:
@@ -431,6 +440,12 @@ class _Crawler:
             if new is not None:
                 out.append(new)
         return out
+
+    def record(self, item: Item, kind: str, outcome: Outcome, found: list[New], error: str | None = None,
+               exit_code: int = 0) -> None:
+        """Hand the outcome of *item* to the frontier; the fetch's turn ends now, the record
+        commits (grouped with others) while the next fetches start."""
+        self.recording.add(asyncio.ensure_future(self.done(item, kind, outcome, found, error, exit_code)))
 
     async def done(self, item: Item, kind: str, outcome: Outcome, found: list[New], error: str | None = None,
                    exit_code: int = 0) -> None:
