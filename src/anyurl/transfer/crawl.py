@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import AnyURLError, TransferError, TruncatedTransfer
+from ..links import is_css
 from ..response import Body, Entry, is_html, translate_errors
 from ..urls import FTPURL, HTTPURL, NNTPURL, URL, GopherURL, NewsURL, parse, percent_decode
 from .download import refuse_symlink
@@ -393,7 +394,9 @@ class _Crawler:
                 async for entry in body.aiter_entries():
                     entries.append(entry)
                 return True, 0
-            parser = self.page_parser(body) if is_html(body.content_type) else None
+            # a style sheet's url() and @import are requisites too (wget -p reads them)
+            sheet = self.requisites and is_css(body.content_type)
+            parser = self.page_parser(body, sheet) if sheet or is_html(body.content_type) else None
             got = 0
 
             async def chunks() -> AsyncIterator[bytes]:
@@ -419,7 +422,7 @@ class _Crawler:
                     entries.extend(parser.close())
             return False, size
 
-    def page_parser(self, body: Body) -> Any:
+    def page_parser(self, body: Body, stylesheet: bool = False) -> Any:
         from ..protocols.html import MAX_PAGE_BYTES, PageLinks
 
         final = body.meta.get("url")
@@ -427,7 +430,7 @@ class _Crawler:
         limits = self.client.limits
         try:
             return PageLinks(base, charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
-                             max_entries=limits.max_entries, requisites=self.requisites)
+                             max_entries=limits.max_entries, requisites=self.requisites, stylesheet=stylesheet)
         except AnyURLError:
             return None
 
