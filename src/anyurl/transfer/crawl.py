@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import AnyURLError, TransferError, TruncatedTransfer
+from ..links import is_css
 from ..response import Body, Entry, is_html, translate_errors
 from ..urls import FTPURL, HTTPURL, NNTPURL, URL, GopherURL, NewsURL, parse, percent_decode
 from .download import refuse_symlink
@@ -56,6 +57,7 @@ log = logging.getLogger("anyurl.crawl")
 _ROBOTS_MAX = 512 * 1024
 _ROBOTS_CACHE = 1024  # parsed robots.txt kept in memory (the text is in the state)
 _DIRECTORY_KINDS = frozenset({"directory", "group"})
+_RECENT = 50_000  # links remembered as admitted (~150 bytes each): the rest is the frontier's seen-set
 
 
 class Sink(Protocol):
@@ -274,6 +276,7 @@ class _Crawler:
         self.rules: OrderedDict[str, tuple[Any, float]] = OrderedDict()
         self.robot_locks: dict[str, asyncio.Lock] = {}
         self.recording: set[asyncio.Future[None]] = set()  # records of ended fetches, committing
+        self.recent: dict[tuple[int, str | None, str], None] = {}  # links admitted lately (insertion order)
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -391,7 +394,9 @@ class _Crawler:
                 async for entry in body.aiter_entries():
                     entries.append(entry)
                 return True, 0
-            parser = self.page_parser(body) if is_html(body.content_type) else None
+            # a style sheet's url() and @import are requisites too (wget -p reads them)
+            sheet = self.requisites and is_css(body.content_type)
+            parser = self.page_parser(body, sheet) if sheet or is_html(body.content_type) else None
             got = 0
 
             async def chunks() -> AsyncIterator[bytes]:
@@ -417,7 +422,7 @@ class _Crawler:
                     entries.extend(parser.close())
             return False, size
 
-    def page_parser(self, body: Body) -> Any:
+    def page_parser(self, body: Body, stylesheet: bool = False) -> Any:
         from ..protocols.html import MAX_PAGE_BYTES, PageLinks
 
         final = body.meta.get("url")
@@ -425,7 +430,7 @@ class _Crawler:
         limits = self.client.limits
         try:
             return PageLinks(base, charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
-                             max_entries=limits.max_entries, requisites=self.requisites)
+                             max_entries=limits.max_entries, requisites=self.requisites, stylesheet=stylesheet)
         except AnyURLError:
             return None
 
@@ -433,12 +438,22 @@ class _Crawler:
         if self.max_depth is not None and item.depth + 1 > self.max_depth:
             return []
         out = []
+        recent = self.recent
         for entry in entries:
             if self.follow is not None and entry.url and not self.follow(entry):
+                continue
+            # a link admitted moments ago from this seed (every page's stylesheet, its menu) is in
+            # the seen-set already: not parsed, scoped and offered to the frontier again. (What
+            # was refused is judged again: a link back up from one page may be new from another.)
+            mark = (item.seed, entry.url, entry.kind)
+            if mark in recent:
                 continue
             new = self.scope.child(entry, listed, item.seed, item.depth + 1)
             if new is not None:
                 out.append(new)
+                recent[mark] = None
+                if len(recent) > _RECENT:
+                    del recent[next(iter(recent))]
         return out
 
     def record(self, item: Item, kind: str, outcome: Outcome, found: list[New], error: str | None = None,
