@@ -156,6 +156,10 @@ async def test_crawl_killed_many_times_ends_as_an_uninterrupted_one(servers: Lau
             shutil.rmtree(d, ignore_errors=True)
 
 
+def _count(root: Path, pattern: str) -> int:
+    return len(list(root.rglob(pattern))) if root.exists() else 0
+
+
 def _lines(path: str, start: int, end: int) -> list[str]:
     with open(path, "rb") as f:
         f.seek(start)
@@ -214,5 +218,35 @@ async def test_ctrl_c_stops_cleanly_and_the_same_command_continues(servers: Laun
         assert "0 errors" in last and "0 pending" in last and f"with the runs before: {len(files) + 1} fetched" in last
         got = tree(tmp_path / "out" / f"127.0.0.1:{nginx.port}" / f"stop-{tag}")
         assert got == files
+    finally:
+        shutil.rmtree(site, ignore_errors=True)
+
+
+async def test_mirror_with_state_killed_then_run_again_fetches_each_url_once(servers: Launcher,
+                                                                              tmp_path: Path) -> None:
+    nginx = servers.get("nginx")
+    tag = uuid.uuid4().hex[:8]
+    site = Path(nginx.info["www"]) / f"mstate-{tag}"
+    files = crawl_site.build(site, pages=40)
+    out = tmp_path / "m"
+    argv = [sys.executable, "-m", "anyurl", "mirror", "--state", str(tmp_path / "m.sqlite"), "--parallel", "2",
+            "--delay", "0.03", f"http://{nginx.host}:{nginx.port}/mstate-{tag}/", str(out)]
+    mark = os.path.getsize(nginx.info["access_log"])  # noqa: ASYNC240
+    try:
+        async with aspawn(argv, env=ENV, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) as proc:
+            async with asyncio.timeout(120):
+                while _count(out, "*.html") < 12:  # noqa: ASYNC110 - polling the files a child writes
+                    await asyncio.sleep(0.02)
+            proc.send_signal(signal.SIGKILL)
+            await proc.wait()
+        async with aspawn(argv, env=ENV, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) as proc2:
+            _, err = await asyncio.wait_for(proc2.communicate(), 120)
+        assert proc2.returncode == 0, err
+        assert tree(out) == files  # named as mirror names them (relative to DIR), byte-exact
+        lines = _lines(nginx.info["access_log"], mark, os.path.getsize(nginx.info["access_log"]))  # noqa: ASYNC240
+        gets = Counter(m.group(1) for line in lines if (m := re.search(rf'"GET (/mstate-{tag}/\S*) ', line)))
+        twice = {p: n for p, n in gets.items() if n > 1}
+        assert len(twice) <= 2, twice  # only what was in flight at the kill (--parallel 2)
+        assert "mirrored" in err.decode() and " 0 errors" in err.decode()
     finally:
         shutil.rmtree(site, ignore_errors=True)

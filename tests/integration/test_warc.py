@@ -476,3 +476,33 @@ def test_a_killed_get_leaves_every_record_written_readable(nginx: Endpoint, tmp_
         proc.wait(timeout=10)
     assert [r.rec_type for r, _ in records(out)] == ["warcinfo", "response", "request", "response", "request"]
     warcio_check(out)
+
+
+async def test_a_short_http_body_is_never_archived(tmp_path: Path) -> None:
+    """A server that announces 100 bytes and closes after 10: the fetch fails, nothing is written."""
+    import asyncio
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nContent-Type: text/plain\r\n\r\n0123456789")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    out = tmp_path / "short.warc.gz"
+    from anyurl import TruncatedTransfer
+
+    try:
+        with WARCWriter(out) as w:
+            async with Client(on_capture=w.captured) as c:
+                with pytest.raises(TruncatedTransfer):
+                    await c.fetch(f"http://127.0.0.1:{port}/x")
+                async with c.open(f"http://127.0.0.1:{port}/y") as body:
+                    with pytest.raises(TruncatedTransfer):
+                        async for _ in body:
+                            pass
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert w.records == 0

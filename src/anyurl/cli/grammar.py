@@ -265,6 +265,9 @@ COMMANDS = (
                        help="leave out files whose relative path or name matches GLOB (repeatable)"),
                 Option(("--delay",), "delay", "value", 0.0, convert=delay, metavar="S",
                        help="at least S seconds between two listings of one host (default 0)"),
+                Option(("--state",), "state", "value", metavar="FILE",
+                       help="keep the mirror's frontier in FILE (SQLite): a mirror stopped or killed continues "
+                            "from it when run again (not with -c, -N, --include, --exclude, --symlinks keep)"),
                 Option(("--no-robots",), "robots", "off", True, help="ignore robots.txt on http(s) hosts"),
                 *WARC_OPTIONS,
             )),

@@ -13,9 +13,9 @@ import socket
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .._record import Record
 from ..errors import AnyURLError, FetchTimeout, ProtocolError
 from ..net.connect import lost
 from ..protocols import nntp
@@ -31,15 +31,25 @@ __all__ = ["NewsConnection", "Server", "TraceHook", "article_body", "bytes_waiti
 TraceHook = Callable[[str, str], None]
 _log = logging.getLogger("anyurl.news")
 T = TypeVar("T")
+_set = object.__setattr__  # how a frozen Record's __init__ sets its fields
 _QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)  # Linux only
 
 
-@dataclass(frozen=True)
-class Server:
+class Server(Record):
+    """A news server as a connection key: scheme (nntps: TLS from the first byte), host, port,
+    and whether a plain connection is upgraded with STARTTLS."""
+
+    __slots__ = ("scheme", "host", "port", "starttls")
     scheme: str  # "nntp" or "nntps" (TLS from the first byte)
     host: str
     port: int
     starttls: bool
+
+    def __init__(self, scheme: str, host: str, port: int, starttls: bool) -> None:
+        _set(self, "scheme", scheme)
+        _set(self, "host", host)
+        _set(self, "port", port)
+        _set(self, "starttls", starttls)
 
     @property
     def tls(self) -> bool:
