@@ -506,3 +506,21 @@ async def test_a_short_http_body_is_never_archived(tmp_path: Path) -> None:
         server.close()
         await server.wait_closed()
     assert w.records == 0
+
+
+async def test_a_batch_archives_through_the_archive_sink(nginx: Endpoint, tmp_path: Path) -> None:
+    from anyurl.batch import Batch
+    from anyurl.warc import Archive
+
+    urls = [http(nginx, "/hello.txt"), http(nginx, "/status404"), http(nginx, "/cookies")]
+    out = tmp_path / "batch.warc.gz"
+    async with Client() as c:
+        with WARCWriter(out) as w:
+            async with Batch(c, urls, Archive(w)) as results:
+                got = {str(r.given): r async for r in results}
+    assert got[urls[1]].error is not None and got[urls[0]].ok and got[urls[2]].ok
+    assert got[urls[0]].response is None  # nothing kept in memory
+    assert sorted(rec.rec_headers.get_header("WARC-Target-URI") for rec, _ in records(out)
+                  if rec.rec_type == "response") == sorted([urls[0], urls[2]])
+    assert w.failures == 1
+    warcio_check(out)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from .._record import Record
 from ..errors import AnyURLError, FetchTimeout, ProtocolError
-from ..net.connect import lost
+from ..net.pingpong import CommandConnection, bytes_waiting
 from ..protocols import nntp
 from ..protocols import nntpsession as ns
 from ..protocols.nntp import Data, End, Reply, ReplyReader
@@ -65,22 +64,7 @@ def rewrap(exc: AnyURLError, url: object) -> AnyURLError:
     return new
 
 
-def bytes_waiting(reader: asyncio.StreamReader) -> bool:
-    """Whether *reader* holds bytes nobody read yet (or its EOF or error). StreamReader has no
-    public way to ask: start a read of one byte by hand, without the event loop. It returns
-    at once when something is there (then the byte is gone: the caller drops the connection);
-    else it stops at its first wait, and is closed there, leaving the reader as it was.
-    (~3 us; asyncio.timeout(0) around the read costs ~27 us, a loop turn and a cancellation.)"""
-    step = reader.read(1)
-    try:
-        step.send(None)
-    except (StopIteration, OSError):
-        return True
-    step.close()
-    return False
-
-
-class NewsConnection:
+class NewsConnection(CommandConnection):
     """One NNTP connection (a :class:`~anyurl.net.pool.Connection`): the stream
     pair, the reply reader and session state."""
 
@@ -88,8 +72,7 @@ class NewsConnection:
                  *, max_line: int, chunk: int, req: Request, trace: TraceHook | None) -> None:
         self.server = server
         self.key = server
-        self.reader = reader
-        self.writer = writer
+        super().__init__(reader, writer)
         self.replies = ReplyReader(max_line)
         self.chunk = chunk
         self.req = req  # the request using the connection now: its timeouts apply
@@ -114,8 +97,7 @@ class NewsConnection:
         after a reply's end (an unrequested "220 ...") would be read as the answer
         to the next request."""
         return (not self.closed and not self.replies.in_block and not self.replies.pending
-                and not self.replies.buffered and not self.reader.at_eof()
-                and not self.writer.transport.is_closing() and not bytes_waiting(self.reader))
+                and not self.replies.buffered and not self.reader.at_eof() and not self.stale())
 
     async def reset_for(self, target: tuple[Request, TraceHook | None]) -> bool:
         self.req, self.trace = target
@@ -127,7 +109,7 @@ class NewsConnection:
 
     def abort(self) -> None:
         self.closed = True
-        self.writer.transport.abort()
+        super().abort()
 
     def quickack(self) -> None:
         """Ask the kernel to ACK at once. Servers like INN's nnrpd write a status
@@ -154,15 +136,7 @@ class NewsConnection:
         await self._write(line)
 
     async def _write(self, data: bytes) -> None:
-        """Write *data*; wait while the kernel's buffer is full, at most the read timeout."""
-        try:
-            self.writer.write(data)
-            async with asyncio.timeout(self.read_timeout):
-                await self.writer.drain()
-        except TimeoutError as exc:
-            raise FetchTimeout("timed out sending a command") from exc
-        except OSError as exc:
-            raise lost(exc, None, "sending a command") from exc
+        await self.write(data, "a command", None, self.read_timeout)
 
     async def event(self) -> Reply | Data | End:
         while True:
@@ -175,13 +149,13 @@ class NewsConnection:
             self.reads += 1
             try:
                 async with asyncio.timeout(self.read_timeout):
-                    data = await self.reader.read(self.chunk)
+                    data = await self.read(self.chunk, None, "reading a reply")
             except TimeoutError as exc:
                 raise FetchTimeout("timed out waiting for the news server") from exc
-            except OSError as exc:  # reset, TLS errors
+            except OSError:  # reset, TLS errors (ConnectError): inside a block, a cut reply
                 data = b""
                 if not self.replies.in_block:
-                    raise lost(exc, None, "reading a reply") from exc
+                    raise
             if data:
                 self.replies.feed(data)
             else:
@@ -271,14 +245,7 @@ class NewsConnection:
         if self.closed:
             return
         self.closed = True
-        try:
-            if polite:
-                self.writer.write(b"QUIT\r\n")
-            self.writer.close()
-            async with asyncio.timeout(2):
-                await self.writer.wait_closed()
-        except (OSError, TimeoutError, ssl.SSLError, RuntimeError):
-            pass  # closing must not hide anything else
+        await self.hang_up(b"QUIT\r\n" if polite else b"")
 
 
 async def read_head(conn: NewsConnection, opts: NewsOptions) -> tuple[bytes, bool]:

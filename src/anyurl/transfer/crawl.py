@@ -57,6 +57,7 @@ log = logging.getLogger("anyurl.crawl")
 _ROBOTS_MAX = 512 * 1024
 _ROBOTS_CACHE = 1024  # parsed robots.txt kept in memory (the text is in the state)
 _DIRECTORY_KINDS = frozenset({"directory", "group"})
+_RECENT = 50_000  # links remembered as admitted (~150 bytes each): the rest is the frontier's seen-set
 
 
 class Sink(Protocol):
@@ -275,6 +276,7 @@ class _Crawler:
         self.rules: OrderedDict[str, tuple[Any, float]] = OrderedDict()
         self.robot_locks: dict[str, asyncio.Lock] = {}
         self.recording: set[asyncio.Future[None]] = set()  # records of ended fetches, committing
+        self.recent: dict[tuple[int, str | None, str], None] = {}  # links admitted lately (insertion order)
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -436,12 +438,22 @@ class _Crawler:
         if self.max_depth is not None and item.depth + 1 > self.max_depth:
             return []
         out = []
+        recent = self.recent
         for entry in entries:
             if self.follow is not None and entry.url and not self.follow(entry):
+                continue
+            # a link admitted moments ago from this seed (every page's stylesheet, its menu) is in
+            # the seen-set already: not parsed, scoped and offered to the frontier again. (What
+            # was refused is judged again: a link back up from one page may be new from another.)
+            mark = (item.seed, entry.url, entry.kind)
+            if mark in recent:
                 continue
             new = self.scope.child(entry, listed, item.seed, item.depth + 1)
             if new is not None:
                 out.append(new)
+                recent[mark] = None
+                if len(recent) > _RECENT:
+                    del recent[next(iter(recent))]
         return out
 
     def record(self, item: Item, kind: str, outcome: Outcome, found: list[New], error: str | None = None,

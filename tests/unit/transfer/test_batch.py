@@ -60,6 +60,7 @@ def check_saved(out: Path, seen: list[Result], made: list[Path]) -> None:
     assert sorted(os.listdir(out)) == sorted(Path(r.dest or "").name for r in seen)
 
 
+@pytest.mark.timeout(600)  # ~20 s alone; generous for a loaded machine
 async def test_a_generator_of_100000_urls_is_read_lazily(tmp_path: Path) -> None:
     missing = (tmp_path / "none").as_uri()
     read = [0]

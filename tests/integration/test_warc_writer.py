@@ -1,4 +1,5 @@
-"""anyurl.transfer.warc without a network: records from Capture values, read back by warcio."""
+"""anyurl.transfer.warc without a server: records from Capture values, read back by warcio (here, not in
+tests/unit: the unit suite runs without the test extra's warcio on other Pythons)."""
 
 from __future__ import annotations
 
