@@ -95,8 +95,11 @@ def handler_class(scheme: str, url: object = None) -> type[Handler]:
         target = BUILTIN.get(scheme)
     cls = _import_handler(target) if isinstance(target, str) else target
     if cls is None:
+        from .urls import scheme_hint  # (only on this error)
+
         raise UnsupportedScheme(
-            f"no handler for scheme {scheme!r}; supported: {', '.join(supported_schemes())}", url=url
+            f"no handler for scheme {scheme!r}; supported: {', '.join(supported_schemes())}"
+            + ("" if url is None else scheme_hint(str(url))), url=url
         )
     resolved_classes[scheme] = cls
     return cls

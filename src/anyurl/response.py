@@ -583,6 +583,33 @@ class Body:
         if self.capture is not None:
             self.capture.finish()
 
+    def pace(self, rate: int) -> Body:
+        """Hand out at most *rate* bytes a second on average (each chunk waits its turn; the
+        CLI's ``--limit-rate``). While the reader waits, the bytes stay in the socket, so TCP
+        slows the sender too. Not for a listing's entries. Returns the body."""
+        import asyncio  # (only when asked: response.py is imported at start-up)
+
+        inner = self._chunks
+
+        async def paced() -> AsyncIterator[bytes]:
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            done = 0
+            try:
+                async for chunk in inner:
+                    ahead = done / rate - (loop.time() - start)
+                    if ahead > 0:
+                        await asyncio.sleep(ahead)
+                    done += len(chunk)
+                    yield chunk
+            finally:
+                close = getattr(inner, "aclose", None)
+                if close is not None:
+                    await close()
+
+        self._chunks = paced()
+        return self
+
     def cut_after(self, length: int) -> Body:
         """Stop the body after *length* bytes, for a ranged read the server cannot end itself
         (it starts at the offset natively: REST, Range, seek); closing the body stops the

@@ -82,6 +82,7 @@ __all__ = [
     "parse",
     "percent_decode",
     "percent_encode",
+    "scheme_hint",
     "slash_free_name",
     "to_wire",
     "tree_place",
@@ -301,8 +302,28 @@ def _scheme_error(text: str) -> URLSyntaxError:
     if end == 0:
         return _error(text, 0, "missing scheme: a URL starts with <scheme>:", "scheme")
     if end == len(text):
-        return _error(text, end, "missing ':' after the scheme", "scheme")
-    return _error(text, end, f"expected ':' after the scheme name, found {text[end]!r}", "scheme")
+        return _error(text, end, "missing ':' after the scheme" + scheme_hint(text), "scheme")
+    return _error(text, end, f"expected ':' after the scheme name, found {text[end]!r}" + scheme_hint(text),
+                  "scheme")
+
+
+# host[:port][/path]: what curl and wget users type without a scheme ("127.0.0.1:8080/x.html",
+# "example.org/x", "localhost:8080"); a bare name only with a port ("host:21"), as "name:rest"
+# is a URL of scheme "name" for every other rest
+_SCHEMELESS = _Lazy(r"(?:(?:localhost|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*"
+                    r"[A-Za-z0-9])?)+\.?)(?::[0-9]{1,5})?|[A-Za-z0-9][A-Za-z0-9-]*:[0-9]{1,5})(?:[/?#].*)?", re.S)
+
+
+def scheme_hint(text: str) -> str:
+    """For *text* written without its scheme (host[:port][/path]), the words that say what to
+    write: " (a URL starts with its scheme: did you mean http://127.0.0.1:8080/x.html?)";
+    else "". anyurl does not guess a scheme as curl does: ``localhost:8080`` could as well
+    be a URL of the scheme "localhost". Hosts named ftp.* and gopher.* are given their scheme."""
+    if len(text) > 2048 or not _SCHEMELESS().fullmatch(text):
+        return ""
+    host = text.lower()
+    scheme = "ftp" if host.startswith("ftp.") else "gopher" if host.startswith("gopher.") else "http"
+    return f" (a URL starts with its scheme: did you mean {scheme}://{text}?)"
 
 
 _ASCII_CONTROLS = dict.fromkeys([*range(0x20), 0x7F], "a")

@@ -79,8 +79,8 @@ def test_anyurl_ls_shows_a_vms_listing(server: Listing) -> None:
     assert proc.returncode == 0, proc.stderr
     shown = json.loads(proc.stdout)
     assert [(e["name"], e["kind"]) for e in shown] == [(w["name"], w["kind"]) for w in expected("vms")]
-    assert shown[0]["meta"] == {"format": "vms", "version": 1, "blocks": 213, "owner": "[ANONYMOU,ANONYMOUS]",
-                                "protection": "(RWED,RWED,,)"}
+    assert shown[0]["meta"] == {"format": "vms", "version": 1, "blocks": 213, "size_approx": 213 * 512,
+                                "owner": "[ANONYMOU,ANONYMOUS]", "protection": "(RWED,RWED,,)"}
     assert shown[1]["url"] == server.url("/dir/PUB/")
 
 

@@ -156,7 +156,97 @@ async def test_crawl_killed_many_times_ends_as_an_uninterrupted_one(servers: Lau
             shutil.rmtree(d, ignore_errors=True)
 
 
+def _count(root: Path, pattern: str) -> int:
+    return len(list(root.rglob(pattern))) if root.exists() else 0
+
+
 def _lines(path: str, start: int, end: int) -> list[str]:
     with open(path, "rb") as f:
         f.seek(start)
         return f.read(end - start).decode(errors="replace").splitlines()
+
+
+async def test_ctrl_c_stops_cleanly_and_the_same_command_continues(servers: Launcher, tmp_path: Path) -> None:
+    import sqlite3
+
+    nginx = servers.get("nginx")
+    tag = uuid.uuid4().hex[:8]
+    site = Path(nginx.info["www"]) / f"stop-{tag}"
+    files = crawl_site.build(site, pages=40)
+    argv = [sys.executable, "-m", "anyurl", "crawl", f"http://{nginx.host}:{nginx.port}/stop-{tag}/", "-d",
+            str(tmp_path / "out"), "--state", str(tmp_path / "s.sqlite"), "--json-lines", "--per-host", "1",
+            "--delay", "0.05"]
+    try:
+        async with aspawn(argv, env=ENV, default_signals=True, stdout=asyncio.subprocess.PIPE,
+                          stderr=asyncio.subprocess.PIPE) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            first: list[str] = []
+            async with asyncio.timeout(120):
+                while len(first) < 10:
+                    event = json.loads(await proc.stdout.readline())
+                    if event["event"] in DONE_EVENTS:
+                        first.append(str(event["url"]))
+                proc.send_signal(signal.SIGINT)
+                out, err = await proc.communicate()
+        assert proc.returncode == 130, err
+        text = err.decode()
+        assert "stopped: " in text and "run the same command again to continue" in text, text
+        first += [str(json.loads(x)["url"]) for x in out.splitlines()
+                  if json.loads(x)["event"] in DONE_EVENTS]
+        # the state is consistent: nothing left in flight, what was reported is recorded done
+        db = sqlite3.connect(tmp_path / "s.sqlite")
+        try:
+            leased = db.execute("SELECT count(*) FROM urls WHERE state=1").fetchone()[0]
+            done = {r[0] for r in db.execute("SELECT coalesce(url, key) FROM urls WHERE state=2")}
+            pending = db.execute("SELECT count(*) FROM urls WHERE state=0").fetchone()[0]
+        finally:
+            db.close()
+        assert leased == 0 and pending > 0
+        assert set(first) <= done
+        async with aspawn(argv[:-4], env=ENV, stdout=asyncio.subprocess.PIPE,
+                          stderr=asyncio.subprocess.PIPE) as proc2:
+            out2, err2 = await asyncio.wait_for(proc2.communicate(), 120)
+        assert proc2.returncode == 0, err2
+        second = [str(json.loads(x)["url"]) for x in out2.splitlines() if json.loads(x)["event"] in DONE_EVENTS]
+        assert not set(second) & done  # continued, nothing done again
+        summary = json.loads(out2.splitlines()[-1])
+        assert summary["event"] == "summary" and summary["pending"] == 0 and summary["errors"] == 0
+        assert summary["fetched"] == len(second) and summary["by_scheme"]["http"]["fetched"] == len(second)
+        last = err2.decode().strip().splitlines()[-1]  # the summary line, with the runs before counted
+        # (every file of the site, and the site at "/" beside its index.html)
+        assert last.startswith("anyurl: crawled http://") and f"{len(second)} fetched (" in last
+        assert "0 errors" in last and "0 pending" in last and f"with the runs before: {len(files) + 1} fetched" in last
+        got = tree(tmp_path / "out" / f"127.0.0.1:{nginx.port}" / f"stop-{tag}")
+        assert got == files
+    finally:
+        shutil.rmtree(site, ignore_errors=True)
+
+
+async def test_mirror_with_state_killed_then_run_again_fetches_each_url_once(servers: Launcher,
+                                                                              tmp_path: Path) -> None:
+    nginx = servers.get("nginx")
+    tag = uuid.uuid4().hex[:8]
+    site = Path(nginx.info["www"]) / f"mstate-{tag}"
+    files = crawl_site.build(site, pages=40)
+    out = tmp_path / "m"
+    argv = [sys.executable, "-m", "anyurl", "mirror", "--state", str(tmp_path / "m.sqlite"), "--parallel", "2",
+            "--delay", "0.03", f"http://{nginx.host}:{nginx.port}/mstate-{tag}/", str(out)]
+    mark = os.path.getsize(nginx.info["access_log"])  # noqa: ASYNC240
+    try:
+        async with aspawn(argv, env=ENV, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) as proc:
+            async with asyncio.timeout(120):
+                while _count(out, "*.html") < 12:  # noqa: ASYNC110 - polling the files a child writes
+                    await asyncio.sleep(0.02)
+            proc.send_signal(signal.SIGKILL)
+            await proc.wait()
+        async with aspawn(argv, env=ENV, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) as proc2:
+            _, err = await asyncio.wait_for(proc2.communicate(), 120)
+        assert proc2.returncode == 0, err
+        assert tree(out) == files  # named as mirror names them (relative to DIR), byte-exact
+        lines = _lines(nginx.info["access_log"], mark, os.path.getsize(nginx.info["access_log"]))  # noqa: ASYNC240
+        gets = Counter(m.group(1) for line in lines if (m := re.search(rf'"GET (/mstate-{tag}/\S*) ', line)))
+        twice = {p: n for p, n in gets.items() if n > 1}
+        assert len(twice) <= 2, twice  # only what was in flight at the kill (--parallel 2)
+        assert "mirrored" in err.decode() and " 0 errors" in err.decode()
+    finally:
+        shutil.rmtree(site, ignore_errors=True)

@@ -476,3 +476,51 @@ def test_a_killed_get_leaves_every_record_written_readable(nginx: Endpoint, tmp_
         proc.wait(timeout=10)
     assert [r.rec_type for r, _ in records(out)] == ["warcinfo", "response", "request", "response", "request"]
     warcio_check(out)
+
+
+async def test_a_short_http_body_is_never_archived(tmp_path: Path) -> None:
+    """A server that announces 100 bytes and closes after 10: the fetch fails, nothing is written."""
+    import asyncio
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nContent-Type: text/plain\r\n\r\n0123456789")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    out = tmp_path / "short.warc.gz"
+    from anyurl import TruncatedTransfer
+
+    try:
+        with WARCWriter(out) as w:
+            async with Client(on_capture=w.captured) as c:
+                with pytest.raises(TruncatedTransfer):
+                    await c.fetch(f"http://127.0.0.1:{port}/x")
+                async with c.open(f"http://127.0.0.1:{port}/y") as body:
+                    with pytest.raises(TruncatedTransfer):
+                        async for _ in body:
+                            pass
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert w.records == 0
+
+
+async def test_a_batch_archives_through_the_archive_sink(nginx: Endpoint, tmp_path: Path) -> None:
+    from anyurl.batch import Batch
+    from anyurl.warc import Archive
+
+    urls = [http(nginx, "/hello.txt"), http(nginx, "/status404"), http(nginx, "/cookies")]
+    out = tmp_path / "batch.warc.gz"
+    async with Client() as c:
+        with WARCWriter(out) as w:
+            async with Batch(c, urls, Archive(w)) as results:
+                got = {str(r.given): r async for r in results}
+    assert got[urls[1]].error is not None and got[urls[0]].ok and got[urls[2]].ok
+    assert got[urls[0]].response is None  # nothing kept in memory
+    assert sorted(rec.rec_headers.get_header("WARC-Target-URI") for rec, _ in records(out)
+                  if rec.rec_type == "response") == sorted([urls[0], urls[2]])
+    assert w.failures == 1
+    warcio_check(out)

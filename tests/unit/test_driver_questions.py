@@ -1,6 +1,7 @@
-"""What the Client, the CLI and a batch ask a driver goes through the Handler interface
-(handlers/base.py: each question a method with a default), never through attribute probes:
-no ``getattr``/``hasattr`` on a handler or driver, no search of its ``__dict__``."""
+"""What the Client, the CLI, a batch (and the rest of transfer/, the adapters) ask a driver goes
+through the Handler interface (handlers/base.py: each question a method with a default), never
+through attribute probes: no ``getattr``/``hasattr`` on a handler or driver, no search of its
+``__dict__``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ import pytest
 from anyurl.handlers.base import Handler
 
 SRC = Path(__file__).resolve().parents[1].parent / "src" / "anyurl"
-CALLERS = sorted([SRC / "client.py", SRC / "transfer" / "batch.py", *(SRC / "cli").glob("*.py")])
+# every part above the drivers that holds a Client: the Client itself, transfer/ (the batch,
+# walk, mirror, crawl), the adapters and the CLI
+CALLERS = sorted([SRC / "client.py", *(SRC / "transfer").glob("*.py"), *(SRC / "adapters").glob("*.py"),
+                  *(SRC / "cli").glob("*.py")])
 # the questions: a probe for one of these names is a probe on a driver, whatever its variable
 QUESTIONS = {"multiplexed", "negotiated", "pipeline_depth", "pools", "pool", "abort_idle", "http_options",
              "_h1", "_h2"}

@@ -172,7 +172,7 @@ PRIVATE_READS_ALLOWED: dict[str, int] = {
     "client.py: self.client._call": 1,
     "cli/get.py: client._open": 1, "cli/progress.py: self.owner._advance": 1,
     "cli/progress.py: self.owner._retotal": 1, "cli/quick.py: url._field_names": 1,
-    "handlers/http.py: body._exhausted": 1, "handlers/http.py: url._path": 1,
+    "handlers/http.py: url._path": 1,
     "handlers/http1.py: conn._chunks": 3, "handlers/http1.py: conn._queued": 1,
     "handlers/http1.py: lease._conn": 1, "handlers/http1.py: conn._paused": 1,
     "handlers/http1.py: r._after_end": 1, "handlers/http1.py: self.headers._lower": 1,

@@ -38,6 +38,7 @@ from .parser import (
     build_parser,
     commands_epilog,
     insert_default_command,
+    parse_command_line,
     parse_plain_line,
 )
 from .prompts import Prompter
@@ -197,11 +198,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw = insert_default_command(raw)
     args: Any = parse_plain_line(raw)
     if args is None:
-        parser = build_parser()
-        args = parser.parse_args(raw)
-        if args.command is None:
-            parser.print_help(sys.stderr)
-            return 2
+        args = parse_command_line(raw)
+    if getattr(args, "user", None):  # -u USER[:PASSWORD]: the URLs named get it as their login
+        from .session import login_url
+
+        for field in ("urls", "url", "seeds"):
+            value = getattr(args, field, None)
+            if isinstance(value, str):
+                setattr(args, field, login_url(value, args.user))
+            elif isinstance(value, list):
+                setattr(args, field, [login_url(v, args.user) for v in value])
     debug = bool(args.debug)
     rep = Reporter(quiet=bool(args.quiet))
     if args.command in ("get", "mirror") and (problem := usage_problem(args)) is not None:

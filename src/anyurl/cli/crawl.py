@@ -85,7 +85,7 @@ def summary(r: CrawlResult, rate: float) -> str:
     if schemes:
         line += f"; {schemes}"
     t = r.totals
-    if t is not None and (t.fetched != r.fetched or t.errors != r.errors):
+    if t is not None and (t.fetched != r.fetched + r.listed or t.errors != r.errors):
         line += f"; with the runs before: {t.fetched} fetched, {t.errors} errors"
     return line
 

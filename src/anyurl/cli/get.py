@@ -48,6 +48,8 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
         # (Client.open with the limit in the request: a handler that learns the size first refuses early)
         async with contextlib.aclosing(await client._open(client.request(url, max_size=args.max_size))) as body:
             _refuse_listing(url)(body)
+            if args.limit_rate:
+                body.pace(args.limit_rate)
             total = body.size
             if args.max_size is not None and total is not None and total > args.max_size:
                 raise TransferError(f"resource is {total} bytes, larger than the limit of "
@@ -101,7 +103,8 @@ async def _url_batches(urls: Sequence[str], listing: URLList | None) -> AsyncGen
 async def cmd_get(args: argparse.Namespace, client: Client, rep: Reporter) -> int:
     """``anyurl get``: download URLs; returns the first failing URL's exit code."""
     source = getattr(args, "input_file", None)
-    listing = URLList(source, client.limits.max_line) if source else None  # a missing list fails before any download
+    # (a missing list fails before any download; -u USER: each listed URL's login too)
+    listing = URLList(source, client.limits.max_line, login=args.user) if source else None
     batches = _url_batches(args.urls, listing)
     try:
         return await _get(args, client, rep, batches, listing)
@@ -240,6 +243,7 @@ def _sink_class() -> type[Any]:
             self.follow = bool(args.output)  # only a path the user named may be a symlink or a device
             self.max_time = args.max_time
             self.tp = tp
+            self.rate = args.limit_rate
 
         def place(self, item: Item) -> None:
             if self.output:
@@ -249,6 +253,8 @@ def _sink_class() -> type[Any]:
 
         def opened(self, item: Item, body: Body) -> None:
             _refuse_listing(item.url)(body)
+            if self.rate:
+                body.pace(self.rate)
 
         async def transfer(self, client: Client, item: Item) -> None:
             tp = self.tp
@@ -308,6 +314,9 @@ def usage_problem(args: argparse.Namespace) -> str | None:
                                ("input_file", "-i", "a file name ('-' for standard input)")):
         if getattr(args, dest, None) == "":
             return f"{option} needs {what}"
+    if getattr(args, "state", None) is not None and args.command == "mirror" and (
+            args.resume or args.newer or args.include or args.exclude or args.symlinks != "copy"):
+        return "--state cannot be combined with -c, -N, --include, --exclude or --symlinks keep"
     output = getattr(args, "output", None)
     if output not in (None, "-") and os.path.isdir(output):
         return f"-o {output}: is a directory (use -d DIR to save into it)"

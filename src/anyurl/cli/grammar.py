@@ -54,6 +54,25 @@ def size(text: str) -> int:
     return value
 
 
+def header(text: str) -> tuple[str, str]:
+    """An HTTP request header as curl's -H takes it: "Name: value"."""
+    name, sep, value = text.partition(":")
+    name = name.strip()
+    if not sep or not name or any(c in name for c in " \t()<>@,;\\\"/[]?={}"):
+        raise ValueError(f"not a header: {text!r} (write 'Name: value')")
+    if any(c in text for c in "\r\n\0"):
+        raise ValueError(f"a header may not hold CR, LF or NUL: {text!r}")
+    return name, value.strip()
+
+
+def rate(text: str) -> int:
+    """Bytes a second, with a k/M/G suffix (as curl's --limit-rate): more than 0."""
+    value = size(text)
+    if value <= 0:
+        raise ValueError(f"must be positive: {text!r}")
+    return value
+
+
 # -- the declaration ----------------------------------------------------------------------------
 
 
@@ -155,11 +174,32 @@ NETWORK = (
            help="at most N GETs in flight on one plain-http connection (HTTP/1.1 pipelining, "
                 "when all connections to a server are busy; default 32; 0 or 1: off)"),
     Option(("-q", "--quiet"), "quiet", "flag", False, help="no progress bars or messages"),
+    Option(("-H", "--header"), "header", "append", convert=header, metavar="'NAME: VALUE'",
+           help="send this header with every HTTP request (repeatable; replaces a header anyurl sends)"),
+    Option(("-u", "--user"), "user", "value", metavar="USER[:PASSWORD]",
+           help="log in as USER to the ftp and http(s) URLs given that name no user (HTTP: Basic); "
+                "without :PASSWORD it is asked on a terminal"),
+    Option(("-k", "--insecure"), "insecure", "flag", False,
+           help="do not check TLS certificates and host names (https, ftps, nntps); warns"),
 )
 
 #: what a command's namespace holds for the fields of options it does not take
 COMMON_DEFAULTS: dict[str, object] = {"timeout": None, "connect_timeout": None, "max_time": None,
-                                      "quiet": False, "parallel": 0}
+                                      "quiet": False, "parallel": 0, "header": [], "user": None,
+                                      "insecure": False, "limit_rate": None}
+
+#: options of curl and wget that anyurl answers with its own way (a usage error naming it)
+HABITS: dict[str, str] = {
+    **dict.fromkeys(("-L", "--location"),
+                    "redirects are followed by default (at most Limits.max_redirects, 10): leave out -L"),
+    **dict.fromkeys(("-C", "--continue-at"),
+                    "to resume a partial download use -c (--continue) with -o FILE, -O or -d DIR"),
+    **dict.fromkeys(("-I", "--head"), "for size, date and type without the body use `anyurl stat URL`"),
+    **dict.fromkeys(("-r", "--recursive", "-m", "--mirror"),
+                    "to copy a directory tree use `anyurl mirror URL DIR`; a web site: `anyurl crawl URL -d DIR`"),
+    **dict.fromkeys(("-s", "--silent"), "for no progress bars or messages use -q (--quiet)"),
+    **dict.fromkeys(("-f", "--fail"), "an HTTP error status is already a failure (exit 11, 12, 15 or 16)"),
+}
 
 #: archiving what a command fetched (anyurl.warc; docs/warc.md), for get, mirror and crawl
 WARC_OPTIONS = (
@@ -191,6 +231,8 @@ COMMANDS = (
                        help="refuse resources larger than N bytes (suffixes k, M, G)"),
                 Option(("--force",), "force", "flag", False,
                        help="replace an existing file that has other content (default: refuse)"),
+                Option(("--limit-rate",), "limit_rate", "value", convert=rate, metavar="RATE",
+                       help="read each transfer at most RATE bytes a second (suffixes k, M, G)"),
                 *WARC_OPTIONS,
             ), exclusive=(("output", "remote_name", "dir"),), quick=True),
     Command("mirror URL DIR", "copy a directory tree into DIR (parallel, resumable, never overwrites)",
@@ -223,6 +265,9 @@ COMMANDS = (
                        help="leave out files whose relative path or name matches GLOB (repeatable)"),
                 Option(("--delay",), "delay", "value", 0.0, convert=delay, metavar="S",
                        help="at least S seconds between two listings of one host (default 0)"),
+                Option(("--state",), "state", "value", metavar="FILE",
+                       help="keep the mirror's frontier in FILE (SQLite): a mirror stopped or killed continues "
+                            "from it when run again (not with -c, -N, --include, --exclude, --symlinks keep)"),
                 Option(("--no-robots",), "robots", "off", True, help="ignore robots.txt on http(s) hosts"),
                 *WARC_OPTIONS,
             )),

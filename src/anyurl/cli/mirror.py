@@ -67,7 +67,7 @@ async def cmd_mirror(args: argparse.Namespace, client: Client, rep: Reporter) ->
         result = await with_deadline(args.max_time, mirror(
             client, u, args.dir, parallel=args.parallel, resume=args.resume, newer=args.newer,
             force=args.force, max_depth=args.max_depth, include=args.include, exclude=args.exclude,
-            progress=status, delay=args.delay, robots=args.robots, symlinks=args.symlinks,
+            progress=status, delay=args.delay, robots=args.robots, symlinks=args.symlinks, state=args.state,
             **({} if args.requisites else {"requisites": False})), u)
     finally:
         status.done()

@@ -87,11 +87,13 @@ def _global_options(parser: argparse.ArgumentParser, *, sub: bool) -> None:
 def _network_options(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("network options")
     for opt in grammar.NETWORK:
-        _add(g, opt, opt.default)
+        _add(g, opt, [] if opt.action == "append" else opt.default)
 
 
-def _command(sp: Any, cmd: grammar.Command, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
-    sub = sp.add_parser(cmd.name, help=cmd.help, description=cmd.description, formatter_class=formatter)
+def _command(sp: Any, cmd: grammar.Command, formatter: Callable[[str], argparse.HelpFormatter]
+             ) -> argparse.ArgumentParser:
+    sub: argparse.ArgumentParser = sp.add_parser(cmd.name, help=cmd.help, description=cmd.description,
+                                                 formatter_class=formatter)
     for pos in cmd.positionals:
         kw: dict[str, Any] = {"metavar": pos.metavar}
         if pos.nargs is not None:
@@ -104,6 +106,7 @@ def _command(sp: Any, cmd: grammar.Command, formatter: Callable[[str], argparse.
     groups: dict[str, Any] = {}
     for opt in cmd.options:
         group = next((g for g in cmd.exclusive if opt.dest in g), None)
+        target: Any
         if group is None:
             target = sub
         else:
@@ -114,6 +117,7 @@ def _command(sp: Any, cmd: grammar.Command, formatter: Callable[[str], argparse.
     if cmd.network:
         _network_options(sub)
     _global_options(sub, sub=True)
+    return sub
 
 
 def _columns() -> int:
@@ -130,8 +134,8 @@ def _columns() -> int:
     return columns or 80
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of the ``anyurl`` command."""
+def build_parser(commands: dict[str, argparse.ArgumentParser] | None = None) -> argparse.ArgumentParser:
+    """The argparse parser of the ``anyurl`` command (each command's own parser put in *commands*)."""
     # Given a width, argparse's formatters (made at every add_argument) do not import shutil.
     def raw(prog: str) -> argparse.HelpFormatter:
         return argparse.RawDescriptionHelpFormatter(prog, width=_columns() - 2)
@@ -152,8 +156,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(**grammar.COMMON_DEFAULTS)
     sp = p.add_subparsers(dest="command", metavar="COMMAND")
     for cmd in grammar.COMMANDS:
-        _command(sp, cmd, plain)
+        sub = _command(sp, cmd, plain)
+        if commands is not None:
+            commands[cmd.name] = sub
     return p
+
+
+def parse_command_line(argv: list[str]) -> argparse.Namespace:
+    """argparse's reading of *argv* (the default command inserted). An option it does not know
+    is a usage error under that command's own usage (argparse's top-level usage said nothing of
+    the command); one that curl or wget users type gets anyurl's way of doing it
+    (grammar.HABITS: ``stat`` for -I, ``mirror`` for -r...). Exits 2 on a usage error."""
+    commands: dict[str, argparse.ArgumentParser] = {}
+    parser = build_parser(commands)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        hints = list(dict.fromkeys(grammar.HABITS[h] for e in extras
+                                   if (h := e.partition("=")[0]) in grammar.HABITS))
+        where = commands.get(args.command) if args.command else None
+        (where or parser).error(f"unrecognized arguments: {' '.join(extras)}"
+                                + "".join(f"\n  {hint}" for hint in hints))
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        parser.exit(2)
+    return args
 
 
 _GLOBAL_FLAGS = frozenset(n for o in grammar.GLOBAL if o.action in ("flag", "off") for n in o.names)

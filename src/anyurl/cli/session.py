@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from .. import errors
 from ..errors import AnyURLError
 from .prompts import Prompter
@@ -46,20 +48,17 @@ def make_client(args: argparse.Namespace, prompter: Prompter, archive: Any = Non
     retries = getattr(args, "retry", 0) or 0
     delay = getattr(args, "retry_delay", None)
     retry = Retry(attempts=1 + retries, backoff=1.0 if delay is None else delay)
-    http = None
-    pipeline = getattr(args, "pipeline", None)
-    if getattr(args, "http1_1", False) or pipeline is not None:
-        from ..handlers.http import HTTPOptions  # (only then: start-up)
-
-        http = HTTPOptions(http2=not getattr(args, "http1_1", False),
-                           **({} if pipeline is None else {"pipeline": pipeline}))
+    options = scheme_options(args)
+    limits = Limits(per_host=per_host,
+                    per_host_requests=max(Limits().per_host_requests, stream_worker_count(per_host)))
+    rate = getattr(args, "limit_rate", None)
+    if rate:  # --limit-rate: reads of a fraction of a second's worth, so the pace is even
+        limits = limits.__replace__(chunk_size=max(4096, min(limits.chunk_size, rate // 4)))
     client = Client(
         timeouts=timeouts,
         # requests in flight: what get's workers run (HTTP/2 puts many on one connection; the
         # server's SETTINGS_MAX_CONCURRENT_STREAMS still caps each connection's streams)
-        limits=Limits(per_host=per_host,
-                      per_host_requests=max(Limits().per_host_requests, stream_worker_count(per_host))),
-        http=http,
+        limits=limits,
         retry=retry,
         anonymous_email=getattr(args, "email", None),
         news_server=getattr(args, "news_server", None),
@@ -69,9 +68,56 @@ def make_client(args: argparse.Namespace, prompter: Prompter, archive: Any = Non
         password_callback=prompter.password,
         form_callback=prompter.form,
         on_capture=None if archive is None else archive.captured,
+        **options,
     )
     prompter.client = client
     return client
+
+
+def scheme_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The Client's scheme options from --http1.1, --pipeline, -H and -k (none: the defaults,
+    no options class imported)."""
+    http: dict[str, Any] = {}
+    if getattr(args, "http1_1", False):
+        http["http2"] = False
+    pipeline = getattr(args, "pipeline", None)
+    if pipeline is not None:
+        http["pipeline"] = pipeline
+    headers = getattr(args, "header", None)
+    if headers:
+        http["headers"] = dict(headers)  # (a name given twice: the last)
+    insecure = bool(getattr(args, "insecure", False))
+    if insecure:
+        http["verify"] = False
+        sys.stderr.write("anyurl: warning: --insecure: TLS certificates and host names are not checked "
+                         "(https, ftps, nntps): anyone on the way can read and change what is sent\n")
+    if not http and not insecure:
+        return {}
+    from ..settings import FTPOptions, HTTPOptions, NewsOptions
+
+    out: dict[str, Any] = {"http": HTTPOptions(**http)} if http else {}
+    if insecure:
+        out["ftp"] = FTPOptions(verify=False)
+        out["news"] = NewsOptions(verify=False)
+    return out
+
+
+def login_url(text: str, login: str | None) -> str:
+    """*text* with -u USER[:PASSWORD] as its user and password, for an ftp or http(s) URL that
+    names no user (RFC 1738 section 3.1: the user and password in the URL, each encoded)."""
+    if not login:
+        return text
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme.lower() not in ("ftp", "ftps", "http", "https"):
+        return text
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    if "@" in rest[:end]:
+        return text  # the URL's own user wins
+    from urllib.parse import quote  # (only with -u)
+
+    user, colon, password = login.partition(":")
+    info = quote(user, safe="") + (":" + quote(password, safe="") if colon else "")
+    return f"{scheme}://{info}@{rest}"
 
 
 async def with_deadline(seconds: float | None, coro: Awaitable[Any], url: object) -> Any:

@@ -68,9 +68,10 @@ class URLList:
     UTF-8 byte order mark at the start is skipped.
     """
 
-    def __init__(self, source: str, max_line: int = 64 * 1024) -> None:
+    def __init__(self, source: str, max_line: int = 64 * 1024, login: str | None = None) -> None:
         self.source = source
         self.max_line = max_line
+        self.login = login  # -u USER[:PASSWORD]: put into each ftp or http(s) URL naming no user
         self.opened = source != "-"
         self._transport: asyncio.ReadTransport | None = None
         self.urls = 0  # URLs handed out so far
@@ -156,7 +157,12 @@ class URLList:
         if self.lineno == 0:
             line = line.removeprefix(_BOM)
         self.lineno += 1
-        urls: list[str] = [Listed(url, self.lineno, self.source) for url in _urls_in(line)]
+        texts = _urls_in(line)
+        if self.login:
+            from .session import login_url
+
+            texts = [login_url(t, self.login) for t in texts]
+        urls: list[str] = [Listed(url, self.lineno, self.source) for url in texts]
         self.urls += len(urls)
         return urls
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 from ..errors import AnyURLError, ConnectError, FetchTimeout, ProtocolError, TruncatedTransfer
 from ..net.bulk import BulkReader
 from ..net.connect import lost, start_tls
+from ..net.pingpong import CommandConnection
 from ..protocols import ftpsession as fs
 from ..protocols.ftp import Reply
 from .ftp_data import SMALL, AnyReader, DataChannel, SocketReader, Writer
@@ -46,24 +47,7 @@ def waited(req: Request, what: str) -> str:
     return f"timed out waiting for {what} (read timeout {req.timeouts.read:g} s)"
 
 
-def _bytes_waiting(reader: asyncio.StreamReader) -> bool:
-    """Whether *reader* holds bytes nobody asked for, its EOF or an error. StreamReader has no
-    public way to ask, so a one-byte read is stepped by hand, outside the event loop: it ends at
-    once when something is there (the byte is consumed: the caller drops the connection), else
-    it stops at its first wait and is closed there, which leaves the reader as it was."""
-    step = reader.read(1)
-    try:
-        step.send(None)
-    except (StopIteration, OSError):
-        return True
-    except BaseException:  # any other error the reader holds: not usable either
-        step.close()
-        return True
-    step.close()
-    return False
-
-
-class Control:
+class Control(CommandConnection):
     """One logged-in control connection (a :class:`~anyurl.net.pool.Connection`)."""
 
     def __init__(self, context: Context, log: logging.Logger, key: PoolKey, url: FTPURL, host: str, port: int,
@@ -76,8 +60,7 @@ class Control:
         self.session = fs.Session(url, req.limits.max_line, req.limits.max_reply_lines)
         self.host = host
         self.port = port
-        self.reader = reader
-        self.writer = writer
+        super().__init__(reader, writer)
         self.tls = tls  # the context for data connections when PROT P is in force
         self.reused = False  # taken from the idle pool (it may have died while idle)
         self.log = log
@@ -316,19 +299,10 @@ class Control:
             for v, a in commands:
                 self.log.debug("%s:%s > %s", self.host, self.port, fs.show(v, a))
         try:
-            self.writer.write(line)
-            if self.writer.transport.get_write_buffer_size():  # only then can drain block
-                async with asyncio.timeout(self._timeout):
-                    await self.writer.drain()
-        except TimeoutError as exc:
+            await self.write(line, commands[0][0], self.url, self._timeout)
+        except AnyURLError:
             self.session.broken = True
-            raise FetchTimeout(f"timed out sending {commands[0][0]}", url=self.url) from exc
-        except OSError as exc:
-            self.session.broken = True
-            raise lost(exc, self.url, f"sending {commands[0][0]}") from exc
-        except RuntimeError as exc:  # uvloop's write on a closed transport
-            self.session.broken = True
-            raise ConnectError(f"connection lost while sending {commands[0][0]}: {exc}", url=self.url) from exc
+            raise
 
     def write_now(self, event: fs.Send) -> None:
         """Write *event*'s commands without waiting (a few bytes behind a transfer in progress:
@@ -337,14 +311,10 @@ class Control:
             for v, a in event.commands:
                 self.log.debug("%s:%s > %s (queued)", self.host, self.port, fs.show(v, a))
         try:
-            self.writer.write(event.data())
-        except OSError as exc:
+            self.write_nowait(event.data(), event.commands[0][0], self.url)
+        except AnyURLError:
             self.session.broken = True
-            raise lost(exc, self.url, f"sending {event.commands[0][0]}") from exc
-        except RuntimeError as exc:  # uvloop's write on a closed transport
-            self.session.broken = True
-            raise ConnectError(f"connection lost while sending {event.commands[0][0]}: {exc}",
-                               url=self.url) from exc
+            raise
 
     def _check_late(self) -> None:
         """The watchdog: fail the reply being waited for once its deadline passed."""
@@ -436,7 +406,7 @@ class Control:
 
     def stale(self) -> bool:
         """True when the server closed this idle connection (or sent something unasked)."""
-        return self.session.broken or self.writer.transport.is_closing() or _bytes_waiting(self.reader)
+        return self.session.broken or super().stale()
 
     def _stop_watchdog(self) -> None:
         if self._watchdog is not None:
@@ -446,7 +416,7 @@ class Control:
     def abort(self) -> None:
         self.session.broken = True
         self._stop_watchdog()
-        self.writer.transport.abort()
+        super().abort()
 
     async def quit(self) -> None:
         """QUIT and close. On a plain connection the 221 is not waited for: the pool closes its
@@ -463,9 +433,4 @@ class Control:
             pass
         finally:
             self._stop_watchdog()
-            self.writer.close()
-            try:
-                async with asyncio.timeout(2):
-                    await self.writer.wait_closed()
-            except (OSError, TimeoutError):
-                pass
+            await self.hang_up()

@@ -1126,7 +1126,7 @@ class _BodyChunks:
         body = self._body
         if body is not None:
             body.bytes_read += last
-            body._exhausted = True
+            body.mark_complete()  # (a capture ends here: the body passed its checks)
             self._body = None  # (no body <-> chunks cycle left for the cyclic GC)
         if not self._resp.release_now():  # (the kept connection's case without a coroutine)
             await self._resp.release()

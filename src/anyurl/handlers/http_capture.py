@@ -99,12 +99,12 @@ def _pairs(sent: Any) -> list[tuple[str, str]]:
 
 class KeptResponse:
     """A driver response whose body pieces are also kept, as they arrive (before any
-    decoding), in a capture; everything else is the response's own."""
+    decoding), in a capture; everything else is the response's own. The capture ends when
+    the body passed its checks (``Body.mark_complete``), never at a short end."""
 
     def __init__(self, resp: Any, cap: Capture) -> None:
         self._resp = resp
         self._parts = cap.keeping()
-        self._cap = cap
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._resp, name)
@@ -119,7 +119,6 @@ class KeptResponse:
             pieces: list[bytes] | None = inner()
             if pieces is not None:
                 self._parts.extend(pieces)
-                self._cap.finish()
             return pieces
 
         return taken
@@ -128,6 +127,4 @@ class KeptResponse:
         data: bytes = await self._resp.read_chunk(size)
         if data:
             self._parts.append(data)
-        else:
-            self._cap.finish()
         return data

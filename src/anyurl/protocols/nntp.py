@@ -22,12 +22,12 @@ Errors raised here carry no URL; the driver adds it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.header import decode_header, make_header
 from email.utils import parsedate_to_datetime
 from typing import Final
 
+from .._record import Record
 from ..errors import (
     AccessDenied,
     AnyURLError,
@@ -39,6 +39,8 @@ from ..errors import (
     UnsafeURL,
 )
 from .lines import refuse_controls
+
+_set = object.__setattr__  # how a frozen Record's __init__ sets its fields
 
 __all__ = [
     "ARTICLE_CODES",
@@ -84,12 +86,16 @@ _UNSAFE = re.compile(r"[\x00-\x20\x7f]")
 _GROUP_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-_.]*\Z")
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(Record):
     """A status line: three-digit ``code`` and the ``text`` after it."""
 
+    __slots__ = ("code", "text")
     code: int
     text: str
+
+    def __init__(self, code: int, text: str) -> None:
+        _set(self, "code", code)
+        _set(self, "text", text)
 
     @property
     def line(self) -> str:
@@ -97,16 +103,23 @@ class Reply:
         return f"{self.code} {self.text}".rstrip()
 
 
-@dataclass(frozen=True)
-class Data:
+class Data(Record):
     """A piece of a multi-line block, dot-unstuffed, lines still ending in CRLF."""
 
+    __slots__ = ("data",)
     data: bytes
 
+    def __init__(self, data: bytes) -> None:
+        _set(self, "data", data)
 
-@dataclass(frozen=True)
-class End:
+
+class End(Record):
     """The terminating ``.`` line of a multi-line block."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        pass
 
 
 class _NeedData:
@@ -308,14 +321,20 @@ def simple_cmd(*words: str) -> bytes:
 # -- reply parsers ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GroupStatus:
+class GroupStatus(Record):
     """A 211 reply to GROUP: estimated ``count``, ``low`` and ``high`` water marks."""
 
+    __slots__ = ("count", "low", "high", "name")
     count: int
     low: int
     high: int
     name: str
+
+    def __init__(self, count: int, low: int, high: int, name: str) -> None:
+        _set(self, "count", count)
+        _set(self, "low", low)
+        _set(self, "high", high)
+        _set(self, "name", name)
 
 
 def parse_group_reply(reply: Reply) -> GroupStatus:
@@ -338,10 +357,11 @@ def parse_capabilities(block: bytes) -> dict[str, list[str]]:
     return caps
 
 
-@dataclass(frozen=True)
-class Overview:
+class Overview(Record):
     """One OVER/XOVER line (RFC 3977 section 8.3), header fields RFC 2047 decoded."""
 
+    __slots__ = ("number", "subject", "sender", "date", "date_text", "message_id", "references", "size",
+                 "lines", "extra")
     number: int
     subject: str
     sender: str
@@ -351,7 +371,21 @@ class Overview:
     references: str
     size: int | None
     lines: int | None
-    extra: tuple[str, ...] = field(default=())
+    extra: tuple[str, ...]
+
+    def __init__(self, number: int, subject: str, sender: str, date: datetime | None, date_text: str,
+                       message_id: str, references: str, size: int | None, lines: int | None,
+                       extra: tuple[str, ...] = ()) -> None:
+        _set(self, "number", number)
+        _set(self, "subject", subject)
+        _set(self, "sender", sender)
+        _set(self, "date", date)
+        _set(self, "date_text", date_text)
+        _set(self, "message_id", message_id)
+        _set(self, "references", references)
+        _set(self, "size", size)
+        _set(self, "lines", lines)
+        _set(self, "extra", extra)
 
 
 def _int_or_none(text: str) -> int | None:
@@ -403,14 +437,20 @@ def overview_number(line: bytes) -> int | None:
     return int(head) if head.isdigit() and len(head) <= 20 else None
 
 
-@dataclass(frozen=True)
-class Active:
+class Active(Record):
     """One LIST ACTIVE line: group, high and low water marks, status (y, n, m...)."""
 
+    __slots__ = ("group", "high", "low", "status")
     group: str
     high: int
     low: int
     status: str
+
+    def __init__(self, group: str, high: int, low: int, status: str) -> None:
+        _set(self, "group", group)
+        _set(self, "high", high)
+        _set(self, "low", low)
+        _set(self, "status", status)
 
 
 def parse_active(line: bytes) -> Active:
@@ -470,15 +510,23 @@ def parse_stat_reply(reply: Reply) -> tuple[int | None, str | None]:
     return number, mid
 
 
-@dataclass(frozen=True)
-class ArticleFacts:
+class ArticleFacts(Record):
     """What an article head says about the article: for ``stat``."""
 
+    __slots__ = ("size", "modified", "subject", "message_id", "lines")
     size: int | None  # the Bytes: header (INN and others add it), else None
     modified: datetime | None  # the Date: header
     subject: str | None
     message_id: str | None
     lines: int | None
+
+    def __init__(self, size: int | None, modified: datetime | None, subject: str | None,
+                       message_id: str | None, lines: int | None) -> None:
+        _set(self, "size", size)
+        _set(self, "modified", modified)
+        _set(self, "subject", subject)
+        _set(self, "message_id", message_id)
+        _set(self, "lines", lines)
 
 
 def article_facts(fields: list[tuple[str, str]]) -> ArticleFacts:

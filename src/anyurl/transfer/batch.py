@@ -483,14 +483,11 @@ class Batch:
 
     async def _admit(self, u: URL) -> bool:
         """Wait for a turn for *u*: True when it holds one of the plain turns."""
-        if self._multiplexed(u):
-            self._stream_workers(u)
-            return False
-        if self._busy:
-            # a connection to its origin may be picking HTTP/2 now: its streams start at the
-            # handshake, not after a first response
-            driver = self._driver(u)
-            if driver is not None and await driver.negotiated(u):
+        driver = self._driver(u)
+        if driver is not None:
+            # a connection to its origin may be picking HTTP/2 now (when a turn is taken): its
+            # streams start at the handshake, not after a first response
+            if driver.multiplexed(u) or (self._busy and await driver.negotiated(u)):
                 self._stream_workers(u)
                 return False
         if self._busy < self.parallel:

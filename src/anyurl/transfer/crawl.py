@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import AnyURLError, TransferError, TruncatedTransfer
+from ..links import is_css
 from ..response import Body, Entry, is_html, translate_errors
 from ..urls import FTPURL, HTTPURL, NNTPURL, URL, GopherURL, NewsURL, parse, percent_decode
 from .download import refuse_symlink
@@ -49,13 +50,14 @@ from .walk import CRAWL_DELAY_MAX, scope_rules
 if TYPE_CHECKING:
     from ..client import Client
 
-__all__ = ["CrawlEvent", "CrawlResult", "DirectorySink", "Sink", "crawl", "local_path"]
+__all__ = ["CrawlEvent", "CrawlResult", "DirectorySink", "Sink", "by_host", "crawl", "crawl_sync", "local_path"]
 
 log = logging.getLogger("anyurl.crawl")
 
 _ROBOTS_MAX = 512 * 1024
 _ROBOTS_CACHE = 1024  # parsed robots.txt kept in memory (the text is in the state)
 _DIRECTORY_KINDS = frozenset({"directory", "group"})
+_RECENT = 50_000  # links remembered as admitted (~150 bytes each): the rest is the frontier's seen-set
 
 
 class Sink(Protocol):
@@ -103,15 +105,28 @@ def local_path(url: str | URL) -> list[str]:
     return [top, *[local_name(s) for s in segs]]
 
 
+def _base_names(base: URL) -> list[str]:
+    """The local names of *base*'s directory (what :func:`local_path` gives the URLs below it)."""
+    names = local_path(base)
+    if isinstance(base, HTTPURL) or (isinstance(base, FTPURL) and not base.name) or (
+            isinstance(base, GopherURL) and base.gophertype not in ("1", "")):
+        return names[:-1]  # a page or a file: its directory
+    return names
+
+
 class DirectorySink:
     """Each resource into ``DIR/`` :func:`local_path`: through a part file, moved into place
     when whole (a failed or interrupted fetch leaves no file under the final name), never
-    through a symlink. A second crawl replaces a file with what the server sends now."""
+    through a symlink. A second crawl replaces a file with what the server sends now.
 
-    def __init__(self, dest: str | os.PathLike[str]) -> None:
+    *base* (a mirror's start URL): what lies below its directory is saved relative to DIR
+    (``DIR/sub/file`` as ``anyurl mirror`` names it), anything else as ``DIR/host/path``."""
+
+    def __init__(self, dest: str | os.PathLike[str], base: URL | None = None) -> None:
         self.dest = os.fspath(dest)
         os.makedirs(self.dest, exist_ok=True)
         self._made: set[str] = set()
+        self._base = _base_names(base) if base is not None else None
 
     def _folder(self, names: list[str], url: str) -> str:
         folder = self.dest
@@ -134,6 +149,9 @@ class DirectorySink:
     def place(self, url: str) -> tuple[str, str]:
         """The local path of *url* and its part file, its directories made."""
         names = local_path(url)
+        base = self._base
+        if base is not None and len(names) > len(base) and names[:len(base)] == base:
+            names = names[len(base):]
         folder = self._folder(names[:-1], url)
         path = os.path.join(folder, names[-1])
         if os.path.isdir(path) and not os.path.islink(path):
@@ -206,6 +224,7 @@ class CrawlResult:
     seconds: float = 0.0
     by_scheme: dict[str, dict[str, int]] = field(default_factory=dict)
     first_errors: list[tuple[str, str]] = field(default_factory=list)  # the first 100
+    first_exit_codes: list[int] = field(default_factory=list)  # the CLI's exit code of each of those
     totals: Totals | None = None
     interrupted: bool = False
 
@@ -231,6 +250,7 @@ class CrawlResult:
         self.pending += event.found - 1
         if event.kind == "error" and len(self.first_errors) < 100:
             self.first_errors.append((event.url, event.error or ""))
+            self.first_exit_codes.append(event.exit_code or 1)
 
 
 class _Crawler:
@@ -255,6 +275,8 @@ class _Crawler:
         self.next_start: dict[str, float] = {}
         self.rules: OrderedDict[str, tuple[Any, float]] = OrderedDict()
         self.robot_locks: dict[str, asyncio.Lock] = {}
+        self.recording: set[asyncio.Future[None]] = set()  # records of ended fetches, committing
+        self.recent: dict[tuple[int, str | None, str], None] = {}  # links admitted lately (insertion order)
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -278,11 +300,16 @@ class _Crawler:
                     for item in await self.frontier.take(free, running, self.per_host):
                         running[item.host] = running.get(item.host, 0) + 1
                         tasks[asyncio.create_task(self.visit(item))] = item.host
-                if not tasks:
+                if not tasks and not self.recording:
                     break
-                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                # a fetch ends its host's turn; its record commits meanwhile (and may admit more)
+                done, _ = await asyncio.wait({*tasks, *self.recording}, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    host = tasks.pop(task)
+                    if task in self.recording:
+                        self.recording.discard(task)
+                        task.result()
+                        continue
+                    host = tasks.pop(task)  # type: ignore[call-overload]
                     running[host] -= 1
                     if not running[host]:
                         del running[host]
@@ -296,6 +323,9 @@ class _Crawler:
             for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
+            for record in list(self.recording):  # fetches that ended: their records commit
+                with contextlib.suppress(BaseException):
+                    await asyncio.shield(record)
             self.result.seconds = time.monotonic() - started
             with contextlib.suppress(Exception):
                 self.result.totals = await asyncio.shield(self.frontier.totals())
@@ -323,7 +353,7 @@ class _Crawler:
         if self.robots and isinstance(u, HTTPURL):
             rules, crawl_delay = await self.robot_rules(u)
             if rules is not None and not rules.can_fetch(item.url, self.client.user_agent):
-                await self.done(item, "skipped", Outcome(SKIPPED, scheme), [])
+                self.record(item, "skipped", Outcome(SKIPPED, scheme), [])
                 return
             delay = max(delay, crawl_delay)
         await self.pace(item.host, delay)
@@ -340,11 +370,11 @@ class _Crawler:
                 listed, size = await self.open(item, _binary(u), entries)
         except Exception as exc:
             err = exc if isinstance(exc, AnyURLError) else translate_errors(exc, u)
-            await self.done(item, "error", Outcome(FAILED, scheme, error=str(err)), [], error=str(err),
+            self.record(item, "error", Outcome(FAILED, scheme, error=str(err)), [], error=str(err),
                             exit_code=err.exit_code)
             return
         found = self.children(item, u, entries)
-        await self.done(item, "listed" if listed else "fetched", Outcome(DONE, scheme, size), found)
+        self.record(item, "listed" if listed else "fetched", Outcome(DONE, scheme, size), found)
 
     @staticmethod
     def target(item: Item, u: URL) -> URL:
@@ -364,7 +394,9 @@ class _Crawler:
                 async for entry in body.aiter_entries():
                     entries.append(entry)
                 return True, 0
-            parser = self.page_parser(body) if is_html(body.content_type) else None
+            # a style sheet's url() and @import are requisites too (wget -p reads them)
+            sheet = self.requisites and is_css(body.content_type)
+            parser = self.page_parser(body, sheet) if sheet or is_html(body.content_type) else None
             got = 0
 
             async def chunks() -> AsyncIterator[bytes]:
@@ -390,7 +422,7 @@ class _Crawler:
                     entries.extend(parser.close())
             return False, size
 
-    def page_parser(self, body: Body) -> Any:
+    def page_parser(self, body: Body, stylesheet: bool = False) -> Any:
         from ..protocols.html import MAX_PAGE_BYTES, PageLinks
 
         final = body.meta.get("url")
@@ -398,7 +430,7 @@ class _Crawler:
         limits = self.client.limits
         try:
             return PageLinks(base, charset=body.charset, max_bytes=limits.max_size or MAX_PAGE_BYTES,
-                             max_entries=limits.max_entries, requisites=self.requisites)
+                             max_entries=limits.max_entries, requisites=self.requisites, stylesheet=stylesheet)
         except AnyURLError:
             return None
 
@@ -406,13 +438,29 @@ class _Crawler:
         if self.max_depth is not None and item.depth + 1 > self.max_depth:
             return []
         out = []
+        recent = self.recent
         for entry in entries:
             if self.follow is not None and entry.url and not self.follow(entry):
+                continue
+            # a link admitted moments ago from this seed (every page's stylesheet, its menu) is in
+            # the seen-set already: not parsed, scoped and offered to the frontier again. (What
+            # was refused is judged again: a link back up from one page may be new from another.)
+            mark = (item.seed, entry.url, entry.kind)
+            if mark in recent:
                 continue
             new = self.scope.child(entry, listed, item.seed, item.depth + 1)
             if new is not None:
                 out.append(new)
+                recent[mark] = None
+                if len(recent) > _RECENT:
+                    del recent[next(iter(recent))]
         return out
+
+    def record(self, item: Item, kind: str, outcome: Outcome, found: list[New], error: str | None = None,
+               exit_code: int = 0) -> None:
+        """Hand the outcome of *item* to the frontier; the fetch's turn ends now, the record
+        commits (grouped with others) while the next fetches start."""
+        self.recording.add(asyncio.ensure_future(self.done(item, kind, outcome, found, error, exit_code)))
 
     async def done(self, item: Item, kind: str, outcome: Outcome, found: list[New], error: str | None = None,
                    exit_code: int = 0) -> None:
@@ -525,3 +573,39 @@ async def crawl(client: Client, seeds: str | URL | Sequence[str | URL], *, dest:
     finally:
         if own:
             await asyncio.shield(frontier.close())
+
+
+# -- beyond one machine ------------------------------------------------------------------
+
+
+def by_host(seeds: Sequence[str | URL], parts: int) -> list[list[str]]:
+    """*seeds* in *parts* groups, every seed of one host in the same group (a stable hash of the
+    host: the same seeds give the same groups in every run, so each group's state continues).
+    Crawled with ``same_host=True`` (the default), each group's crawl stays on its own hosts: a
+    host is crawled by one process only, and its politeness (``per_host``, delays, robots.txt)
+    holds across the whole cluster. See docs/crawl.md."""
+    import zlib
+
+    out: list[list[str]] = [[] for _ in range(max(1, parts))]
+    for seed in seeds:
+        u = parse(seed) if isinstance(seed, str) else seed
+        host = str(getattr(u, "host", "") or u.scheme).lower()
+        out[zlib.crc32(host.encode("utf-8", "surrogateescape")) % len(out)].append(str(u))
+    return out
+
+
+def crawl_sync(seeds: Sequence[str], *, client_kwargs: dict[str, Any] | None = None,
+               **options: Any) -> dict[str, Any]:
+    """:func:`crawl` in a new event loop with a Client of its own (*client_kwargs*), for a
+    worker process (a Dask task): a summary dict (counts, bytes, seconds, the first errors,
+    the process id) that pickles. *options* are :func:`crawl`'s (``dest``, ``state``...)."""
+    from ..client import Client
+
+    async def run() -> CrawlResult:
+        async with Client(**(client_kwargs or {})) as client:
+            return await crawl(client, list(seeds), **options)
+
+    r = asyncio.run(run())
+    return {"seeds": list(seeds), "fetched": r.fetched, "listed": r.listed, "errors": r.errors,
+            "skipped": r.skipped, "bytes": r.bytes, "pending": r.pending, "seconds": r.seconds,
+            "by_scheme": r.by_scheme, "first_errors": r.first_errors, "pid": os.getpid()}

@@ -191,6 +191,8 @@ class SQLiteFrontier:
         self._cache_kib = cache_kib
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="anyurl-frontier")
         self._db: sqlite3.Connection | None = None
+        self._finishing: list[tuple[Item, Outcome, Sequence[New], asyncio.Future[int]]] = []
+        self._flusher: asyncio.Future[None] | None = None
 
     # -- the thread ------------------------------------------------------------------
 
@@ -305,27 +307,52 @@ class SQLiteFrontier:
 
     # -- finishing -------------------------------------------------------------------
 
-    def _finish(self, item: Item, outcome: Outcome, found: Sequence[New]) -> int:
+    def _finish(self, batch: list[tuple[Item, Outcome, Sequence[New]]]) -> list[int]:
+        """Finish every item of *batch* in one transaction (a group commit: the finishes that
+        arrived while the last transaction ran). Each item's record is still atomic with
+        what it found: they commit together or not at all."""
         db = self._conn()
+        out = []
         db.execute("BEGIN IMMEDIATE")
         try:
-            changed = db.execute("UPDATE urls SET state=?, size=?, error=? WHERE id=? AND state=1",
-                                 (outcome.state, outcome.size, outcome.error, item.id)).rowcount
-            if changed:
-                db.execute("UPDATE hosts SET pending = pending - 1 WHERE host=?", (item.host,))
-                col = {DONE: "fetched", FAILED: "errors", SKIPPED: "skipped"}[outcome.state]
-                db.execute(f"INSERT INTO totals(scheme, {col}, bytes) VALUES(?, 1, ?) ON CONFLICT(scheme) "
-                           f"DO UPDATE SET {col} = {col} + 1, bytes = bytes + excluded.bytes",
-                           (outcome.scheme, outcome.size))
-            added = self._admit(db, found)
+            for item, outcome, found in batch:
+                changed = db.execute("UPDATE urls SET state=?, size=?, error=? WHERE id=? AND state=1",
+                                     (outcome.state, outcome.size, outcome.error, item.id)).rowcount
+                if changed:
+                    db.execute("UPDATE hosts SET pending = pending - 1 WHERE host=?", (item.host,))
+                    col = {DONE: "fetched", FAILED: "errors", SKIPPED: "skipped"}[outcome.state]
+                    db.execute(f"INSERT INTO totals(scheme, {col}, bytes) VALUES(?, 1, ?) ON CONFLICT(scheme) "
+                               f"DO UPDATE SET {col} = {col} + 1, bytes = bytes + excluded.bytes",
+                               (outcome.scheme, outcome.size))
+                out.append(self._admit(db, found))
         except BaseException:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
-        return added
+        return out
 
     async def finish(self, item: Item, outcome: Outcome, found: Sequence[New] = ()) -> int:
-        return await self._call(self._finish, item, outcome, found)
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._finishing.append((item, outcome, found, fut))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.ensure_future(self._flush())
+        return await asyncio.shield(fut)  # a cancelled caller: its record still commits
+
+    async def _flush(self) -> None:
+        while self._finishing:
+            batch, self._finishing = self._finishing, []
+            try:
+                added = await self._call(self._finish, [(i, o, f) for i, o, f, _ in batch])
+            except BaseException as exc:
+                for *_, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                continue
+            for (*_, fut), n in zip(batch, added, strict=True):
+                if not fut.done():
+                    fut.set_result(n)
 
     # -- hosts -----------------------------------------------------------------------
 
@@ -376,11 +403,16 @@ class SQLiteFrontier:
     def _close(self) -> None:
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
+                # a crawl stopped (Ctrl-C) gives back what it had in flight: the state holds no lease
+                self._db.execute("UPDATE urls SET state=0 WHERE state=1")
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()
             self._db = None
 
     async def close(self) -> None:
+        if self._flusher is not None and not self._flusher.done():
+            with contextlib.suppress(Exception):
+                await self._flusher  # finishes already handed over are recorded
         try:
             await self._call(self._close)
         finally:

@@ -665,11 +665,43 @@ def _below(origin: tuple[str, str | None, int | None], base: str) -> Callable[[E
     return follow
 
 
+async def _mirror_with_state(client: Client, url: str | URL, dest: str | os.PathLike[str],
+                             state: str | os.PathLike[str], parallel: int, max_depth: int | None,
+                             progress: Callable[[MirrorResult], None] | None,
+                             walk_options: dict[str, Any]) -> MirrorResult:
+    """``mirror(state=FILE)``: the mirror as a crawl of one seed (:mod:`anyurl.transfer.crawl`)
+    whose frontier is kept in FILE, files named relative to DIR as a mirror names them."""
+    from .crawl import CrawlEvent, DirectorySink, crawl
+
+    start = client.parse(url)
+    result = MirrorResult()
+
+    def count(event: CrawlEvent) -> None:
+        if event.kind == "fetched":
+            result.files += 1
+            result.bytes += event.size
+        elif event.kind == "listed":
+            result.directories += 1
+        if progress is not None:
+            progress(result)
+
+    options = {k: v for k, v in walk_options.items() if k in ("per_host", "delay", "robots", "requisites")}
+    done = await crawl(client, [start], sink=DirectorySink(dest, base=start), state=state, parallel=parallel,
+                       max_depth=None if max_depth is None else max_depth + 1, same_host=True, under_seed=True,
+                       on_event=count, **options)
+    for (where, message), code in zip(done.first_errors, done.first_exit_codes, strict=True):
+        err = TransferError(message, url=where)
+        err.exit_code = code  # the error's own class's code (the crawl records its text)
+        result.errors.append((where, err))
+    result.seconds = done.seconds
+    return result
+
+
 async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *, parallel: int = 8,
                  resume: bool = False, newer: bool = False, force: bool = False,
                  max_depth: int | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
                  progress: Callable[[MirrorResult], None] | None = None, symlinks: str = "copy",
-                 **walk_options: Any) -> MirrorResult:
+                 state: str | os.PathLike[str] | None = None, **walk_options: Any) -> MirrorResult:
     """Reproduce the tree at *url* under *dest* (see the module docstring).
 
     *parallel* files download at once; *max_depth* is the number of directory
@@ -687,9 +719,19 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     a local symlink with the same (relative) target, as lftp does, when that target stays
     inside *dest*; others are listed in ``result.refused_links`` and never made. A server
     symlink that leads nowhere is listed in ``result.dangling``, not an error.
+
+    *state*: a file (SQLite) that keeps the mirror's frontier (:mod:`anyurl.transfer.crawl`):
+    a mirror killed or stopped continues from it when run again with the same file, and its
+    memory does not grow with the tree; every file is fetched once and replaced by what the
+    server sends (not with *resume*, *newer*, *include*/*exclude* or ``symlinks="keep"``).
     """
     if symlinks not in ("copy", "keep"):
         raise ValueError(f"symlinks must be 'copy' or 'keep', not {symlinks!r}")
+    if state is not None:
+        if resume or newer or include or exclude or symlinks != "copy":
+            raise ValueError("state= is a crawl's frontier: resume, newer, include, exclude and symlinks='keep' "
+                             "do not apply to it")
+        return await _mirror_with_state(client, url, dest, state, parallel, max_depth, progress, walk_options)
     target = Path(dest)
     try:
         _make_dir(target)

@@ -83,6 +83,8 @@ class WARCWriter:
         self._out: BinaryIO | None = None
         self._size = 0
         self._seen: dict[str, tuple[str, str]] = {}  # payload digest -> (target URI, WARC-Date)
+        #: payloads remembered for revisits (a crawl of more forgets the oldest: ~200 bytes each)
+        self.max_seen = 1_000_000
 
     # -- files ----------------------------------------------------------------
 
@@ -186,6 +188,8 @@ class WARCWriter:
             return None
         seen = self._seen.get(digest)
         if seen is None:
+            if len(self._seen) >= self.max_seen:  # bounded: the oldest payload is forgotten
+                del self._seen[next(iter(self._seen))]
             self._seen[digest] = (cap.url, _date(cap.started))
         return seen
 

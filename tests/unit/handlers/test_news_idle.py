@@ -1,18 +1,18 @@
 """anyurl.handlers.news: a pooled connection that received bytes while idle is not reused,
-found without StreamReader's private buffer (_bytes_waiting)."""
+found without StreamReader's private buffer (bytes_waiting)."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
 
-from anyurl.handlers.news import _bytes_waiting
+from anyurl.handlers.news_conn import bytes_waiting
 
 
 async def _soon(reader: asyncio.StreamReader) -> bool:
-    """_bytes_waiting within 10 s (what the peer sent takes a loop turn or a few to arrive)."""
+    """bytes_waiting within 10 s (what the peer sent takes a loop turn or a few to arrive)."""
     for _ in range(1000):
-        if _bytes_waiting(reader):
+        if bytes_waiting(reader):
             return True
         await asyncio.sleep(0.01)
     return False
@@ -22,15 +22,15 @@ async def test_bytes_waiting_sees_data_and_eof_and_leaves_an_idle_reader_usable(
     ours, theirs = socket.socketpair()
     reader, writer = await asyncio.open_connection(sock=ours)
     try:
-        assert not _bytes_waiting(reader)
-        assert not _bytes_waiting(reader)  # twice: the stopped read left no waiter behind
+        assert not bytes_waiting(reader)
+        assert not bytes_waiting(reader)  # twice: the stopped read left no waiter behind
         theirs.sendall(b"220 unasked\r\n")
         assert await _soon(reader)
         # the reader still works after a check that found nothing
         theirs.sendall(b"more")
         async with asyncio.timeout(10):
             assert (await reader.readuntil(b"more")).endswith(b"more")
-        assert not _bytes_waiting(reader)
+        assert not bytes_waiting(reader)
         theirs.close()
         assert await _soon(reader)  # EOF counts: the connection is over
     finally:

@@ -10,7 +10,8 @@ import pytest
 
 from anyurl.handlers import ftp as ftp_handler
 from anyurl.handlers.file import _list_directory
-from anyurl.handlers.news import NewsHandler, _Server
+from anyurl.handlers.news import NewsHandler
+from anyurl.handlers.news_conn import Server
 from anyurl.handlers.prospero import ProsperoHandler
 from anyurl.protocols import ftp, nntp
 from anyurl.protocols import gopher as gp
@@ -92,7 +93,7 @@ def test_ftp_listing_entries() -> None:
 
 def test_news_entries() -> None:
     handler = NewsHandler.__new__(NewsHandler)
-    server = _Server("nntp", "news.example", 119, False)
+    server = Server("nntp", "news.example", 119, False)
     over = nntp.parse_overview(b"7\tSubject here\ta@b\tMon, 1 Jan 2024 00:00:00 +0000\t<m7@b>\t\t123\t4")
     by_nntp = handler._article_entry(parse("nntp://news.example/comp.x"), server, "comp.x", over)
     by_news = handler._article_entry(NewsURL("news", "comp.x", None), server, "comp.x", over)

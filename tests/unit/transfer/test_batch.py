@@ -60,6 +60,7 @@ def check_saved(out: Path, seen: list[Result], made: list[Path]) -> None:
     assert sorted(os.listdir(out)) == sorted(Path(r.dest or "").name for r in seen)
 
 
+@pytest.mark.timeout(600)  # ~20 s alone; generous for a loaded machine
 async def test_a_generator_of_100000_urls_is_read_lazily(tmp_path: Path) -> None:
     missing = (tmp_path / "none").as_uri()
     read = [0]
@@ -147,3 +148,28 @@ async def test_leaving_early_stops_the_workers(tmp_path: Path) -> None:
             async for _ in results:
                 break
         assert results.taken < 1000  # the window and the workers, not the endless input
+
+
+class Tagged(str):
+    """A URL with a crawler's own field."""
+
+    depth: int
+
+
+async def test_the_object_given_comes_back_and_an_async_on_result_is_awaited(tmp_path: Path) -> None:
+    made = files(tmp_path, 3)
+    urls = []
+    for i, f in enumerate(made):
+        u = Tagged(f.as_uri())
+        u.depth = i
+        urls.append(u)
+    depths: dict[int, int] = {}
+
+    async def note(r: Result) -> None:
+        await asyncio.sleep(0)
+        assert isinstance(r.given, Tagged) and r.ok
+        depths[r.given.depth] = len(r.response.content) if r.response is not None else -1
+
+    async with Client() as client:
+        await Batch(client, urls, on_result=note).run()
+    assert depths == {i: f.stat().st_size for i, f in enumerate(made)}

@@ -91,3 +91,26 @@ async def test_one_crawl_per_state(tmp_path: Path) -> None:
             await SQLiteFrontier(tmp_path / "s.db").open()
     finally:
         await first.close()
+
+
+def test_memory_does_not_grow_with_the_frontier() -> None:
+    # The frontier spills to its file: 150,000 pending URLs cost no more memory than 20,000
+    # (a walk's in-memory queue: ~1.1 KB each, 140 MB more). SQLite's page cache is capped
+    # (4 MiB here), so what grows is the file.
+    import json
+    import subprocess
+    import sys
+
+    from tests.procs import spawn
+
+    root = Path(__file__).resolve().parents[3]
+    env = {"PYTHONPATH": f"{root / 'src'}:{root}", "PATH": "/usr/bin:/bin"}
+    got = []
+    for n in (20_000, 150_000):
+        with spawn([sys.executable, "-m", "bench.probes.frontier", str(n), "--hosts", "100", "--cache-kib", "4096",
+                    "--takes", "1000"], stdout=subprocess.PIPE, env=env, cwd=root) as proc:
+            out, _ = proc.communicate(timeout=300)
+        got.append(json.loads(out))
+    small, large = got
+    assert 150_000 - 1100 < large["pending"] <= 150_000 - 1000 and large["state_mib"] > 5 * small["state_mib"]
+    assert large["peak_rss_mib"] - small["peak_rss_mib"] < 12, got
