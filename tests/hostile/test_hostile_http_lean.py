@@ -41,7 +41,9 @@ async def test_endless_head_is_cut_off(first: bytes, then: bytes, match: str,
         t0 = time.monotonic()
         with pytest.raises(ProtocolError, match=match) as info:
             await c.fetch(srv.url)
-        assert time.monotonic() - t0 < 10
+        # generous: on a loaded machine the server's writes alone take seconds; what matters is
+        # that the client stopped reading long before the server ran dry (below)
+        assert time.monotonic() - t0 < 60
     assert srv.url in str(info.value)
     assert srv.sent < 16 * MIB  # stopped reading long before the server ran dry
     assert lean_used(caplog)

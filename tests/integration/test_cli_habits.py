@@ -130,3 +130,17 @@ def test_limit_rate_limits_the_transfer(nginx: Endpoint, tmp_path: Path) -> None
         assert out.returncode == 0 and out.stdout == data and time.monotonic() - start >= 1.4
     finally:
         (Path(nginx.info["www"]) / name).unlink()
+
+
+def test_user_and_password_log_in_to_ftp_too(servers: Launcher, tmp_path: Path) -> None:
+    vsftpd = servers.get("vsftpd")
+    user, pw = vsftpd.info["user"], vsftpd.info["password"]
+    url = f"ftp://127.0.0.1:{vsftpd.port}/private.txt"
+    listed = tmp_path / "list.txt"
+    listed.write_text(url + "\n")
+    proc = run("get", "-q", "-u", f"{user}:{pw}", "-d", str(tmp_path / "out"), "-i", str(listed))
+    assert proc.returncode == 0, proc.stderr
+    want = (Path(vsftpd.info["local_root"]) / "private.txt").read_bytes()
+    assert (tmp_path / "out" / "private.txt").read_bytes() == want
+    anonymous = run("get", url)  # without -u: anonymous, which has no such file
+    assert anonymous.returncode != 0

@@ -20,13 +20,15 @@ import email.utils
 import mimetypes
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from email.headerregistry import Address
 from email.message import EmailMessage
 
+from .._record import Record
 from ..errors import UnsafeURL, URLSyntaxError
 from ..urls import MailtoURL
 from .lines import refuse_controls
+
+_set = object.__setattr__  # how a frozen Record's __init__ sets its fields
 
 __all__ = [
     "ALLOWED_HEADERS",
@@ -113,25 +115,40 @@ def split_addresses(text: str, *, url: object = None, what: str = "address") -> 
     return [check_address(a.strip(), url=url, what=what) for a in text.split(",") if a.strip()]
 
 
-@dataclass(frozen=True)
-class Attachment:
+class Attachment(Record):
     """One file to attach: its name, its bytes and (optionally) a MIME type."""
 
+    __slots__ = ("filename", "data", "content_type")
     filename: str
     data: bytes
-    content_type: str | None = None
+    content_type: str | None
+
+    def __init__(self, filename: str, data: bytes, content_type: str | None = None) -> None:
+        _set(self, "filename", filename)
+        _set(self, "data", data)
+        _set(self, "content_type", content_type)
 
 
-@dataclass(frozen=True)
-class MailFields:
+class MailFields(Record):
     """What a mailto URL (plus the caller's arguments) asks to send, all checked."""
 
+    __slots__ = ("to", "cc", "bcc", "subject", "body", "extra")
     to: tuple[str, ...]
-    cc: tuple[str, ...] = ()
-    bcc: tuple[str, ...] = ()
-    subject: str | None = None
-    body: str = ""
-    extra: tuple[tuple[str, str], ...] = field(default=())  # in-reply-to, references...
+    cc: tuple[str, ...]
+    bcc: tuple[str, ...]
+    subject: str | None
+    body: str
+    extra: tuple[tuple[str, str], ...]  # in-reply-to, references...
+
+    def __init__(self, to: tuple[str, ...], cc: tuple[str, ...] = (), bcc: tuple[str, ...] = (),
+                       subject: str | None = None, body: str = "",
+                       extra: tuple[tuple[str, str], ...] = ()) -> None:
+        _set(self, "to", to)
+        _set(self, "cc", cc)
+        _set(self, "bcc", bcc)
+        _set(self, "subject", subject)
+        _set(self, "body", body)
+        _set(self, "extra", extra)
 
 
 def envelope_recipients(fields: MailFields) -> list[str]:

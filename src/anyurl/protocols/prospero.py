@@ -31,7 +31,10 @@ import re
 import struct
 from dataclasses import dataclass, field, replace
 
+from .._record import Record
 from ..urls import percent_encode
+
+_set = object.__setattr__  # how a frozen Record's __init__ sets its fields
 
 __all__ = [
     "ACK_REQUESTED",
@@ -73,17 +76,27 @@ class ARDPError(ValueError):
     """A packet or reply that breaks the protocol (the driver maps it to ProtocolError)."""
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(Record):
     """An ARDP v0 header. ``sequence`` 0 marks an unsequenced control packet."""
 
+    __slots__ = ("connection_id", "sequence", "total", "received_through", "wait", "flags", "option")
     connection_id: int
-    sequence: int = 1
-    total: int = 0
-    received_through: int = 0
-    wait: int = 0
-    flags: int = 0
-    option: int = 0
+    sequence: int
+    total: int
+    received_through: int
+    wait: int
+    flags: int
+    option: int
+
+    def __init__(self, connection_id: int, sequence: int = 1, total: int = 0, received_through: int = 0,
+                       wait: int = 0, flags: int = 0, option: int = 0) -> None:
+        _set(self, "connection_id", connection_id)
+        _set(self, "sequence", sequence)
+        _set(self, "total", total)
+        _set(self, "received_through", received_through)
+        _set(self, "wait", wait)
+        _set(self, "flags", flags)
+        _set(self, "option", option)
 
     @property
     def ack_requested(self) -> bool:
@@ -156,17 +169,28 @@ def retry_delays(initial: float, retries: int, backoff: float = 2.0, ceiling: fl
     return delays
 
 
-@dataclass(frozen=True)
-class PacketEvent:
+class PacketEvent(Record):
     """What the driver should do after feeding a packet to the :class:`Receiver`."""
 
-    accepted: bool = False  # a new packet of the message was stored
-    duplicate: bool = False
-    ignored: bool = False  # another connection's packet, or a packet we cannot use
-    send_ack: bool = False
-    complete: bool = False
-    wait: int | None = None  # the server asks for this many seconds of patience
-    refused: bool = False  # the server refused or cancelled the request
+    __slots__ = ("accepted", "duplicate", "ignored", "send_ack", "complete", "wait", "refused")
+    accepted: bool  # a new packet of the message was stored
+    duplicate: bool
+    ignored: bool  # another connection's packet, or a packet we cannot use
+    send_ack: bool
+    complete: bool
+    wait: int | None  # the server asks for this many seconds of patience
+    refused: bool  # the server refused or cancelled the request
+
+    def __init__(self, accepted: bool = False, duplicate: bool = False, ignored: bool = False,
+                       send_ack: bool = False, complete: bool = False, wait: int | None = None,
+                       refused: bool = False) -> None:
+        _set(self, "accepted", accepted)
+        _set(self, "duplicate", duplicate)
+        _set(self, "ignored", ignored)
+        _set(self, "send_ack", send_ack)
+        _set(self, "complete", complete)
+        _set(self, "wait", wait)
+        _set(self, "refused", refused)
 
 
 class Receiver:
@@ -303,22 +327,32 @@ def build_get_object_info(hsoname: str, fields: tuple[tuple[str, str], ...] = ()
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
 
 
-@dataclass(frozen=True)
-class AccessMethod:
+class AccessMethod(Record):
     """One ACCESS-METHOD value: method, host, hsoname and the method's extra elements."""
 
+    __slots__ = ("method", "host_type", "host", "hsoname_type", "hsoname", "extra")
     method: str
     host_type: str
     host: str
     hsoname_type: str
     hsoname: str
-    extra: tuple[str, ...] = ()
+    extra: tuple[str, ...]
+
+    def __init__(self, method: str, host_type: str, host: str, hsoname_type: str, hsoname: str,
+                       extra: tuple[str, ...] = ()) -> None:
+        _set(self, "method", method)
+        _set(self, "host_type", host_type)
+        _set(self, "host", host)
+        _set(self, "hsoname_type", hsoname_type)
+        _set(self, "hsoname", hsoname)
+        _set(self, "extra", extra)
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(Record):
     """One LINK line of a listing, with the ATTRIBUTE lines that followed it."""
 
+    __slots__ = ("link_type", "target", "name", "host_type", "host", "hsoname_type", "hsoname", "version",
+                 "ids", "access", "attributes")
     link_type: str  # L (normal) or U (union)
     target: str  # FILE, DIRECTORY, EXTERNAL, SYMBOLIC, OBJECT...
     name: str
@@ -326,10 +360,26 @@ class Link:
     host: str
     hsoname_type: str
     hsoname: str
-    version: str | None = None
-    ids: tuple[tuple[str, str], ...] = ()
-    access: tuple[AccessMethod, ...] = ()
-    attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    version: str | None
+    ids: tuple[tuple[str, str], ...]
+    access: tuple[AccessMethod, ...]
+    attributes: tuple[tuple[str, tuple[str, ...]], ...]
+
+    def __init__(self, link_type: str, target: str, name: str, host_type: str, host: str, hsoname_type: str,
+                       hsoname: str, version: str | None = None, ids: tuple[tuple[str, str], ...] = (),
+                       access: tuple[AccessMethod, ...] = (),
+                       attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> None:
+        _set(self, "link_type", link_type)
+        _set(self, "target", target)
+        _set(self, "name", name)
+        _set(self, "host_type", host_type)
+        _set(self, "host", host)
+        _set(self, "hsoname_type", hsoname_type)
+        _set(self, "hsoname", hsoname)
+        _set(self, "version", version)
+        _set(self, "ids", ids)
+        _set(self, "access", access)
+        _set(self, "attributes", attributes)
 
 
 @dataclass

@@ -18,11 +18,13 @@ reading it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from .._record import Record as Value
 from . import ber
 from .ber import CONTEXT, UNIVERSAL, Element
+
+_set = object.__setattr__  # how a frozen Record's __init__ sets its fields
 
 __all__ = [
     "BIB1_DIAGNOSTICS",
@@ -276,13 +278,18 @@ class Z3950Error(ber.BERError):
     """Bytes that are not a valid APDU of this subset, or a value no APDU can carry."""
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(Value):
     """A Bib-1 (or other set's) diagnostic: ``condition`` code and ``addinfo`` text."""
 
+    __slots__ = ("condition", "addinfo", "diagset")
     condition: int
-    addinfo: str = ""
-    diagset: str = OID_DIAG_BIB1
+    addinfo: str
+    diagset: str
+
+    def __init__(self, condition: int, addinfo: str = "", diagset: str = OID_DIAG_BIB1) -> None:
+        _set(self, "condition", condition)
+        _set(self, "addinfo", addinfo)
+        _set(self, "diagset", diagset)
 
     @property
     def meaning(self) -> str:
@@ -294,49 +301,85 @@ class Diagnostic:
         return f"{text} -- {self.addinfo}" if self.addinfo else text
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(Value):
     """One retrieved record. ``data`` is the record's bytes (SUTRS text is UTF-8/Latin-1 text)."""
 
+    __slots__ = ("syntax", "data", "database", "diagnostic")
     syntax: str  # "SUTRS", "XML", "USMARC"... or the OID when unknown
     data: bytes
-    database: str | None = None
-    diagnostic: Diagnostic | None = None  # a surrogate diagnostic instead of the record
+    database: str | None
+    diagnostic: Diagnostic | None  # a surrogate diagnostic instead of the record
+
+    def __init__(self, syntax: str, data: bytes, database: str | None = None,
+                       diagnostic: Diagnostic | None = None) -> None:
+        _set(self, "syntax", syntax)
+        _set(self, "data", data)
+        _set(self, "database", database)
+        _set(self, "diagnostic", diagnostic)
 
 
-@dataclass(frozen=True)
-class InitResult:
+class InitResult(Value):
     """What the target said in its InitializeResponse."""
 
+    __slots__ = ("accepted", "version", "options", "implementation_id", "implementation_name",
+                 "implementation_version", "preferred_message_size", "exceptional_record_size", "diagnostic")
     accepted: bool
     version: int  # highest protocol version both sides speak
     options: frozenset[str]
-    implementation_id: str | None = None
-    implementation_name: str | None = None
-    implementation_version: str | None = None
-    preferred_message_size: int = 0
-    exceptional_record_size: int = 0
-    diagnostic: Diagnostic | None = None  # some targets explain a refusal in userInformationField
+    implementation_id: str | None
+    implementation_name: str | None
+    implementation_version: str | None
+    preferred_message_size: int
+    exceptional_record_size: int
+    diagnostic: Diagnostic | None  # some targets explain a refusal in userInformationField
+
+    def __init__(self, accepted: bool, version: int, options: frozenset[str],
+                       implementation_id: str | None = None, implementation_name: str | None = None,
+                       implementation_version: str | None = None, preferred_message_size: int = 0,
+                       exceptional_record_size: int = 0, diagnostic: Diagnostic | None = None) -> None:
+        _set(self, "accepted", accepted)
+        _set(self, "version", version)
+        _set(self, "options", options)
+        _set(self, "implementation_id", implementation_id)
+        _set(self, "implementation_name", implementation_name)
+        _set(self, "implementation_version", implementation_version)
+        _set(self, "preferred_message_size", preferred_message_size)
+        _set(self, "exceptional_record_size", exceptional_record_size)
+        _set(self, "diagnostic", diagnostic)
 
 
-@dataclass(frozen=True)
-class SearchResult:
+class SearchResult(Value):
     """A SearchResponse: hit count, and the diagnostic when the search failed."""
 
+    __slots__ = ("count", "success", "diagnostics", "records")
     count: int
     success: bool
-    diagnostics: tuple[Diagnostic, ...] = ()
-    records: tuple[Record, ...] = ()
+    diagnostics: tuple[Diagnostic, ...]
+    records: tuple[Record, ...]
+
+    def __init__(self, count: int, success: bool, diagnostics: tuple[Diagnostic, ...] = (),
+                       records: tuple[Record, ...] = ()) -> None:
+        _set(self, "count", count)
+        _set(self, "success", success)
+        _set(self, "diagnostics", diagnostics)
+        _set(self, "records", records)
 
 
-@dataclass(frozen=True)
-class PresentResult:
+class PresentResult(Value):
     """A PresentResponse: records, or diagnostics."""
 
-    records: tuple[Record, ...] = ()
-    next_position: int = 0
-    status: int = 0
-    diagnostics: tuple[Diagnostic, ...] = field(default=())
+    __slots__ = ("records", "next_position", "status", "diagnostics")
+    records: tuple[Record, ...]
+    next_position: int
+    status: int
+    diagnostics: tuple[Diagnostic, ...]
+
+    def __init__(self, records: tuple[Record, ...] = (), next_position: int = 0, status: int = 0,
+                       diagnostics: tuple[Diagnostic, ...] = ()) -> None:
+        _set(self, "records", records)
+        _set(self, "next_position", next_position)
+        _set(self, "status", status)
+        _set(self, "diagnostics", diagnostics)
 
 
 # Option bits of InitializeRequest (Z39.50-1995 section 3.2.1.1.4).
