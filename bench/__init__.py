@@ -10,6 +10,6 @@ and figures in docs/benchmarks.md).
 - ``reference/``: the clients the groups compare anyurl with that are not installed
   commands: asyncio and blocking ceilings per scheme, the Python HTTP peers, the
   filesystem anchor.
-- ``probes/``: the parse group's URL corpus and its text mixes.
+- ``probes/``: the parse group's URL corpus and its text mixes, the crawl group's frontier probe.
 - ``relay.py``: the latency relay of the WAN rows.
 """

@@ -3,7 +3,9 @@
     python -m bench.reference.http_pycurl --parallel N -d DIR [--cacert CA] (-i LIST | URL...)
 
 N easy handles, reused from transfer to transfer, in one CurlMulti driven by perform /
-info_read / select (for as long as curl_multi_timeout says); each body collected by WRITEFUNCTION and written out as the CLI writes a
+info_read / select, the loop of pycurl's retriever-multi example with two changes that halve its
+time at 50 ms: a freed handle gets its next URL at once (the example first waits in select for
+another transfer), and select waits as long as curl_multi_timeout says; each body collected by WRITEFUNCTION and written out as the CLI writes a
 file (bench/reference/peer_io.py). libcurl's defaults otherwise: HTTP/2 over TLS where the
 server offers it, multiplexed, with PIPEWAIT set as curl -Z sets it (wait for a connection
 that can multiplex rather than open another).
@@ -56,6 +58,8 @@ def main(argv: list[str]) -> int:
                 raise SystemExit(f"{c.url}: curl error {errno}: {msg}")
             if not left:
                 break
+        if queue and free:
+            continue  # start the next transfers at once, not after select (pycurl's example waits)
         if active:
             # wait as long as libcurl asks (curl_multi_timeout): select() on no descriptor
             # (a connection still waiting to multiplex) would otherwise sleep the whole second

@@ -21,7 +21,8 @@ from fixtures.launcher import Launcher  # noqa: E402
 from anyurl.transfer.crawl import by_host, crawl_sync  # noqa: E402
 
 
-def test_a_crawl_partitioned_by_host_over_two_worker_processes(servers: Launcher, tmp_path: Path) -> None:
+def test_a_crawl_partitioned_by_host_over_two_worker_processes(servers: Launcher, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from dask.distributed import Client, LocalCluster
 
     nginx = servers.get("nginx")
@@ -33,7 +34,9 @@ def test_a_crawl_partitioned_by_host_over_two_worker_processes(servers: Launcher
              f"http://127.0.0.1:{nginx.port}/a-{tag}/sub1/"]
     parts = by_host(seeds, 2)
     assert sorted(map(len, parts)) == [1, 2] and all(len({s.split("/")[2] for s in p}) == 1 for p in parts)
-    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([p for p in sys.path if p]))
+    # the workers import anyurl from this tree; only for this test (a server started later with
+    # the system's Python must not see this interpreter's paths)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(dict.fromkeys([p for p in sys.path if p])))
     try:
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                           silence_logs=40) as cluster, Client(cluster) as client:

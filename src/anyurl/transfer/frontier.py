@@ -28,6 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from ..errors import ConfigurationError
+
 __all__ = ["SCHEMA_VERSION", "Frontier", "HostState", "Item", "New", "Outcome", "SQLiteFrontier", "Totals"]
 
 SCHEMA_VERSION = 1
@@ -167,8 +169,8 @@ CREATE TABLE IF NOT EXISTS totals(
 """
 
 
-class StateError(Exception):
-    """The state file is not a crawl state this version can use."""
+class StateError(ConfigurationError):
+    """The state file is not a crawl state this version can use (or another crawl holds it)."""
 
 
 class SQLiteFrontier:
@@ -206,7 +208,10 @@ class SQLiteFrontier:
         return self._db
 
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=1.0)
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=1.0)
+        except sqlite3.Error as exc:
+            raise StateError(f"{self.path}: cannot open the crawl state ({exc})") from exc
         try:
             db.execute("PRAGMA locking_mode=EXCLUSIVE")  # one crawl per state: a second one is refused
             db.execute("PRAGMA journal_mode=WAL")

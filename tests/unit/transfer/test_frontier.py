@@ -114,3 +114,11 @@ def test_memory_does_not_grow_with_the_frontier() -> None:
     small, large = got
     assert 150_000 - 1100 < large["pending"] <= 150_000 - 1000 and large["state_mib"] > 5 * small["state_mib"]
     assert large["peak_rss_mib"] - small["peak_rss_mib"] < 12, got
+
+
+async def test_a_state_that_cannot_be_opened_is_a_configuration_error(tmp_path: Path) -> None:
+    # was: sqlite3.OperationalError escaping as an internal error (exit 70)
+    from anyurl.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="cannot open the crawl state"):
+        await SQLiteFrontier(tmp_path / "no" / "such" / "dir.sqlite").open()
