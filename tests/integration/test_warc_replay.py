@@ -33,13 +33,15 @@ PYWB_VENV = Path(__file__).resolve().parents[2] / ".venv-pywb"
 
 def _pywb_bin() -> Path:
     bin_dir = PYWB_VENV / "bin"
-    if not (bin_dir / "wayback").exists():
+    stamp = PYWB_VENV / ".installed"  # written last: an install cut short is made again
+    if not stamp.exists():
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(PYWB_VENV)], check=True, timeout=300)
         done = subprocess.run([str(bin_dir / "pip"), "install", "-q", "pywb>=2.8"], capture_output=True,
                               text=True, timeout=1200)
         if done.returncode != 0:
             shutil.rmtree(PYWB_VENV, ignore_errors=True)
             pytest.fail(f"pip install pywb failed:\n{done.stderr[-2000:]}")
+        stamp.touch()
     return bin_dir
 
 
