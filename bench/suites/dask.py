@@ -33,17 +33,25 @@ def fetch_all(urls: list[str], workers: int, batch: int = 100, per_host: int = 4
     from anyurl.adapters.fsspec import AnyURLFileSystem
     from anyurl.settings import Limits
 
-    # workers import anyurl (and this module) from the same tree as the parent
+    # workers import anyurl (and this module) from the same tree as the parent; the caller's own
+    # PYTHONPATH comes back afterwards (left set, it leaked into every later subprocess of a test run)
+    before = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([p for p in sys.path if p]))
-    fs = AnyURLFileSystem(client_kwargs={"limits": Limits(per_host=per_host)}, skip_instance_cache=True)
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster, Client(cluster) as client:
-        client.run(lambda: None)  # workers up before the clock starts
-        t0 = time.perf_counter()
-        futures = client.map(fetch_and_hash, [fs] * ((len(urls) + batch - 1) // batch),
-                             [urls[i:i + batch] for i in range(0, len(urls), batch)], pure=False)
-        results = client.gather(futures)
-        took = time.perf_counter() - t0
+    try:
+        fs = AnyURLFileSystem(client_kwargs={"limits": Limits(per_host=per_host)}, skip_instance_cache=True)
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                          silence_logs=40) as cluster, Client(cluster) as client:
+            client.run(lambda: None)  # workers up before the clock starts
+            t0 = time.perf_counter()
+            futures = client.map(fetch_and_hash, [fs] * ((len(urls) + batch - 1) // batch),
+                                 [urls[i:i + batch] for i in range(0, len(urls), batch)], pure=False)
+            results = client.gather(futures)
+            took = time.perf_counter() - t0
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
     return {u: h for part in results for u, h in part}, took
 
 

@@ -35,9 +35,15 @@ def _pywb_bin() -> Path:
     bin_dir = PYWB_VENV / "bin"
     stamp = PYWB_VENV / ".installed"  # written last: an install cut short is made again
     if not stamp.exists():
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(PYWB_VENV)], check=True, timeout=300)
+        # no PYTHONPATH: pip would take what it names (our venv's warcio, yaml, six...) as installed
+        # and leave pywb's venv without them
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(PYWB_VENV)], check=True, timeout=300, env=env)
         done = subprocess.run([str(bin_dir / "pip"), "install", "-q", "pywb>=2.8"], capture_output=True,
-                              text=True, timeout=1200)
+                              text=True, timeout=1200, env=env)
+        if done.returncode == 0:  # what wb-manager and wayback import, from pywb's venv alone
+            done = subprocess.run([str(bin_dir / "python"), "-c", "import pywb.manager.manager, pywb.apps.cli"],
+                                  capture_output=True, text=True, timeout=300, env=env)
         if done.returncode != 0:
             shutil.rmtree(PYWB_VENV, ignore_errors=True)
             pytest.fail(f"pip install pywb failed:\n{done.stderr[-2000:]}")
