@@ -60,7 +60,7 @@ _BASES = st.sampled_from([
 ]).map(parse)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(_BASES, _refs())
 @example(parse("http://h/d/p.html"), "../../x/./y/..")
 @example(parse("http://h/d/p.html"), "?")

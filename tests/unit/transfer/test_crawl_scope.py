@@ -37,7 +37,7 @@ def entries(draw: st.DrawFn) -> Entry:
                  key=url if key == "same" else "http://h.test/other" if key == "other" else None)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(entries(), st.sampled_from(LISTED), st.integers(0, len(SEEDS) - 1), st.booleans(), st.booleans(),
        st.booleans())
 def test_fast_scope_answers_as_the_rules(entry: Entry, listed: str, seed: int, same_host: bool,
