@@ -631,6 +631,7 @@ class SMTPSettings(Record):
 
     __slots__ = ("host", "port", "starttls", "tls", "username", "password", "validate_certs", "cafile", "sender",
                  "local_hostname", "verify", "ssl_context")
+    _secret = frozenset({"password"})
     host: str | None
     port: int | None
     starttls: bool | None

@@ -36,11 +36,25 @@ __all__ = ["Archive", "WARCWriter"]
 
 log = logging.getLogger("anyurl.warc")
 
+#: a record set whose payloads pass this size is written straight to the file
+_IN_MEMORY = 1 << 20
+#: the media type of a capture's ``raw`` units, per protocol
+_RAW_TYPES = {"Z39.50": "application/x-z39.50-apdu; encoding=ber"}
+
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
 
-def _sha1(data: bytes) -> str:
-    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+def _sha1(data: bytes | io.RawIOBase) -> str:
+    """The sha1 of *data* (a stream: read from where it is to its end, then put back)."""
+    if isinstance(data, bytes):
+        h = hashlib.sha1(data)
+    else:
+        h = hashlib.sha1()
+        pos = data.tell()
+        while piece := data.read(1 << 20):
+            h.update(piece)
+        data.seek(pos)
+    return "sha1:" + base64.b32encode(h.digest()).decode("ascii")
 
 
 def _date(when: datetime | None) -> str:
@@ -120,7 +134,17 @@ class WARCWriter:
 
     def _emit(self, out: BinaryIO, records: list[Any]) -> None:
         """Write *records*, each a whole gzip member, in one write, then flush: a crash
-        leaves the file ending at a record's end (or inside the one being written)."""
+        leaves the file ending at a record's end (or inside the one being written). Records
+        of a large body are written straight to the file, never whole in memory."""
+        if sum(rec.length or 0 for rec in records) > _IN_MEMORY:
+            start = out.tell()
+            w = self._writer_class(out, gzip=self.gzip, warc_version="1.1")
+            for rec in records:
+                w.write_record(rec)
+            out.flush()
+            self._size += out.tell() - start
+            self.records += len(records)
+            return
         buf = io.BytesIO()
         w = self._writer_class(buf, gzip=self.gzip, warc_version="1.1")
         for rec in records:
@@ -165,20 +189,25 @@ class WARCWriter:
     def captured(self, cap: Capture, source: Response | Body) -> None:
         """Write the records of *cap*, the capture of *source* (its content type and charset):
         what ``Client(on_capture=writer.captured)`` calls as each body arrives whole."""
-        if cap.body is None:
+        if cap.body_size is None:
             raise ConfigurationError("the capture has no body (the response was not read whole)", url=cap.url)
+        out = self._file()
+        for hop in cap.previous:  # the redirects (or the lookup) before it, in order
+            if hop.body_size is not None:
+                self._emit(out, self._records(hop, source))
+        self._emit(out, self._records(cap, source))
+
+    def _records(self, cap: Capture, source: Response | Body) -> list[Any]:
         if cap.protocol.startswith("HTTP/"):
-            records = self._http(cap)
-        else:
-            records = self._resource(cap, source.content_type, source.charset)
-        self._emit(self._file(), records)
+            return self._http(cap)
+        return self._resource(cap, cap.body_type or source.content_type, source.charset)
 
     def _base(self, cap: Capture, record_id: str | None = None) -> dict[str, str]:
         fields = {"WARC-Date": _date(cap.started)}
         if cap.peer is not None:
             fields["WARC-IP-Address"] = cap.peer[0]
         if not cap.complete:
-            fields["WARC-Truncated"] = "length"
+            fields["WARC-Truncated"] = cap.truncated or "length"
         if record_id is not None:
             fields["WARC-Concurrent-To"] = record_id
         return fields
@@ -197,12 +226,13 @@ class WARCWriter:
         from warcio.statusandheaders import StatusAndHeaders
 
         w = self._writer_class(io.BytesIO(), gzip=self.gzip, warc_version="1.1")
-        body = cap.body or b""
+        size = cap.body_size or 0
         headers = list(cap.headers)
-        wire = body
+        wire = cap.body_reader()
         if any(k.lower() == "transfer-encoding" and "chunked" in v.lower() for k, v in headers):
             # the capture holds the payload without its chunk framing: one chunk carries it
-            wire = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"
+            wire = cap.body_reader(f"{size:x}\r\n".encode() if size else b"",
+                                   (b"\r\n" if size else b"") + b"0\r\n\r\n")
         # over the payload as stored, as warcio and `warcio check` reckon it
         digest = _sha1(wire)
         reason = "" if cap.status_line is None else cap.status_line.split(" ", 2)[2:3]
@@ -216,13 +246,13 @@ class WARCWriter:
                                                            cap.tls_version.lower().replace("v", "/")) if p)
             if cap.tls_cipher:
                 fields["WARC-Cipher-Suite"] = cap.tls_cipher
-        seen = self._revisit_of(digest, cap, len(body))
+        seen = self._revisit_of(digest, cap, size)
         if seen is not None:
             resp = w.create_revisit_record(cap.url, digest, seen[0], seen[1], http_headers=http,
                                            warc_headers_dict=fields)
         else:
             fields["WARC-Payload-Digest"] = digest
-            resp = w.create_warc_record(cap.url, "response", payload=io.BytesIO(wire), length=len(wire),
+            resp = w.create_warc_record(cap.url, "response", payload=wire, length=wire.length,
                                         http_headers=http, warc_headers_dict=fields)
         # the request as sent; HTTP/2's pseudo-header fields become its request line and Host
         req_headers = []
@@ -244,25 +274,25 @@ class WARCWriter:
 
     def _resource(self, cap: Capture, content_type: str, charset: str | None) -> list[Any]:
         w = self._writer_class(io.BytesIO(), gzip=self.gzip, warc_version="1.1")
-        body = cap.body or b""
+        body = cap.body_reader()
         digest = _sha1(body)
         fields = self._base(cap)
-        ctype = cap.body_type or content_type
+        ctype = content_type
         if cap.body_type is None and charset and "charset" not in ctype and ctype.startswith("text/"):
             ctype = f"{ctype}; charset={charset}"
-        seen = self._revisit_of(digest, cap, len(body))
+        seen = self._revisit_of(digest, cap, body.length)
         if seen is not None:
             rec = w.create_revisit_record(cap.url, digest, seen[0], seen[1], warc_headers_dict=fields)
         else:
             fields["WARC-Payload-Digest"] = digest
-            rec = w.create_warc_record(cap.url, "resource", payload=io.BytesIO(body), length=len(body),
+            rec = w.create_warc_record(cap.url, "resource", payload=body, length=body.length,
                                        warc_content_type=ctype, warc_headers_dict=fields)
         lines = [f"protocol: {cap.protocol}"]
         if cap.peer is not None:
             lines.append(f"peer: {cap.peer[0]} {cap.peer[1]}")
         if cap.tls_version is not None:
             lines.append(f"tls: {cap.tls_version} {cap.tls_cipher or ''}".rstrip())
-        if cap.status_line is not None:
+        if cap.status_line:
             lines.append(f"status: {cap.status_line}")
         if cap.ended is not None:
             lines.append(f"ended: {_date(cap.ended)}")
@@ -273,7 +303,15 @@ class WARCWriter:
         meta_fields.pop("WARC-Truncated", None)
         meta = w.create_warc_record(cap.url, "metadata", payload=io.BytesIO(text), length=len(text),
                                     warc_content_type="application/warc-fields", warc_headers_dict=meta_fields)
-        return [rec, meta]
+        if cap.raw is None:
+            return [rec, meta]
+        # the protocol's units as received (Z39.50's BER), beside the readable summary
+        raw_fields = self._base(cap, rec.rec_headers.get_header("WARC-Record-ID"))
+        raw_fields.pop("WARC-Truncated", None)
+        raw = w.create_warc_record(cap.url, "metadata", payload=io.BytesIO(cap.raw), length=len(cap.raw),
+                                   warc_content_type=_RAW_TYPES.get(cap.protocol, "application/octet-stream"),
+                                   warc_headers_dict=raw_fields)
+        return [rec, meta, raw]
 
 
 class Archive(Sink):
