@@ -188,3 +188,29 @@ def test_the_gzip_level_trades_size_for_cpu(tmp_path: Path) -> None:
     assert sizes[1] > sizes[6] >= sizes[9]
     with pytest.raises(ConfigurationError, match="level"):
         WARCWriter(tmp_path / "bad.warc.gz", level=10)
+
+
+@pytest.mark.parametrize("background", [False, True])
+async def test_a_large_body_is_written_from_its_spool_byte_exact(nginx: Endpoint, tmp_path: Path,
+                                                                 background: bool) -> None:
+    """Bodies past 1 MiB: kept in a temporary file by the capture, streamed into their gzip
+    member by the writer (Content-Length framed, chunked gzip from nginx, and a gopher resource)."""
+    root = Path(nginx.info["www"]) / "warclarge"
+    root.mkdir(exist_ok=True)
+    blob = os.urandom(3 << 20)
+    text = b"".join(f"line {i} of a long text\n".encode() for i in range(150_000))
+    (root / "large.bin").write_bytes(blob)
+    (root / "large.txt").write_bytes(text)  # (nginx gzips it: a chunked reply)
+    out = tmp_path / "large.warc.gz"
+    urls = [f"http://{nginx.host}:{nginx.port}/warclarge/{n}" for n in ("large.bin", "large.txt")]
+    with WARCWriter(out, background=background) as w:
+        async with Client(on_capture=w.captured) as c:
+            for u in urls:
+                await c.fetch(u)
+        w.write(_gopher(9, text))
+    got = responses(out)
+    assert got[urls[0]] == blob and got[urls[1]] == text
+    raw = [r for r in records(out, raw=True) if r[0].rec_type == "response"][1][1]
+    assert raw.endswith(b"\r\n0\r\n\r\n")  # the gzip payload as one chunk, as stored
+    assert [data for rec, data in records(out) if rec.rec_type == "resource"] == [text]
+    warcio_check(out)

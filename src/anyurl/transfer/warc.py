@@ -47,6 +47,11 @@ __all__ = ["Archive", "WARCWriter"]
 
 log = logging.getLogger("anyurl.warc")
 
+#: a record set whose payloads pass this size is written straight to the file
+_IN_MEMORY = 1 << 20
+#: the media type of a capture's ``raw`` units, per protocol
+_RAW_TYPES = {"Z39.50": "application/x-z39.50-apdu; encoding=ber"}
+
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
 
@@ -56,8 +61,16 @@ DEFAULT_LEVEL = 6
 DEFAULT_QUEUE_BYTES = 32 << 20
 
 
-def _sha1(data: bytes) -> str:
-    return _b32(hashlib.sha1(data))
+def _sha1(data: bytes | io.RawIOBase) -> str:
+    """The sha1 of *data* (a stream: read from where it is to its end, then put back)."""
+    if isinstance(data, bytes):
+        return _b32(hashlib.sha1(data))
+    h = hashlib.sha1()
+    pos = data.tell()
+    while piece := data.read(1 << 20):
+        h.update(piece)
+    data.seek(pos)
+    return _b32(h)
 
 
 def _b32(h: hashlib._Hash) -> str:
@@ -126,6 +139,7 @@ class WARCWriter:
         #: payloads remembered for revisits (a crawl of more forgets the oldest: ~200 bytes each)
         self.max_seen = 1_000_000
         # one warcio writer, uncompressed, into one reused buffer: this module gzips each record
+        self._writer_class = _Writer
         self._buf = io.BytesIO()
         self._w = _Writer(self._buf, gzip=False, warc_version="1.1")
         from warcio.recordloader import ArcWarcRecord
@@ -136,7 +150,7 @@ class WARCWriter:
         self._queue_bytes = max(1, queue_bytes)
         self._thread: threading.Thread | None = None
         if background:
-            self._queue: deque[tuple[Capture, str, str | None] | None] = deque()
+            self._queue: deque[list[tuple[Capture, str, str | None]] | None] = deque()
             self._queued = 0  # body bytes in the queue
             self._busy = False  # the thread is writing one taken from the queue
             self._error: BaseException | None = None
@@ -177,7 +191,18 @@ class WARCWriter:
 
     def _emit(self, out: BinaryIO, records: list[Any]) -> None:
         """Write *records*, each a whole gzip member, in one write, then flush: a crash
-        leaves the file ending at a record's end (or inside the one being written)."""
+        leaves the file ending at a record's end (or inside the one being written). Records
+        of a large body are written straight to the file, never whole in memory."""
+        if sum(rec.length or 0 for rec in records) > _IN_MEMORY:
+            start = out.tell()
+            member = _Member(out, self.level if self.gzip else None)
+            w = self._writer_class(member, gzip=False, warc_version="1.1")
+            for rec in records:
+                w.write_record(rec)  # (its flush ends the record's gzip member)
+            out.flush()
+            self._size += out.tell() - start
+            self.records += len(records)
+            return
         buf, w = self._buf, self._w
         parts = []
         for rec in records:
@@ -236,15 +261,15 @@ class WARCWriter:
         if err is not None:
             raise err
 
-    def _hand_over(self, cap: Capture, content_type: str, charset: str | None) -> None:
-        size = len(cap.body or b"")
+    def _hand_over(self, job: list[tuple[Capture, str, str | None]]) -> None:
+        size = _job_size(job)
         with self._cond:
             self._raise()
             # bounded: wait while the queue holds its bytes' worth (one larger capture still goes)
             while self._queue and self._queued + size > self._queue_bytes and self._error is None:
                 self._cond.wait()
             self._raise()
-            self._queue.append((cap, content_type, charset))
+            self._queue.append(job)
             self._queued += size
             self._cond.notify_all()
 
@@ -260,14 +285,14 @@ class WARCWriter:
                 self._busy = True
             try:
                 if self._error is None:  # after an error, the rest is dropped (it was raised)
-                    self._write(*job)
+                    self._write(job)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller by the next call
                 self._error = exc
                 log.error("WARC writer failed: %s", exc)
             finally:
                 with cond:
                     self._busy = False
-                    self._queued -= len(job[0].body or b"")
+                    self._queued -= _job_size(job)
                     cond.notify_all()
 
     # -- records --------------------------------------------------------------
@@ -292,23 +317,30 @@ class WARCWriter:
     def captured(self, cap: Capture, source: Response | Body) -> None:
         """Write the records of *cap*, the capture of *source* (its content type and charset):
         what ``Client(on_capture=writer.captured)`` calls as each body arrives whole."""
-        if cap.body is None:
+        if cap.body_size is None:
             raise ConfigurationError("the capture has no body (the response was not read whole)", url=cap.url)
-        http = cap.protocol.startswith("HTTP/")
-        # (read here: a Response's type may be guessed lazily, not from another thread)
-        content_type = "" if http else source.content_type
-        charset = None if http else source.charset
+        # the redirects (or the lookup) before it, in order, then it; each with its media type
+        # (read here: a Response's type may be guessed lazily, never from another thread)
+        job = [(c, *self._type_of(c, source)) for c in (*cap.previous, cap) if c.body_size is not None]
         if self._thread is not None:
-            self._hand_over(cap, content_type, charset)
+            self._hand_over(job)
         else:
-            self._write(cap, content_type, charset)
+            self._write(job)
 
-    def _write(self, cap: Capture, content_type: str, charset: str | None) -> None:
+    @staticmethod
+    def _type_of(cap: Capture, source: Response | Body) -> tuple[str, str | None]:
         if cap.protocol.startswith("HTTP/"):
-            records = self._http(cap)
-        else:
-            records = self._resource(cap, content_type, charset)
-        self._emit(self._file(), records)
+            return "", None  # (an HTTP record's type is its head's)
+        return cap.body_type or source.content_type, source.charset
+
+    def _write(self, job: list[tuple[Capture, str, str | None]]) -> None:
+        out = self._file()
+        for cap, content_type, charset in job:
+            if cap.protocol.startswith("HTTP/"):
+                records = self._http(cap)
+            else:
+                records = self._resource(cap, content_type, charset)
+            self._emit(out, records)
 
     def _base(self, cap: Capture, date: str, record_id: str | None = None) -> list[tuple[str, str]]:
         """The WARC fields every record of *cap* has, in the order written."""
@@ -318,18 +350,22 @@ class WARCWriter:
         if record_id is not None:
             fields.append(("WARC-Concurrent-To", record_id))
         elif not cap.complete:  # (the record of the payload only)
-            fields.append(("WARC-Truncated", "length"))
+            fields.append(("WARC-Truncated", cap.truncated or "length"))
         return fields
 
-    def _record(self, rec_type: str, fields: list[tuple[str, str]], content_type: str, payload: bytes = b"",
-                http: Any = None) -> Any:
+    def _record(self, rec_type: str, fields: list[tuple[str, str]], content_type: str,
+                payload: bytes | io.RawIOBase = b"", http: Any = None) -> Any:
         """A warcio record of fields this writer already holds, digests included: warcio writes
         it (its Content-Type and Content-Length fields, the HTTP head, the block) and has no
         digest left to reckon, no head to parse. (create_warc_record would build the same
         record with more passes over its fields.)"""
         head = self._head("", [("WARC-Type", rec_type), *fields], protocol="WARC/1.1")
-        return self._arc_record("warc", rec_type, head, io.BytesIO(payload), http, content_type, len(payload),
-                                payload_length=len(payload))
+        if isinstance(payload, bytes):
+            stream: Any = io.BytesIO(payload)
+            size = len(payload)
+        else:
+            stream, size = payload, payload.length  # type: ignore[attr-defined]  # (a SpoolReader)
+        return self._arc_record("warc", rec_type, head, stream, http, content_type, size, payload_length=size)
 
     def _revisit_of(self, digest: str, cap: Capture, size: int, date: str) -> tuple[str, str] | None:
         if not size or not cap.complete:
@@ -342,12 +378,17 @@ class WARCWriter:
         return seen
 
     def _http(self, cap: Capture) -> list[Any]:
-        body = cap.body or b""
+        size = cap.body_size or 0
         headers = cap.headers
-        wire = body
-        if any(k.lower() == "transfer-encoding" and "chunked" in v.lower() for k, v in headers):
-            # the capture holds the payload without its chunk framing: one chunk carries it
-            wire = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"
+        chunked = any(k.lower() == "transfer-encoding" and "chunked" in v.lower() for k, v in headers)
+        # the capture holds the payload without its chunk framing: one chunk carries it
+        prefix = f"{size:x}\r\n".encode() if chunked and size else b""
+        suffix = ((b"\r\n" if size else b"") + b"0\r\n\r\n") if chunked else b""
+        wire: bytes | io.RawIOBase
+        if size <= _IN_MEMORY:  # bytes in hand (a larger body may be in its temporary file)
+            wire = (prefix + (cap.body or b"") + suffix) if chunked else (cap.body or b"")
+        else:
+            wire = cap.body_reader(prefix, suffix)
         # over the payload as stored, as warcio and `warcio check` reckon it
         digest = _sha1(wire)
         reason = "" if cap.status_line is None else cap.status_line.split(" ", 2)[2:3]
@@ -366,7 +407,7 @@ class WARCWriter:
         # the block digest: the HTTP head as warcio writes it, then the payload as stored
         http.compute_headers_buffer()
         block = hashlib.sha1(http.headers_buff)
-        seen = self._revisit_of(digest, cap, len(body), date)
+        seen = self._revisit_of(digest, cap, size, date)
         response_type = "application/http; msgtype=response"
         if seen is not None:  # the head alone, the payload named by the first record's
             fields += [("WARC-Profile", REVISIT_PROFILE), ("WARC-Refers-To-Target-URI", seen[0]),
@@ -374,7 +415,7 @@ class WARCWriter:
                        ("WARC-Block-Digest", _b32(block))]
             resp = self._record("revisit", fields, response_type, http=http)
         else:
-            block.update(wire)
+            _update(block, wire)
             fields += [("WARC-Payload-Digest", digest), ("WARC-Block-Digest", _b32(block))]
             resp = self._record("response", fields, response_type, wire, http)
         # the request as sent; HTTP/2's pseudo-header fields become its request line and Host
@@ -396,14 +437,15 @@ class WARCWriter:
         return [resp, request]
 
     def _resource(self, cap: Capture, content_type: str, charset: str | None) -> list[Any]:
-        body = cap.body or b""
+        size = cap.body_size or 0
+        body: bytes | io.RawIOBase = (cap.body or b"") if size <= _IN_MEMORY else cap.body_reader()
         digest = _sha1(body)
         date = _date(cap.started)
         fields = self._base(cap, date)
-        ctype = cap.body_type or content_type
+        ctype = content_type
         if cap.body_type is None and charset and "charset" not in ctype and ctype.startswith("text/"):
             ctype = f"{ctype}; charset={charset}"
-        seen = self._revisit_of(digest, cap, len(body), date)
+        seen = self._revisit_of(digest, cap, size, date)
         if seen is not None:
             fields += [("WARC-Profile", REVISIT_PROFILE), ("WARC-Refers-To-Target-URI", seen[0]),
                        ("WARC-Refers-To-Date", seen[1]), ("WARC-Payload-Digest", digest),
@@ -418,7 +460,7 @@ class WARCWriter:
             lines.append(f"peer: {cap.peer[0]} {cap.peer[1]}")
         if cap.tls_version is not None:
             lines.append(f"tls: {cap.tls_version} {cap.tls_cipher or ''}".rstrip())
-        if cap.status_line is not None:
+        if cap.status_line:
             lines.append(f"status: {cap.status_line}")
         if cap.ended is not None:
             lines.append(f"ended: {_date(cap.ended)}")
@@ -429,7 +471,14 @@ class WARCWriter:
         meta_fields = self._base(cap, date, fields[0][1])
         meta_fields += [("WARC-Payload-Digest", meta_digest), ("WARC-Block-Digest", meta_digest)]
         meta = self._record("metadata", meta_fields, "application/warc-fields", text)
-        return [rec, meta]
+        if cap.raw is None:
+            return [rec, meta]
+        # the protocol's units as received (Z39.50's BER), beside the readable summary
+        raw_digest = _sha1(cap.raw)
+        raw_fields = self._base(cap, date, fields[0][1])
+        raw_fields += [("WARC-Payload-Digest", raw_digest), ("WARC-Block-Digest", raw_digest)]
+        raw = self._record("metadata", raw_fields, _RAW_TYPES.get(cap.protocol, "application/octet-stream"), cap.raw)
+        return [rec, meta, raw]
 
 
 class Archive(Sink):
@@ -454,6 +503,45 @@ class Archive(Sink):
             self.writer.add(item.url, exc)
             raise
         self.writer.write(response)
+
+
+def _job_size(job: list[tuple[Capture, str, str | None]]) -> int:
+    """The body bytes a queued job holds (a spooled body's count too: bounded, if loosely)."""
+    return sum(cap.body_size or 0 for cap, _, _ in job)
+
+
+def _update(h: Any, data: bytes | io.RawIOBase) -> None:
+    """*h* updated with *data* (a stream: read to its end, then put back where it was)."""
+    if isinstance(data, bytes):
+        h.update(data)
+        return
+    pos = data.tell()
+    while piece := data.read(1 << 20):
+        h.update(piece)
+    data.seek(pos)
+
+
+class _Member:
+    """Where warcio writes a large record: compressed on the way to *out* as one gzip member,
+    which its flush (at the record's end) closes. *level* None: uncompressed."""
+
+    def __init__(self, out: BinaryIO, level: int | None) -> None:
+        self._out = out
+        self._level = level
+        self._z: Any = None
+
+    def write(self, data: bytes) -> None:
+        if self._level is None:
+            self._out.write(data)
+            return
+        if self._z is None:
+            self._z = zlib.compressobj(self._level, zlib.DEFLATED, 31)
+        self._out.write(self._z.compress(data))
+
+    def flush(self) -> None:
+        if self._z is not None:
+            self._out.write(self._z.flush())
+            self._z = None
 
 
 def _field_line(line: str) -> str:
