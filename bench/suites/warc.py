@@ -173,7 +173,9 @@ def warc_cost(group: dict[str, object]) -> None:
     if not group:
         return
     runs = {r["name"]: r["runs"] for r in group["results"]}  # type: ignore[attr-defined]
-    pairs = [(n, w) for n in runs for w in runs if w != n and w.startswith(n + " --warc")]
+    # (a --tree/--variant copy keeps its " [label]" after the flags: "anyurl get --warc [old]")
+    plain = {w: w.replace(" --warc-file", "").replace(" --warc", "") for w in runs if " --warc" in w}
+    pairs = [(n, w) for w, n in plain.items() if n in runs]
     title = f"{group['title']}: the cost of the WARC file"
     md = [f"\n### {title}\n", "per round: the run with the WARC file over the same client's run without"
           " (> 1: the WARC file costs that much more); medians and min-max\n",
