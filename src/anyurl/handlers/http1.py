@@ -734,6 +734,10 @@ class LeanResponse:
         self._counted = False
         self._done = False
 
+    @property
+    def http_version(self) -> str:
+        return f"HTTP/{self.reader.version or '1.1'}"
+
     async def read_chunk(self, size: int = 0) -> bytes:
         """The next body piece, b"" at the end (pieces are what arrived: *size* is not used,
         the receive size never exceeds ``Limits.chunk_size``)."""
