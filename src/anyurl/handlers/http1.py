@@ -502,6 +502,11 @@ class H1Connection(asyncio.BaseProtocol):
         if t is not None and not t.is_closing():
             t.write(data)
 
+    def round_trip(self) -> float | None:
+        """Seconds from the last request's write (:meth:`send`) to its answer's first bytes;
+        None when they came through a pipeline formed behind it meanwhile."""
+        return self._got_at - self._sent_at if self._got_at else None
+
     @property
     def last_data(self) -> float:
         """The loop time data last came (or a request went)."""
@@ -1211,8 +1216,8 @@ class H1Client:
             if not conn.proven and reader.keep_alive and reader.version == "1.1":
                 conn.proven = True
             key = conn.key
-            if conn._got_at:  # (0: its bytes came through a pipeline formed behind it meanwhile)
-                took = conn._got_at - conn._sent_at  # (request written to its answer's first bytes)
+            took = conn.round_trip()
+            if took is not None:
                 if took < self._rtt.get(key, took + 1):
                     self._rtt[key] = took
             self._learn(key, reader)
