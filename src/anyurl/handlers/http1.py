@@ -760,6 +760,10 @@ class LeanResponse:
         self._counted = False
         self._done = False
 
+    @property
+    def http_version(self) -> str:
+        return f"HTTP/{self.reader.version or '1.1'}"
+
     async def read_chunk(self, size: int = 0) -> bytes:
         """The next body piece, b"" at the end (pieces are what arrived: *size* is not used,
         the receive size never exceeds ``Limits.chunk_size``)."""
@@ -1042,10 +1046,10 @@ class H1Client:
             return conn
 
         if (not fresh and method == "GET" and self.pipeline > 1 and scheme == "http"
-                and key not in self._no_pipe and not req.capture):
+                and key not in self._no_pipe):
             try:
                 resp = await self._piped(req, key, head, method, url, target, host, port, timeout,
-                                         max_head, max_framing)
+                                         max_head, max_framing, req.capture)
             except _Unanswered as exc:
                 if exc.mark and key not in self._no_pipe:
                     if len(self._no_pipe) >= _NO_PIPE_MAX:
@@ -1088,10 +1092,11 @@ class H1Client:
 
     async def _piped(self, req: Request, key: _Key, head: bytes, method: str, url: object, target: str,
                      host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
-                     max_head: int, max_framing: int) -> LeanResponse | None:
+                     max_head: int, max_framing: int, capture: bool = False) -> LeanResponse | None:
         """A GET sent behind others on a busy connection, when every connection to the origin is
         busy and one may take it; None: go the usual way (an idle connection, a free slot, or
-        none may take it soon)."""
+        none may take it soon). *capture*: as :meth:`_send`'s (a capture pipelines too: a WARC
+        written over a long round trip would otherwise wait one per request per connection)."""
         pool = self.pool
         waited = False
         loop: asyncio.AbstractEventLoop | None = None
@@ -1110,13 +1115,13 @@ class H1Client:
                     hope = True
             if best is not None:
                 return await self._send_piped(best, key, method, url, head, target, host, port, timeout,
-                                              max_head, max_framing)
+                                              max_head, max_framing, capture)
             if waited:  # a place may have come free in the pool itself
                 lease = pool.lend_idle(req, host, port, key)
                 if lease is not None:
                     try:
                         return await self._send(lease, method, url, head, target, host, port, timeout,
-                                                max_head, max_framing)
+                                                max_head, max_framing, capture)
                     except BaseException as exc:
                         if not await self._after_error(lease, exc, False):
                             raise
@@ -1148,10 +1153,11 @@ class H1Client:
     async def _send_piped(self, conn: H1Connection, key: _Key, method: str, url: object, head: bytes,
                           target: str, host: str, port: int,
                           timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
-                          max_head: int, max_framing: int) -> LeanResponse:
+                          max_head: int, max_framing: int, capture: bool = False) -> LeanResponse:
         """Send a GET behind the requests in flight on *conn* and wait for its head; a request
         the connection leaves unanswered raises :class:`_Unanswered` (sent again unpipelined)."""
-        reader = ResponseReader(method, url, max_head=max_head, max_framing=max_framing)
+        reader = (ResponseReader(method, url, max_head=max_head, max_framing=max_framing) if not capture else
+                  RawResponseReader(method, url, max_head=max_head, max_framing=max_framing, request_head=head))
         if self.pool.debug:
             self.pool.log.debug("%s:%s > %s %s (pipelined, %d in flight)", host, port, method, target,
                                 len(conn.inflight) or 1)

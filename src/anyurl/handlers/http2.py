@@ -657,6 +657,8 @@ class H2Response:
     """A response read from an HTTP/2 stream (the interface :mod:`.http` uses for both
     paths: status, reason, headers, content_length/type, charset, read/release/close)."""
 
+    http_version = "HTTP/2"
+
     def __init__(self, stream: _Stream, host: str, port: int, timeout: float | None) -> None:
         self.stream = stream
         self.host = host
