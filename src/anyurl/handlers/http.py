@@ -440,9 +440,10 @@ class HTTPHandler(Handler):
 
     def _http2(self) -> H2Client:
         if self._h2 is None:
+            from .http1 import FreshH1Connection
             from .http2 import H2Client  # (h2 loads here: on the first https request only)
 
-            self._h2 = H2Client(self._lean(), self._tls_h2)
+            self._h2 = H2Client(self._lean().pool, self._tls_h2, FreshH1Connection)
         return self._h2
 
     def _http3(self) -> H3Client:
@@ -741,8 +742,9 @@ class HTTPHandler(Handler):
         """The one place an https request's HTTP version is chosen (the lean path, no proxy):
         HTTP/3 where :meth:`_h3_port` says so, falling back to TCP when QUIC cannot reach the
         origin (refused, no answer before ``HTTPOptions.http3_timeout``, a failed handshake);
-        over TCP, HTTP/2 where the server picks it by ALPN (``http2``), else HTTP/1.1. An
-        ``Alt-Svc`` on a response over TCP is remembered for the origin's later requests."""
+        over TCP, HTTP/2 where the server picks it by ALPN (``http2``), else HTTP/1.1. The three
+        drivers import none of each other. An ``Alt-Svc`` on a response over TCP is remembered
+        for the origin's later requests."""
         udp = self._h3_port(target, opts, http2)
         quic_failed: AnyURLError | None = None
         if udp is not None:
@@ -762,8 +764,15 @@ class HTTPHandler(Handler):
                 self._alt.mark_broken((target.host, target.port), asyncio.get_running_loop().time())
                 _log.debug("%s:%s HTTP/3 unavailable (%s): over TCP", target.host, target.port, exc.message)
         try:
-            resp: _Response = await (self._h2 or self._http2() if http2 else self._h1 or self._lean()).request(
-                req, method, "https", target.host, target.port, target.request_target, target.hostport, wire, url)
+            # HTTP/2 where the server picks it by ALPN; None: it picked HTTP/1.1 (that connection
+            # waits idle in the pool for the HTTP/1.1 client), or picked it before
+            resp: _Response | None = None
+            if http2:
+                resp = await (self._h2 or self._http2()).request(
+                    req, method, "https", target.host, target.port, target.request_target, target.hostport, wire, url)
+            if resp is None:
+                resp = await (self._h1 or self._lean()).request(
+                    req, method, "https", target.host, target.port, target.request_target, target.hostport, wire, url)
         except (ConnectError, FetchTimeout) as exc:
             if quic_failed is None or type(exc) not in (ConnectError, FetchTimeout):
                 raise

@@ -39,12 +39,12 @@ from ..protocols.http1 import (
     request_start,
     request_tail,
 )
-from ..protocols.mime import content_type_of
+from ..protocols.mime import parse_content_type
 
 if TYPE_CHECKING:
     from ..settings import Request
 
-__all__ = ["H1Client", "H1Connection", "LeanResponse", "parse_content_type"]
+__all__ = ["FreshH1Connection", "H1Client", "H1Connection", "LeanResponse", "parse_content_type"]
 
 _START = 1 << 16
 # receive sizes of all lean streams together stay near this (each at least _START)
@@ -669,6 +669,18 @@ class H1Connection(asyncio.BaseProtocol):
             self.transport.abort()
 
 
+class FreshH1Connection(H1Connection):
+    """An HTTP/1.1 connection that ALPN gave (an https server that did not pick h2): like any
+    :class:`H1Connection`, and clean before its first request too, so that the pool keeps it
+    idle for :class:`H1Client` to send on."""
+
+    def is_reusable(self) -> bool:
+        if self.reader is None:  # nothing asked on it yet
+            t = self.transport
+            return t is not None and not self._lost and not t.is_closing() and self._exc is None
+        return super().is_reusable()
+
+
 class H1BufferedConnection(H1Connection):
     """An :class:`H1Connection` whose transport reads into its buffer (``get_buffer``)
     instead of handing over bytes once the stream proves fast: how the receive size is
@@ -715,30 +727,6 @@ def pipe_floor(per_host: int) -> float:
     """The quickest answer (request written to its first bytes back, seconds) an origin must
     take before GETs are pipelined to it over *per_host* connections (docs/http.md)."""
     return max(PIPE_MIN_RTT, per_host * PIPE_REQUEST_COST)
-
-
-_types_seen: dict[str, tuple[str, str | None]] = {}  # a server sends the same few values
-
-
-def parse_content_type(value: str | None) -> tuple[str, str | None]:
-    """(type, charset) of a Content-Type value; "" when absent or not a valid type (the body
-    may then be sniffed)."""
-    if value is None:
-        return "", None
-    seen = _types_seen.get(value)
-    if seen is not None:
-        return seen
-    seen = _parse_content_type(value)
-    if len(value) <= 128:  # bounded: 256 short values (a hostile server may send a new one each time)
-        if len(_types_seen) >= 256:
-            _types_seen.clear()
-        _types_seen[value] = seen
-    return seen
-
-
-def _parse_content_type(value: str) -> tuple[str, str | None]:
-    # two fields arrive joined ("application/json, text/x-zoo"): the last valid one, as browsers
-    return content_type_of(value) or ("", None)
 
 
 class LeanResponse:
