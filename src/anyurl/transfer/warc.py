@@ -170,10 +170,16 @@ class WARCWriter:
     # -- records --------------------------------------------------------------
 
     def add(self, url: object, result: Response | BaseException) -> bool:
-        """A batch's result: a Response is written, an error is logged (never archived).
-        True when records were written."""
+        """A batch's result: a Response is written; an error is logged, never archived, unless
+        a limit cut the transfer (its ``capture``: written marked WARC-Truncated). True when
+        records were written."""
         if isinstance(result, BaseException):
             self.failures += 1
+            cut = getattr(result, "capture", None)
+            if cut is not None and cut.truncated is not None and cut.body_size:
+                log.warning("archived as truncated (%s): %s: %s", cut.truncated, url, result)
+                self.captured(cut, None)
+                return True
             log.warning("not archived: %s: %s", url, result)
             return False
         self.write(result)
@@ -186,7 +192,7 @@ class WARCWriter:
             raise ConfigurationError("this response has no capture: fetch it with capture=True", url=response.url)
         self.captured(cap, response)
 
-    def captured(self, cap: Capture, source: Response | Body) -> None:
+    def captured(self, cap: Capture, source: Response | Body | None) -> None:
         """Write the records of *cap*, the capture of *source* (its content type and charset):
         what ``Client(on_capture=writer.captured)`` calls as each body arrives whole."""
         if cap.body_size is None:
@@ -197,9 +203,11 @@ class WARCWriter:
                 self._emit(out, self._records(hop, source))
         self._emit(out, self._records(cap, source))
 
-    def _records(self, cap: Capture, source: Response | Body) -> list[Any]:
+    def _records(self, cap: Capture, source: Response | Body | None) -> list[Any]:
         if cap.protocol.startswith("HTTP/"):
             return self._http(cap)
+        if source is None:
+            return self._resource(cap, cap.body_type or "application/octet-stream", None)
         return self._resource(cap, cap.body_type or source.content_type, source.charset)
 
     def _base(self, cap: Capture, record_id: str | None = None) -> dict[str, str]:
@@ -298,20 +306,18 @@ class WARCWriter:
             lines.append(f"ended: {_date(cap.ended)}")
         for direction, line in cap.exchange:
             lines.append(f"{'command' if direction == '>' else 'reply'}: {line}")
+        if cap.raw is not None:
+            # the protocol's units as received (Z39.50's BER), beside their readable summary: in
+            # this record, not one of their own, which cdxj-indexer would index (and pywb serve)
+            # at the resource's URL in its place
+            lines.append(f"raw-type: {_RAW_TYPES.get(cap.protocol, 'application/octet-stream')}")
+            lines.append(f"raw-base64: {base64.b64encode(cap.raw).decode('ascii')}")
         text = "".join(f"{_field_line(x)}\r\n" for x in lines).encode("utf-8", "surrogateescape")
         meta_fields = self._base(cap, rec.rec_headers.get_header("WARC-Record-ID"))
         meta_fields.pop("WARC-Truncated", None)
         meta = w.create_warc_record(cap.url, "metadata", payload=io.BytesIO(text), length=len(text),
                                     warc_content_type="application/warc-fields", warc_headers_dict=meta_fields)
-        if cap.raw is None:
-            return [rec, meta]
-        # the protocol's units as received (Z39.50's BER), beside the readable summary
-        raw_fields = self._base(cap, rec.rec_headers.get_header("WARC-Record-ID"))
-        raw_fields.pop("WARC-Truncated", None)
-        raw = w.create_warc_record(cap.url, "metadata", payload=io.BytesIO(cap.raw), length=len(cap.raw),
-                                   warc_content_type=_RAW_TYPES.get(cap.protocol, "application/octet-stream"),
-                                   warc_headers_dict=raw_fields)
-        return [rec, meta, raw]
+        return [rec, meta]
 
 
 class Archive(Sink):
