@@ -38,12 +38,12 @@ from ..protocols.http1 import (
     request_start,
     request_tail,
 )
-from ..protocols.mime import content_type_of
+from ..protocols.mime import parse_content_type
 
 if TYPE_CHECKING:
     from ..settings import Request
 
-__all__ = ["H1Client", "H1Connection", "LeanResponse", "parse_content_type"]
+__all__ = ["FreshH1Connection", "H1Client", "H1Connection", "LeanResponse", "parse_content_type"]
 
 _START = 1 << 16
 # receive sizes of all lean streams together stay near this (each at least _START)
@@ -649,6 +649,18 @@ class H1Connection(asyncio.BaseProtocol):
             self.transport.abort()
 
 
+class FreshH1Connection(H1Connection):
+    """An HTTP/1.1 connection that ALPN gave (an https server that did not pick h2): like any
+    :class:`H1Connection`, and clean before its first request too, so that the pool keeps it
+    idle for :class:`H1Client` to send on."""
+
+    def is_reusable(self) -> bool:
+        if self.reader is None:  # nothing asked on it yet
+            t = self.transport
+            return t is not None and not self._lost and not t.is_closing() and self._exc is None
+        return super().is_reusable()
+
+
 class H1BufferedConnection(H1Connection):
     """An :class:`H1Connection` whose transport reads into its buffer (``get_buffer``)
     instead of handing over bytes once the stream proves fast: how the receive size is
@@ -691,30 +703,6 @@ def connection_class(loop: asyncio.AbstractEventLoop, tls: bool) -> type[H1Conne
     return H1BufferedConnection
 
 
-_types_seen: dict[str, tuple[str, str | None]] = {}  # a server sends the same few values
-
-
-def parse_content_type(value: str | None) -> tuple[str, str | None]:
-    """(type, charset) of a Content-Type value; "" when absent or not a valid type (the body
-    may then be sniffed)."""
-    if value is None:
-        return "", None
-    seen = _types_seen.get(value)
-    if seen is not None:
-        return seen
-    seen = _parse_content_type(value)
-    if len(value) <= 128:  # bounded: 256 short values (a hostile server may send a new one each time)
-        if len(_types_seen) >= 256:
-            _types_seen.clear()
-        _types_seen[value] = seen
-    return seen
-
-
-def _parse_content_type(value: str) -> tuple[str, str | None]:
-    # two fields arrive joined ("application/json, text/x-zoo"): the last valid one, as browsers
-    return content_type_of(value) or ("", None)
-
-
 class LeanResponse:
     """A response read from an :class:`H1Connection`; the interface :mod:`.http` uses for
     both paths (status, reason, headers, content_length/type, charset, read/release/close)."""
@@ -733,6 +721,10 @@ class LeanResponse:
         self._timeout = timeout
         self._counted = False
         self._done = False
+
+    @property
+    def http_version(self) -> str:
+        return f"HTTP/{self.reader.version or '1.1'}"
 
     async def read_chunk(self, size: int = 0) -> bytes:
         """The next body piece, b"" at the end (pieces are what arrived: *size* is not used,
@@ -1007,10 +999,10 @@ class H1Client:
             return conn
 
         if (not fresh and method == "GET" and self.pipeline > 1 and scheme == "http"
-                and key not in self._no_pipe and not req.capture):
+                and key not in self._no_pipe):
             try:
                 resp = await self._piped(req, key, head, method, url, target, host, port, timeout,
-                                         max_head, max_framing)
+                                         max_head, max_framing, req.capture)
             except _Unanswered as exc:
                 if exc.mark and key not in self._no_pipe:
                     if len(self._no_pipe) >= _NO_PIPE_MAX:
@@ -1053,10 +1045,11 @@ class H1Client:
 
     async def _piped(self, req: Request, key: _Key, head: bytes, method: str, url: object, target: str,
                      host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
-                     max_head: int, max_framing: int) -> LeanResponse | None:
+                     max_head: int, max_framing: int, capture: bool = False) -> LeanResponse | None:
         """A GET sent behind others on a busy connection, when every connection to the origin is
         busy and one may take it; None: go the usual way (an idle connection, a free slot, or
-        none may take it soon)."""
+        none may take it soon). *capture*: as :meth:`_send`'s (a capture pipelines too: a WARC
+        written over a long round trip would otherwise wait one per request per connection)."""
         pool = self.pool
         waited = False
         loop: asyncio.AbstractEventLoop | None = None
@@ -1075,13 +1068,13 @@ class H1Client:
                     hope = True
             if best is not None:
                 return await self._send_piped(best, key, method, url, head, target, host, port, timeout,
-                                              max_head, max_framing)
+                                              max_head, max_framing, capture)
             if waited:  # a place may have come free in the pool itself
                 lease = pool.lend_idle(req, host, port, key)
                 if lease is not None:
                     try:
                         return await self._send(lease, method, url, head, target, host, port, timeout,
-                                                max_head, max_framing)
+                                                max_head, max_framing, capture)
                     except BaseException as exc:
                         if not await self._after_error(lease, exc, False):
                             raise
@@ -1113,10 +1106,11 @@ class H1Client:
     async def _send_piped(self, conn: H1Connection, key: _Key, method: str, url: object, head: bytes,
                           target: str, host: str, port: int,
                           timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
-                          max_head: int, max_framing: int) -> LeanResponse:
+                          max_head: int, max_framing: int, capture: bool = False) -> LeanResponse:
         """Send a GET behind the requests in flight on *conn* and wait for its head; a request
         the connection leaves unanswered raises :class:`_Unanswered` (sent again unpipelined)."""
-        reader = ResponseReader(method, url, max_head=max_head, max_framing=max_framing)
+        reader = (ResponseReader(method, url, max_head=max_head, max_framing=max_framing) if not capture else
+                  RawResponseReader(method, url, max_head=max_head, max_framing=max_framing, request_head=head))
         if self.pool.debug:
             self.pool.log.debug("%s:%s > %s %s (pipelined, %d in flight)", host, port, method, target,
                                 len(conn.inflight) or 1)

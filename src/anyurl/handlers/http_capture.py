@@ -3,7 +3,7 @@
 Only requests that ask for a capture come here: the HTTP driver's own paths stay as they are.
 The lean HTTP/1.1 client reads a capture's response with a reader that keeps the head's fields
 as received (order, case, repeats) and the request head it sent; aiohttp (through a proxy)
-keeps them too (``raw_headers``); HTTP/2 keeps its head's fields as the frames carried them.
+keeps them too (``raw_headers``); HTTP/2 keeps its head's fields as the frames carried them, and so does HTTP/3.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def capture_reply(resp: Any, url: str, method: str, target: str, hostport: str, 
         cap.request_headers = [(str(k), str(v)) for k, v in aio.request_info.headers.items()]
         conn = aio.connection
         transport = conn.transport if conn is not None else None
-    elif stream is not None:  # HTTP/2: the fields as the HEADERS frames carried them
-        cap.protocol = "HTTP/2"
+    elif stream is not None:  # HTTP/2 and HTTP/3: the fields as the HEADERS frames carried them
+        cap.protocol = resp.http_version
         cap.headers = [(_text(k), _text(v)) for k, v in stream.fields or () if not k.startswith(b":")]
         cap.request_headers = [(":method", method), (":scheme", scheme), (":authority", hostport),
                                (":path", target)]
@@ -68,7 +68,7 @@ def capture_reply(resp: Any, url: str, method: str, target: str, hostport: str, 
         transport = resp.conn.transport
     # credentials are never archived (as passwords in a command exchange)
     cap.request_headers = [(k, "****" if k.lower() in _SECRET else v) for k, v in cap.request_headers]
-    cap.status_line = f"{cap.protocol} {status}" + (f" {reason}" if reason and cap.protocol != "HTTP/2" else "")
+    cap.status_line = f"{cap.protocol} {status}" + (f" {reason}" if reason and cap.protocol not in ("HTTP/2", "HTTP/3") else "")
     cap.peer_of(transport)
     if cap.peer is None and proxy is not None:  # a body that came whole with its head: released
         from urllib.parse import urlsplit

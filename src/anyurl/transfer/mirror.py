@@ -26,7 +26,7 @@ import fnmatch
 import os
 import stat
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -92,6 +92,7 @@ class MirrorResult:
     bytes: int = 0          # bytes written
     aliases: int = 0        # symlinked directories not walked twice
     links: int = 0          # server symlinks kept as local symlinks (symlinks="keep")
+    copied: int = 0         # of files: a second name of a file fetched once, copied locally
     # server symlinks that lead nowhere (reported, not errors), and with symlinks="keep" the
     # links not made, with why (a target outside DIR, an absolute one, one not known)
     dangling: list[str] = field(default_factory=list)
@@ -231,6 +232,8 @@ class _Mirror:
         # listed: sibling directories are found as their own listings end, in no fixed order
         self.reserved: dict[tuple[tuple[str, ...], str], str] = {}
         self.renamed_paths: list[tuple[str, ...]] = []  # the tree path of each result.renamed item
+        self.second_names: list[tuple[Found, str]] = []  # files met before under another name
+        self.left_out: set[str] = set()  # URLs excluded by include/exclude
 
     def ftp_file(self, found: Found) -> URL | None:
         """The ``;type=i`` URL of an FTP file whose text is exactly the serializer's for its
@@ -508,33 +511,76 @@ class _Mirror:
         through a part file, placed atomically; None when *path* held them already. *newer* and
         *force* replace other content (these bytes are the remote file's as of now)."""
         assert found.content is not None
+        return self._write(found.content.chunks(), found.content.size, path, found.url)
+
+    def _write(self, chunks: Iterable[bytes], size: int, path: str, url: str, mtime: float | None = None
+               ) -> int | None:
+        """*chunks* (*size* bytes) into *path* through a part file (given *mtime*), placed
+        atomically; None when *path* held them already."""
         part = _part_for(path)
         overwrite = self.force or self.newer
         if not overwrite:
-            refuse_symlink(path, found.url)
+            refuse_symlink(path, url)
         placed = False
         try:
             fd = open_output(part, truncate=True, below=self.dest)
             try:
-                for chunk in found.content.chunks():
+                for chunk in chunks:
                     view = memoryview(chunk)
                     while view:
                         view = view[os.write(fd, view):]
+                if mtime is not None:
+                    os.utime(fd, (mtime, mtime))
             finally:
                 os.close(fd)
-            written = _place(part, path, overwrite, found.url)
+            written = _place(part, path, overwrite, url)
             placed = True
         except AnyURLError:
             raise
         except SymlinkRefused as exc:
-            raise WouldOverwrite(f"cannot write {part}: {exc.strerror}", url=found.url) from exc
+            raise WouldOverwrite(f"cannot write {part}: {exc.strerror}", url=url) from exc
         except OSError as exc:
-            raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=found.url) from exc
+            raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=url) from exc
         finally:
             if not placed:
                 with contextlib.suppress(OSError):
                     os.unlink(part)
-        return found.content.size if written else None
+        return size if written else None
+
+    def copy_alias(self, found: Found, path: str, first: str) -> bool:
+        """The second name of a file fetched once (a server symlink and its target, see
+        ``Found.same_as``): a copy of the local file *first*, with its date. False when *first*
+        is no regular file (the caller fetches *found* itself)."""
+        try:
+            fd = os.open(first, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return False
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return False
+            here = _lstat(path)
+            if here is not None and stat.S_ISREG(here.st_mode) and here.st_size == st.st_size and \
+                    same_content(first, path):
+                self.result.unchanged += 1  # a copy from an earlier run
+                return True
+
+            def chunks() -> Iterator[bytes]:
+                at = 0
+                while chunk := os.pread(fd, 256 * 1024, at):
+                    at += len(chunk)
+                    yield chunk
+
+            written = self._write(chunks(), st.st_size, path, found.url, st.st_mtime)
+        finally:
+            os.close(fd)
+        if written is None:
+            self.result.unchanged += 1
+        else:
+            self.result.files += 1
+            self.result.copied += 1
+            self.result.bytes += written
+        return True
 
     async def _fetch(self, u: URL | str, path: str, overwrite: bool, modified: datetime | None) -> int | None:
         """Stream *u* into a part file next to *path*, give it the remote date, and
@@ -588,6 +634,25 @@ class _Mirror:
                     os.unlink(part)
         return done if written else None
 
+    async def copy_second_names(self) -> None:
+        """Each second name of a file (``Found.same_as``) as a copy of the file its first name
+        wrote: one transfer. Fetched itself when the first was not written (left out, failed)."""
+        if not self.second_names:
+            return
+        path_of = {url: path for path, url in self.taken.items()}
+        bad = {url for url, _ in self.result.errors} | set(self.result.dangling) | self.left_out
+        for found, path in self.second_names:
+            first = path_of.get(found.same_as or "")
+            try:
+                if first is not None and found.same_as not in bad and self.copy_alias(found, path, first):
+                    if self.progress is not None:
+                        self.progress(self.result)
+                    continue
+            except Exception as exc:
+                self.fail(found, exc)
+                continue
+            await self.file(found, path)
+
     async def run(self, url: str | URL, walk_options: dict[str, Any]) -> MirrorResult:
         start = time.monotonic()
         # A fixed pool of workers fed through a short queue: no task per file, and the
@@ -625,11 +690,16 @@ class _Mirror:
                 if (self.include and not _matches(rel, name, self.include)) or (
                         self.exclude and _matches(rel, name, self.exclude)):
                     self.result.excluded += 1
+                    self.left_out.add(found.url)
+                    continue
+                if found.same_as is not None:  # a file met before under another name: copied at the end
+                    self.second_names.append((found, path))
                     continue
                 await queue.put((found, path))
             for _ in workers:
                 await queue.put(None)
             await asyncio.gather(*workers)
+            await self.copy_second_names()
         finally:
             for t in workers:
                 t.cancel()
@@ -642,13 +712,20 @@ class _Mirror:
         return self.result
 
 
-def _below(origin: tuple[str, str | None, int | None], base: str) -> Callable[[Entry], bool]:
-    """For an http(s) start: follow only what lies below its directory (wget's --no-parent).
+def _below(origin: tuple[str, str | None, int | None], base: str,
+           start: HTTPURL | None = None) -> Callable[[Entry], bool]:
+    """For an http(s) start: follow only what lies below its directory (wget's --no-parent),
+    and of a directory's two URLs, ``DIR/`` and ``DIR/index.html``, only the one met first.
 
     A page links anywhere on its host ("../", "/", other trees); a mirror copies the
     files below URL, not those, which would also land at the top of DIR. FTP, gopher
-    and news listings hold their own children: their scope stays walk's.
+    and news listings hold their own children: their scope stays walk's. ``DIR/`` and
+    ``DIR/index.html`` are one local file (:func:`anyurl.transfer.names.web_names`): the
+    second is never fetched (only such URLs are remembered, so memory stays small).
     """
+    index: dict[str, str] = {}  # a directory's path -> the URL of its page met first
+    if start is not None and start.search is None:
+        index[_index_dir(start.path)] = str(start)
 
     def follow(entry: Entry) -> bool:
         if not entry.url:
@@ -660,9 +737,20 @@ def _below(origin: tuple[str, str | None, int | None], base: str) -> Callable[[E
         if not isinstance(u, HTTPURL) or (u.scheme, u.host, u.port) != origin:
             return True  # walk's own scope rules (same host, scheme)
         # a page's image or stylesheet is fetched wherever on the host it lives (wget -p)
-        return u.path.startswith(base) or "requisite" in entry.meta
+        if not (u.path.startswith(base) or "requisite" in entry.meta):
+            return False
+        if u.search is None and (u.path.endswith("/") or u.path.endswith("/" + WEB_INDEX)):
+            owner = index.setdefault(_index_dir(u.path), entry.url)
+            if owner != entry.url:
+                return False  # the directory's page under its other URL: one file, fetched once
+        return True
 
     return follow
+
+
+def _index_dir(path: str) -> str:
+    """"/docs/" for "/docs/" and "/docs/index.html" (one local file: docs/index.html)."""
+    return path[: -len(WEB_INDEX)] if path.endswith("/" + WEB_INDEX) else path
 
 
 async def _mirror_with_state(client: Client, url: str | URL, dest: str | os.PathLike[str],
@@ -686,6 +774,9 @@ async def _mirror_with_state(client: Client, url: str | URL, dest: str | os.Path
             progress(result)
 
     options = {k: v for k, v in walk_options.items() if k in ("per_host", "delay", "robots", "requisites")}
+    if isinstance(start, HTTPURL):  # "DIR/" and "DIR/index.html": fetched once
+        options["follow"] = _below((start.scheme, start.host, start.port),
+                                   start.path[: start.path.rfind("/") + 1], start)
     done = await crawl(client, [start], sink=DirectorySink(dest, base=start), state=state, parallel=parallel,
                        max_depth=None if max_depth is None else max_depth + 1, same_host=True, under_seed=True,
                        on_event=count, **options)
@@ -749,7 +840,7 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
     if isinstance(start, HTTPURL):  # the directory of "a/b/" and of "a/b/page.html" is "a/b/"
         job.web = (start.scheme, start.host, start.port), start.path[: start.path.rfind("/") + 1]
         walk_options.setdefault("requisites", True)  # a web site's pages with their images, styles, scripts
-        below, theirs = _below(*job.web), walk_options.get("follow")
+        below, theirs = _below(*job.web, start), walk_options.get("follow")
         walk_options["follow"] = below if theirs is None else (lambda e: below(e) and theirs(e))
     if symlinks == "keep":  # made from the listings (see _Mirror.links), never walked into
         theirs_keep = walk_options.get("follow")
