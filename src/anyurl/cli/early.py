@@ -27,13 +27,13 @@ This module imports neither asyncio nor the handlers: it runs before them.
 from __future__ import annotations
 
 import os
-import socket
-import threading
 
+from ..net.early import Early, target, turned_off
 from ..schemes import EARLY_CONNECT, PROXIED
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time
 if TYPE_CHECKING:
+    import socket
     from typing import Any
 
 __all__ = ["discard", "start", "take"]
@@ -46,70 +46,7 @@ _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FT
                     "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
 
 
-class _Early:
-    """The early connections to one target: set by the resolving thread (or at once), taken
-    one by one by the handler."""
-
-    __slots__ = ("abandoned", "count", "done", "key", "lock", "socks")
-
-    def __init__(self, key: tuple[str, str, int], count: int = 1) -> None:
-        self.key = key
-        self.count = count  # how many connections to begin
-        self.socks: list[socket.socket] = []
-        self.done = False  # the sockets (or the failure) are known
-        self.abandoned = False  # nobody will take them: the thread closes what it makes
-        self.lock = threading.Lock()
-
-    def connect(self, family: int, address: Any) -> None:
-        """Start *count* non-blocking connects to *address* (their outcome is read by the taker)."""
-        made: list[socket.socket] = []
-        for _ in range(self.count):
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            try:
-                sock.setblocking(False)
-                sock.connect_ex(address)  # EINPROGRESS; refused and the like show in SO_ERROR
-            except OSError:
-                sock.close()
-                break
-            made.append(sock)
-        with self.lock:
-            if self.abandoned:
-                for sock in made:
-                    sock.close()
-            else:
-                self.socks = made
-
-    def resolve(self) -> None:
-        """The thread's work: getaddrinfo, then a connect to the first address (as asyncio tries first)."""
-        try:
-            host, port = self.key[1], self.key[2]
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            if infos:
-                family, _, _, _, address = infos[0]
-                self.connect(family, address)
-        except (OSError, UnicodeError):
-            pass  # the handler's own connect reports it
-        finally:
-            with self.lock:
-                self.done = True
-                if self.abandoned:
-                    for sock in self.socks:
-                        sock.close()
-                    self.socks = []
-
-
-_pending: _Early | None = None
-
-
-def _literal(host: str) -> int | None:
-    """The address family of an IP address literal, None for a name."""
-    for family in (socket.AF_INET, socket.AF_INET6):
-        try:
-            socket.inet_pton(family, host)
-        except OSError:
-            continue
-        return family
-    return None
+_pending: Early | None = None
 
 
 def _proxied(scheme: str, host: str, port: int, proxy: str | None, no_proxy: str | None) -> bool:
@@ -130,7 +67,7 @@ def _proxied(scheme: str, host: str, port: int, proxy: str | None, no_proxy: str
 
 def _target(args: Any) -> tuple[str, str, int] | None:
     """(scheme, host, port) to connect early for the command line *args*, or None."""
-    if os.environ.get("ANYURL_EARLY_CONNECT", "").strip().lower() in ("0", "no", "off", "false"):
+    if turned_off():
         return None
     if args.command == "get":
         urls = args.urls
@@ -143,25 +80,16 @@ def _target(args: Any) -> tuple[str, str, int] | None:
     text = urls[0]
     if not isinstance(text, str) or text.partition(":")[0].lower() not in SCHEMES:
         return None
-    if any(c in text for c in "\r\n\0") or any(e in text.lower() for e in ("%0d", "%0a", "%00")):
-        return None  # refused by the handler before any I/O: none here either
     from ..urls import parse
 
     try:
         url = parse(text)
     except ValueError:
         return None
-    scheme, host, port = url.scheme, getattr(url, "host", None), getattr(url, "port", None)
-    if scheme not in SCHEMES or not host or not isinstance(port, int):
+    key = target(url, text)  # (refused before any I/O: none here either)
+    if key is None or _proxied(*key, args.proxy, args.noproxy):
         return None
-    if scheme == "gopher":
-        from ..protocols.gopher import service_port_refusal
-
-        if service_port_refusal(port):
-            return None  # refused by the default policy before any I/O
-    if _proxied(scheme, host, port, args.proxy, args.noproxy):
-        return None
-    return scheme, host, port
+    return key
 
 
 def _count(args: Any, key: tuple[str, str, int]) -> int:
@@ -197,13 +125,8 @@ def start(args: Any) -> None:
     from ..net import handoff  # a few lines, no asyncio: the connection layer asks it for the socket
 
     handoff.set_taker(take)
-    early = _Early(key, _count(args, key))
-    family = _literal(key[1])
-    if family is not None:
-        early.connect(family, (key[1], key[2]))
-        early.done = True
-    else:
-        threading.Thread(target=early.resolve, name="anyurl-early-connect", daemon=True).start()
+    early = Early(key, _count(args, key))
+    early.start()
     _pending = early
 
 
@@ -212,27 +135,27 @@ def take(scheme: str, host: str, port: int) -> socket.socket | None:
     (the caller checks). None when there is none, it is for another target, or not ready."""
     global _pending
     early = _pending
-    if early is None or early.key != (scheme, host, port):
+    if early is None:
         return None
-    with early.lock:
-        if not early.done:  # still resolving: no wait on a resolver without a deadline
-            early.abandoned = True
-            _pending = None
-            return None
-        sock = early.socks.pop(0) if early.socks else None
-        if not early.socks:
-            _pending = None
+    sock, more = early.take(scheme, host, port)
+    if not more:
+        _pending = None
+        _unregister()
     return sock
+
+
+def _unregister() -> None:
+    """No taker once nothing is left to take (a batch may then begin connections of its own)."""
+    from ..net import handoff
+
+    if handoff.taker() is take:
+        handoff.set_taker(None)
 
 
 def discard() -> None:
     """Close the early socket if nobody took it (the end of the command)."""
     global _pending
     early, _pending = _pending, None
-    if early is None:
-        return
-    with early.lock:
-        early.abandoned = True
-        socks, early.socks = early.socks, []
-    for sock in socks:
-        sock.close()
+    if early is not None:
+        _unregister()
+        early.close()
