@@ -11,9 +11,12 @@ then adopts that socket for the first connection to exactly that
 handlers speak their protocol on it as on any other. Nothing is sent early.
 
 Started only for a scheme whose handler connects straight to the URL's host
-(gopher, http, https, ftp, nntp; for https the TCP part: TLS begins on the socket
-once asyncio runs, ALPN picking HTTP/2 or HTTP/1.1), never when a proxy applies or the URL
-does not parse. A literal IP address is connected at once; a name is
+(gopher, http, https, ftp, nntp), never when a proxy applies or the URL does not parse. For
+https the TLS handshake runs early too, in a thread (:class:`anyurl.net.tls.EarlyTLS`: the
+context the handler will ask for, made there, the ClientHello sent as soon as the connect is
+up), so the import of asyncio and the handlers hides a round trip more and the trust store's
+loading; the handler adopts the session, ALPN having picked HTTP/2 or HTTP/1.1
+(``ANYURL_EARLY_TLS=0``: the TCP connect only, TLS begun once asyncio runs). A literal IP address is connected at once; a name is
 resolved and connected in a daemon thread, and when that thread has not
 finished by the time the handler connects, its result is dropped and the
 handler connects as usual (no wait on a resolver with no deadline). A failed
@@ -27,26 +30,72 @@ This module imports neither asyncio nor the handlers: it runs before them.
 from __future__ import annotations
 
 import os
+import socket
+import threading
 
-from ..net.early import Early, target, turned_off
+from ..net.early import Early, literal_family, target
 from ..schemes import EARLY_CONNECT, PROXIED
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time
 if TYPE_CHECKING:
-    import socket
     from typing import Any
 
-__all__ = ["discard", "start", "take"]
+    from ..net.tls import EarlyTLS
+
+__all__ = ["discard", "start", "take", "take_tls"]
 
 #: the schemes whose handler opens a plain TCP connection to the URL's own host:port
 SCHEMES = EARLY_CONNECT
 _PROXIED = PROXIED
+#: the early TLS handshake's own deadline (the handler waits for it within its connect timeout)
+TLS_SECONDS = 30.0
 # as anyurl.client._PROXY_VARIABLES (that module imports asyncio; a unit test keeps them equal)
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
                     "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
 
 
-_pending: Early | None = None
+class _Early(Early):
+    """The early connections to one target (:class:`anyurl.net.early.Early`), or for https
+    the early TLS handshake on one of them."""
+
+    __slots__ = ("tls",)
+
+    def __init__(self, key: tuple[str, str, int], count: int = 1, tls: EarlyTLS | None = None) -> None:
+        super().__init__(key, count)
+        self.tls = tls  # https: the handshake, run on the one socket (never in socks)
+
+    def resolve(self) -> None:
+        """The thread's work: getaddrinfo, then a connect to the first address (as asyncio tries first)."""
+        tls = self.tls
+        try:
+            host, port = self.key[1], self.key[2]
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            if infos:
+                family, _, _, _, address = infos[0]
+                if tls is None:
+                    self.connect(family, address)
+                else:
+                    sock = _begin(family, address)
+                    with self.lock:
+                        self.done = True  # resolved: the taker may wait for the handshake (it has deadlines)
+                    tls.run(sock, TLS_SECONDS)
+        except (OSError, UnicodeError):
+            pass  # the handler's own connect reports it
+        finally:
+            if tls is not None and not tls.done:
+                tls.run(None, 0)  # (no address: done, failed)
+            with self.lock:
+                self.done = True
+                if self.abandoned:
+                    for sock in self.socks:
+                        sock.close()
+                    self.socks = []
+
+
+_pending: _Early | None = None
+
+
+_literal = literal_family
 
 
 def _proxied(scheme: str, host: str, port: int, proxy: str | None, no_proxy: str | None) -> bool:
@@ -67,7 +116,7 @@ def _proxied(scheme: str, host: str, port: int, proxy: str | None, no_proxy: str
 
 def _target(args: Any) -> tuple[str, str, int] | None:
     """(scheme, host, port) to connect early for the command line *args*, or None."""
-    if turned_off():
+    if _off("ANYURL_EARLY_CONNECT"):
         return None
     if args.command == "get":
         urls = args.urls
@@ -86,7 +135,7 @@ def _target(args: Any) -> tuple[str, str, int] | None:
         url = parse(text)
     except ValueError:
         return None
-    key = target(url, text)  # (refused before any I/O: none here either)
+    key = target(url, text)  # (refused by the handler before any I/O: none here either)
     if key is None or _proxied(*key, args.proxy, args.noproxy):
         return None
     return key
@@ -124,10 +173,43 @@ def start(args: Any) -> None:
         return
     from ..net import handoff  # a few lines, no asyncio: the connection layer asks it for the socket
 
-    handoff.set_taker(take)
-    early = Early(key, _count(args, key))
-    early.start()
+    handoff.set_taker(take, take_tls)
+    early = _Early(key, _count(args, key))
+    family = _literal(key[1])
+    if key[0] == "https" and _off("ANYURL_EARLY_TLS") is False:
+        from ..net.tls import EarlyTLS  # (ssl: asyncio imports it anyway)
+
+        alpn = () if getattr(args, "http1_1", False) else ("h2", "http/1.1")  # as HTTPHandler's contexts
+        early.tls = EarlyTLS(key[1], not getattr(args, "insecure", False), alpn)
+        if family is not None:
+            sock = _begin(family, (key[1], key[2]))
+            early.done = True
+            threading.Thread(target=early.tls.run, args=(sock, TLS_SECONDS), name="anyurl-early-tls",
+                             daemon=True).start()
+            _pending = early
+            return
+    if family is not None:
+        early.connect(family, (key[1], key[2]))
+        early.done = True
+    else:
+        threading.Thread(target=early.resolve, name="anyurl-early-connect", daemon=True).start()
     _pending = early
+
+
+def _begin(family: int, address: Any) -> socket.socket | None:
+    """A non-blocking connect to *address* begun (None: it could not begin)."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        sock.connect_ex(address)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def _off(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("0", "no", "off", "false")
 
 
 def take(scheme: str, host: str, port: int) -> socket.socket | None:
@@ -135,27 +217,50 @@ def take(scheme: str, host: str, port: int) -> socket.socket | None:
     (the caller checks). None when there is none, it is for another target, or not ready."""
     global _pending
     early = _pending
-    if early is None:
+    if early is None or early.key != (scheme, host, port):
         return None
-    sock, more = early.take(scheme, host, port)
-    if not more:
-        _pending = None
-        _unregister()
+    with early.lock:
+        if not early.done:  # still resolving: no wait on a resolver without a deadline
+            early.abandoned = True
+            _pending = None
+            if early.tls is not None:
+                early.tls.abandon()
+            return None
+        if early.tls is not None:
+            return None  # (take_tls's)
+        sock = early.socks.pop(0) if early.socks else None
+        if not early.socks:
+            _pending = None
     return sock
 
 
-def _unregister() -> None:
-    """No taker once nothing is left to take (a batch may then begin connections of its own)."""
-    from ..net import handoff
-
-    if handoff.taker() is take:
-        handoff.set_taker(None)
+def take_tls(scheme: str, host: str, port: int) -> EarlyTLS | None:
+    """The early TLS handshake with (scheme, host, port), once, maybe still running (the caller
+    waits for it within its deadline). None when there is none, it is for another target, or
+    the name is still being resolved (then it is dropped: no wait on a resolver)."""
+    global _pending
+    early = _pending
+    if early is None or early.tls is None or early.key != (scheme, host, port):
+        return None
+    with early.lock:
+        _pending = None
+        if not early.done:
+            early.abandoned = True
+            early.tls.abandon()
+            return None
+    return early.tls
 
 
 def discard() -> None:
     """Close the early socket if nobody took it (the end of the command)."""
     global _pending
     early, _pending = _pending, None
-    if early is not None:
-        _unregister()
-        early.close()
+    if early is None:
+        return
+    with early.lock:
+        early.abandoned = True
+        socks, early.socks = early.socks, []
+    for sock in socks:
+        sock.close()
+    if early.tls is not None:
+        early.tls.abandon()
