@@ -223,6 +223,12 @@ class Client:
         """Parse *url* if it is text."""
         return url if isinstance(url, URL) else parse(url)
 
+    @property
+    def started(self) -> bool:
+        """True once this Client has made a driver (it may hold connections): a batch begins
+        early connections only for a Client that has not (:mod:`anyurl.transfer.batch`)."""
+        return bool(self._handlers)
+
     def handler(self, url: URL) -> Handler:
         """The (per-Client) handler instance for *url*'s scheme."""
         if self._closed:
