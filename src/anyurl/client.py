@@ -223,6 +223,12 @@ class Client:
         """Parse *url* if it is text."""
         return url if isinstance(url, URL) else parse(url)
 
+    @property
+    def started(self) -> bool:
+        """True once this Client has made a driver (it may hold connections): a batch begins
+        early connections only for a Client that has not (:mod:`anyurl.transfer.batch`)."""
+        return bool(self._handlers)
+
     def handler(self, url: URL) -> Handler:
         """The (per-Client) handler instance for *url*'s scheme."""
         if self._closed:
@@ -663,7 +669,7 @@ class _Opening:
 
     async def __aexit__(self, *exc_info: object) -> None:
         if self._body is not None:
-            await self._body.aclose()
+            await self._body.__aexit__(*exc_info)  # (a limit's cut is archived marked truncated)
 
 
 class _Tries:

@@ -33,6 +33,7 @@ import os
 import socket
 import threading
 
+from ..net.early import Early, literal_family, target
 from ..schemes import EARLY_CONNECT, PROXIED
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time
@@ -53,39 +54,15 @@ _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FT
                     "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
 
 
-class _Early:
-    """The early connections to one target: set by the resolving thread (or at once), taken
-    one by one by the handler."""
+class _Early(Early):
+    """The early connections to one target (:class:`anyurl.net.early.Early`), or for https
+    the early TLS handshake on one of them."""
 
-    __slots__ = ("abandoned", "count", "done", "key", "lock", "socks", "tls")
+    __slots__ = ("tls",)
 
     def __init__(self, key: tuple[str, str, int], count: int = 1, tls: EarlyTLS | None = None) -> None:
-        self.key = key
-        self.count = count  # how many connections to begin
-        self.socks: list[socket.socket] = []
-        self.done = False  # the sockets (or the failure) are known
-        self.abandoned = False  # nobody will take them: the thread closes what it makes
-        self.lock = threading.Lock()
+        super().__init__(key, count)
         self.tls = tls  # https: the handshake, run on the one socket (never in socks)
-
-    def connect(self, family: int, address: Any) -> None:
-        """Start *count* non-blocking connects to *address* (their outcome is read by the taker)."""
-        made: list[socket.socket] = []
-        for _ in range(self.count):
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            try:
-                sock.setblocking(False)
-                sock.connect_ex(address)  # EINPROGRESS; refused and the like show in SO_ERROR
-            except OSError:
-                sock.close()
-                break
-            made.append(sock)
-        with self.lock:
-            if self.abandoned:
-                for sock in made:
-                    sock.close()
-            else:
-                self.socks = made
 
     def resolve(self) -> None:
         """The thread's work: getaddrinfo, then a connect to the first address (as asyncio tries first)."""
@@ -118,15 +95,7 @@ class _Early:
 _pending: _Early | None = None
 
 
-def _literal(host: str) -> int | None:
-    """The address family of an IP address literal, None for a name."""
-    for family in (socket.AF_INET, socket.AF_INET6):
-        try:
-            socket.inet_pton(family, host)
-        except OSError:
-            continue
-        return family
-    return None
+_literal = literal_family
 
 
 def _proxied(scheme: str, host: str, port: int, proxy: str | None, no_proxy: str | None) -> bool:
@@ -160,25 +129,16 @@ def _target(args: Any) -> tuple[str, str, int] | None:
     text = urls[0]
     if not isinstance(text, str) or text.partition(":")[0].lower() not in SCHEMES:
         return None
-    if any(c in text for c in "\r\n\0") or any(e in text.lower() for e in ("%0d", "%0a", "%00")):
-        return None  # refused by the handler before any I/O: none here either
     from ..urls import parse
 
     try:
         url = parse(text)
     except ValueError:
         return None
-    scheme, host, port = url.scheme, getattr(url, "host", None), getattr(url, "port", None)
-    if scheme not in SCHEMES or not host or not isinstance(port, int):
+    key = target(url, text)  # (refused by the handler before any I/O: none here either)
+    if key is None or _proxied(*key, args.proxy, args.noproxy):
         return None
-    if scheme == "gopher":
-        from ..protocols.gopher import service_port_refusal
-
-        if service_port_refusal(port):
-            return None  # refused by the default policy before any I/O
-    if _proxied(scheme, host, port, args.proxy, args.noproxy):
-        return None
-    return scheme, host, port
+    return key
 
 
 def _count(args: Any, key: tuple[str, str, int]) -> int:
