@@ -332,6 +332,32 @@ class Capture(Record, frozen=False):
         self.truncated = why
         self.finish(complete=False)
 
+    def ended_by(self, exc: BaseException) -> bool:
+        """The transfer stopped on *exc* before the body's end: a limit's cut (a size limit,
+        a timeout) finishes the capture marked truncated (True); any other failure leaves it
+        unfinished, never archived (logged when an archive watches it: ``on_capture``)."""
+        if self.ended is not None:
+            return False
+        why = limit_of(exc)
+        parts = self._parts
+        if why is not None and (parts is not None and parts.size or self._body):
+            self.cut(why)
+            return True
+        self.abandon(exc)  # a failure, or a limit before any byte of the body: nothing to keep
+        return False
+
+    def abandon(self, why: object) -> None:
+        """The body will never arrive whole: forget its pieces; an archive watching it logs why."""
+        parts, self._parts = self._parts, None
+        if parts is not None:
+            parts.close()
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            import logging  # here: only a failed archived transfer logs
+
+            logging.getLogger("anyurl.warc").warning("not archived: %s: %s", self.url, why)
+
+
     def peer_of(self, transport: Any) -> None:
         """Fill ``peer`` and the TLS fields from an asyncio transport (or a socket)."""
         if transport is None:
@@ -348,6 +374,18 @@ class Capture(Record, frozen=False):
             self.tls_version = tls.version()
             cipher = tls.cipher()
             self.tls_cipher = cipher[0] if cipher else None
+
+
+def limit_of(exc: BaseException) -> str | None:
+    """WARC-Truncated's word for a transfer ended by *exc* when a limit ended it: ``"time"``
+    for a timeout (not a wait for a free connection), ``"length"`` for a size limit; else None."""
+    from .errors import FetchTimeout, PoolTimeout  # (errors is imported already: no cost)
+
+    if isinstance(exc, (FetchTimeout, TimeoutError)) and not isinstance(exc, PoolTimeout):
+        return "time"
+    if type(exc) is TransferError and "larger than" in str(exc):  # max_size, --max-size
+        return "length"
+    return None
 
 
 def utc_now() -> datetime:
@@ -409,6 +447,10 @@ class Body:
     ``content_type`` may be given as a function of no arguments: it is called
     when the type is first asked for (a guess from a name loads mimetypes).
     """
+
+    #: True for a body that hands out another body's chunks (the client's guard around a
+    #: body it may reopen): the capture is the inner body's, kept once, there
+    relay = False
 
     def __init__(
         self,
@@ -566,7 +608,7 @@ class Body:
         """Where a capture keeps the pieces read, when its driver does not keep them itself
         (they are then the bytes as sent: a file's); None without a capture, or for a listing."""
         cap = self.capture
-        if cap is None or self.entries is not None or cap.kept_by_driver:
+        if cap is None or self.entries is not None or cap.kept_by_driver or self.relay:
             return None
         return cap.keeping()
 
@@ -608,6 +650,9 @@ class Body:
         if self._closed:
             return
         self._closed = True
+        cap = self.capture
+        if cap is not None and cap.ended is None and not self._exhausted:
+            cap.abandon(f"closed after {self.bytes_read} bytes, before the body's end")
         # chunks read to their end (not a listing's) have nothing to close: no coroutine for them
         aclose = None if self._exhausted and self.entries is None else getattr(self._chunks, "aclose", None)
         # a listing's entry iterator holds the connection even if the renderer never started
@@ -687,6 +732,9 @@ class Body:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        exc = exc_info[1] if len(exc_info) > 1 else None
+        if isinstance(exc, BaseException) and self.capture is not None:
+            self.capture.ended_by(exc)  # a limit's cut is archived marked truncated
         await self.aclose()
 
 

@@ -95,7 +95,7 @@ def retrs(log: str, start: int) -> Counter[str]:
     return Counter(c[5:].rsplit("/", 1)[-1] for c in vsftpd.commands(log, start) if c.startswith("RETR "))
 
 
-@pytest.mark.parametrize("state", [False])
+@pytest.mark.parametrize("state", [False, True])
 def test_mirror_fetches_a_symlinked_file_once_and_copies_it(linked: tuple[Endpoint, str, Path], tmp_path: Path,
                                                             state: bool) -> None:
     ep, url, root = linked
@@ -124,12 +124,14 @@ def test_mirror_fetches_a_symlinked_file_once_and_copies_it(linked: tuple[Endpoi
         assert tree(out) == want
 
 
+@pytest.mark.parametrize("state", [False, True])
 def test_mirror_keeps_symlinks_and_fetches_their_targets_once(linked: tuple[Endpoint, str, Path],
-                                                              tmp_path: Path) -> None:
+                                                              tmp_path: Path, state: bool) -> None:
     ep, url, root = linked
     out = tmp_path / "m"
     mark = os.path.getsize(ep.info["log"])
-    proc = run("mirror", "--symlinks", "keep", url, str(out))
+    extra = ["--state", str(tmp_path / "s.sqlite")] if state else []
+    proc = run("mirror", *extra, "--symlinks", "keep", url, str(out))
     assert proc.returncode == 0, proc.stderr
     made = {str(p.relative_to(out)): os.readlink(p) for p in out.rglob("*") if p.is_symlink()}
     assert made == {"to-f": "f.txt", "sub/up": "../f.txt", "z-g": "sub/g.bin", "a-deep": "sub/deeper/h.bin"}

@@ -4,6 +4,7 @@ ArchiveIterator, ``warcio check`` and cdxj-indexer."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 from collections.abc import AsyncIterator
@@ -111,7 +112,6 @@ async def test_wais_records_read_back(ztest: Endpoint, tmp_path: Path) -> None:
         ("warcinfo", None, "application/warc-fields"),
         ("resource", doc_url, "text/plain"),  # the type of the record syntax (SUTRS)
         ("metadata", doc_url, "application/warc-fields"),
-        ("metadata", doc_url, APDU_TYPE),
         ("resource", search_url, APDU_TYPE),
         ("metadata", search_url, "application/warc-fields"),
     ]
@@ -120,14 +120,18 @@ async def test_wais_records_read_back(ztest: Endpoint, tmp_path: Path) -> None:
     assert ("protocol", "Z39.50") in meta and ("peer", f"{ztest.host} {ztest.port}") in meta
     assert ("command", "searchRequest database='Default' term='7'") in meta
     assert ("reply", "searchResponse success count=7") in meta
-    assert doc.capture is not None and got[3][1] == doc.capture.raw  # the BER as received
+    # the BER as received, whole, beside its summary
+    assert doc.capture is not None and doc.capture.raw is not None
+    assert ("raw-type", APDU_TYPE) in meta
+    assert base64.b64decode(dict(meta)["raw-base64"]) == doc.capture.raw
     resource_id = got[1][0].rec_headers.get_header("WARC-Record-ID")
     assert got[2][0].rec_headers.get_header("WARC-Concurrent-To") == resource_id
-    assert got[3][0].rec_headers.get_header("WARC-Concurrent-To") == resource_id
-    assert search.capture is not None and got[4][1] == search.capture.body
+    assert search.capture is not None and got[3][1] == search.capture.body
     warcio_check(out)
     index = [json.loads(line.split(" ", 2)[2]) for line in cdxj(out)]
-    assert {doc_url, search_url} <= {row["url"] for row in index}
+    # one record for each URL: the resource (never the metadata, which pywb would serve instead)
+    assert sorted((row["url"], row["mime"]) for row in index) == sorted(
+        [(doc_url, "text/plain"), (search_url, APDU_TYPE.split(";")[0])])
 
 
 # -- Prospero -----------------------------------------------------------------
@@ -188,3 +192,36 @@ async def test_prospero_followed_link_archives_the_lookup_then_the_target(
     assert ("command", "LIST ATTRIBUTES COMPONENTS") in fields(got[2][1])
     warcio_check(out)
     assert any(json.loads(line.split(" ", 2)[2])["url"] == url for line in cdxj(out))
+
+
+# -- TLS on command protocols --------------------------------------------------
+
+
+async def test_ftps_and_nntps_captures_name_the_tls_version_and_cipher(servers: Launcher, tmp_path: Path) -> None:
+    import ssl
+
+    from anyurl.handlers.ftp import FTPOptions
+    from anyurl.handlers.news import NewsOptions
+
+    ftps, inn = servers.get("vsftpd_tls"), servers.get("inn")
+    ftp_url = f"ftp://{ftps.host}:{ftps.port}/pub/blob.bin"
+    news_url = f"nntps://{inn.host}:{inn.info['tls_port']}/{inn.info['group']}/1"
+    out = tmp_path / "tls.warc.gz"
+    ctx = ssl.create_default_context(cafile=inn.info["cafile"])
+    async with Client(ftp=FTPOptions(tls=True, cafile=ftps.info["cafile"]), news=NewsOptions(ssl_context=ctx),
+                      capture=True) as c:
+        got = [await c.fetch(ftp_url), await c.fetch(news_url)]
+    for r in got:
+        cap = r.capture
+        assert cap is not None and cap.tls_version in ("TLSv1.2", "TLSv1.3") and cap.tls_cipher, r.url
+    ftp_cap = got[0].capture
+    assert ftp_cap is not None and ("<", "234 Proceed with negotiation.") in ftp_cap.exchange  # AUTH TLS, as sent
+    with WARCWriter(out) as w:
+        for r in got:
+            w.write(r)
+    metas = [fields(data) for rec, data in records(out) if rec.rec_type == "metadata"]
+    assert len(metas) == 2
+    for meta, r in zip(metas, got, strict=True):
+        assert r.capture is not None
+        assert ("tls", f"{r.capture.tls_version} {r.capture.tls_cipher}") in meta
+    warcio_check(out)

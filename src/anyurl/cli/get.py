@@ -314,9 +314,6 @@ def usage_problem(args: argparse.Namespace) -> str | None:
                                ("input_file", "-i", "a file name ('-' for standard input)")):
         if getattr(args, dest, None) == "":
             return f"{option} needs {what}"
-    if getattr(args, "state", None) is not None and args.command == "mirror" and (
-            args.resume or args.newer or args.include or args.exclude or args.symlinks != "copy"):
-        return "--state cannot be combined with -c, -N, --include, --exclude or --symlinks keep"
     output = getattr(args, "output", None)
     if output not in (None, "-") and os.path.isdir(output):
         return f"-o {output}: is a directory (use -d DIR to save into it)"

@@ -272,7 +272,7 @@ COMMANDS = (
                        help="at least S seconds between two listings of one host (default 0)"),
                 Option(("--state",), "state", "value", metavar="FILE",
                        help="keep the mirror's frontier in FILE (SQLite): a mirror stopped or killed continues "
-                            "from it when run again (not with -c, -N, --include, --exclude, --symlinks keep)"),
+                            "from it when run again"),
                 Option(("--no-robots",), "robots", "off", True, help="ignore robots.txt on http(s) hosts"),
                 *WARC_OPTIONS,
             )),

@@ -82,7 +82,7 @@ from ..errors import (
 from ..net.tls import client_context
 from ..protocols.http1 import Headers
 from ..protocols.mime import SNIFF_BYTES, content_type_of, looks_like_html
-from ..response import Body, Stat, utc_now
+from ..response import Body, Capture, Stat, utc_now
 from ..schemes import DEFAULT_PORTS
 from ..settings import HTTPOptions
 from ..urls import FTPURL, HTTPURL, URL
@@ -658,7 +658,11 @@ class HTTPHandler(Handler):
         tried_credentials = auth is not None or isinstance(url, FTPURL)
         hops = 0
         proxy_for = self.context.proxy_for
+        hop_captures: list[Capture] | None = [] if req.capture else None  # each redirect as received
+        started: datetime | None = None
         while True:
+            if hop_captures is not None:
+                started = utc_now()
             headers_now = headers
             if hops and _origin(target) != start:
                 # the caller's Authorization and Cookie headers were meant for the first
@@ -673,7 +677,7 @@ class HTTPHandler(Handler):
             if proxy_for(target.scheme, target.host, target.port) is not None:
                 proxy, proxy_auth = self._proxy(url, target)
             if target.scheme == "ftp" and proxy is None:  # a redirect to an ftp host no proxy serves
-                return _Elsewhere(self.context.parse(str(target)), history)
+                return _Elsewhere(self.context.parse(str(target)), history, hop_captures)
             resp: _Response
             try:
                 if lean and proxy is None:
@@ -694,6 +698,10 @@ class HTTPHandler(Handler):
                 raise _translate(exc, url, f"requesting {target.human()}{via}") from exc
             if resp.status in _REDIRECTS and "Location" in resp.headers:
                 location = resp.headers["Location"]
+                if hop_captures is not None:
+                    from .http_capture import capture_hop  # here: only a capture needs it
+
+                    hop_captures.append(await capture_hop(resp, method, target, headers_now, started, proxy))
                 await resp.release()
                 hops += 1
                 if hops > req.limits.max_redirects:
@@ -703,7 +711,7 @@ class HTTPHandler(Handler):
                 new = self._redirect(url, target, location)
                 history.append(str(target))
                 if isinstance(new, URL):
-                    return _Elsewhere(new, history)
+                    return _Elsewhere(new, history, hop_captures)
                 target = new
                 continue
             if (resp.status == 401 and not tried_credentials
@@ -716,8 +724,8 @@ class HTTPHandler(Handler):
                     first_origin = _origin(target)
                     continue
             reply = _Reply(resp, target, history, proxy)
-            if req.capture:
-                reply.sent = headers_now
+            if hop_captures is not None:
+                reply.sent, reply.started, reply.previous = headers_now, started, hop_captures
             return reply
 
     def _h3_port(self, target: _Target, opts: HTTPOptions, http2: bool) -> int | None:
@@ -883,12 +891,13 @@ class HTTPHandler(Handler):
             headers = plain[1]
         else:
             headers = self._headers(url, opts, rng, extra)
-        started = utc_now() if req.capture else None
         reply = await self._exchange(req, "GET", headers, opts)
         if type(reply) is _Elsewhere:
             # allowed: the new URL's own handler (no offset: a different resource)
             body = await self.context.handler(reply.url).open(req.replace(url=reply.url, offset=0, options=None))
             body.meta.setdefault("redirects", reply.history)
+            if reply.previous and body.capture is not None:
+                body.capture.previous[:0] = reply.previous
             return body
         assert type(reply) is _Reply
         if reply.resp.status == 416 and req.offset:
@@ -899,7 +908,8 @@ class HTTPHandler(Handler):
 
             t = reply.target
             cap = capture_reply(reply.resp, t.text, "GET", t.request_target, t.hostport, t.scheme,
-                                reply.sent, started, reply.proxy)
+                                reply.sent, reply.started, reply.proxy)
+            cap.previous = reply.previous or []
             reply.resp = KeptResponse(reply.resp, cap)
         body = await self._body(url, reply, opts, req.offset, rng, headers, cut=req.length is not None)
         body.capture = cap
@@ -1349,25 +1359,29 @@ class _BodyChunks:
 class _Elsewhere:
     """A redirect another handler serves: its URL and the hops before it."""
 
-    __slots__ = ("url", "history")
+    __slots__ = ("url", "history", "previous")
 
-    def __init__(self, url: URL, history: list[str]) -> None:
+    def __init__(self, url: URL, history: list[str], previous: list[Capture] | None = None) -> None:
         self.url = url
         self.history = history
+        self.previous = previous  # the redirects' captures (a capture's)
 
 
 class _Reply:
     """The final response of an exchange, the URL it came from and the redirects before it.
     (Plain classes, not dataclasses: one per request, and ~1 ms less at import.)"""
 
-    __slots__ = ("resp", "target", "history", "proxy", "sent")
+    __slots__ = ("resp", "target", "history", "proxy", "sent", "started", "previous")
 
     def __init__(self, resp: _Response, target: _Target, history: list[str], proxy: str | None) -> None:
         self.resp = resp
         self.target = target
         self.history = history
         self.proxy = proxy
-        self.sent: Mapping[str, str] | None = None  # the request's header fields (a capture's)
+        # a capture's: the request's header fields, when it was sent, the redirects before it
+        self.sent: Mapping[str, str] | None = None
+        self.started: datetime | None = None
+        self.previous: list[Capture] | None = None
 
 
 def _allow_ftp_through_proxy(session: aiohttp.ClientSession) -> None:

@@ -25,6 +25,7 @@ import contextlib
 import socket
 import ssl
 from collections.abc import Callable
+from time import monotonic as _clock
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout, OverlongTransfer
@@ -63,6 +64,11 @@ _NO_PIPE_MAX = 4096
 # (loopback, a LAN) has none to hide, and the bookkeeping would cost more CPU than it saves
 # (1,000 x 4 KiB from nginx on loopback: ~8% slower pipelined)
 PIPE_MIN_RTT = 0.002
+# and none where the connections at hand already keep us busy: C connections one request at a time
+# carry C per round trip, more than we can handle once the round trip is below C x our CPU per
+# request (~150 us for a small response on the lean path); a loaded machine's loopback answers
+# take several ms and would judge pipelining on there, for more CPU and no time saved
+PIPE_REQUEST_COST = 150e-6
 # what a burst of requests on a connection not yet trusted may hold when the socket cannot say
 # its segment size (TCP_MAXSEG): the bytes of one segment on a common path
 _BURST_DEFAULT = 1400
@@ -114,6 +120,11 @@ class H1Connection(asyncio.BaseProtocol):
         self._watchdog: asyncio.TimerHandle | None = None
         self._timeout: float | None = None
         self._last = self._loop.time()
+        # (precise clock, not the loop's: uvloop's counts whole milliseconds, read at the start
+        # of a loop turn that may be long) when the request went, and when its answer's first
+        # bytes came (0: not yet): the origin's round trip, for pipelining
+        self._sent_at = 0.0
+        self._got_at = 0.0
         self._chunk_size = chunk_size
         self._size = min(_START, chunk_size)  # the transport's receive size now
         self._sizable = False
@@ -163,6 +174,8 @@ class H1Connection(asyncio.BaseProtocol):
                 self.transport.close()
             return
         self._last = self._loop.time()
+        if not self._got_at:
+            self._got_at = _clock()
         try:
             pieces = r.feed(data)
         except AnyURLError as exc:
@@ -489,6 +502,11 @@ class H1Connection(asyncio.BaseProtocol):
         if t is not None and not t.is_closing():
             t.write(data)
 
+    def round_trip(self) -> float | None:
+        """Seconds from the last request's write (:meth:`send`) to its answer's first bytes;
+        None when they came through a pipeline formed behind it meanwhile."""
+        return self._got_at - self._sent_at if self._got_at else None
+
     @property
     def last_data(self) -> float:
         """The loop time data last came (or a request went)."""
@@ -572,6 +590,8 @@ class H1Connection(asyncio.BaseProtocol):
             self._queue(head)
         else:
             self.transport.write(head)
+        self._sent_at = _clock()
+        self._got_at = 0.0
 
     async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _arm
         """The next body piece; None at the end of the body."""
@@ -701,6 +721,12 @@ def connection_class(loop: asyncio.AbstractEventLoop, tls: bool) -> type[H1Conne
     if tls or isinstance(loop, asyncio.BaseEventLoop):
         return H1Connection
     return H1BufferedConnection
+
+
+def pipe_floor(per_host: int) -> float:
+    """The quickest answer (request written to its first bytes back, seconds) an origin must
+    take before GETs are pipelined to it over *per_host* connections (docs/http.md)."""
+    return max(PIPE_MIN_RTT, per_host * PIPE_REQUEST_COST)
 
 
 class LeanResponse:
@@ -886,6 +912,8 @@ class H1Client:
         self._room: dict[_Key, list[asyncio.Future[None]]] = {}  # requests waiting for a place
         self._opening: dict[_Key, int] = {}  # connections being opened per origin (pipelining on)
         self._rtt: dict[_Key, float] = {}  # origin -> its quickest answer (request to head), seconds
+        self._per_host = 0
+        self._floor = PIPE_MIN_RTT  # pipe_floor(self._per_host): below it, no pipelining
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -895,7 +923,12 @@ class H1Client:
     def pipelines(self, key: _Key) -> bool:
         """True when GETs to *key* go several at a time on a connection now."""
         return (self._depth.get(key, 0) >= 2 and key not in self._no_pipe
-                and self._rtt.get(key, 0.0) >= PIPE_MIN_RTT)
+                and self._rtt.get(key, 0.0) >= self._floor)
+
+    def _set_floor(self, per_host: int) -> None:
+        """The quickest answer that makes pipelining worth it with *per_host* connections."""
+        self._per_host = per_host
+        self._floor = pipe_floor(per_host)
 
     def _learn(self, key: _Key, r: ResponseReader) -> None:
         """Adapt the origin's depth to a response head: one deeper after a short (or chunked)
@@ -952,6 +985,8 @@ class H1Client:
         head = request_start(method, target, url) + tail
         key: _Key = (scheme, host, port)
         limits = req.limits
+        if limits.per_host != self._per_host:
+            self._set_floor(limits.per_host)
         timeout = req.timeouts.read if req.deadline is None else req.read_timeout
         max_head = max(2 * limits.max_line, 1 << 16)
         max_framing = max(limits.max_line, 1 << 12)
@@ -1055,7 +1090,7 @@ class H1Client:
         loop: asyncio.AbstractEventLoop | None = None
         until = 0.0
         while True:
-            if key in self._no_pipe or self._rtt.get(key, PIPE_MIN_RTT) < PIPE_MIN_RTT:
+            if key in self._no_pipe or self._rtt.get(key, 0.0) < self._floor:
                 return None
             depth = self._depth.get(key, 1)
             best: H1Connection | None = None
@@ -1155,11 +1190,10 @@ class H1Client:
         # a connection that may pipeline but was not trusted yet: the GETs waiting for a place
         # join this request's write (a burst, see H1Connection.trusted)
         burst = (method == "GET" and conn.room is not None and conn.proven and not conn.trusted
-                 and self._rtt.get(conn.key, 0.0) >= PIPE_MIN_RTT and conn.key not in self._no_pipe)
+                 and self._rtt.get(conn.key, 0.0) >= self._floor and conn.key not in self._no_pipe)
         conn.send(reader, head, burst)
         if burst:
             self._wake(conn.key)
-        sent = conn.last_data  # (send's clock reading: no call of its own)
         try:
             while not reader.head_done:  # (here, not a method of conn: a coroutine level less to resume)
                 if conn._exc is not None:
@@ -1176,9 +1210,10 @@ class H1Client:
             if not conn.proven and reader.keep_alive and reader.version == "1.1":
                 conn.proven = True
             key = conn.key
-            took = conn.last_data - sent  # (when the head's last bytes came)
-            if took < self._rtt.get(key, took + 1):
-                self._rtt[key] = took
+            took = conn.round_trip()
+            if took is not None:
+                if took < self._rtt.get(key, took + 1):
+                    self._rtt[key] = took
             self._learn(key, reader)
         return LeanResponse(conn, lease, reader, timeout)
 

@@ -13,7 +13,10 @@ from typing import Any
 
 from ..response import Capture
 
-__all__ = ["KeptResponse", "capture_reply"]
+__all__ = ["KeptResponse", "capture_hop", "capture_reply"]
+
+#: the most of a redirect's body kept (a 3xx body is a short note; past this it is truncated)
+HOP_BODY_MAX = 1 << 20
 
 # fields HTTP/2 does not carry (RFC 9113 8.2.2); the driver leaves them out of its requests
 _HOP_BY_HOP = frozenset({"connection", "host", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
@@ -74,6 +77,23 @@ def capture_reply(resp: Any, url: str, method: str, target: str, hostport: str, 
         if p.hostname:
             cap.peer = (p.hostname, p.port or 80)
     cap.kept_by_driver = True
+    return cap
+
+
+async def capture_hop(resp: Any, method: str, target: Any, sent: Any, started: Any,
+                      proxy: str | None) -> Capture:
+    """The capture of a redirect *resp* to *method* on *target*: its head and its body as
+    received (read here, at most :data:`HOP_BODY_MAX` bytes), so an archive replays the hop."""
+    cap = capture_reply(resp, target.text, method, target.request_target, target.hostport, target.scheme,
+                        sent, started, proxy)
+    kept = cap.keeping()
+    while piece := await resp.read_chunk(65536):
+        if kept.size + len(piece) > HOP_BODY_MAX:
+            cap.truncated = "length"
+            cap.finish(complete=False)
+            return cap
+        kept.append(piece)
+    cap.finish()
     return cap
 
 

@@ -511,7 +511,9 @@ async def _transfer(client: Client, u: URL, fd: int, offset: int, progress: Prog
                 progress(done, total)
         if total is not None and done < total:
             raise TruncatedTransfer(f"got {done - start} of {total - start} bytes", url=u)
-    except BaseException:
+    except BaseException as exc:
+        if body.capture is not None:  # (--warc) a limit's cut is archived marked truncated
+            body.capture.ended_by(exc)
         await body.aclose()
         raise
     await body.aclose()

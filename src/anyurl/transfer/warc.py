@@ -298,10 +298,16 @@ class WARCWriter:
     # -- records --------------------------------------------------------------
 
     def add(self, url: object, result: Response | BaseException) -> bool:
-        """A batch's result: a Response is written, an error is logged (never archived).
-        True when records were written."""
+        """A batch's result: a Response is written; an error is logged, never archived, unless
+        a limit cut the transfer (its ``capture``: written marked WARC-Truncated). True when
+        records were written."""
         if isinstance(result, BaseException):
             self.failures += 1
+            cut = getattr(result, "capture", None)
+            if cut is not None and cut.truncated is not None and cut.body_size:
+                log.warning("archived as truncated (%s): %s: %s", cut.truncated, url, result)
+                self.captured(cut, None)
+                return True
             log.warning("not archived: %s: %s", url, result)
             return False
         self.write(result)
@@ -314,7 +320,7 @@ class WARCWriter:
             raise ConfigurationError("this response has no capture: fetch it with capture=True", url=response.url)
         self.captured(cap, response)
 
-    def captured(self, cap: Capture, source: Response | Body) -> None:
+    def captured(self, cap: Capture, source: Response | Body | None) -> None:
         """Write the records of *cap*, the capture of *source* (its content type and charset):
         what ``Client(on_capture=writer.captured)`` calls as each body arrives whole."""
         if cap.body_size is None:
@@ -328,9 +334,11 @@ class WARCWriter:
             self._write(job)
 
     @staticmethod
-    def _type_of(cap: Capture, source: Response | Body) -> tuple[str, str | None]:
+    def _type_of(cap: Capture, source: Response | Body | None) -> tuple[str, str | None]:
         if cap.protocol.startswith("HTTP/"):
             return "", None  # (an HTTP record's type is its head's)
+        if source is None:  # (a cut capture an error carried: no response to ask)
+            return cap.body_type or "application/octet-stream", None
         return cap.body_type or source.content_type, source.charset
 
     def _write(self, job: list[tuple[Capture, str, str | None]]) -> None:
@@ -466,19 +474,18 @@ class WARCWriter:
             lines.append(f"ended: {_date(cap.ended)}")
         for direction, line in cap.exchange:
             lines.append(f"{'command' if direction == '>' else 'reply'}: {line}")
+        if cap.raw is not None:
+            # the protocol's units as received (Z39.50's BER), beside their readable summary: in
+            # this record, not one of their own, which cdxj-indexer would index (and pywb serve)
+            # at the resource's URL in its place
+            lines.append(f"raw-type: {_RAW_TYPES.get(cap.protocol, 'application/octet-stream')}")
+            lines.append(f"raw-base64: {base64.b64encode(cap.raw).decode('ascii')}")
         text = "".join(f"{_field_line(x)}\r\n" for x in lines).encode("utf-8", "surrogateescape")
         meta_digest = _sha1(text)
         meta_fields = self._base(cap, date, fields[0][1])
         meta_fields += [("WARC-Payload-Digest", meta_digest), ("WARC-Block-Digest", meta_digest)]
         meta = self._record("metadata", meta_fields, "application/warc-fields", text)
-        if cap.raw is None:
-            return [rec, meta]
-        # the protocol's units as received (Z39.50's BER), beside the readable summary
-        raw_digest = _sha1(cap.raw)
-        raw_fields = self._base(cap, date, fields[0][1])
-        raw_fields += [("WARC-Payload-Digest", raw_digest), ("WARC-Block-Digest", raw_digest)]
-        raw = self._record("metadata", raw_fields, _RAW_TYPES.get(cap.protocol, "application/octet-stream"), cap.raw)
-        return [rec, meta, raw]
+        return [rec, meta]
 
 
 class Archive(Sink):
