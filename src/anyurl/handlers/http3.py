@@ -529,6 +529,14 @@ class H3Client:
         conn = self.conns.get(key)
         return conn is not None and not conn.closed
 
+    async def negotiated(self, key: _Key) -> bool:
+        """:meth:`multiplexed`, once the connection being opened to *key* (if any) finished its
+        handshake or failed (bounded by the handshake's deadline)."""
+        opening = self._opening.get(key)
+        if opening is not None:
+            await asyncio.wait([opening])  # (its error is the opener's to raise)
+        return self.multiplexed(key)
+
     def gone(self, conn: H3Connection) -> None:
         if self.conns.get(conn.key) is conn:
             del self.conns[conn.key]
