@@ -669,7 +669,7 @@ class _Opening:
 
     async def __aexit__(self, *exc_info: object) -> None:
         if self._body is not None:
-            await self._body.aclose()
+            await self._body.__aexit__(*exc_info)  # (a limit's cut is archived marked truncated)
 
 
 class _Tries:

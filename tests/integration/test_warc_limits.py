@@ -119,6 +119,30 @@ def test_get_archives_a_body_its_idle_timeout_cut_truncated_time(nginx: Endpoint
     warcio_check(out)
 
 
+async def test_a_stream_a_timeout_cut_is_archived_truncated_time(nginx: Endpoint, tmp_path: Path) -> None:
+    out = tmp_path / "open.warc.gz"
+    got = b""
+    with WARCWriter(out) as w:
+        async with Client(on_capture=w.captured, timeouts=Timeouts(read=1.0)) as c:
+            with pytest.raises(FetchTimeout):
+                async with c.open(http(nginx, "/stall")) as body:
+                    async for chunk in body:
+                        got += chunk
+    assert got == b"first line\n"
+    recs = [(rec, data) for rec, data in records(out) if rec.rec_type == "response"]
+    assert [(rec.rec_headers.get_header("WARC-Truncated"), data) for rec, data in recs] == [("time", got)]
+
+
+def test_get_to_stdout_archives_a_body_its_timeout_cut_truncated_time(nginx: Endpoint, tmp_path: Path) -> None:
+    out = tmp_path / "stdout.warc.gz"
+    done = subprocess.run([sys.executable, "-m", "anyurl", "get", "-q", "-o", "-", "--timeout", "1",
+                           "--warc", str(out), http(nginx, "/stall")], capture_output=True, timeout=120)
+    assert done.returncode != 0 and done.stdout == b"first line\n", done.stderr
+    recs = [(rec, data) for rec, data in records(out) if rec.rec_type == "response"]
+    assert [(rec.rec_headers.get_header("WARC-Truncated"), data) for rec, data in recs] == [("time", done.stdout)]
+    warcio_check(out)
+
+
 def test_get_refusing_a_size_up_front_archives_nothing(large: tuple[str, Path], tmp_path: Path) -> None:
     url, _path = large  # Content-Length 64 MiB: refused before any byte of the body
     out = tmp_path / "none.warc.gz"

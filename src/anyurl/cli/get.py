@@ -46,7 +46,8 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
     ok = False
     try:
         # (Client.open with the limit in the request: a handler that learns the size first refuses early)
-        async with contextlib.aclosing(await client._open(client.request(url, max_size=args.max_size))) as body:
+        # (the body as its own context manager: a limit's cut is archived marked truncated, --warc)
+        async with await client._open(client.request(url, max_size=args.max_size)) as body:
             _refuse_listing(url)(body)
             if args.limit_rate:
                 body.pace(args.limit_rate)

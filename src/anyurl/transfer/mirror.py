@@ -851,12 +851,12 @@ class _StateSink:
 
     async def ahead(self, item: Any) -> int | None:
         """-N, -c and --include/--exclude on a file before it is fetched (see the crawl's Sink)."""
-        if item.depth == 0:
+        job = self.job
+        if item.depth == 0 or not (job.include or job.exclude or job.newer or job.resume):
             return None
         u = parse(item.url)
         if item.kind != "symlink" and not _leaf(item.kind, u):
             return None  # a page: read for its links whatever happens to its bytes
-        job = self.job
         names = self.inner.names(item.url)
         if self.left_out(names):
             job.result.excluded += 1
@@ -1053,8 +1053,8 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
 
     *state*: a file (SQLite) that keeps the mirror's frontier (:mod:`anyurl.transfer.crawl`):
     a mirror killed or stopped continues from it when run again with the same file, and its
-    memory does not grow with the tree; every file is fetched once and replaced by what the
-    server sends (not with *resume*, *newer*, *include*/*exclude* or ``symlinks="keep"``).
+    memory does not grow with the tree; every file is fetched once. The other options keep
+    their meaning (decided before a file is fetched; see :class:`_StateSink`).
     """
     if symlinks not in ("copy", "keep"):
         raise ValueError(f"symlinks must be 'copy' or 'keep', not {symlinks!r}")
