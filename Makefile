@@ -14,7 +14,7 @@ deps:
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,dev]'
+	$(BIN)/pip install -q -e '.[test,dev,http3]'
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -4,8 +4,9 @@ were RTT milliseconds away (the kernel here has no netem).
     python -m bench.relay --rtt MS LISTEN=TARGET [LISTEN=TARGET ...]
 
 LISTEN and TARGET are HOST:PORT, or HOST:FIRST-LAST=HOST:FIRST for a range of ports (an
-FTP server's passive ports). The relay prints ``ready`` once every listener is bound and
-runs until SIGTERM/SIGINT, or until its parent exits.
+FTP server's passive ports). ``udp:LISTEN=TARGET`` relays UDP datagrams instead (QUIC: see
+below). The relay prints ``ready`` once every listener is bound and runs until
+SIGTERM/SIGINT, or until its parent exits.
 
 The model, per connection:
 
@@ -17,6 +18,12 @@ The model, per connection:
   order, chunk by chunk (the sender's pacing kept); an EOF or a close travels the same way;
 * a window: at most WINDOW bytes per direction in flight (queued here plus unsent to the
   receiver); past it the relay stops reading from the sender, as a full TCP window would.
+
+The UDP model, per client address (one QUIC connection): the relay opens a socket of its own
+towards TARGET for it; each datagram, either way, is sent on RTT/2 after it was read, in order.
+No handshake is added (QUIC's handshake is datagrams, which the delay already holds back) and
+no window: QUIC's own congestion control paces the sender. A datagram that cannot be sent at
+once (the socket's buffer full) is dropped, as a full router queue would.
 
 It runs one asyncio loop (uvloop when installed) with one timer per direction armed for
 the oldest chunk only, so its CPU cost is one read and one write per chunk; docs/benchmarks.md
@@ -32,6 +39,7 @@ import signal
 import socket
 import sys
 from collections import deque
+from collections.abc import Callable
 from typing import cast
 
 WINDOW = 4 << 20  # bytes in flight per direction (a 4 MiB TCP window)
@@ -203,6 +211,91 @@ class Pair:
                 lane.dst.close()
 
 
+class Datagrams:
+    """One direction of one UDP flow: datagrams sent by ``send`` *delay* s after they were read,
+    in order, with one timer armed for the oldest."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, delay: float) -> None:
+        self.loop = loop
+        self.delay = delay
+        self.queue: deque[tuple[float, bytes]] = deque()
+        self.send: Callable[[bytes], None] | None = None  # set once the far socket is ready
+        self.timer: asyncio.TimerHandle | None = None
+
+    def push(self, data: bytes) -> None:
+        self.queue.append((self.loop.time() + self.delay, data))
+        if self.timer is None:
+            self.arm()
+
+    def arm(self) -> None:
+        if self.send is not None and self.queue and self.timer is None:
+            self.timer = self.loop.call_at(self.queue[0][0], self.flush)
+
+    def flush(self) -> None:
+        self.timer = None
+        send = self.send
+        now = self.loop.time()
+        while send is not None and self.queue and self.queue[0][0] <= now:
+            send(self.queue.popleft()[1])
+        self.arm()
+
+
+class UpstreamUDP(asyncio.DatagramProtocol):
+    """The relay's socket towards the server for one client address."""
+
+    def __init__(self, down: Datagrams) -> None:
+        self.down = down
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        self.down.push(data)
+
+    def error_received(self, exc: Exception) -> None:
+        pass  # (an ICMP error from the server's side: the datagram is lost, as on a real path)
+
+
+class ListenerUDP(asyncio.DatagramProtocol):
+    """A UDP listener: one flow (two :class:`Datagrams`) per client address."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, rtt: float, target: tuple[str, int]) -> None:
+        self.loop = loop
+        self.rtt = rtt
+        self.target = target
+        self.transport: asyncio.DatagramTransport | None = None
+        self.flows: dict[tuple[str, int], Datagrams] = {}
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.DatagramTransport, transport)
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        up = self.flows.get(addr)
+        if up is None:
+            up = self.flows[addr] = Datagrams(self.loop, self.rtt / 2)
+            down = Datagrams(self.loop, self.rtt / 2)
+            listener = self.transport
+
+            def to_client(d: bytes, addr: tuple[str, int] = addr) -> None:
+                if listener is not None and not listener.is_closing():
+                    listener.sendto(d, addr)
+
+            down.send = to_client
+            self.loop.create_task(self._open(up, down))
+        up.push(data)
+
+    async def _open(self, up: Datagrams, down: Datagrams) -> None:
+        transport, _ = await self.loop.create_datagram_endpoint(lambda: UpstreamUDP(down), remote_addr=self.target)
+        dt = cast(asyncio.DatagramTransport, transport)
+
+        def to_server(d: bytes) -> None:
+            if not dt.is_closing():
+                dt.sendto(d)
+
+        up.send = to_server
+        up.arm()
+
+    def error_received(self, exc: Exception) -> None:
+        pass
+
+
 def parse_spec(spec: str) -> list[tuple[tuple[str, int], tuple[str, int]]]:
     """``HOST:PORT=HOST:PORT`` or ``HOST:FIRST-LAST=HOST:FIRST`` as (listen, target) pairs."""
     listen, _, target = spec.partition("=")
@@ -213,7 +306,8 @@ def parse_spec(spec: str) -> list[tuple[tuple[str, int], tuple[str, int]]]:
     return [((lhost, p), (thost, int(tport) + p - lo)) for p in range(lo, hi + 1)]
 
 
-async def serve(rtt: float, pairs: list[tuple[tuple[str, int], tuple[str, int]]]) -> None:
+async def serve(rtt: float, pairs: list[tuple[tuple[str, int], tuple[str, int]]],
+                udp: list[tuple[tuple[str, int], tuple[str, int]]] | None = None) -> None:
     loop = asyncio.get_running_loop()
     stop: asyncio.Future[None] = loop.create_future()
 
@@ -228,6 +322,12 @@ async def serve(rtt: float, pairs: list[tuple[tuple[str, int], tuple[str, int]]]
         def factory(target: tuple[str, int] = target) -> Side:
             return Pair(loop, rtt, target).client
         servers.append(await loop.create_server(factory, *listen, backlog=512))
+    endpoints = []
+    for listen, target in udp or ():
+        def udp_factory(target: tuple[str, int] = target) -> ListenerUDP:
+            return ListenerUDP(loop, rtt, target)
+        transport, _ = await loop.create_datagram_endpoint(udp_factory, local_addr=listen)
+        endpoints.append(transport)
     print("ready", flush=True)
     parent = os.getppid()
 
@@ -241,6 +341,8 @@ async def serve(rtt: float, pairs: list[tuple[tuple[str, int], tuple[str, int]]]
     await stop
     for s in servers:
         s.close()
+    for t in endpoints:
+        t.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,13 +350,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rtt", type=float, required=True, help="round trip added, in ms")
     ap.add_argument("specs", nargs="+", metavar="LISTEN=TARGET")
     args = ap.parse_args(argv)
-    pairs = [p for spec in args.specs for p in parse_spec(spec)]
+    pairs = [p for spec in args.specs if not spec.startswith("udp:") for p in parse_spec(spec)]
+    udp = [p for spec in args.specs if spec.startswith("udp:") for p in parse_spec(spec[4:])]
     try:
         import uvloop
     except ImportError:
-        asyncio.run(serve(args.rtt / 1000, pairs))
+        asyncio.run(serve(args.rtt / 1000, pairs, udp))
     else:
-        uvloop.run(serve(args.rtt / 1000, pairs))
+        uvloop.run(serve(args.rtt / 1000, pairs, udp))
     return 0
 
 

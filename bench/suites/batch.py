@@ -21,7 +21,11 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bench.harness import Case
 
 WAN_RTT = 50
 SIZE = 4096
@@ -31,6 +35,14 @@ def _lib_cmd(parallel: str, outdir: str, *urls: str) -> list[str]:
     from bench.harness import python_cmd
 
     return python_cmd("-m", "bench.suites.batch", "lib", parallel, outdir, *urls)
+
+
+def _lib_cases(name: str, argv: list[str], before: Callable[[], None], after: Callable[[], None]) -> list[Case]:
+    """The library case, and its copy run from each ``--tree`` (beside the CLI's copies)."""
+    from bench.harness import TREES, Case, tree_env
+
+    return [Case(name, argv, before, after),
+            *(Case(f"{name} [{tree.name or tree}]", argv, before, after, tree_env(tree)) for tree in TREES)]
 
 
 def _wan(launcher: object, quick: bool) -> None:
@@ -74,7 +86,8 @@ def _wan(launcher: object, quick: bool) -> None:
                 relay.compare(name, [
                     Case(f"anyurl get --parallel {p}",
                          anyurl_cmd("get", "-q", "--parallel", p, "-d", str(m.outdir), *urls[work]), m.fresh, m.check),
-                    Case(f"library Batch(parallel={p})", _lib_cmd(p, str(m.outdir), *urls[work]), m.fresh, m.check),
+                    *_lib_cases(f"library Batch(parallel={p})", _lib_cmd(p, str(m.outdir), *urls[work]),
+                                m.fresh, m.check),
                 ])
     finally:
         relay.stop()
@@ -98,8 +111,8 @@ def _loopback(launcher: object, quick: bool) -> None:
     compare(name, [
         Case("anyurl get --parallel 32 -i LIST", anyurl_cmd("get", "-q", "--parallel", "32", "-d", str(m.outdir),
                                                              "-i", str(listing)), m.fresh, m.check),
-        Case("library Batch(parallel=32), the list read lazily",
-             _lib_cmd("32", str(m.outdir), "-i", str(listing)), m.fresh, m.check),
+        *_lib_cases("library Batch(parallel=32), the list read lazily",
+                    _lib_cmd("32", str(m.outdir), "-i", str(listing)), m.fresh, m.check),
     ], "anyurl get --parallel 32 -i LIST", unit_work=(LOTS, "files"), note=m.note())
 
 

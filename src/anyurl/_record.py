@@ -68,7 +68,7 @@ class Record:
 
     A subclass sets its fields in ``__init__`` (frozen ones through
     ``object.__setattr__`` or ``__dict__``). ``_not_compared`` names fields
-    left out of ``==`` and ``hash``; ``_factories`` maps a field whose
+    left out of ``==`` and ``hash``; ``_secret`` names fields ``repr`` masks; ``_factories`` maps a field whose
     ``__init__`` default stands for a fresh value to the callable making it
     (what ``dataclasses.field(default_factory=...)`` said).
     """
@@ -83,6 +83,7 @@ class Record:
     _field_names: ClassVar[tuple[str, ...]] = ()
     _fields_init: ClassVar[Callable[..., None]]
     _not_compared: ClassVar[frozenset[str]] = frozenset()
+    _secret: ClassVar[frozenset[str]] = frozenset()
     _factories: ClassVar[dict[str, Callable[[], object]]] = {}
     _frozen: ClassVar[bool] = True
     _key: ClassVar[Callable[[Any], tuple[object, ...]]]
@@ -123,7 +124,13 @@ class Record:
             raise frozen_error(f"cannot delete field {name!r}")
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._field_names)
+        shown = []
+        for name in self._field_names:
+            value = getattr(self, name)
+            if name in self._secret and value is not None:
+                value = "****"  # reprs end up in logs and tracebacks: show only that it is set
+            shown.append(f"{name}={value!r}")
+        fields = ", ".join(shown)
         return f"{type(self).__qualname__}({fields})"
 
     def __replace__(self, **changes: Any) -> Self:

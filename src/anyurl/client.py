@@ -223,6 +223,12 @@ class Client:
         """Parse *url* if it is text."""
         return url if isinstance(url, URL) else parse(url)
 
+    @property
+    def started(self) -> bool:
+        """True once this Client has made a driver (it may hold connections): a batch begins
+        early connections only for a Client that has not (:mod:`anyurl.transfer.batch`)."""
+        return bool(self._handlers)
+
     def handler(self, url: URL) -> Handler:
         """The (per-Client) handler instance for *url*'s scheme."""
         if self._closed:
@@ -364,7 +370,7 @@ class Client:
                 _raise_past_total(req, exc, "opening", tries)
         if req.capture:
             self._watch(body)
-        return _GuardedBody(tries, handler, req, body).outer
+        return _GuardedBody(tries, handler, req, body, self._watch if req.capture else None).outer
 
     def _watch(self, body: Body) -> None:
         """*body*'s capture goes to ``on_capture`` once it arrived whole."""
@@ -399,15 +405,27 @@ class Client:
         req = self.request(url, timeouts=timeouts, limits=limits, retry=retry, offset=offset,
                            length=length, options=options, max_size=limit, capture=capture)
         tries = None if req.retry.attempts <= 1 else _Tries(self, req.retry)
+        cut: Capture | None = None  # what arrived of a body a limit cut (a capture's)
         try:
             async with asyncio.timeout_at(req.deadline):
                 body = await self._open(req, tries)
                 try:
                     content = await body.read(limit)
+                except BaseException as exc:
+                    if body.capture is not None and _cut(req, body.capture, exc):
+                        cut = body.capture
+                    raise
                 finally:
                     await body.aclose()
         except TimeoutError as exc:
-            _raise_past_total(req, exc, "fetch", tries)
+            try:
+                _raise_past_total(req, exc, "fetch", tries)
+            except AnyURLError as err:
+                err.capture = cut
+                raise
+        except AnyURLError as exc:
+            exc.capture = cut
+            raise
         cap = body.capture
         if req.capture:
             cap = _captured(req, body, content)
@@ -651,7 +669,7 @@ class _Opening:
 
     async def __aexit__(self, *exc_info: object) -> None:
         if self._body is not None:
-            await self._body.aclose()
+            await self._body.__aexit__(*exc_info)  # (a limit's cut is archived marked truncated)
 
 
 class _Tries:
@@ -702,6 +720,15 @@ class _Tries:
         self.retry = self.retry.increment(exc, repeatable=False)
         exc.history = self.retry.history
         return exc
+
+
+def _cut(req: Request, cap: Capture, exc: BaseException) -> bool:
+    """A fetch's read stopped on *exc*: a limit's cut finishes the capture marked truncated
+    (True; the total timeout strikes as a cancellation), anything else abandons it."""
+    if isinstance(exc, asyncio.CancelledError) and req.deadline is not None \
+            and asyncio.get_running_loop().time() >= req.deadline:
+        exc = TimeoutError()
+    return cap.ended_by(exc)
 
 
 def _captured(req: Request, body: Body, content: bytes) -> Capture:
@@ -757,8 +784,10 @@ class _GuardedBody:
     to the caller yet; otherwise the error stands.
     """
 
-    def __init__(self, tries: _Tries, handler: Handler, req: Request, body: Body) -> None:
+    def __init__(self, tries: _Tries, handler: Handler, req: Request, body: Body,
+                 watch: Callable[[Body], None] | None = None) -> None:
         self.tries = tries
+        self.watch = watch  # the client's on_capture hook, for each reopening's capture
         self.handler = handler
         self.req = req
         self.current = body
@@ -770,6 +799,18 @@ class _GuardedBody:
             self.outer = Body.listing(body.url, self._entries(), content_type=body.content_type,
                                       meta=body.meta, offset=body.offset, on_close=self._close,
                                       charset=body.charset)
+        self.outer.relay = True
+        self.outer.capture = body.capture  # the attempt's (a reopening's replaces it)
+
+    async def _reopen(self, req: Request) -> None:
+        """Open the body again (after a retried error): its capture is now the outer one's, and
+        what ``on_capture`` writes; the failed attempt's is never archived."""
+        with suppress(Exception):
+            await self.current.aclose()
+        self.current = await self.tries.run(req, self.handler.open)
+        self.outer.capture = self.current.capture
+        if self.watch is not None:
+            self.watch(self.current)
 
     async def _close(self) -> None:
         await self.current.aclose()
@@ -804,12 +845,10 @@ class _GuardedBody:
             except AnyURLError as exc:
                 if not await self.tries.again(req, exc, repeatable=not handed):
                     raise
-                with suppress(Exception):
-                    await self.current.aclose()
-                self.current = await self.tries.run(req, self.handler.open)
+                await self._reopen(req)
 
     async def _chunks(self) -> AsyncIterator[bytes]:
-        req, handed = self.req, 0
+        req, handed, skip = self.req, 0, 0
         while True:
             it = aiter(self.current)
             try:
@@ -817,13 +856,23 @@ class _GuardedBody:
                     chunk = await self._next(it, "transfer")
                     if chunk is None:
                         return
+                    if skip:  # a capture's attempt started again: the bytes handed out already
+                        if len(chunk) <= skip:
+                            skip -= len(chunk)
+                            continue
+                        chunk, skip = chunk[skip:], 0
                     handed += len(chunk)
                     yield chunk
             except AnyURLError as exc:
-                if not await self.tries.again(req, exc, repeatable=not handed or self.current.resumable):
+                # a capture is of one whole attempt: it never resumes mid-body (the rest alone
+                # would be archived as the resource); it starts again and skips what was handed out
+                captured = self.outer.capture is not None
+                resumable = self.current.resumable and not captured
+                if not await self.tries.again(req, exc, repeatable=not handed or resumable or captured):
                     raise
-                with suppress(Exception):
-                    await self.current.aclose()
+                if captured:
+                    skip = handed
+                    await self._reopen(req)
+                    continue
                 length = None if req.length is None else req.length - handed
-                self.current = await self.tries.run(
-                    req.replace(offset=req.offset + handed, length=length), self.handler.open)
+                await self._reopen(req.replace(offset=req.offset + handed, length=length))

@@ -121,6 +121,9 @@ class AnyURLError(Exception):
     #: None); empty when the call had no retries to make (``Retry.attempts`` 1). The
     #: message never changes with them: say "after N tries" from ``len(history)``.
     history: tuple[Attempt, ...] = ()
+    #: a fetch with ``capture=True`` that a limit cut (a size limit, a timeout): what arrived,
+    #: its ``truncated`` saying which limit (:class:`anyurl.response.Capture`); else None
+    capture: object = None
 
     def __init__(self, message: str, *, url: object = None, reply: str | None = None) -> None:
         self.message = message

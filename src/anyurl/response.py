@@ -15,6 +15,7 @@ from .errors import (
     TransferError,
     translate,
 )
+from .spool import Spool, SpoolReader
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -190,6 +191,15 @@ class Capture(Record, frozen=False):
     ``body_type``: the media type the body has as sent (a gopher menu:
     ``application/gopher-menu``; a listing: ``text/plain``), when it differs from the
     response's own ``content_type``.
+    ``truncated``: why an incomplete body ends early, as WARC-Truncated says it: ``"length"``
+    (a byte range, ``max_size``), ``"time"`` (a timeout); None when complete.
+    ``raw``: the protocol's own units as received, when ``body`` was taken out of them
+    (Z39.50: every APDU's BER bytes, in order); None for the others.
+    ``previous``: the exchanges that led to this one, each a Capture of its own, in order
+    (each redirect's 3xx response; the Prospero request that named the URL followed).
+
+    A body of more than :data:`anyurl.spool.THRESHOLD` bytes (1 MiB) is kept in a temporary
+    file, not in memory: ``body`` reads it back whole; :meth:`body_reader` streams it.
     """
 
     protocol: str
@@ -206,11 +216,13 @@ class Capture(Record, frozen=False):
     tls_cipher: str | None
     started: datetime | None
     ended: datetime | None
-    body: bytes | None
     complete: bool
     body_type: str | None
+    truncated: str | None
+    raw: bytes | None
+    previous: list[Capture]
     _not_compared = frozenset({"started", "ended"})
-    _factories = {"headers": list, "request_headers": list, "exchange": list}
+    _factories = {"headers": list, "request_headers": list, "exchange": list, "previous": list}
 
     def __init__(self, protocol: str, url: str, status: int | None = None, status_line: str | None = None,
                  headers: list[tuple[str, str]] | None = None, method: str | None = None,
@@ -218,7 +230,8 @@ class Capture(Record, frozen=False):
                  exchange: list[tuple[str, str]] | None = None, peer: tuple[str, int] | None = None,
                  tls_version: str | None = None, tls_cipher: str | None = None,
                  started: datetime | None = None, ended: datetime | None = None, body: bytes | None = None,
-                 complete: bool = True, body_type: str | None = None) -> None:
+                 complete: bool = True, body_type: str | None = None, truncated: str | None = None,
+                 raw: bytes | None = None, previous: list[Capture] | None = None) -> None:
         self.protocol = protocol
         self.url = url
         self.status = status
@@ -233,10 +246,13 @@ class Capture(Record, frozen=False):
         self.tls_cipher = tls_cipher
         self.started = started if started is not None else utc_now()
         self.ended = ended
-        self.body = body
+        self._body: bytes | Spool | None = body
         self.complete = complete
         self.body_type = body_type
-        self._parts: list[bytes] | None = None
+        self.truncated = truncated
+        self.raw = raw
+        self.previous = [] if previous is None else previous
+        self._parts: Spool | None = None
         #: the driver keeps the body's pieces itself (before decoding) or sets ``body``
         self.kept_by_driver = False
         self._watcher: tuple[Callable[[Capture, Any], None], Any] | None = None
@@ -256,22 +272,48 @@ class Capture(Record, frozen=False):
         text = line.decode("utf-8", "surrogateescape") if isinstance(line, bytes) else line
         self.exchange.append(("<", text.rstrip("\r\n")))
 
-    def keeping(self) -> list[bytes]:
-        """The list a driver appends the body's pieces to as they arrive (before any decoding):
+    @property
+    def body(self) -> bytes | None:
+        """The body's bytes (read back from its temporary file when it was spooled)."""
+        b = self._body
+        return b.getvalue() if isinstance(b, Spool) else b
+
+    @body.setter
+    def body(self, value: bytes | None) -> None:
+        self._body = value
+
+    @property
+    def body_size(self) -> int | None:
+        """The body's length in bytes, None before it ended."""
+        b = self._body
+        return None if b is None else b.size if isinstance(b, Spool) else len(b)
+
+    def body_reader(self, prefix: bytes = b"", suffix: bytes = b"") -> SpoolReader:
+        """A seekable stream of *prefix*, the body, *suffix*, read from memory or from the
+        temporary file: a large body is never held in memory whole."""
+        b = self._body
+        if isinstance(b, Spool):
+            return b.reader(prefix, suffix)
+        spool = Spool(threshold=1 << 62)  # stays in memory
+        spool.append(b or b"")  # (no copy: the reader slices the bytes)
+        return spool.reader(prefix, suffix)
+
+    def keeping(self) -> Spool:
+        """Where a driver appends the body's pieces as they arrive (before any decoding): a
+        :class:`~anyurl.spool.Spool`, in memory, then in a temporary file past 1 MiB.
         :meth:`finish` then takes the body from it."""
         if self._parts is None:
-            self._parts = []
+            self._parts = Spool()
         return self._parts
 
     def finish(self, body: bytes | None = None, *, complete: bool | None = None) -> None:
         """The body ended. Its bytes are the pieces the driver kept (:meth:`keeping`), else
         *body* (a driver whose pieces are the bytes as sent), unless the driver set ``body``."""
-        parts = self._parts
-        if parts is not None:
-            body = parts[0] if len(parts) == 1 else b"".join(parts)
-        self._parts = None
-        if self.body is None:
-            self.body = body
+        parts, self._parts = self._parts, None
+        if self._body is None:
+            self._body = body if parts is None else parts if parts.spooled else parts.getvalue()
+        elif parts is not None:
+            parts.close()
         if self.status_line is None:  # a command protocol's: the last reply line
             self.status_line = next((line for way, line in reversed(self.exchange) if way == "<"), None)
         if complete is not None:
@@ -281,6 +323,40 @@ class Capture(Record, frozen=False):
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher[0](self, watcher[1])
+
+    def cut(self, why: str) -> None:
+        """A limit ended the body early (*why*: ``"length"`` or ``"time"``, as WARC-Truncated
+        says it): finish with what arrived, marked incomplete. Nothing once finished."""
+        if self.ended is not None:
+            return
+        self.truncated = why
+        self.finish(complete=False)
+
+    def ended_by(self, exc: BaseException) -> bool:
+        """The transfer stopped on *exc* before the body's end: a limit's cut (a size limit,
+        a timeout) finishes the capture marked truncated (True); any other failure leaves it
+        unfinished, never archived (logged when an archive watches it: ``on_capture``)."""
+        if self.ended is not None:
+            return False
+        why = limit_of(exc)
+        parts = self._parts
+        if why is not None and (parts is not None and parts.size or self._body):
+            self.cut(why)
+            return True
+        self.abandon(exc)  # a failure, or a limit before any byte of the body: nothing to keep
+        return False
+
+    def abandon(self, why: object) -> None:
+        """The body will never arrive whole: forget its pieces; an archive watching it logs why."""
+        parts, self._parts = self._parts, None
+        if parts is not None:
+            parts.close()
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            import logging  # here: only a failed archived transfer logs
+
+            logging.getLogger("anyurl.warc").warning("not archived: %s: %s", self.url, why)
+
 
     def peer_of(self, transport: Any) -> None:
         """Fill ``peer`` and the TLS fields from an asyncio transport (or a socket)."""
@@ -298,6 +374,18 @@ class Capture(Record, frozen=False):
             self.tls_version = tls.version()
             cipher = tls.cipher()
             self.tls_cipher = cipher[0] if cipher else None
+
+
+def limit_of(exc: BaseException) -> str | None:
+    """WARC-Truncated's word for a transfer ended by *exc* when a limit ended it: ``"time"``
+    for a timeout (not a wait for a free connection), ``"length"`` for a size limit; else None."""
+    from .errors import FetchTimeout, PoolTimeout  # (errors is imported already: no cost)
+
+    if isinstance(exc, (FetchTimeout, TimeoutError)) and not isinstance(exc, PoolTimeout):
+        return "time"
+    if type(exc) is TransferError and "larger than" in str(exc):  # max_size, --max-size
+        return "length"
+    return None
 
 
 def utc_now() -> datetime:
@@ -359,6 +447,10 @@ class Body:
     ``content_type`` may be given as a function of no arguments: it is called
     when the type is first asked for (a guess from a name loads mimetypes).
     """
+
+    #: True for a body that hands out another body's chunks (the client's guard around a
+    #: body it may reopen): the capture is the inner body's, kept once, there
+    relay = False
 
     def __init__(
         self,
@@ -512,11 +604,11 @@ class Body:
             return it
         return _Chunks(self, self._chunks, self._tee())
 
-    def _tee(self) -> list[bytes] | None:
+    def _tee(self) -> Spool | None:
         """Where a capture keeps the pieces read, when its driver does not keep them itself
         (they are then the bytes as sent: a file's); None without a capture, or for a listing."""
         cap = self.capture
-        if cap is None or self.entries is not None or cap.kept_by_driver:
+        if cap is None or self.entries is not None or cap.kept_by_driver or self.relay:
             return None
         return cap.keeping()
 
@@ -558,6 +650,9 @@ class Body:
         if self._closed:
             return
         self._closed = True
+        cap = self.capture
+        if cap is not None and cap.ended is None and not self._exhausted:
+            cap.abandon(f"closed after {self.bytes_read} bytes, before the body's end")
         # chunks read to their end (not a listing's) have nothing to close: no coroutine for them
         aclose = None if self._exhausted and self.entries is None else getattr(self._chunks, "aclose", None)
         # a listing's entry iterator holds the connection even if the renderer never started
@@ -637,6 +732,9 @@ class Body:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        exc = exc_info[1] if len(exc_info) > 1 else None
+        if isinstance(exc, BaseException) and self.capture is not None:
+            self.capture.ended_by(exc)  # a limit's cut is archived marked truncated
         await self.aclose()
 
 
@@ -647,7 +745,7 @@ class _Chunks:
 
     __slots__ = ("_body", "_it", "_over", "_tee")
 
-    def __init__(self, body: Body, chunks: AsyncIterator[bytes], tee: list[bytes] | None = None) -> None:
+    def __init__(self, body: Body, chunks: AsyncIterator[bytes], tee: Spool | None = None) -> None:
         self._body = body
         self._it = chunks
         self._over = False

@@ -437,10 +437,16 @@ class HTTPOptions(Record):
     ``pipeline``: on the lean path, the most GETs in flight on one plain-http connection
     (HTTP/1.1 pipelining, when every connection to the server is busy; docs/http.md); 0 or 1:
     one at a time (the CLI's ``--pipeline N``).
+    ``http3``: HTTP/3 over QUIC for https (needs ``anyurl[http3]``): None (default) uses it where
+    an earlier response from the origin said ``Alt-Svc: h3`` (and ``http2`` is on); True tries it
+    first for every https origin (the CLI's ``--http3``); False never. Either way a request goes
+    over TCP (HTTP/2 or HTTP/1.1) when QUIC fails. ``http3_timeout``: the most seconds the QUIC
+    handshake may take before that fallback (never past ``Timeouts.connect``). With your own
+    ``ssl_context`` HTTP/3 is not used (qh3 cannot take an ``ssl.SSLContext``).
     """
 
     __slots__ = ("decompress", "headers", "verify", "ssl_context", "cafile", "read_bufsize", "lean", "http2",
-                 "pipeline")
+                 "pipeline", "http3", "http3_timeout")
     _factories = {"headers": dict}  # None in __init__: a new dict
     decompress: bool
     headers: Mapping[str, str]
@@ -451,11 +457,13 @@ class HTTPOptions(Record):
     lean: bool
     http2: bool
     pipeline: int
+    http3: bool | None
+    http3_timeout: float
 
     def __init__(self, decompress: bool = True, headers: Mapping[str, str] | None = None, verify: bool = True,
                  ssl_context: ssl.SSLContext | None = None, cafile: str | None = None,
                  read_bufsize: int | None = None, lean: bool = True, http2: bool = True,
-                 pipeline: int = 32) -> None:
+                 pipeline: int = 32, http3: bool | None = None, http3_timeout: float = 3.0) -> None:
         _set(self, "decompress", decompress)
         _set(self, "headers", {} if headers is None else headers)
         _set(self, "verify", verify)
@@ -465,6 +473,9 @@ class HTTPOptions(Record):
         _set(self, "lean", lean)
         _set(self, "http2", http2)
         _set(self, "pipeline", pipeline)
+        _set(self, "http3", http3)
+        _check_positive(self, http3_timeout=http3_timeout)
+        _set(self, "http3_timeout", http3_timeout)
 
 
 class GopherOptions(Record):
@@ -620,6 +631,7 @@ class SMTPSettings(Record):
 
     __slots__ = ("host", "port", "starttls", "tls", "username", "password", "validate_certs", "cafile", "sender",
                  "local_hostname", "verify", "ssl_context")
+    _secret = frozenset({"password"})
     host: str | None
     port: int | None
     starttls: bool | None

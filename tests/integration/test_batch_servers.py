@@ -15,6 +15,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -29,6 +30,8 @@ from anyurl import Client, Limits
 from anyurl.batch import Batch, Directory, Memory, Result
 from anyurl.errors import ConnectError, ResourceNotFound
 from anyurl.handlers.http import HTTPOptions
+from anyurl.net import handoff
+from anyurl.transfer import batch as batch_module
 
 DELAY = 0.25  # the tap's round trip
 FTP_FILES = {"hello.txt": seed.HELLO, "crlf.txt": seed.CRLF_TEXT, "blob.bin": seed.blob(), **seed.SPECIAL_NAMES}
@@ -99,6 +102,45 @@ async def test_http_every_body_exact_pipelined_on_one_connection(web: tuple[Endp
     most, answered = gets_in_flight(tap.events)
     assert answered == len(files) + 1
     assert most > 1, f"at most {most} GET in flight: nothing was pipelined"
+
+
+async def test_a_fresh_clients_first_connections_begin_before_its_driver_is_loaded(
+        web: tuple[Endpoint, dict[str, bytes]], monkeypatch: pytest.MonkeyPatch) -> None:
+    # what the CLI does while it imports, a program's batch does while the driver loads: the
+    # connections to the first origin are begun at once (one per turn for plain http) and the
+    # driver takes them over; a Client that has connected before begins none
+    made: list[Any] = []
+
+    class Recorded(batch_module.Early):
+        def __init__(self, key: tuple[str, str, int], count: int = 1) -> None:
+            super().__init__(key, count)
+            self.given = 0
+            made.append(self)
+
+        def take(self, scheme: str, host: str, port: int) -> tuple[Any, bool]:
+            sock, more = super().take(scheme, host, port)
+            self.given += sock is not None
+            return sock, more
+
+    monkeypatch.setattr(batch_module, "Early", Recorded)
+    monkeypatch.setattr(handoff, "_taker", None)  # (no CLI test's left behind)
+    monkeypatch.delenv("ANYURL_EARLY_CONNECT", raising=False)
+    ep, files = web
+    tap = Tap((ep.host, ep.port), DELAY)
+    port = await tap.start()
+    try:
+        urls = [f"http://127.0.0.1:{port}/batchlib/{n}" for n in files]
+        async with Client(limits=Limits(per_host=4, per_host_requests=64)) as client:
+            first = Batch(client, urls, Memory(), parallel=4)
+            await first.run()
+            again = Batch(client, urls[:3], Memory(), parallel=4)
+            await again.run()
+    finally:
+        await tap.close()
+    assert (first.succeeded, again.succeeded) == (len(urls), 3)
+    assert [(e.key, e.count, e.given) for e in made] == [(("http", "127.0.0.1", port), 4, 4)]
+    assert tap.connections == 4  # the four begun early, and no other
+    assert handoff.taker() is None
 
 
 async def test_https_the_transfers_run_as_streams_of_one_http2_connection(servers: Launcher, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import anyurl
 
 SRC = str(Path(anyurl.__file__).parent.parent)
 PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
-              "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "ANYURL_EARLY_CONNECT")
+              "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "ANYURL_EARLY_CONNECT", "ANYURL_EARLY_TLS")
 EARLY = "opened at start-up"
 
 
@@ -93,10 +93,75 @@ def test_https_file_arrives_over_the_early_connection(nginx: Endpoint, tmp_path:
     proc = anyurl_cli("get", "-q", *(["--http1.1"] if http1 else []), "-o", str(out),
                       f"https://{nginx.host}:{port}/{name}", SSL_CERT_FILE=nginx.info["ca"])
     assert proc.returncode == 0, proc.stderr
-    assert f"using the connection to {nginx.host}:{port} {EARLY}" in proc.stderr
+    # the TLS handshake ran early too (in a thread, during the imports), and was adopted
+    assert f"using the connection to {nginx.host}:{port} {EARLY} (TLS included)" in proc.stderr
     assert out.read_bytes() == src.read_bytes()
     logged = [line for line in log.text().splitlines() if name in line]
     assert len(logged) == 1 and ("HTTP/1.1" if http1 else "HTTP/2.0") in logged[0], logged
+
+
+def test_many_https_files_over_http2_on_the_early_tls_session(nginx: Endpoint, tmp_path: Path) -> None:
+    www = Path(nginx.info["www"]) / "many"
+    names = sorted(p.name for p in www.iterdir())[:60]
+    port = nginx.info["tls_port"]
+    log = Log(nginx.info["access_log"])
+    proc = anyurl_cli("get", "-q", "--parallel", "8", "-d", str(tmp_path),
+                      *[f"https://{nginx.host}:{port}/many/{n}" for n in names], SSL_CERT_FILE=nginx.info["ca"])
+    assert proc.returncode == 0, proc.stderr
+    assert f"{EARLY} (TLS included)" in proc.stderr
+    assert proc.stderr.count("opened connection to") == 1  # every stream on the adopted session
+    for n in names:
+        assert (tmp_path / n).read_bytes() == (www / n).read_bytes()
+    assert sum(1 for line in log.text().splitlines() if "/many/" in line and "HTTP/2.0" in line) == len(names)
+
+
+def test_a_large_https_body_over_http1_on_the_early_tls_session(nginx: Endpoint, tmp_path: Path) -> None:
+    # HTTP/1.1 by ALPN, a body large enough for the bulk reader (a BufferedProtocol) on the adopted session
+    name = f"early-tls-big-{os.getpid()}.bin"
+    src = Path(nginx.info["www"]) / name
+    src.write_bytes(os.urandom(6 << 20))
+    src.chmod(0o644)
+    out = tmp_path / "big.bin"
+    port = nginx.info["tls_port"]
+    proc = anyurl_cli("get", "-q", "--http1.1", "-o", str(out), f"https://{nginx.host}:{port}/{name}",
+                      SSL_CERT_FILE=nginx.info["ca"])
+    assert proc.returncode == 0, proc.stderr
+    assert f"{EARLY} (TLS included)" in proc.stderr
+    assert out.read_bytes() == src.read_bytes()
+
+
+def test_insecure_shakes_hands_early_without_checking_the_certificate(nginx: Endpoint, tmp_path: Path) -> None:
+    port = nginx.info["tls_port"]
+    out = tmp_path / "hello.txt"
+    env = {"SSL_CERT_FILE": os.devnull}  # nginx's CA unknown: only -k lets it through
+    proc = anyurl_cli("get", "-q", "-k", "-o", str(out), f"https://{nginx.host}:{port}/hello.txt", **env)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{EARLY} (TLS included)" in proc.stderr
+    assert out.read_bytes() == (Path(nginx.info["www"]) / "hello.txt").read_bytes()
+
+
+def test_a_certificate_the_early_handshake_refuses_reads_as_without_it(nginx: Endpoint, tmp_path: Path) -> None:
+    # the early handshake fails (unknown CA): dropped, the handler connects as usual and reports
+    port = nginx.info["tls_port"]
+    url = f"https://{nginx.host}:{port}/hello.txt"
+    env = {"SSL_CERT_FILE": os.devnull}
+    early = anyurl_cli("get", "-q", "-o", str(tmp_path / "a"), url, **env)
+    usual = anyurl_cli("get", "-q", "-o", str(tmp_path / "b"), url, ANYURL_EARLY_TLS="0", **env)
+    assert early.returncode == usual.returncode != 0
+    last = [p.stderr.strip().splitlines()[-1] for p in (early, usual)]
+    assert last[0] == last[1] and "certificate verify failed" in last[0], last
+    assert "(TLS included)" not in early.stderr
+    assert not (tmp_path / "a").exists()
+
+
+def test_anyurl_early_tls_0_keeps_the_tcp_connect_only(nginx: Endpoint, tmp_path: Path) -> None:
+    port = nginx.info["tls_port"]
+    out = tmp_path / "hello.txt"
+    proc = anyurl_cli("get", "-q", "-o", str(out), f"https://{nginx.host}:{port}/hello.txt",
+                      SSL_CERT_FILE=nginx.info["ca"], ANYURL_EARLY_TLS="0")
+    assert proc.returncode == 0, proc.stderr
+    assert f"{nginx.host}:{port} {EARLY}" in proc.stderr and "(TLS included)" not in proc.stderr
+    assert out.read_bytes() == (Path(nginx.info["www"]) / "hello.txt").read_bytes()
 
 
 def test_ftp_login_and_retrieval_run_on_the_early_connection(servers: Launcher, tmp_path: Path) -> None:
@@ -149,3 +214,24 @@ def test_anyurl_early_connect_0_connects_as_before(gophernicus: Endpoint, tmp_pa
     assert proc.returncode == 0, proc.stderr
     assert EARLY not in proc.stderr
     assert out.read_bytes() == b"off\n"
+
+
+@pytest.mark.parametrize("many", [False, True])
+def test_an_https_get_loads_only_what_it_uses(nginx: Endpoint, tmp_path: Path, many: bool) -> None:
+    # start-up is most of a small transfer's CPU: a plain get (one file, or a batch into a
+    # directory) over HTTP/2 loads the compiled codec, and none of the rest
+    port = nginx.info["tls_port"]
+    urls = [f"https://{nginx.host}:{port}/many/f{i:04d}.txt" for i in range(5 if many else 1)]
+    where = ["-d", str(tmp_path)] if many else ["-o", str(tmp_path / "f0000.txt")]
+    code = ("import io, sys\nfrom anyurl.cli.commands import main\n"
+            f"code = main(['get', '-q', *{where!r}, *{urls!r}])\nprint(code, *sys.modules)")
+    base = {k: v for k, v in os.environ.items() if k not in PROXY_VARS}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**base, "PYTHONPATH": SRC, "SSL_CERT_FILE": nginx.info["ca"]})
+    words = proc.stdout.split()
+    assert words and words[0] == "0", proc.stderr
+    loaded = set(words[1:])
+    assert "jh2" in loaded or "h2" in loaded  # (it did speak HTTP/2)
+    heavy = {"rich", "aiohttp", "pathlib", "http", "email", "argparse", "importlib.metadata", "dataclasses"}
+    assert sorted(loaded & heavy) == []
+    assert len(list(tmp_path.iterdir())) == len(urls)

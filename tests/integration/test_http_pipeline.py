@@ -27,6 +27,7 @@ from tests.integration.test_http import AccessLog
 from tests.procs import spawn
 
 from anyurl import Client, Limits
+from anyurl.handlers import http1
 from anyurl.handlers.http import HTTPOptions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -187,6 +188,18 @@ async def test_no_pipelining_where_there_is_no_round_trip_to_hide(nginx: Endpoin
         assert [b.content for b in bodies] == [files[n] for n in names]
         url = client.parse(f"{origin}/pipe/f0.txt")
         assert not client.handler(url).multiplexed(url)
+
+
+async def test_no_pipelining_where_the_connections_keep_up(files: dict[str, bytes], relayed: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # a round trip is only worth hiding when it is longer than the connections at hand take to
+    # keep the client busy (per_host x its CPU per request, http1.pipe_floor): priced so that
+    # one connection keeps up with a 100 ms origin, the batch goes one request at a time
+    monkeypatch.setattr(http1, "PIPE_REQUEST_COST", 4 * RTT)
+    assert http1.pipe_floor(1) == 4 * RTT
+    took, bodies = await _batch(relayed, files, 8)
+    assert bodies == files
+    assert took >= N * RTT
 
 
 # the suite's other HTTP servers: Apache and lighttpd keep connections alive and answer pipelined

@@ -524,3 +524,42 @@ async def test_a_batch_archives_through_the_archive_sink(nginx: Endpoint, tmp_pa
                   if rec.rec_type == "response") == sorted([urls[0], urls[2]])
     assert w.failures == 1
     warcio_check(out)
+
+
+# -- redirects ------------------------------------------------------------------
+
+
+async def test_each_redirect_hop_is_captured_and_written_as_received(nginx: Endpoint, tmp_path: Path) -> None:
+    start, final = http(nginx, "/redirect"), http(nginx, "/hello.txt")
+    out = tmp_path / "redirect.warc.gz"
+    async with Client() as c:
+        r = await c.fetch(start, capture=True)
+    cap = r.capture
+    assert cap is not None and cap.url == final and cap.status == 200
+    assert len(cap.previous) == 1
+    hop = cap.previous[0]
+    assert hop.url == start and hop.status == 301 and hop.status_line == "HTTP/1.1 301 Moved Permanently"
+    assert ("Location", f"http://{nginx.host}:{nginx.port}/hello.txt") in hop.headers or \
+        ("Location", "/hello.txt") in hop.headers
+    assert hop.method == "GET" and hop.target == "/redirect"
+    assert hop.body is not None and b"301 Moved Permanently" in hop.body  # nginx's own note, as sent
+    assert hop.complete and hop.started is not None and cap.started is not None and hop.started <= cap.started
+    with WARCWriter(out) as w:
+        w.write(r)
+    got = records(out, raw=True)
+    kinds = [(rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI")) for rec, _ in got[1:]]
+    assert kinds == [("response", start), ("request", start), ("response", final), ("request", final)]
+    assert got[1][0].http_headers.get_statuscode() == "301"
+    assert got[1][0].http_headers.get_header("Location") is not None
+    warcio_check(out)
+    index = [line for line in cdxj(out) if '"status": "301"' in line]
+    assert len(index) == 1 and "/redirect" in index[0]
+
+
+async def test_redirect_hops_to_another_handler_are_kept_before_it(nginx: Endpoint) -> None:
+    # /to-other-scheme: http -> https on another port, each hop captured
+    async with Client(http=HTTPOptions(cafile=nginx.info["ca"])) as c:
+        r = await c.fetch(http(nginx, "/to-other-scheme"), capture=True)
+    cap = r.capture
+    assert cap is not None and cap.url == https(nginx, "/hello.txt") and cap.tls_version is not None
+    assert [(p.url, p.status) for p in cap.previous] == [(http(nginx, "/to-other-scheme"), 302)]

@@ -26,6 +26,7 @@ from tests.procs import spawn
 
 from anyurl import Client, Response
 from anyurl.handlers.http import HTTPOptions
+from anyurl.handlers.prospero import ProsperoOptions
 from anyurl.warc import WARCWriter
 
 PYWB_VENV = Path(__file__).resolve().parents[2] / ".venv-pywb"
@@ -63,41 +64,57 @@ class Wayback:
         self.root = root
         self.port = port
 
-    def get(self, stamp: str, url: str, gzip: bool = False) -> tuple[int, str, bytes]:
+    def get(self, stamp: str, url: str, gzip: bool = False, follow: bool = True) -> tuple[int, str, bytes]:
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}/arch/{stamp}id_/{url}",
                                      headers={"Accept-Encoding": "gzip" if gzip else "identity"})
+        opener = urllib.request.build_opener() if follow else urllib.request.build_opener(_NoRedirect())
         try:
-            with urllib.request.urlopen(req, timeout=60) as r:
+            with opener.open(req, timeout=60) as r:
                 return r.status, r.headers.get("Content-Type", ""), r.read()
         except urllib.error.HTTPError as exc:
-            return exc.code, "", exc.read()
+            where = exc.headers.get("Location", "") if exc.headers else ""
+            return exc.code, where, exc.read()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None  # the 3xx itself is the answer
 
 
 @pytest.fixture(scope="module")
 def servers_up(servers: Launcher) -> dict[str, Endpoint]:
-    return {name: servers.get(name) for name in ("nginx", "vsftpd", "pygopherd", "inn")}
+    return {name: servers.get(name) for name in ("nginx", "vsftpd", "pygopherd", "inn", "yaz_ztest")}
 
 
 @pytest.fixture(scope="module")
 def archived(servers_up: dict[str, Endpoint], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Response]]:
     import asyncio
 
-    ng, vs, pg, inn = (servers_up[n] for n in ("nginx", "vsftpd", "pygopherd", "inn"))
+    ng, vs, pg, inn, zt = (servers_up[n] for n in ("nginx", "vsftpd", "pygopherd", "inn", "yaz_ztest"))
     article = next(a for a in inn.info["articles"] if a["message_id"].startswith("<dots."))
     urls = [f"http://{ng.host}:{ng.port}/big.txt", f"http://{ng.host}:{ng.port}/index.html",
             f"https://{ng.host}:{ng.info['tls_port']}/hello.txt",
             f"ftp://{vs.host}:{vs.port}/pub/blob.bin", f"ftp://{vs.host}:{vs.port}/pub/",
             f"gopher://{pg.host}:{pg.port}/1/", f"gopher://{pg.host}:{pg.port}/0/hello.txt",
-            f"nntp://{inn.host}:{inn.port}/{inn.info['group']}/{article['number']}"]
+            f"nntp://{inn.host}:{inn.port}/{inn.info['group']}/{article['number']}",
+            f"http://{ng.host}:{ng.port}/redirect",  # its 301 hop, then /hello.txt
+            zt.url("wais", "/Default/TEXT/z1%3A2%3A7")]
     out = tmp_path_factory.mktemp("replay") / "all.warc.gz"
 
     async def archive() -> dict[str, Response]:
+        from tests.prospero_testserver import start
+
         got = {}
-        async with Client(capture=True, http=HTTPOptions(cafile=ng.info["ca"]), use_netrc=False) as c:
-            with WARCWriter(out) as w:
-                for u in urls:
-                    got[u] = r = await c.fetch(u)
-                    w.write(r)
+        transport, _server, port = await start(http_base=f"http://{ng.host}:{ng.port}", file_path="/dev/null")
+        try:
+            async with Client(capture=True, http=HTTPOptions(cafile=ng.info["ca"]), use_netrc=False,
+                              prospero=ProsperoOptions(timeout=0.15, retries=6)) as c:
+                with WARCWriter(out) as w:
+                    for u in [*urls, f"prospero://127.0.0.1:{port}//pub"]:
+                        got[u] = r = await c.fetch(u)
+                        w.write(r)
+        finally:
+            transport.close()
         return got
 
     return out, asyncio.run(archive())
@@ -155,3 +172,15 @@ def test_pywb_serves_a_stored_gzip_body_decoded_to_a_client_that_did_not_ask(
     url, r = next((u, r) for u, r in archived[1].items() if u.endswith("/big.txt"))
     status, _, data = wayback.get(stamp(r), url)
     assert status == 200 and data == r.content
+
+
+def test_pywb_replays_a_redirect_hop_then_its_target(archived: tuple[Path, dict[str, Response]],
+                                                     wayback: Wayback) -> None:
+    url, r = next((u, r) for u, r in archived[1].items() if u.endswith("/redirect"))
+    cap = r.capture
+    assert cap is not None and cap.previous and cap.previous[0].status == 301
+    status, location, _ = wayback.get(stamp(r), url, follow=False)
+    assert status == 301, (status, location)
+    assert location.endswith(url.replace("/redirect", "/hello.txt")), location  # rewritten into the archive
+    status, _, data = wayback.get(stamp(r), url)  # followed, inside the archive
+    assert status == 200 and data == b"hello over http\n" == cap.body

@@ -18,6 +18,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "anyurl"
 FLOORS: dict[str, int] = {
     "errors": 0, "_record": 0, "schemes": 0, "version": 0,
     "urls": 1,
+    "spool": 1,
     "settings": 2, "response": 2,
     "protocols": 3,
     "net": 4,

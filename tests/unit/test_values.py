@@ -163,3 +163,14 @@ def test_settings_of_the_wrong_type_are_a_type_error_naming_the_field(make: Any,
         make()
     assert str(info.value) == message
     assert Timeouts(read=5, total=1.5).read == 5 and Limits(max_idle=1.5).max_idle == 1.5
+
+
+def test_a_password_never_shows_in_a_repr() -> None:
+    """Settings get printed in logs and tracebacks: the SMTP password shows only as set or not."""
+    from anyurl import SMTPSettings
+
+    shown = repr(SMTPSettings(host="mail.example", username="bob", password="hunter2"))
+    assert "hunter2" not in shown
+    assert "password='****'" in shown and "username='bob'" in shown
+    assert "password=None" in repr(SMTPSettings(host="mail.example"))
+    assert SMTPSettings(password="a") != SMTPSettings(password="b")  # still compared by value

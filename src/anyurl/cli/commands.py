@@ -128,8 +128,9 @@ def _warc_writer(args: argparse.Namespace) -> Any:
     from ..transfer.warc import WARCWriter
 
     command = " ".join(mask_password(a) for a in sys.argv[1:]) if sys.argv[1:] else args.command
+    # background: records are built, gzipped and written by the writer's thread, off the event loop
     return WARCWriter(path, max_size=getattr(args, "warc_max_size", None),
-                      info={"description": f"anyurl {command}"})
+                      info={"description": f"anyurl {command}"}, background=True)
 
 
 async def _run_command(args: argparse.Namespace, rep: Reporter, prompter: Prompter, archive: Any) -> int:

@@ -11,9 +11,12 @@ then adopts that socket for the first connection to exactly that
 handlers speak their protocol on it as on any other. Nothing is sent early.
 
 Started only for a scheme whose handler connects straight to the URL's host
-(gopher, http, https, ftp, nntp; for https the TCP part: TLS begins on the socket
-once asyncio runs, ALPN picking HTTP/2 or HTTP/1.1), never when a proxy applies or the URL
-does not parse. A literal IP address is connected at once; a name is
+(gopher, http, https, ftp, nntp), never when a proxy applies or the URL does not parse. For
+https the TLS handshake runs early too, in a thread (:class:`anyurl.net.tls.EarlyTLS`: the
+context the handler will ask for, made there, the ClientHello sent as soon as the connect is
+up), so the import of asyncio and the handlers hides a round trip more and the trust store's
+loading; the handler adopts the session, ALPN having picked HTTP/2 or HTTP/1.1
+(``ANYURL_EARLY_TLS=0``: the TCP connect only, TLS begun once asyncio runs). A literal IP address is connected at once; a name is
 resolved and connected in a daemon thread, and when that thread has not
 finished by the time the handler connects, its result is dropped and the
 handler connects as usual (no wait on a resolver with no deadline). A failed
@@ -30,66 +33,57 @@ import os
 import socket
 import threading
 
+from ..net.early import Early, literal_family, target
 from ..schemes import EARLY_CONNECT, PROXIED
 
 TYPE_CHECKING = False  # not typing's: importing typing costs start-up time
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["discard", "start", "take"]
+    from ..net.tls import EarlyTLS
+
+__all__ = ["discard", "start", "take", "take_tls"]
 
 #: the schemes whose handler opens a plain TCP connection to the URL's own host:port
 SCHEMES = EARLY_CONNECT
 _PROXIED = PROXIED
+#: the early TLS handshake's own deadline (the handler waits for it within its connect timeout)
+TLS_SECONDS = 30.0
 # as anyurl.client._PROXY_VARIABLES (that module imports asyncio; a unit test keeps them equal)
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTPS_PROXY", "ftp_proxy", "FTP_PROXY",
                     "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY")
 
 
-class _Early:
-    """The early connections to one target: set by the resolving thread (or at once), taken
-    one by one by the handler."""
+class _Early(Early):
+    """The early connections to one target (:class:`anyurl.net.early.Early`), or for https
+    the early TLS handshake on one of them."""
 
-    __slots__ = ("abandoned", "count", "done", "key", "lock", "socks")
+    __slots__ = ("tls",)
 
-    def __init__(self, key: tuple[str, str, int], count: int = 1) -> None:
-        self.key = key
-        self.count = count  # how many connections to begin
-        self.socks: list[socket.socket] = []
-        self.done = False  # the sockets (or the failure) are known
-        self.abandoned = False  # nobody will take them: the thread closes what it makes
-        self.lock = threading.Lock()
-
-    def connect(self, family: int, address: Any) -> None:
-        """Start *count* non-blocking connects to *address* (their outcome is read by the taker)."""
-        made: list[socket.socket] = []
-        for _ in range(self.count):
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            try:
-                sock.setblocking(False)
-                sock.connect_ex(address)  # EINPROGRESS; refused and the like show in SO_ERROR
-            except OSError:
-                sock.close()
-                break
-            made.append(sock)
-        with self.lock:
-            if self.abandoned:
-                for sock in made:
-                    sock.close()
-            else:
-                self.socks = made
+    def __init__(self, key: tuple[str, str, int], count: int = 1, tls: EarlyTLS | None = None) -> None:
+        super().__init__(key, count)
+        self.tls = tls  # https: the handshake, run on the one socket (never in socks)
 
     def resolve(self) -> None:
         """The thread's work: getaddrinfo, then a connect to the first address (as asyncio tries first)."""
+        tls = self.tls
         try:
             host, port = self.key[1], self.key[2]
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             if infos:
                 family, _, _, _, address = infos[0]
-                self.connect(family, address)
+                if tls is None:
+                    self.connect(family, address)
+                else:
+                    sock = _begin(family, address)
+                    with self.lock:
+                        self.done = True  # resolved: the taker may wait for the handshake (it has deadlines)
+                    tls.run(sock, TLS_SECONDS)
         except (OSError, UnicodeError):
             pass  # the handler's own connect reports it
         finally:
+            if tls is not None and not tls.done:
+                tls.run(None, 0)  # (no address: done, failed)
             with self.lock:
                 self.done = True
                 if self.abandoned:
@@ -101,15 +95,7 @@ class _Early:
 _pending: _Early | None = None
 
 
-def _literal(host: str) -> int | None:
-    """The address family of an IP address literal, None for a name."""
-    for family in (socket.AF_INET, socket.AF_INET6):
-        try:
-            socket.inet_pton(family, host)
-        except OSError:
-            continue
-        return family
-    return None
+_literal = literal_family
 
 
 def _proxied(scheme: str, host: str, port: int, proxy: str | None, no_proxy: str | None) -> bool:
@@ -130,7 +116,7 @@ def _proxied(scheme: str, host: str, port: int, proxy: str | None, no_proxy: str
 
 def _target(args: Any) -> tuple[str, str, int] | None:
     """(scheme, host, port) to connect early for the command line *args*, or None."""
-    if os.environ.get("ANYURL_EARLY_CONNECT", "").strip().lower() in ("0", "no", "off", "false"):
+    if _off("ANYURL_EARLY_CONNECT"):
         return None
     if args.command == "get":
         urls = args.urls
@@ -143,25 +129,16 @@ def _target(args: Any) -> tuple[str, str, int] | None:
     text = urls[0]
     if not isinstance(text, str) or text.partition(":")[0].lower() not in SCHEMES:
         return None
-    if any(c in text for c in "\r\n\0") or any(e in text.lower() for e in ("%0d", "%0a", "%00")):
-        return None  # refused by the handler before any I/O: none here either
     from ..urls import parse
 
     try:
         url = parse(text)
     except ValueError:
         return None
-    scheme, host, port = url.scheme, getattr(url, "host", None), getattr(url, "port", None)
-    if scheme not in SCHEMES or not host or not isinstance(port, int):
+    key = target(url, text)  # (refused by the handler before any I/O: none here either)
+    if key is None or _proxied(*key, args.proxy, args.noproxy):
         return None
-    if scheme == "gopher":
-        from ..protocols.gopher import service_port_refusal
-
-        if service_port_refusal(port):
-            return None  # refused by the default policy before any I/O
-    if _proxied(scheme, host, port, args.proxy, args.noproxy):
-        return None
-    return scheme, host, port
+    return key
 
 
 def _count(args: Any, key: tuple[str, str, int]) -> int:
@@ -196,15 +173,43 @@ def start(args: Any) -> None:
         return
     from ..net import handoff  # a few lines, no asyncio: the connection layer asks it for the socket
 
-    handoff.set_taker(take)
+    handoff.set_taker(take, take_tls)
     early = _Early(key, _count(args, key))
     family = _literal(key[1])
+    if key[0] == "https" and _off("ANYURL_EARLY_TLS") is False:
+        from ..net.tls import EarlyTLS  # (ssl: asyncio imports it anyway)
+
+        alpn = () if getattr(args, "http1_1", False) else ("h2", "http/1.1")  # as HTTPHandler's contexts
+        early.tls = EarlyTLS(key[1], not getattr(args, "insecure", False), alpn)
+        if family is not None:
+            sock = _begin(family, (key[1], key[2]))
+            early.done = True
+            threading.Thread(target=early.tls.run, args=(sock, TLS_SECONDS), name="anyurl-early-tls",
+                             daemon=True).start()
+            _pending = early
+            return
     if family is not None:
         early.connect(family, (key[1], key[2]))
         early.done = True
     else:
         threading.Thread(target=early.resolve, name="anyurl-early-connect", daemon=True).start()
     _pending = early
+
+
+def _begin(family: int, address: Any) -> socket.socket | None:
+    """A non-blocking connect to *address* begun (None: it could not begin)."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        sock.connect_ex(address)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def _off(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("0", "no", "off", "false")
 
 
 def take(scheme: str, host: str, port: int) -> socket.socket | None:
@@ -218,11 +223,32 @@ def take(scheme: str, host: str, port: int) -> socket.socket | None:
         if not early.done:  # still resolving: no wait on a resolver without a deadline
             early.abandoned = True
             _pending = None
+            if early.tls is not None:
+                early.tls.abandon()
             return None
+        if early.tls is not None:
+            return None  # (take_tls's)
         sock = early.socks.pop(0) if early.socks else None
         if not early.socks:
             _pending = None
     return sock
+
+
+def take_tls(scheme: str, host: str, port: int) -> EarlyTLS | None:
+    """The early TLS handshake with (scheme, host, port), once, maybe still running (the caller
+    waits for it within its deadline). None when there is none, it is for another target, or
+    the name is still being resolved (then it is dropped: no wait on a resolver)."""
+    global _pending
+    early = _pending
+    if early is None or early.tls is None or early.key != (scheme, host, port):
+        return None
+    with early.lock:
+        _pending = None
+        if not early.done:
+            early.abandoned = True
+            early.tls.abandon()
+            return None
+    return early.tls
 
 
 def discard() -> None:
@@ -236,3 +262,5 @@ def discard() -> None:
         socks, early.socks = early.socks, []
     for sock in socks:
         sock.close()
+    if early.tls is not None:
+        early.tls.abandon()

@@ -46,7 +46,8 @@ async def _to_stdout(client: Client, url: URL, args: argparse.Namespace,
     ok = False
     try:
         # (Client.open with the limit in the request: a handler that learns the size first refuses early)
-        async with contextlib.aclosing(await client._open(client.request(url, max_size=args.max_size))) as body:
+        # (the body as its own context manager: a limit's cut is archived marked truncated, --warc)
+        async with await client._open(client.request(url, max_size=args.max_size)) as body:
             _refuse_listing(url)(body)
             if args.limit_rate:
                 body.pace(args.limit_rate)
@@ -314,9 +315,6 @@ def usage_problem(args: argparse.Namespace) -> str | None:
                                ("input_file", "-i", "a file name ('-' for standard input)")):
         if getattr(args, dest, None) == "":
             return f"{option} needs {what}"
-    if getattr(args, "state", None) is not None and args.command == "mirror" and (
-            args.resume or args.newer or args.include or args.exclude or args.symlinks != "copy"):
-        return "--state cannot be combined with -c, -N, --include, --exclude or --symlinks keep"
     output = getattr(args, "output", None)
     if output not in (None, "-") and os.path.isdir(output):
         return f"-o {output}: is a directory (use -d DIR to save into it)"

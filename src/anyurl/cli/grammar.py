@@ -170,6 +170,11 @@ NETWORK = (
                 "(default: $no_proxy)"),
     Option(("--http1.1",), "http1_1", "flag", False,
            help="speak HTTP/1.1 to https servers (default: HTTP/2 where the server offers it)"),
+    Option(("--http3",), "http3", "flag", False,
+           help="try HTTP/3 (QUIC) first with https servers, falling back to TCP when it fails "
+                "(default: HTTP/3 only where a server said Alt-Svc: h3; needs anyurl[http3])"),
+    Option(("--no-http3",), "no_http3", "flag", False,
+           help="never HTTP/3, not even where a server said Alt-Svc: h3 (HTTP/2 or HTTP/1.1 over TCP)"),
     Option(("--pipeline",), "pipeline", "value", convert=count, metavar="N",
            help="at most N GETs in flight on one plain-http connection (HTTP/1.1 pipelining, "
                 "when all connections to a server are busy; default 32; 0 or 1: off)"),
@@ -267,7 +272,7 @@ COMMANDS = (
                        help="at least S seconds between two listings of one host (default 0)"),
                 Option(("--state",), "state", "value", metavar="FILE",
                        help="keep the mirror's frontier in FILE (SQLite): a mirror stopped or killed continues "
-                            "from it when run again (not with -c, -N, --include, --exclude, --symlinks keep)"),
+                            "from it when run again"),
                 Option(("--no-robots",), "robots", "off", True, help="ignore robots.txt on http(s) hosts"),
                 *WARC_OPTIONS,
             )),

@@ -75,11 +75,15 @@ def make_client(args: argparse.Namespace, prompter: Prompter, archive: Any = Non
 
 
 def scheme_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The Client's scheme options from --http1.1, --pipeline, -H and -k (none: the defaults,
+    """The Client's scheme options from --http1.1, --http3, --no-http3, --pipeline, -H and -k (none: the defaults,
     no options class imported)."""
     http: dict[str, Any] = {}
     if getattr(args, "http1_1", False):
         http["http2"] = False
+    if getattr(args, "http3", False):
+        http["http3"] = True
+    if getattr(args, "no_http3", False):
+        http["http3"] = False
     pipeline = getattr(args, "pipeline", None)
     if pipeline is not None:
         http["pipeline"] = pipeline

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from ..errors import (
     ConfigurationError,
-    FetchTimeout,
     NotRetrievable,
     NotSupported,
-    ProtocolError,
 )
 from ..net.bulk import prime_allocator
 from ..protocols.lines import refuse_controls
@@ -26,7 +23,7 @@ if TYPE_CHECKING:
     from ..settings import Limits, Policy, Retry, Timeouts
     from ..urls import URL
 
-__all__ = ["Context", "Handler", "Request", "apply_length", "bounded_readline", "prime_allocator", "refuse_controls",
+__all__ = ["Context", "Handler", "Request", "apply_length", "prime_allocator", "refuse_controls",
            "refuse_range", "render_entries"]
 
 T = TypeVar("T")
@@ -171,23 +168,6 @@ def refuse_range(req: Request) -> None:
     """Raise NotSupported when a byte range was asked of a scheme that cannot honour it."""
     if req.offset or req.length is not None:
         raise NotSupported(f"{req.url.scheme} URLs do not support byte ranges (offset/length)", url=req.url)
-
-
-async def bounded_readline(reader: asyncio.StreamReader, limit: int, url: object,
-                           timeout: float | None = None) -> bytes:  # noqa: ASYNC109 - as above
-    """Read one line ending in LF, at most *limit* bytes; b"" at EOF."""
-    try:
-        async with asyncio.timeout(timeout):
-            line = await reader.readuntil(b"\n")
-    except asyncio.IncompleteReadError as exc:
-        return exc.partial
-    except asyncio.LimitOverrunError as exc:
-        raise ProtocolError(f"reply line longer than {limit} bytes", url=url) from exc
-    except TimeoutError as exc:
-        raise FetchTimeout("timed out waiting for a reply line", url=url) from exc
-    if len(line) > limit:
-        raise ProtocolError(f"reply line longer than {limit} bytes", url=url)
-    return line
 
 
 def render_entries(entries: list[Entry]) -> bytes:

@@ -30,6 +30,7 @@ from ..net.pool import Connection, Lease, Pool
 from ..protocols import gopher as gp
 from ..response import Body, Capture, Entry, Stat
 from ..settings import GopherOptions
+from ..spool import Spool
 from ..urls import GopherURL
 from .base import Context, Handler, Request, apply_length
 
@@ -51,7 +52,7 @@ class _Conn:
         self.pos = 0
         self.eof = False
         self.cap: Capture | None = None  # the request's capture (capture=True)
-        self.kept: list[bytes] | None = None  # its pieces: every byte received
+        self.kept: Spool | None = None  # its pieces: every byte received
 
     async def _receive(self) -> bytes:
         timeout = self.req.read_timeout

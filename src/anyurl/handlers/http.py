@@ -66,6 +66,7 @@ from ..errors import (
     AccessDenied,
     AnyURLError,
     ConfigurationError,
+    ConnectError,
     FetchTimeout,
     NotSupported,
     OverlongTransfer,
@@ -81,7 +82,7 @@ from ..errors import (
 from ..net.tls import client_context
 from ..protocols.http1 import Headers
 from ..protocols.mime import SNIFF_BYTES, content_type_of, looks_like_html
-from ..response import Body, Stat, utc_now
+from ..response import Body, Capture, Stat, utc_now
 from ..schemes import DEFAULT_PORTS
 from ..settings import HTTPOptions
 from ..urls import FTPURL, HTTPURL, URL
@@ -93,8 +94,10 @@ if TYPE_CHECKING:
     import aiohttp
 
     from ..net.pool import Pool
+    from ..protocols.http3 import AltSvcCache
     from .http1 import H1Client
     from .http2 import H2Client
+    from .http3 import H3Client
 
 _log = logging.getLogger("anyurl.http")
 
@@ -292,6 +295,10 @@ class _Response(Protocol):
     charset: str | None
 
     @property
+    def http_version(self) -> str:
+        """"HTTP/1.1", "HTTP/2", "HTTP/3" (what ``Response.meta["http_version"]`` says)."""
+
+    @property
     def buffered_body(self) -> Callable[[], list[bytes] | None] | None:
         """What gives the whole body at once when all of it arrived (the lean path's), else None."""
 
@@ -324,6 +331,8 @@ class _AioResponse:
         self.resp = resp
         self.status = resp.status
         self.reason = resp.reason or ""
+        v = resp.version
+        self.http_version = "HTTP/1.1" if v is None else f"HTTP/{v.major}.{v.minor}"
         self.headers: Mapping[str, str] = resp.headers
         self.content_length = resp.content_length
         # every Content-Type field, read as the lean path does (the last valid one)
@@ -407,6 +416,8 @@ class HTTPHandler(Handler):
         self._session: aiohttp.ClientSession | None = None
         self._h1: H1Client | None = None
         self._h2: H2Client | None = None
+        self._h3: H3Client | None = None
+        self._alt: AltSvcCache | None = None  # origins' Alt-Svc: h3, made on the first one seen
         # (User-Agent, headers, their lean-path list) of a request with no headers of its own
         self._plain: tuple[str, dict[str, str], list[tuple[str, str]]] | None = None
 
@@ -429,10 +440,19 @@ class HTTPHandler(Handler):
 
     def _http2(self) -> H2Client:
         if self._h2 is None:
+            from .http1 import FreshH1Connection
             from .http2 import H2Client  # (h2 loads here: on the first https request only)
 
-            self._h2 = H2Client(self._lean(), self._tls_h2)
+            self._h2 = H2Client(self._lean().pool, self._tls_h2, FreshH1Connection)
         return self._h2
+
+    def _http3(self) -> H3Client:
+        if self._h3 is None:
+            from .http3 import H3Client  # (qh3 itself loads on the first QUIC connection)
+
+            o = self.http_options
+            self._h3 = H3Client((o.verify, o.cafile), self.context.limits.chunk_size)
+        return self._h3
 
     def multiplexed(self, url: URL) -> bool:
         """True when a request for *url* would be a stream of an HTTP/2 connection open now, or
@@ -443,10 +463,13 @@ class HTTPHandler(Handler):
         if url.scheme == "http":  # HTTP/1.1 pipelining: several GETs on a connection
             h1 = self._h1
             return h1 is not None and h1.pipelines(("http", url.host, url.port or 80))
-        h2 = self._h2
-        if h2 is None or url.scheme != "https":
+        if url.scheme != "https":
             return False
-        return h2.multiplexed(("https", url.host, url.port or 443))
+        h3 = self._h3
+        if h3 is not None and h3.multiplexed((url.host, url.port or 443)):
+            return True
+        h2 = self._h2
+        return h2 is not None and h2.multiplexed(("https", url.host, url.port or 443))
 
     def pipeline_depth(self, url: URL) -> int:
         """The pipeline's bound on a plain-http connection (``HTTPOptions.pipeline``)."""
@@ -458,11 +481,14 @@ class HTTPHandler(Handler):
 
     async def negotiated(self, url: URL) -> bool:
         """:meth:`multiplexed`, after waiting for an HTTP/2 connection being opened to *url*'s
-        origin (if any) to pick its protocol."""
-        h2 = self._h2
-        if h2 is None or type(url) is not HTTPURL or url.scheme != "https":
+        origin (if any) to pick its protocol, or an HTTP/3 one to finish its handshake."""
+        if type(url) is not HTTPURL or url.scheme != "https":
             return False
-        return await h2.negotiated(("https", url.host, url.port or 443))
+        h3 = self._h3
+        if h3 is not None and await h3.negotiated((url.host, url.port or 443)):
+            return True
+        h2 = self._h2
+        return h2 is not None and await h2.negotiated(("https", url.host, url.port or 443))
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -495,6 +521,9 @@ class HTTPHandler(Handler):
         session, self._session = self._session, None
         h1, self._h1 = self._h1, None
         h2, self._h2 = self._h2, None
+        h3, self._h3 = self._h3, None
+        if h3 is not None:
+            await h3.aclose()
         if h2 is not None:
             await h2.aclose()
         if h1 is not None:
@@ -632,7 +661,11 @@ class HTTPHandler(Handler):
         tried_credentials = auth is not None or isinstance(url, FTPURL)
         hops = 0
         proxy_for = self.context.proxy_for
+        hop_captures: list[Capture] | None = [] if req.capture else None  # each redirect as received
+        started: datetime | None = None
         while True:
+            if hop_captures is not None:
+                started = utc_now()
             headers_now = headers
             if hops and _origin(target) != start:
                 # the caller's Authorization and Cookie headers were meant for the first
@@ -647,16 +680,18 @@ class HTTPHandler(Handler):
             if proxy_for(target.scheme, target.host, target.port) is not None:
                 proxy, proxy_auth = self._proxy(url, target)
             if target.scheme == "ftp" and proxy is None:  # a redirect to an ftp host no proxy serves
-                return _Elsewhere(self.context.parse(str(target)), history)
+                return _Elsewhere(self.context.parse(str(target)), history, hop_captures)
             resp: _Response
             try:
                 if lean and proxy is None:
                     plain = self._plain
                     wire = plain[2] if plain is not None and plain[1] is headers_now else _wire_headers(headers_now)
-                    resp = await (self._h2 or self._http2() if http2 and target.scheme == "https"
-                                  else self._h1 or self._lean()).request(
-                        req, method, target.scheme, target.host, target.port, target.request_target,
-                        target.hostport, wire, url)
+                    if target.scheme == "https":
+                        resp = await self._send_https(req, method, target, wire, url, opts, http2)
+                    else:
+                        resp = await (self._h1 or self._lean()).request(
+                            req, method, "http", target.host, target.port, target.request_target,
+                            target.hostport, wire, url)
                 else:
                     resp = await self._aio_request(req, method, target, headers_now, proxy, proxy_auth)
             except AnyURLError:
@@ -666,6 +701,10 @@ class HTTPHandler(Handler):
                 raise _translate(exc, url, f"requesting {target.human()}{via}") from exc
             if resp.status in _REDIRECTS and "Location" in resp.headers:
                 location = resp.headers["Location"]
+                if hop_captures is not None:
+                    from .http_capture import capture_hop  # here: only a capture needs it
+
+                    hop_captures.append(await capture_hop(resp, method, target, headers_now, started, proxy))
                 await resp.release()
                 hops += 1
                 if hops > req.limits.max_redirects:
@@ -675,7 +714,7 @@ class HTTPHandler(Handler):
                 new = self._redirect(url, target, location)
                 history.append(str(target))
                 if isinstance(new, URL):
-                    return _Elsewhere(new, history)
+                    return _Elsewhere(new, history, hop_captures)
                 target = new
                 continue
             if (resp.status == 401 and not tried_credentials
@@ -688,9 +727,78 @@ class HTTPHandler(Handler):
                     first_origin = _origin(target)
                     continue
             reply = _Reply(resp, target, history, proxy)
-            if req.capture:
-                reply.sent = headers_now
+            if hop_captures is not None:
+                reply.sent, reply.started, reply.previous = headers_now, started, hop_captures
             return reply
+
+    def _h3_port(self, target: _Target, opts: HTTPOptions, http2: bool) -> int | None:
+        """The UDP port to try HTTP/3 on for *target*'s origin, None for TCP: HTTPOptions.http3
+        True (the origin's Alt-Svc port, else its own), or None and an Alt-Svc: h3 from the
+        origin not yet expired; never where QUIC failed lately or with the caller's own
+        ssl_context."""
+        want = opts.http3 if opts.http3 is not None else self.http_options.http3
+        alt = self._alt
+        if want is False or (want is None and (alt is None or not http2)) or opts.ssl_context is not None:
+            return None
+        origin = (target.host, target.port)
+        now = asyncio.get_running_loop().time()
+        if alt is not None:
+            port = alt.h3_port(origin, now)
+            if port is not None or alt.broken(origin, now):
+                return port
+        return target.port if want else None
+
+    async def _send_https(self, req: Request, method: str, target: _Target, wire: list[tuple[str, str]],
+                          url: object, opts: HTTPOptions, http2: bool) -> _Response:
+        """The one place an https request's HTTP version is chosen (the lean path, no proxy):
+        HTTP/3 where :meth:`_h3_port` says so, falling back to TCP when QUIC cannot reach the
+        origin (refused, no answer before ``HTTPOptions.http3_timeout``, a failed handshake);
+        over TCP, HTTP/2 where the server picks it by ALPN (``http2``), else HTTP/1.1. The three
+        drivers import none of each other. An ``Alt-Svc`` on a response over TCP is remembered
+        for the origin's later requests."""
+        udp = self._h3_port(target, opts, http2)
+        quic_failed: AnyURLError | None = None
+        if udp is not None:
+            from .http3 import H3Unavailable
+
+            wait = req.bound(min(opts.http3_timeout, req.timeouts.connect or opts.http3_timeout))
+            try:
+                return await (self._h3 or self._http3()).request(
+                    req, method, target.host, target.port, udp, wait, target.request_target,
+                    target.hostport, wire, url)
+            except H3Unavailable as exc:
+                quic_failed = exc
+                if self._alt is None:
+                    from ..protocols.http3 import AltSvcCache
+
+                    self._alt = AltSvcCache()
+                self._alt.mark_broken((target.host, target.port), asyncio.get_running_loop().time())
+                _log.debug("%s:%s HTTP/3 unavailable (%s): over TCP", target.host, target.port, exc.message)
+        try:
+            # HTTP/2 where the server picks it by ALPN; None: it picked HTTP/1.1 (that connection
+            # waits idle in the pool for the HTTP/1.1 client), or picked it before
+            resp: _Response | None = None
+            if http2:
+                resp = await (self._h2 or self._http2()).request(
+                    req, method, "https", target.host, target.port, target.request_target, target.hostport, wire, url)
+            if resp is None:
+                resp = await (self._h1 or self._lean()).request(
+                    req, method, "https", target.host, target.port, target.request_target, target.hostport, wire, url)
+        except (ConnectError, FetchTimeout) as exc:
+            if quic_failed is None or type(exc) not in (ConnectError, FetchTimeout):
+                raise
+            # both ways failed: the error says why QUIC did too
+            raise type(exc)(f"{quic_failed.message}; over TCP: {exc.message}", url=url) from exc
+        want = opts.http3 if opts.http3 is not None else self.http_options.http3
+        if want is not False:
+            alt_svc = resp.headers.get("alt-svc")
+            if alt_svc is not None:
+                if self._alt is None:
+                    from ..protocols.http3 import AltSvcCache
+
+                    self._alt = AltSvcCache()
+                self._alt.seen((target.host, target.port), alt_svc, asyncio.get_running_loop().time())
+        return resp
 
     async def _aio_request(self, req: Request, method: str, target: _Target, headers: dict[str, str],
                            proxy: str | None, proxy_auth: str | None) -> _Response:
@@ -786,12 +894,13 @@ class HTTPHandler(Handler):
             headers = plain[1]
         else:
             headers = self._headers(url, opts, rng, extra)
-        started = utc_now() if req.capture else None
         reply = await self._exchange(req, "GET", headers, opts)
         if type(reply) is _Elsewhere:
             # allowed: the new URL's own handler (no offset: a different resource)
             body = await self.context.handler(reply.url).open(req.replace(url=reply.url, offset=0, options=None))
             body.meta.setdefault("redirects", reply.history)
+            if reply.previous and body.capture is not None:
+                body.capture.previous[:0] = reply.previous
             return body
         assert type(reply) is _Reply
         if reply.resp.status == 416 and req.offset:
@@ -802,7 +911,8 @@ class HTTPHandler(Handler):
 
             t = reply.target
             cap = capture_reply(reply.resp, t.text, "GET", t.request_target, t.hostport, t.scheme,
-                                reply.sent, started, reply.proxy)
+                                reply.sent, reply.started, reply.proxy)
+            cap.previous = reply.previous or []
             reply.resp = KeptResponse(reply.resp, cap)
         body = await self._body(url, reply, opts, req.offset, rng, headers, cut=req.length is not None)
         body.capture = cap
@@ -887,7 +997,8 @@ class HTTPHandler(Handler):
         headers = resp.headers
         meta: dict[str, Any] = {"status": resp.status, "reason": resp.reason,
                                 "headers": headers if type(headers) is Headers else _headers_dict(headers),
-                                "url": reply.target.text, "redirects": reply.history}
+                                "url": reply.target.text, "redirects": reply.history,
+                                "http_version": resp.http_version}
         if reply.proxy is not None:
             meta["proxy"] = _masked(reply.proxy)
         return meta
@@ -1251,25 +1362,29 @@ class _BodyChunks:
 class _Elsewhere:
     """A redirect another handler serves: its URL and the hops before it."""
 
-    __slots__ = ("url", "history")
+    __slots__ = ("url", "history", "previous")
 
-    def __init__(self, url: URL, history: list[str]) -> None:
+    def __init__(self, url: URL, history: list[str], previous: list[Capture] | None = None) -> None:
         self.url = url
         self.history = history
+        self.previous = previous  # the redirects' captures (a capture's)
 
 
 class _Reply:
     """The final response of an exchange, the URL it came from and the redirects before it.
     (Plain classes, not dataclasses: one per request, and ~1 ms less at import.)"""
 
-    __slots__ = ("resp", "target", "history", "proxy", "sent")
+    __slots__ = ("resp", "target", "history", "proxy", "sent", "started", "previous")
 
     def __init__(self, resp: _Response, target: _Target, history: list[str], proxy: str | None) -> None:
         self.resp = resp
         self.target = target
         self.history = history
         self.proxy = proxy
-        self.sent: Mapping[str, str] | None = None  # the request's header fields (a capture's)
+        # a capture's: the request's header fields, when it was sent, the redirects before it
+        self.sent: Mapping[str, str] | None = None
+        self.started: datetime | None = None
+        self.previous: list[Capture] | None = None
 
 
 def _allow_ftp_through_proxy(session: aiohttp.ClientSession) -> None:

@@ -25,6 +25,7 @@ import contextlib
 import socket
 import ssl
 from collections.abc import Callable
+from time import monotonic as _clock
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout, OverlongTransfer
@@ -38,12 +39,12 @@ from ..protocols.http1 import (
     request_start,
     request_tail,
 )
-from ..protocols.mime import content_type_of
+from ..protocols.mime import parse_content_type
 
 if TYPE_CHECKING:
     from ..settings import Request
 
-__all__ = ["H1Client", "H1Connection", "LeanResponse", "parse_content_type"]
+__all__ = ["FreshH1Connection", "H1Client", "H1Connection", "LeanResponse", "parse_content_type"]
 
 _START = 1 << 16
 # receive sizes of all lean streams together stay near this (each at least _START)
@@ -63,6 +64,11 @@ _NO_PIPE_MAX = 4096
 # (loopback, a LAN) has none to hide, and the bookkeeping would cost more CPU than it saves
 # (1,000 x 4 KiB from nginx on loopback: ~8% slower pipelined)
 PIPE_MIN_RTT = 0.002
+# and none where the connections at hand already keep us busy: C connections one request at a time
+# carry C per round trip, more than we can handle once the round trip is below C x our CPU per
+# request (a small response: ~110 us in the library, 150-250 in the CLI); a loaded machine's
+# loopback answers take several ms and would judge pipelining on there, for more CPU, no time saved
+PIPE_REQUEST_COST = 200e-6
 # what a burst of requests on a connection not yet trusted may hold when the socket cannot say
 # its segment size (TCP_MAXSEG): the bytes of one segment on a common path
 _BURST_DEFAULT = 1400
@@ -114,6 +120,11 @@ class H1Connection(asyncio.BaseProtocol):
         self._watchdog: asyncio.TimerHandle | None = None
         self._timeout: float | None = None
         self._last = self._loop.time()
+        # (precise clock, not the loop's: uvloop's counts whole milliseconds, read at the start
+        # of a loop turn that may be long) when the request went, and when its answer's first
+        # bytes came (0: not yet): the origin's round trip, for pipelining
+        self._sent_at = 0.0
+        self._got_at = 0.0
         self._chunk_size = chunk_size
         self._size = min(_START, chunk_size)  # the transport's receive size now
         self._sizable = False
@@ -163,6 +174,8 @@ class H1Connection(asyncio.BaseProtocol):
                 self.transport.close()
             return
         self._last = self._loop.time()
+        if not self._got_at:
+            self._got_at = _clock()
         try:
             pieces = r.feed(data)
         except AnyURLError as exc:
@@ -489,6 +502,11 @@ class H1Connection(asyncio.BaseProtocol):
         if t is not None and not t.is_closing():
             t.write(data)
 
+    def round_trip(self) -> float | None:
+        """Seconds from the last request's write (:meth:`send`) to its answer's first bytes;
+        None when they came through a pipeline formed behind it meanwhile."""
+        return self._got_at - self._sent_at if self._got_at else None
+
     @property
     def last_data(self) -> float:
         """The loop time data last came (or a request went)."""
@@ -572,6 +590,8 @@ class H1Connection(asyncio.BaseProtocol):
             self._queue(head)
         else:
             self.transport.write(head)
+        self._sent_at = _clock()
+        self._got_at = 0.0
 
     async def next_chunk(self, timeout: float | None) -> bytes | None:  # noqa: ASYNC109 - see _arm
         """The next body piece; None at the end of the body."""
@@ -649,6 +669,18 @@ class H1Connection(asyncio.BaseProtocol):
             self.transport.abort()
 
 
+class FreshH1Connection(H1Connection):
+    """An HTTP/1.1 connection that ALPN gave (an https server that did not pick h2): like any
+    :class:`H1Connection`, and clean before its first request too, so that the pool keeps it
+    idle for :class:`H1Client` to send on."""
+
+    def is_reusable(self) -> bool:
+        if self.reader is None:  # nothing asked on it yet
+            t = self.transport
+            return t is not None and not self._lost and not t.is_closing() and self._exc is None
+        return super().is_reusable()
+
+
 class H1BufferedConnection(H1Connection):
     """An :class:`H1Connection` whose transport reads into its buffer (``get_buffer``)
     instead of handing over bytes once the stream proves fast: how the receive size is
@@ -691,28 +723,10 @@ def connection_class(loop: asyncio.AbstractEventLoop, tls: bool) -> type[H1Conne
     return H1BufferedConnection
 
 
-_types_seen: dict[str, tuple[str, str | None]] = {}  # a server sends the same few values
-
-
-def parse_content_type(value: str | None) -> tuple[str, str | None]:
-    """(type, charset) of a Content-Type value; "" when absent or not a valid type (the body
-    may then be sniffed)."""
-    if value is None:
-        return "", None
-    seen = _types_seen.get(value)
-    if seen is not None:
-        return seen
-    seen = _parse_content_type(value)
-    if len(value) <= 128:  # bounded: 256 short values (a hostile server may send a new one each time)
-        if len(_types_seen) >= 256:
-            _types_seen.clear()
-        _types_seen[value] = seen
-    return seen
-
-
-def _parse_content_type(value: str) -> tuple[str, str | None]:
-    # two fields arrive joined ("application/json, text/x-zoo"): the last valid one, as browsers
-    return content_type_of(value) or ("", None)
+def pipe_floor(per_host: int) -> float:
+    """The quickest answer (request written to its first bytes back, seconds) an origin must
+    take before GETs are pipelined to it over *per_host* connections (docs/http.md)."""
+    return max(PIPE_MIN_RTT, per_host * PIPE_REQUEST_COST)
 
 
 class LeanResponse:
@@ -733,6 +747,10 @@ class LeanResponse:
         self._timeout = timeout
         self._counted = False
         self._done = False
+
+    @property
+    def http_version(self) -> str:
+        return f"HTTP/{self.reader.version or '1.1'}"
 
     async def read_chunk(self, size: int = 0) -> bytes:
         """The next body piece, b"" at the end (pieces are what arrived: *size* is not used,
@@ -894,6 +912,8 @@ class H1Client:
         self._room: dict[_Key, list[asyncio.Future[None]]] = {}  # requests waiting for a place
         self._opening: dict[_Key, int] = {}  # connections being opened per origin (pipelining on)
         self._rtt: dict[_Key, float] = {}  # origin -> its quickest answer (request to head), seconds
+        self._per_host = 0
+        self._floor = PIPE_MIN_RTT  # pipe_floor(self._per_host): below it, no pipelining
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -903,7 +923,12 @@ class H1Client:
     def pipelines(self, key: _Key) -> bool:
         """True when GETs to *key* go several at a time on a connection now."""
         return (self._depth.get(key, 0) >= 2 and key not in self._no_pipe
-                and self._rtt.get(key, 0.0) >= PIPE_MIN_RTT)
+                and self._rtt.get(key, 0.0) >= self._floor)
+
+    def _set_floor(self, per_host: int) -> None:
+        """The quickest answer that makes pipelining worth it with *per_host* connections."""
+        self._per_host = per_host
+        self._floor = pipe_floor(per_host)
 
     def _learn(self, key: _Key, r: ResponseReader) -> None:
         """Adapt the origin's depth to a response head: one deeper after a short (or chunked)
@@ -960,6 +985,8 @@ class H1Client:
         head = request_start(method, target, url) + tail
         key: _Key = (scheme, host, port)
         limits = req.limits
+        if limits.per_host != self._per_host:
+            self._set_floor(limits.per_host)
         timeout = req.timeouts.read if req.deadline is None else req.read_timeout
         max_head = max(2 * limits.max_line, 1 << 16)
         max_framing = max(limits.max_line, 1 << 12)
@@ -1007,10 +1034,10 @@ class H1Client:
             return conn
 
         if (not fresh and method == "GET" and self.pipeline > 1 and scheme == "http"
-                and key not in self._no_pipe and not req.capture):
+                and key not in self._no_pipe):
             try:
                 resp = await self._piped(req, key, head, method, url, target, host, port, timeout,
-                                         max_head, max_framing)
+                                         max_head, max_framing, req.capture)
             except _Unanswered as exc:
                 if exc.mark and key not in self._no_pipe:
                     if len(self._no_pipe) >= _NO_PIPE_MAX:
@@ -1053,16 +1080,17 @@ class H1Client:
 
     async def _piped(self, req: Request, key: _Key, head: bytes, method: str, url: object, target: str,
                      host: str, port: int, timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
-                     max_head: int, max_framing: int) -> LeanResponse | None:
+                     max_head: int, max_framing: int, capture: bool = False) -> LeanResponse | None:
         """A GET sent behind others on a busy connection, when every connection to the origin is
         busy and one may take it; None: go the usual way (an idle connection, a free slot, or
-        none may take it soon)."""
+        none may take it soon). *capture*: as :meth:`_send`'s (a capture pipelines too: a WARC
+        written over a long round trip would otherwise wait one per request per connection)."""
         pool = self.pool
         waited = False
         loop: asyncio.AbstractEventLoop | None = None
         until = 0.0
         while True:
-            if key in self._no_pipe or self._rtt.get(key, PIPE_MIN_RTT) < PIPE_MIN_RTT:
+            if key in self._no_pipe or self._rtt.get(key, 0.0) < self._floor:
                 return None
             depth = self._depth.get(key, 1)
             best: H1Connection | None = None
@@ -1075,13 +1103,13 @@ class H1Client:
                     hope = True
             if best is not None:
                 return await self._send_piped(best, key, method, url, head, target, host, port, timeout,
-                                              max_head, max_framing)
+                                              max_head, max_framing, capture)
             if waited:  # a place may have come free in the pool itself
                 lease = pool.lend_idle(req, host, port, key)
                 if lease is not None:
                     try:
                         return await self._send(lease, method, url, head, target, host, port, timeout,
-                                                max_head, max_framing)
+                                                max_head, max_framing, capture)
                     except BaseException as exc:
                         if not await self._after_error(lease, exc, False):
                             raise
@@ -1113,10 +1141,11 @@ class H1Client:
     async def _send_piped(self, conn: H1Connection, key: _Key, method: str, url: object, head: bytes,
                           target: str, host: str, port: int,
                           timeout: float | None,  # noqa: ASYNC109 - see H1Connection._arm
-                          max_head: int, max_framing: int) -> LeanResponse:
+                          max_head: int, max_framing: int, capture: bool = False) -> LeanResponse:
         """Send a GET behind the requests in flight on *conn* and wait for its head; a request
         the connection leaves unanswered raises :class:`_Unanswered` (sent again unpipelined)."""
-        reader = ResponseReader(method, url, max_head=max_head, max_framing=max_framing)
+        reader = (ResponseReader(method, url, max_head=max_head, max_framing=max_framing) if not capture else
+                  RawResponseReader(method, url, max_head=max_head, max_framing=max_framing, request_head=head))
         if self.pool.debug:
             self.pool.log.debug("%s:%s > %s %s (pipelined, %d in flight)", host, port, method, target,
                                 len(conn.inflight) or 1)
@@ -1161,11 +1190,10 @@ class H1Client:
         # a connection that may pipeline but was not trusted yet: the GETs waiting for a place
         # join this request's write (a burst, see H1Connection.trusted)
         burst = (method == "GET" and conn.room is not None and conn.proven and not conn.trusted
-                 and self._rtt.get(conn.key, 0.0) >= PIPE_MIN_RTT and conn.key not in self._no_pipe)
+                 and self._rtt.get(conn.key, 0.0) >= self._floor and conn.key not in self._no_pipe)
         conn.send(reader, head, burst)
         if burst:
             self._wake(conn.key)
-        sent = conn.last_data  # (send's clock reading: no call of its own)
         try:
             while not reader.head_done:  # (here, not a method of conn: a coroutine level less to resume)
                 if conn._exc is not None:
@@ -1182,9 +1210,10 @@ class H1Client:
             if not conn.proven and reader.keep_alive and reader.version == "1.1":
                 conn.proven = True
             key = conn.key
-            took = conn.last_data - sent  # (when the head's last bytes came)
-            if took < self._rtt.get(key, took + 1):
-                self._rtt[key] = took
+            took = conn.round_trip()
+            if took is not None:
+                if took < self._rtt.get(key, took + 1):
+                    self._rtt[key] = took
             self._learn(key, reader)
         return LeanResponse(conn, lease, reader, timeout)
 

@@ -5,9 +5,11 @@ the default). The first request to an origin connects offering ``h2`` and
 ``http/1.1``; the requests that arrive meanwhile wait for that connection
 instead of opening their own. When the server picks ``h2`` the connection is
 an :class:`H2Connection` and every later request to the origin is a stream on
-it; otherwise the connection is the lean HTTP/1.1 client's (it is put in the
-pool idle and :class:`~anyurl.handlers.http1.H1Client` sends the request on
-it), and the origin is remembered as HTTP/1.1 for the Client's life.
+it; otherwise the connection is an HTTP/1.1 one (made by the factory
+:mod:`~anyurl.handlers.http` hands in: this module imports nothing of the HTTP/1.1
+driver), put in the pool idle, :meth:`H2Client.request` answers None and
+:mod:`~anyurl.handlers.http` sends the request over HTTP/1.1 on it; the origin is
+remembered as HTTP/1.1 for the Client's life.
 
 Bounds, the same as HTTP/1.1's plus HTTP/2's own:
 
@@ -56,7 +58,7 @@ from ..net.connect import open_transport
 from ..net.pool import Lease, Pool
 from ..protocols.http1 import MAX_HEADERS, Headers, header_block
 from ..protocols.http2 import GoawayFilter
-from .http1 import H1Client, H1Connection, parse_content_type
+from ..protocols.mime import parse_content_type
 
 if TYPE_CHECKING:
     import h2
@@ -220,18 +222,6 @@ class _Unprocessed(ConnectError):
     """The server did not process the request (it may go again on another connection)."""
 
 
-class _FreshH1(H1Connection):
-    """An HTTP/1.1 connection that ALPN gave (the server did not pick h2): like any
-    :class:`H1Connection`, and clean before its first request too, so that the pool
-    keeps it idle for :class:`H1Client` to send on."""
-
-    def is_reusable(self) -> bool:
-        if self.reader is None:  # nothing asked on it yet
-            t = self.transport
-            return t is not None and not self._lost and not t.is_closing() and self._exc is None
-        return super().is_reusable()
-
-
 class _Negotiated(asyncio.Protocol):
     """The protocol asyncio makes for an ALPN connection: once TLS is up it hands the
     transport to the connection of the protocol the server picked (before any data)."""
@@ -240,7 +230,7 @@ class _Negotiated(asyncio.Protocol):
         super().__init__()
         self._make_h2 = make_h2
         self._make_h1 = make_h1
-        self.conn: H2Connection | H1Connection | None = None
+        self.conn: asyncio.BaseProtocol | None = None  # an H2Connection, or the HTTP/1.1 one make_h1 gave
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         sslobj = transport.get_extra_info("ssl_object")
@@ -657,6 +647,8 @@ class H2Response:
     """A response read from an HTTP/2 stream (the interface :mod:`.http` uses for both
     paths: status, reason, headers, content_length/type, charset, read/release/close)."""
 
+    http_version = "HTTP/2"
+
     def __init__(self, stream: _Stream, host: str, port: int, timeout: float | None) -> None:
         self.stream = stream
         self.host = host
@@ -734,16 +726,23 @@ class H2Response:
         self._finish()
 
 
-_REASONS: dict[int, str] = {}
+# the common ones without importing http's HTTPStatus (an enum of ~60 members: ~1% of a small batch's CPU)
+_REASONS: dict[int, str] = {200: "OK", 204: "No Content", 206: "Partial Content", 301: "Moved Permanently",
+                            302: "Found", 304: "Not Modified", 404: "Not Found"}
+_ALL_REASONS = False
 
 
 def _reason(status: int) -> str:
     """HTTP/2 has no reason phrase: the standard one, as HTTP/1.1 servers send it."""
-    if not _REASONS:
+    global _ALL_REASONS
+    reason = _REASONS.get(status)
+    if reason is None and not _ALL_REASONS:
         from http import HTTPStatus
 
         _REASONS.update({s.value: s.phrase for s in HTTPStatus})
-    return _REASONS.get(status, "")
+        _ALL_REASONS = True
+        reason = _REASONS.get(status)
+    return reason or ""
 
 
 class _Origin:
@@ -764,12 +763,15 @@ class _Origin:
 
 
 class H2Client:
-    """HTTPS requests over HTTP/2 where the server picks it, over HTTP/1.1 (*h1*) elsewhere;
-    one per HTTPHandler, on *h1*'s pool."""
+    """HTTPS requests over HTTP/2 where the server picks it; one per HTTPHandler, on the HTTP/1.1
+    client's *pool*. Where the server picks HTTP/1.1 by ALPN, :meth:`request` answers None and
+    leaves the connection (made by *make_h1*: the HTTP/1.1 driver's, which this module does not
+    import) idle in the pool: :mod:`.http` then sends the request over HTTP/1.1."""
 
-    def __init__(self, h1: H1Client, ssl_source: Callable[[], ssl.SSLContext]) -> None:
-        self.h1 = h1
-        self.pool: Pool[Any] = h1.pool
+    def __init__(self, pool: Pool[Any], ssl_source: Callable[[], ssl.SSLContext],
+                 make_h1: Callable[[_Key, int], asyncio.BaseProtocol]) -> None:
+        self.pool = pool
+        self._make_h1 = make_h1
         self.log = self.pool.log
         self._ssl_source = ssl_source  # makes the context offering h2 (anyurl.net.tls), on first use
         self._ssl: ssl.SSLContext | None = None
@@ -849,12 +851,12 @@ class H2Client:
     # -- requests --------------------------------------------------------------------
 
     async def request(self, req: Request, method: str, scheme: str, host: str, port: int, target: str,
-                      hostport: str, headers: list[tuple[str, str]], url: object) -> Any:
-        """Send one request and wait for its head: an :class:`H2Response`, or the HTTP/1.1
-        client's response where the server did not pick h2."""
+                      hostport: str, headers: list[tuple[str, str]], url: object) -> H2Response | None:
+        """Send one request and wait for its head: an :class:`H2Response`; None, sending
+        nothing, where the server did not pick h2 (the caller goes over HTTP/1.1)."""
         key: _Key = (scheme, host, port)
         if key in self._h1_only:
-            return await self.h1.request(req, method, scheme, host, port, target, hostport, headers, url)
+            return None
         self.max_idle = req.limits.max_idle
         fields = self._request_fields(method, target, hostport, headers, url)
         timeout = req.timeouts.read if req.deadline is None else req.read_timeout
@@ -868,7 +870,7 @@ class H2Client:
                 raise
             if conn is None:  # the server did not pick h2
                 self.pool.exit_request(host, port)
-                return await self.h1.request(req, method, scheme, host, port, target, hostport, headers, url)
+                return None
             try:
                 return await self._exchange(conn, fields, method, target, host, port, timeout, url)
             except _Unprocessed as exc:
@@ -989,7 +991,7 @@ class H2Client:
                 conn.first_limit = o.limit
                 return conn
 
-            proto = _Negotiated(make_h2, lambda: _FreshH1(key, chunk_size))
+            proto = _Negotiated(make_h2, lambda: self._make_h1(key, chunk_size))
             if not LIBRARY:
                 # the library's imports in the handshake's wait: two loop turns on, when the transport's
                 # connection_made (scheduled as the connection is made) has sent the ClientHello

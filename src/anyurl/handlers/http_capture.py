@@ -3,7 +3,7 @@
 Only requests that ask for a capture come here: the HTTP driver's own paths stay as they are.
 The lean HTTP/1.1 client reads a capture's response with a reader that keeps the head's fields
 as received (order, case, repeats) and the request head it sent; aiohttp (through a proxy)
-keeps them too (``raw_headers``); HTTP/2 keeps its head's fields as the frames carried them.
+keeps them too (``raw_headers``); HTTP/2 keeps its head's fields as the frames carried them, and so does HTTP/3.
 """
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ from typing import Any
 
 from ..response import Capture
 
-__all__ = ["KeptResponse", "capture_reply"]
+__all__ = ["KeptResponse", "capture_hop", "capture_reply"]
+
+#: the most of a redirect's body kept (a 3xx body is a short note; past this it is truncated)
+HOP_BODY_MAX = 1 << 20
 
 # fields HTTP/2 does not carry (RFC 9113 8.2.2); the driver leaves them out of its requests
 _HOP_BY_HOP = frozenset({"connection", "host", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
@@ -44,8 +47,8 @@ def capture_reply(resp: Any, url: str, method: str, target: str, hostport: str, 
         cap.request_headers = [(str(k), str(v)) for k, v in aio.request_info.headers.items()]
         conn = aio.connection
         transport = conn.transport if conn is not None else None
-    elif stream is not None:  # HTTP/2: the fields as the HEADERS frames carried them
-        cap.protocol = "HTTP/2"
+    elif stream is not None:  # HTTP/2 and HTTP/3: the fields as the HEADERS frames carried them
+        cap.protocol = resp.http_version
         cap.headers = [(_text(k), _text(v)) for k, v in stream.fields or () if not k.startswith(b":")]
         cap.request_headers = [(":method", method), (":scheme", scheme), (":authority", hostport),
                                (":path", target)]
@@ -65,7 +68,7 @@ def capture_reply(resp: Any, url: str, method: str, target: str, hostport: str, 
         transport = resp.conn.transport
     # credentials are never archived (as passwords in a command exchange)
     cap.request_headers = [(k, "****" if k.lower() in _SECRET else v) for k, v in cap.request_headers]
-    cap.status_line = f"{cap.protocol} {status}" + (f" {reason}" if reason and cap.protocol != "HTTP/2" else "")
+    cap.status_line = f"{cap.protocol} {status}" + (f" {reason}" if reason and cap.protocol not in ("HTTP/2", "HTTP/3") else "")
     cap.peer_of(transport)
     if cap.peer is None and proxy is not None:  # a body that came whole with its head: released
         from urllib.parse import urlsplit
@@ -74,6 +77,23 @@ def capture_reply(resp: Any, url: str, method: str, target: str, hostport: str, 
         if p.hostname:
             cap.peer = (p.hostname, p.port or 80)
     cap.kept_by_driver = True
+    return cap
+
+
+async def capture_hop(resp: Any, method: str, target: Any, sent: Any, started: Any,
+                      proxy: str | None) -> Capture:
+    """The capture of a redirect *resp* to *method* on *target*: its head and its body as
+    received (read here, at most :data:`HOP_BODY_MAX` bytes), so an archive replays the hop."""
+    cap = capture_reply(resp, target.text, method, target.request_target, target.hostport, target.scheme,
+                        sent, started, proxy)
+    kept = cap.keeping()
+    while piece := await resp.read_chunk(65536):
+        if kept.size + len(piece) > HOP_BODY_MAX:
+            cap.truncated = "length"
+            cap.finish(complete=False)
+            return cap
+        kept.append(piece)
+    cap.finish()
     return cap
 
 

@@ -30,7 +30,7 @@ from ..errors import (
 from ..net.connect import connecting
 from ..net.pool import Connection, Pool
 from ..protocols import prospero as pp
-from ..response import Body, Entry
+from ..response import Body, Capture, Entry, utc_now
 from ..settings import ProsperoOptions
 from ..urls import ProsperoURL, leaf_name, percent_encode
 from .base import Context, Handler, Request, refuse_controls, render_entries
@@ -85,19 +85,22 @@ class ProsperoHandler(Handler):
             refuse_controls(url, f"the field {name!r}", name + value)
         opts = self.options(req, ProsperoOptions)
         follow = opts.follow
+        # a capture: every request and reply line; its body is the last reply as received
+        cap = Capture("Prospero", str(url), started=utc_now(), body_type="text/plain") if req.capture else None
         request = pp.build_list(url.hsoname, url.fields, user=opts.user)
-        reply = await self._ask(url, opts, request)
+        reply = await self._ask(url, opts, request, cap)
         self._check_error(url, reply)
         if reply.failure is not None and reply.failure[0] in ("NOT-A-DIRECTORY", "NOT-DIRECTORY"):
-            info = await self._ask(url, opts, pp.build_get_object_info(url.hsoname, url.fields, user=opts.user))
+            info = await self._ask(url, opts, pp.build_get_object_info(url.hsoname, url.fields, user=opts.user),
+                                   cap)
             self._check_error(url, info)
             self._check_failure(url, info)
-            return await self._object(url, info, follow, req)
+            return await self._object(url, info, follow, req, cap)
         self._check_failure(url, reply)
         entries = [self._entry(url, link) for link in reply.links[: self.context.limits.max_entries]]
         meta = {"hsoname": url.hsoname, "links": len(entries)}
-        return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
-                               entries=entries, meta=meta)
+        return _attach(Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
+                                       entries=entries, meta=meta), cap)
 
     # -- replies -------------------------------------------------------------
 
@@ -136,7 +139,8 @@ class ProsperoHandler(Handler):
                   f"{percent_encode(link.hsoname, safe='/-._~!$&()*+,=:@')}{fields}")
         return Entry(name=link.name, url=target, kind=kind, meta=meta)
 
-    async def _object(self, url: ProsperoURL, info: pp.ProsperoReply, follow: bool, req: Request) -> Body:
+    async def _object(self, url: ProsperoURL, info: pp.ProsperoReply, follow: bool, req: Request,
+                      cap: Capture | None) -> Body:
         urls = [u for u in (pp.access_url(m) for m in info.access) if u]
         meta: dict[str, Any] = {"hsoname": url.hsoname, "object_type": info.object_type,
                                 "access_methods": [_method_dict(m) for m in info.access], "resolved": urls}
@@ -147,6 +151,10 @@ class ProsperoHandler(Handler):
                 parsed = self.context.parse(target)
                 body = await self.context.handler(parsed).open(req.replace(url=parsed, options=None))
                 body.meta.setdefault("prospero", meta)
+                if cap is not None and body.capture is not None:  # the lookup is archived before it
+                    cap.status_line = ""
+                    cap.finish()
+                    body.capture.previous.insert(0, cap)
                 return body
             if urls:
                 raise UnsafeURL("the object's only access method is a local file: a remote "
@@ -156,13 +164,21 @@ class ProsperoHandler(Handler):
         entries = [Entry(name=leaf_name(u, m.method) if u else m.method, url=u, kind="page", title=m.method,
                          meta=_method_dict(m))
                    for m, u in ((m, pp.access_url(m)) for m in info.access)]
-        return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
-                               entries=entries, meta=meta)
+        return _attach(Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
+                                       entries=entries, meta=meta), cap)
 
     # -- the ARDP transaction --------------------------------------------------
 
-    async def _ask(self, url: ProsperoURL, opts: ProsperoOptions, request: bytes) -> pp.ProsperoReply:
-        message = await self._transact(url, opts, request)
+    async def _ask(self, url: ProsperoURL, opts: ProsperoOptions, request: bytes,
+                   cap: Capture | None = None) -> pp.ProsperoReply:
+        if cap is not None:
+            for line in request.decode("utf-8", "surrogateescape").splitlines():
+                cap.sent(line)
+        message = await self._transact(url, opts, request, cap)
+        if cap is not None:
+            cap.body = message
+            for line in message.decode("utf-8", "surrogateescape").splitlines():
+                cap.received(line)
         limits = self.context.limits
         parser = pp.ReplyParser(max_links=limits.max_entries, max_attributes=limits.max_reply_lines)
         try:
@@ -174,13 +190,16 @@ class ProsperoHandler(Handler):
         except pp.ARDPError as exc:
             raise ProtocolError(f"unparsable Prospero reply: {exc}", url=url) from exc
 
-    async def _transact(self, url: ProsperoURL, opts: ProsperoOptions, request: bytes) -> bytes:
+    async def _transact(self, url: ProsperoURL, opts: ProsperoOptions, request: bytes,
+                        cap: Capture | None = None) -> bytes:
         loop = asyncio.get_running_loop()
         port = url.port or 1525
         with connecting(url, f"{url.host}:{port}"):  # UDP: resolving the name is the whole connect
             async with asyncio.timeout(self.context.timeouts.connect):
                 transport, proto = await loop.create_datagram_endpoint(
                     _Datagrams, remote_addr=(url.host, port))
+        if cap is not None:
+            cap.peer_of(transport)
         try:
             return await self._exchange(url, opts, request, transport, proto)
         finally:
@@ -258,6 +277,15 @@ class ProsperoHandler(Handler):
             if event.send_ack:
                 transport.sendto(receiver.ack_packet())
         return receiver.message()
+
+
+def _attach(body: Body, cap: Capture | None) -> Body:
+    """*body* with its capture (the body: the last reply as received)."""
+    if cap is not None:
+        cap.kept_by_driver = True
+        cap.status_line = ""  # a Prospero reply has no status line (not its last line)
+        body.capture = cap
+    return body
 
 
 def _method_dict(m: pp.AccessMethod) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from ..errors import (
 from ..net.connect import exchanging, open_stream
 from ..net.pool import Connection, Lease, Pool
 from ..protocols import z3950
-from ..response import Body, Entry
+from ..response import Body, Capture, Entry, utc_now
 from ..schemes import port_of
 from ..settings import WAISOptions
 from ..urls import URL, WAISURL, percent_encode
@@ -92,10 +92,15 @@ class _Session:
         self.buffer = bytearray()
         self.scanner = z3950.APDUScanner(max_apdu)  # where the APDU at the buffer's start ends
         self.slot: Lease[Connection] | None = None  # the per-host slot, released at close
+        #: a capture's exchange (each APDU summarised) and every APDU received, as received
+        self.capture: Capture | None = None
+        self.received: list[bytes] = []
 
-    async def call(self, apdu: bytes) -> z3950.Decoded:
+    async def call(self, apdu: bytes, summary: str = "") -> z3950.Decoded:
         if self.writer.is_closing():  # the target hung up (uvloop's write would raise RuntimeError)
             raise ConnectError("the target closed the connection", url=self.url)
+        if self.capture is not None:
+            self.capture.sent(summary)
         with exchanging(self.url, "sending"):
             self.writer.write(apdu)
             await self.writer.drain()
@@ -124,10 +129,14 @@ class _Session:
         data = bytes(self.buffer[:n])
         del self.buffer[:n]
         self.scanner.reset()  # the next APDU starts at the buffer's start
+        if self.capture is not None:
+            self.received.append(data)
         try:
             result = z3950.decode_apdu(data)
         except z3950.Z3950Error as exc:
             raise ProtocolError(str(exc), url=self.url) from exc
+        if self.capture is not None:
+            self.capture.received(z3950.summarize(result))
         if isinstance(result, tuple) and result[0] == "close":
             reason, text = result[1]
             raise ProtocolError(f"the target closed the association (reason {reason})", url=self.url,
@@ -137,6 +146,8 @@ class _Session:
     async def close(self) -> None:
         try:
             if not self.writer.is_closing():  # a target that hung up gets no Close
+                if self.capture is not None:
+                    self.capture.sent("close reason=0")
                 self.writer.write(z3950.encode_close())
                 await self.writer.drain()
         except (OSError, RuntimeError, z3950.Z3950Error):
@@ -206,9 +217,12 @@ class WAISHandler(Handler):
         self.pool.log.debug("opened association with %s:%s", url.host, port_of(url))
         session = _Session(url, reader, writer, req.read_timeout, opts.max_apdu)
         session.slot = slot
+        if req.capture:
+            session.capture = Capture("Z39.50", str(url), started=utc_now())
+            session.capture.peer_of(writer.transport)
         try:
-            init = await session.call(z3950.encode_init(message_size=opts.max_apdu,
-                                                        record_size=opts.max_apdu))
+            init = await session.call(z3950.encode_init(message_size=opts.max_apdu, record_size=opts.max_apdu),
+                                      f"initRequest version=1,2,3 message-size={opts.max_apdu}")
             if not isinstance(init, z3950.InitResult):
                 raise ProtocolError("the target did not answer the Init request", url=url)
             if not init.accepted:
@@ -225,7 +239,8 @@ class WAISHandler(Handler):
             apdu = z3950.encode_search(term, url.database, use_attribute=opts.use_attribute)
         except z3950.Z3950Error as exc:
             raise ProtocolError(str(exc), url=url) from exc
-        result = await session.call(apdu)
+        use = "" if opts.use_attribute is None else f" use={opts.use_attribute}"
+        result = await session.call(apdu, f"searchRequest database={url.database!r} term={term!r}{use}")
         if not isinstance(result, z3950.SearchResult):
             raise ProtocolError("the target did not answer the Search request", url=url)
         return result
@@ -258,8 +273,8 @@ class WAISHandler(Handler):
         meta = {"database": url.database, "count": count, "count_term": opts.count_term,
                 "target": target, "implementation_id": init.implementation_id,
                 "version": init.version, "services": sorted(init.options)}
-        return Body.from_bytes(url, ("\n".join(lines) + "\n").encode("utf-8"),
-                               content_type="text/plain", charset="utf-8", meta=meta)
+        return _attach(Body.from_bytes(url, ("\n".join(lines) + "\n").encode("utf-8"),
+                                       content_type="text/plain", charset="utf-8", meta=meta), session)
 
     async def _search(self, url: WAISURL, opts: WAISOptions, req: Request) -> Body:
         search = url.search or ""
@@ -277,7 +292,9 @@ class WAISHandler(Handler):
                 # A target may return fewer records than asked (message size): ask for the rest.
                 present = await session.call(z3950.encode_present(len(records) + 1, wanted - len(records),
                                                                   record_syntax=opts.headline_syntax,
-                                                                  element_set=None))
+                                                                  element_set=None),
+                                             f"presentRequest start={len(records) + 1} "
+                                             f"count={wanted - len(records)} syntax={opts.headline_syntax}")
                 if not isinstance(present, z3950.PresentResult):
                     raise ProtocolError("the target did not answer the Present request", url=url)
                 if present.diagnostics:
@@ -307,8 +324,8 @@ class WAISHandler(Handler):
                                 "returned": len(entries)}
         if headline_note:
             meta["headline_diagnostic"] = headline_note
-        return Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
-                               entries=entries, meta=meta)
+        return _attach(Body.from_bytes(url, render_entries(entries), content_type="text/plain", charset="utf-8",
+                                       entries=entries, meta=meta), session)
 
     async def _document(self, url: WAISURL, opts: WAISOptions, offset: int, req: Request) -> Body:
         wtype = url.wtype or ""
@@ -336,7 +353,7 @@ class WAISHandler(Handler):
                 apdu = z3950.encode_present(position, 1, record_syntax=syntax, element_set=None)
             except z3950.Z3950Error as exc:
                 raise NotRetrievable(str(exc), url=url) from exc
-            present = await session.call(apdu)
+            present = await session.call(apdu, f"presentRequest start={position} count=1 syntax={syntax}")
         finally:
             await session.close()
         if not isinstance(present, z3950.PresentResult):
@@ -350,6 +367,7 @@ class WAISHandler(Handler):
             _raise_diagnostic(url, record.diagnostic, f"record {position} as {syntax}")
         data = record.data
         content_type = _CONTENT_TYPES.get(record.syntax, "application/octet-stream")
+        as_sent = (data, content_type)
         charset = "utf-8" if content_type.startswith("text/") or content_type.endswith("xml") else None
         meta: dict[str, Any] = {"syntax": record.syntax, "database": record.database or url.database,
                                 "position": position, "search": search}
@@ -361,8 +379,28 @@ class WAISHandler(Handler):
             content_type, charset = "text/plain", "utf-8"
         if offset:
             data = data[offset:]
-        return Body.from_bytes(url, data, content_type=content_type, charset=charset, meta=meta,
-                               offset=offset)
+        return _attach(Body.from_bytes(url, data, content_type=content_type, charset=charset, meta=meta,
+                                       offset=offset), session, as_sent)
+
+
+#: a capture's body when it is the APDUs themselves (a search, a database's description)
+APDU_TYPE = "application/x-z39.50-apdu; encoding=ber"
+
+
+def _attach(body: Body, session: _Session, record: tuple[bytes, str] | None = None) -> Body:
+    """*body* with the session's capture: a document's record as received (before a MARC
+    rendering or an offset) with every APDU in ``raw``; else the APDUs received are the body."""
+    cap = session.capture
+    if cap is None:
+        return body
+    apdus = b"".join(session.received)
+    if record is not None:
+        cap.body, cap.body_type, cap.raw = record[0], record[1], apdus
+    else:
+        cap.body, cap.body_type = apdus, APDU_TYPE
+    cap.kept_by_driver = True
+    body.capture = cap
+    return body
 
 
 def _authority(url: WAISURL) -> str:

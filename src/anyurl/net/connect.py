@@ -38,9 +38,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
 
+    from .tls import EarlyTLS
+
 P = TypeVar("P", bound=asyncio.BaseProtocol)
 
-__all__ = ["connect_failure", "connect_target", "connecting", "early_socket", "exchanging", "lost", "open_stream",
+__all__ = ["connect_failure", "connect_target", "connecting", "early_socket", "early_tls", "exchanging", "lost", "open_stream",
            "open_transport", "start_tls"]
 
 
@@ -116,6 +118,12 @@ async def open_transport(url: object, scheme: str, host: str, port: int, factory
     loop = asyncio.get_running_loop()
     with connecting(url, f"{host}:{port}"):
         async with asyncio.timeout(timeout):
+            if tls is not None:
+                early = await early_tls(scheme, host, port, tls)
+                if early is not None:
+                    from .tlsbio import adopt
+
+                    return await adopt(early, factory)
             where = await connect_target(scheme, host, port)
             if tls is None:
                 return await loop.create_connection(factory, **where)
@@ -191,6 +199,40 @@ async def early_socket(scheme: str, host: str, port: int) -> socket.socket | Non
         return None
     logger.debug("using the connection to %s:%s opened at start-up", host, port)
     return sock
+
+
+async def early_tls(scheme: str, host: str, port: int, tls: ssl.SSLContext) -> EarlyTLS | None:
+    """The TLS session the CLI began with scheme://host:port before asyncio was imported (see
+    :class:`anyurl.net.tls.EarlyTLS`), once its handshake is over, when it was made with *tls*
+    itself (the context this connection would use); None when there is none, it failed, or its
+    context differs: the caller connects as usual. A handshake still running is waited for,
+    inside the caller's connect deadline (and the thread's own); given up, it is closed."""
+    early = handoff.take_tls(scheme, host, port)
+    if early is None:
+        return None
+    try:
+        if not early.done:
+            loop = asyncio.get_running_loop()
+            ready: asyncio.Future[None] = loop.create_future()
+
+            def finished() -> None:  # (from the handshake's thread)
+                loop.call_soon_threadsafe(_settle, ready)
+
+            early.when_done(finished)
+            await ready
+    except BaseException:
+        early.abandon()
+        raise
+    if early.sock is None or early.ctx is not tls:
+        early.abandon()
+        return None
+    logger.debug("using the connection to %s:%s opened at start-up (TLS included)", host, port)
+    return early
+
+
+def _settle(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 async def connect_target(scheme: str, host: str, port: int) -> dict[str, Any]:

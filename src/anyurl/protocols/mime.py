@@ -15,7 +15,7 @@ space or ">".
 
 from __future__ import annotations
 
-__all__ = ["content_type_of", "looks_like_html", "split_header_list"]
+__all__ = ["content_type_of", "looks_like_html", "parse_content_type", "split_header_list"]
 
 # RFC 9110 token characters
 _TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -93,3 +93,24 @@ def looks_like_html(data: bytes) -> bool:
         if head.startswith(tag) and head[len(tag):len(tag) + 1] in (b" ", b">"):
             return True
     return False
+
+
+_types_seen: dict[str, tuple[str, str | None]] = {}  # a server sends the same few values
+
+
+def parse_content_type(value: str | None) -> tuple[str, str | None]:
+    """(type, charset) of a Content-Type value (:func:`content_type_of`, answers for short values
+    kept); "" when absent or not a valid type (the body may then be sniffed). Every HTTP
+    version's response reads its Content-Type here."""
+    if value is None:
+        return "", None
+    seen = _types_seen.get(value)
+    if seen is not None:
+        return seen
+    # two fields arrive joined ("application/json, text/x-zoo"): the last valid one, as browsers
+    seen = content_type_of(value) or ("", None)
+    if len(value) <= 128:  # bounded: 256 short values (a hostile server may send a new one each time)
+        if len(_types_seen) >= 256:
+            _types_seen.clear()
+        _types_seen[value] = seen
+    return seen

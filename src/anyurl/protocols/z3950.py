@@ -39,6 +39,7 @@ __all__ = [
     "SearchResult",
     "Z3950Error",
     "apdu_length",
+    "summarize",
     "decode_apdu",
     "encode_close",
     "encode_init",
@@ -504,6 +505,29 @@ def encode_present(start: int, count: int, *, result_set: str = "default",
 def encode_close(reason: int = 0) -> bytes:
     """A Close APDU (reason 0: finished)."""
     return _ctx(48, _int(211, reason), True)
+
+
+def summarize(result: object) -> str:
+    """One readable line for a decoded APDU (what a capture's exchange shows of it)."""
+    if isinstance(result, InitResult):
+        name = " ".join(x for x in (result.implementation_name, result.implementation_version) if x)
+        line = (f"initResponse {'accepted' if result.accepted else 'refused'} version={result.version} "
+                f"options={','.join(sorted(result.options))}")
+        if name:
+            line += f" implementation={name!r}"
+        return line + (f" diagnostic={result.diagnostic}" if result.diagnostic else "")
+    if isinstance(result, SearchResult):
+        line = f"searchResponse {'success' if result.success else 'failure'} count={result.count}"
+        return line + "".join(f" diagnostic={d}" for d in result.diagnostics)
+    if isinstance(result, PresentResult):
+        line = f"presentResponse status={result.status} next={result.next_position} records={len(result.records)}"
+        line += "".join(f" diagnostic={d}" for d in result.diagnostics)
+        for rec in result.records:
+            line += f" [{rec.syntax} {len(rec.data)} bytes]" if rec.diagnostic is None else f" [{rec.diagnostic}]"
+        return line
+    if isinstance(result, tuple) and result and result[0] == "close":
+        return f"close reason={result[1][0]}" + (f" {result[1][1]!r}" if result[1][1] else "")
+    return type(result).__name__
 
 
 def apdu_length(buffer: bytes | bytearray, limit: int | None = None) -> int | None:

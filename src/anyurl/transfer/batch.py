@@ -34,16 +34,22 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import gc
+import itertools
 import os
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AnyURLError, ConfigurationError, TransferError, mask_password
+from ..net import handoff
+from ..net.early import Early, target, turned_off
 from ..urls import URL
 from . import download
 from .download import DirNames, name_for_url
 
 if TYPE_CHECKING:
+    import socket
+
     from ..client import Client
     from ..handlers.base import Handler
     from ..response import Body, Response
@@ -59,6 +65,18 @@ STREAM_WORKERS = 16
 #: ...and at least this many in all, so that one connection (parallel=1, the strictest
 #: politeness) still fills a pipelined window (Limits.per_host_requests' default)
 MIN_STREAM_WORKERS = 64
+
+
+#: whether the objects alive when a batch first loads a driver have been moved out of the
+#: cyclic collector's reach (once per process: see Batch.freeze_gc)
+_frozen = False
+
+
+def _freeze_once() -> None:
+    global _frozen
+    _frozen = True
+    if gc.isenabled():
+        gc.freeze()
 
 
 def stream_workers(turns: int) -> int:
@@ -168,6 +186,9 @@ class Directory(Sink):
         self.prefix = d if not d or d.endswith("/") else d + "/"
         self.taken: set[str] = set()
         self.last: dict[str, int] = {}  # the last suffix given per name: no rescan from .1 each time
+        self._plain_open = type(self).opened is Directory.opened
+        if type(self).transfer is Directory.transfer:
+            self.transfer = self.save  # type: ignore[method-assign]  # (a coroutine frame less per file)
 
     def unique(self, name: str) -> str:
         """*name*, or ``name.N`` with the first N no URL of this batch has taken."""
@@ -203,12 +224,18 @@ class Directory(Sink):
 
     async def save(self, client: Client, item: Item, progress: Progress | None = None) -> None:
         """Write *item* to ``item.dest`` (*progress* as :func:`anyurl.download`'s)."""
-        assert item.dest is not None and item.name is not None
+        dest, name = item.dest, item.name
+        assert dest is not None and name is not None
         listed = self.listed
-        new = listed is not None and listed.new(item.name)
+        # (no call per file when opened is not overridden)
+        on_open = None if self._plain_open else (lambda body: self.opened(item, body))
         # (looked up on the module: a test may stand in for it)
-        await download.download_file(client, item.url, item.dest, self.resume, progress, self.max_size,
-                        lambda body: self.opened(item, body), self.overwrite, {}, new, follow=self.follow)
+        await download.download_file(client, item.url, dest, self.resume, progress, self.max_size, on_open,
+                                     self.overwrite, _NO_OPTIONS, listed is not None and listed.new(name),
+                                     follow=self.follow)
+
+
+_NO_OPTIONS: dict[str, Any] = {}
 
 
 class Chunks:
@@ -272,7 +299,18 @@ class Batch:
     :class:`Result` as its transfer ends. *window*: results waiting for an ``async for``.
 
     ``taken`` counts the URLs read from *urls*; ``succeeded`` and ``failed`` the results.
+
+    The first batch of a process, once it has loaded its first driver, moves every object
+    alive then out of the cyclic garbage collector's reach (:func:`gc.freeze`): the modules,
+    the Client and the program's own settings live to the end anyway, and each collection a
+    batch's transfers trigger would walk them all (12% of the instructions of 200 small
+    files). Set ``Batch.freeze_gc = False`` first to leave the collector as it is.
     """
+
+    #: see the class's text (the ``anyurl`` command freezes at the end of its start-up too)
+    freeze_gc = True
+    #: begin the first origin's connections before its driver is loaded (:meth:`_connect_early`)
+    early_connect = True
 
     def __init__(self, client: Client, urls: Iterable[str | URL] | AsyncIterable[str | URL] | Chunks,
                  sink: Sink | None = None, *, parallel: int | None = None, streams: int | None = None,
@@ -310,6 +348,7 @@ class Batch:
         self._extras = 0
         self._drivers: dict[str, Handler | None] = {}  # per scheme (not ftp: its driver depends on a proxy)
         self._workers_for: dict[str, int] = {}  # per scheme: the workers its multiplexed origins want
+        self._negotiating: dict[type[Handler], bool] = {}  # per driver class: see _negotiates
         # results for `async for`
         self._ready: collections.deque[Result] = collections.deque()
         self._room: asyncio.Semaphore | None = None
@@ -322,7 +361,9 @@ class Batch:
     async def run(self) -> None:
         """Run the batch to its end, each result to the sink and *on_result*. An exception
         that is not a URL's result (from *urls*, *on_result* or a bug) ends it and is raised."""
+        early = None
         try:
+            early = await self._connect_early()
             async with asyncio.TaskGroup() as group:
                 self._group = group
                 for _ in range(self.parallel):
@@ -331,6 +372,61 @@ class Batch:
             raise eg.exceptions[0] from None
         finally:
             self._group = None
+            if early is not None:
+                early()
+
+    async def _connect_early(self) -> Callable[[], None] | None:
+        """Begin the connections to the first URL's origin now, before its driver is loaded, so
+        that the handshakes overlap the loading (:mod:`anyurl.net.early`): for a Client that has
+        loaded no driver yet, when nothing else (the CLI) hands sockets over. As many as the
+        driver opens at once: one per turn among the first URLs for plain http (a connection
+        each), else one. ``ANYURL_EARLY_CONNECT=0`` turns it off. Returns what ends it."""
+        if not self.early_connect or self.client.started or handoff.taker() is not None or turned_off():
+            return None
+        held = self._held
+        if not held:  # (the first URLs are read now instead of by the first workers)
+            if self._iter is not None:
+                held.extend(itertools.islice(self._iter, self.parallel))
+            elif not await self._more():
+                return None
+        first: list[URL] = []
+        for given in itertools.islice(held, self.parallel):
+            try:
+                first.append(self._parse(given))
+            except AnyURLError:
+                break
+        if not first:
+            return None
+        key = target(first[0], held[0] if isinstance(held[0], str) else "")
+        if key is None:
+            return None
+        scheme, host, port = key
+        try:
+            if self.client.proxy_for(scheme, host, port) is not None:
+                return None
+        except AnyURLError:
+            return None  # a bad proxy setting: the transfer reports it
+        count = 1
+        if scheme == "http":  # (no more than the pool opens to one host)
+            same = sum(1 for w in first if w.scheme == scheme and getattr(w, "host", None) == host
+                       and getattr(w, "port", None) == port)
+            count = max(1, min(self.client.limits.per_host, same))
+        early = Early((scheme, host, port), count)
+
+        def take(scheme: str, host: str, port: int) -> socket.socket | None:
+            sock, more = early.take(scheme, host, port)
+            if not more:
+                end()
+            return sock
+
+        def end() -> None:
+            if handoff.taker() is take:
+                handoff.set_taker(None)
+            early.close()
+
+        early.start()
+        handoff.set_taker(take)
+        return end
 
     async def __aenter__(self) -> Batch:
         self._room = asyncio.Semaphore(self.window)
@@ -377,15 +473,21 @@ class Batch:
         self._room.release()
         return self._ready.popleft()
 
-    async def _deliver(self, result: Result) -> None:
+    def _count(self, result: Result) -> Awaitable[None] | None:
+        """Count *result* and hand it to *on_result*: what is left to await (an async
+        on_result, or a window to wait for), or None (the usual case: no coroutine per result)."""
         if result.error is None:
             self.succeeded += 1
         else:
             self.failed += 1
-        if self.on_result is not None:
-            done = self.on_result(result)
-            if done is not None:
-                await done
+        done = self.on_result(result) if self.on_result is not None else None
+        if done is None and self._room is None:
+            return None
+        return self._handed(result, done)
+
+    async def _handed(self, result: Result, done: Awaitable[None] | None) -> None:
+        if done is not None:
+            await done
         if self._room is not None:
             await self._room.acquire()  # the consumer is a window behind: wait
             self._ready.append(result)
@@ -411,14 +513,17 @@ class Batch:
         self.taken += 1
         url = None
         try:
-            # (a listed URL as plain text: urls.parse's fast path takes exact str only)
-            url = self.client.parse(str.__str__(given) if given.__class__ is not str and isinstance(given, str)
-                                    else given)
+            url = self._parse(given)
             item = Item(index, given, url)
             self.sink.place(item)
         except AnyURLError as exc:
             return Result(index, given, url, error=exc)
         return item
+
+    def _parse(self, given: str | URL) -> URL:
+        # (a listed URL as plain text: urls.parse's fast path takes exact str only)
+        return self.client.parse(str.__str__(given) if given.__class__ is not str and isinstance(given, str)
+                                 else given)
 
     async def _more(self) -> bool:
         """The next URLs of an async input into the held ones; False at the end of them."""
@@ -456,6 +561,8 @@ class Batch:
             driver: Handler | None = self.client.handler(u)
         except AnyURLError:  # no driver for its scheme: the transfer itself says so
             driver = None
+        if not _frozen and self.freeze_gc:  # (after the driver's modules are loaded: them too)
+            _freeze_once()
         if scheme != "ftp":  # (an ftp URL's driver depends on its host: a proxy or not)
             self._drivers[scheme] = driver
         return driver
@@ -481,15 +588,14 @@ class Batch:
             for _ in range(more):
                 group.create_task(self._worker(True))
 
-    async def _admit(self, u: URL) -> bool:
-        """Wait for a turn for *u*: True when it holds one of the plain turns."""
-        driver = self._driver(u)
-        if driver is not None:
-            # a connection to its origin may be picking HTTP/2 now (when a turn is taken): its
-            # streams start at the handshake, not after a first response
-            if driver.multiplexed(u) or (self._busy and await driver.negotiated(u)):
-                self._stream_workers(u)
-                return False
+    async def _admit(self, u: URL, driver: Handler | None) -> bool:
+        """Wait for a turn for *u* (none is free now, or its origin may be picking HTTP/2):
+        True when it holds one of the plain turns (see :meth:`_worker`'s fast path)."""
+        # a connection to its origin may be picking HTTP/2 now (when a turn is taken): its
+        # streams start at the handshake, not after a first response
+        if driver is not None and self._busy and await driver.negotiated(u):
+            self._stream_workers(u)
+            return False
         if self._busy < self.parallel:
             self._busy += 1
             return True
@@ -527,7 +633,8 @@ class Batch:
 
     async def _worker(self, extra: bool = False) -> None:
         # the workers pull from one input: memory stays flat however long it is
-        client, sink = self.client, self.sink
+        client, sink, drivers = self.client, self.sink, self._drivers
+        negotiates = self._negotiates
         while True:
             job = self._take()  # (without an await while URLs are held)
             if job is None:
@@ -535,10 +642,22 @@ class Batch:
                 if job is None:
                     return
             if isinstance(job, Result):
-                await self._deliver(job)
+                handing = self._count(job)
+                if handing is not None:
+                    await handing
                 continue
             u = job.url
-            held = await self._admit(u)
+            scheme = u.scheme
+            driver = drivers[scheme] if scheme in drivers else self._driver(u)
+            # the usual turn without a coroutine: a multiplexed origin's, or a free plain one
+            if driver is not None and driver.multiplexed(u):
+                self._stream_workers(u)
+                held = False
+            elif self._busy < self.parallel and not (self._busy and driver is not None and negotiates(driver)):
+                self._busy += 1
+                held = True
+            else:
+                held = await self._admit(u, driver)
             try:
                 response = await sink.transfer(client, job)
                 result = Result(job.index, job.given, u, response=response, dest=job.dest, note=job.note)
@@ -546,7 +665,20 @@ class Batch:
                 result = Result(job.index, job.given, u, error=exc)
             finally:
                 self._leave(held, u)
-            await self._deliver(result)
+            handing = self._count(result)
+            if handing is not None:
+                await handing
             if extra and held:
                 self._extras -= 1
                 return
+
+    def _negotiates(self, driver: Handler) -> bool:
+        """Whether *driver* may pick a protocol while connecting (it has its own
+        :meth:`~anyurl.handlers.base.Handler.negotiated`): else there is nothing to wait for."""
+        cls = driver.__class__
+        known = self._negotiating.get(cls)
+        if known is None:
+            from ..handlers.base import Handler
+
+            known = self._negotiating[cls] = cls.negotiated is not Handler.negotiated
+        return known

@@ -34,7 +34,7 @@ import os
 import re
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -69,6 +69,10 @@ class Sink(Protocol):
     from them as they pass); it returns the bytes kept. It raises to fail the resource."""
 
     async def save(self, item: Item, body: Body, chunks: AsyncIterator[bytes]) -> int: ...
+
+    # Optional: ``async def ahead(self, item: Item) -> int | None``, asked before a resource that is
+    # no listing is opened: the bytes kept when the sink dealt with it itself (found it up to date,
+    # left it out, resumed it), recorded as fetched; None: the crawl opens it and calls save.
 
 
 def _host_dir(u: URL) -> str:
@@ -130,6 +134,18 @@ class DirectorySink:
         self._made: set[str] = set()
         self._base = _base_names(base) if base is not None else None
 
+    def names(self, url: str) -> list[str]:
+        """The local names of *url* below DIR (its file's last)."""
+        names = local_path(url)
+        base = self._base
+        if base is not None and len(names) > len(base) and names[:len(base)] == base:
+            return names[len(base):]
+        return names
+
+    def folder(self, names: list[str], url: str) -> str:
+        """DIR/names..., made where missing (never through a symlink)."""
+        return self._folder(names, url)
+
     def _folder(self, names: list[str], url: str) -> str:
         folder = self.dest
         for name in names:
@@ -150,10 +166,7 @@ class DirectorySink:
 
     def place(self, url: str) -> tuple[str, str]:
         """The local path of *url* and its part file, its directories made."""
-        names = local_path(url)
-        base = self._base
-        if base is not None and len(names) > len(base) and names[:len(base)] == base:
-            names = names[len(base):]
+        names = self.names(url)
         folder = self._folder(names[:-1], url)
         path = os.path.join(folder, names[-1])
         if os.path.isdir(path) and not os.path.islink(path):
@@ -331,6 +344,7 @@ class _Crawler:
         self.seeds = list(seeds)
         self.frontier = frontier
         self.sink = sink
+        self.ahead: Callable[[Item], Awaitable[int | None]] | None = getattr(sink, "ahead", None)
         self.max_depth = max_depth
         self.scope = FastScope(self.seeds, same_host=same_host, cross_scheme=cross_scheme, under_seed=under_seed)
         self.per_host = max(1, per_host)
@@ -431,12 +445,17 @@ class _Crawler:
         listed = False
         try:
             try:
-                listed, size = await self.open(item, self.target(item, u), entries)
+                kept = None
+                if self.ahead is not None and item.kind not in _DIRECTORY_KINDS and item.kind != "symlink":
+                    kept = await self.ahead(item)
+                listed, size = (False, kept) if kept is not None else await self.open(
+                    item, self.target(item, u), entries)
             except AnyURLError:
                 if not (isinstance(u, FTPURL) and item.kind == "symlink"):
                     raise
                 entries.clear()  # an FTP symlink that is no directory: fetch it as a file
-                listed, size = await self.open(item, _binary(u), entries)
+                kept = None if self.ahead is None else await self.ahead(item)
+                listed, size = (False, kept) if kept is not None else await self.open(item, _binary(u), entries)
         except Exception as exc:
             err = exc if isinstance(exc, AnyURLError) else translate_errors(exc, u)
             self.record(item, "error", Outcome(FAILED, scheme, error=str(err)), [], error=str(err),

@@ -23,10 +23,11 @@ import asyncio
 import contextlib
 import errno
 import fnmatch
+import json
 import os
 import stat
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -45,7 +46,7 @@ from .download import (
 )
 from .names import PART_SUFFIX, WEB_INDEX, local_name, name_for_url, web_names
 from .output import SymlinkRefused, open_output
-from .walk import SKIP_KINDS, Found, child_key, listed_dir, walk
+from .walk import SKIP_KINDS, Found, child_key, listed_dir, looks_like_page, walk
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -92,6 +93,7 @@ class MirrorResult:
     bytes: int = 0          # bytes written
     aliases: int = 0        # symlinked directories not walked twice
     links: int = 0          # server symlinks kept as local symlinks (symlinks="keep")
+    copied: int = 0         # of files: a second name of a file fetched once, copied locally
     # server symlinks that lead nowhere (reported, not errors), and with symlinks="keep" the
     # links not made, with why (a target outside DIR, an absolute one, one not known)
     dangling: list[str] = field(default_factory=list)
@@ -129,7 +131,13 @@ def _lstat(path: str) -> os.stat_result | None:
 def _up_to_date(local: os.stat_result, size: int | None, modified: datetime | None) -> bool:
     """The local file has the remote size and is not older than the remote date (where known)."""
     remote_ts = _timestamp(modified)
-    return (size is None or size == local.st_size) and (remote_ts is None or local.st_mtime >= remote_ts)
+    if size is not None and size != local.st_size:
+        return False
+    if remote_ts is None or local.st_mtime >= remote_ts:
+        return True
+    # a listing dates a file to the minute (to the day when old): a copy an earlier run dated
+    # so is as new as an exact date (MDTM) within that precision
+    return any(local.st_mtime % grain == 0 and remote_ts - local.st_mtime < grain for grain in (60, 86400))
 
 
 def _finish(path: str, modified: datetime | None) -> int:
@@ -231,6 +239,8 @@ class _Mirror:
         # listed: sibling directories are found as their own listings end, in no fixed order
         self.reserved: dict[tuple[tuple[str, ...], str], str] = {}
         self.renamed_paths: list[tuple[str, ...]] = []  # the tree path of each result.renamed item
+        self.second_names: list[tuple[Found, str]] = []  # files met before under another name
+        self.left_out: set[str] = set()  # URLs excluded by include/exclude
 
     def ftp_file(self, found: Found) -> URL | None:
         """The ``;type=i`` URL of an FTP file whose text is exactly the serializer's for its
@@ -496,7 +506,7 @@ class _Mirror:
             self.result.files += 1
             self.result.bytes += _finish(path, modified)
             return
-        written = await self._fetch(u, path, overwrite, modified)
+        written = await self.fetch(u, path, overwrite, modified)
         if written is None:
             self.result.unchanged += 1  # same bytes: the file was left alone
             return
@@ -504,39 +514,82 @@ class _Mirror:
         self.result.bytes += written
 
     def _keep(self, found: Found, path: str) -> int | None:
-        """Write the bytes the walk kept (``Found.content``) to *path* as :meth:`_fetch` would:
+        """Write the bytes the walk kept (``Found.content``) to *path* as :meth:`fetch` would:
         through a part file, placed atomically; None when *path* held them already. *newer* and
         *force* replace other content (these bytes are the remote file's as of now)."""
         assert found.content is not None
+        return self._write(found.content.chunks(), found.content.size, path, found.url)
+
+    def _write(self, chunks: Iterable[bytes], size: int, path: str, url: str, mtime: float | None = None
+               ) -> int | None:
+        """*chunks* (*size* bytes) into *path* through a part file (given *mtime*), placed
+        atomically; None when *path* held them already."""
         part = _part_for(path)
         overwrite = self.force or self.newer
         if not overwrite:
-            refuse_symlink(path, found.url)
+            refuse_symlink(path, url)
         placed = False
         try:
             fd = open_output(part, truncate=True, below=self.dest)
             try:
-                for chunk in found.content.chunks():
+                for chunk in chunks:
                     view = memoryview(chunk)
                     while view:
                         view = view[os.write(fd, view):]
+                if mtime is not None:
+                    os.utime(fd, (mtime, mtime))
             finally:
                 os.close(fd)
-            written = _place(part, path, overwrite, found.url)
+            written = _place(part, path, overwrite, url)
             placed = True
         except AnyURLError:
             raise
         except SymlinkRefused as exc:
-            raise WouldOverwrite(f"cannot write {part}: {exc.strerror}", url=found.url) from exc
+            raise WouldOverwrite(f"cannot write {part}: {exc.strerror}", url=url) from exc
         except OSError as exc:
-            raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=found.url) from exc
+            raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=url) from exc
         finally:
             if not placed:
                 with contextlib.suppress(OSError):
                     os.unlink(part)
-        return found.content.size if written else None
+        return size if written else None
 
-    async def _fetch(self, u: URL | str, path: str, overwrite: bool, modified: datetime | None) -> int | None:
+    def copy_alias(self, url: str, path: str, first: str) -> bool:
+        """The second name of a file fetched once (a server symlink and its target, see
+        ``Found.same_as``): a copy of the local file *first*, with its date. False when *first*
+        is no regular file (the caller fetches *found* itself)."""
+        try:
+            fd = os.open(first, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return False
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return False
+            here = _lstat(path)
+            if here is not None and stat.S_ISREG(here.st_mode) and here.st_size == st.st_size and \
+                    same_content(first, path):
+                self.result.unchanged += 1  # a copy from an earlier run
+                return True
+
+            def chunks() -> Iterator[bytes]:
+                at = 0
+                while chunk := os.pread(fd, 256 * 1024, at):
+                    at += len(chunk)
+                    yield chunk
+
+            written = self._write(chunks(), st.st_size, path, url, st.st_mtime)
+        finally:
+            os.close(fd)
+        if written is None:
+            self.result.unchanged += 1
+        else:
+            self.result.files += 1
+            self.result.copied += 1
+            self.result.bytes += written
+        return True
+
+    async def fetch(self, u: URL | str, path: str, overwrite: bool, modified: datetime | None) -> int | None:
         """Stream *u* into a part file next to *path*, give it the remote date, and
         place it (see :func:`_place`): the bytes written, or None when *path* held
         them already. A failed transfer leaves nothing behind. Plain ``os`` calls:
@@ -588,6 +641,25 @@ class _Mirror:
                     os.unlink(part)
         return done if written else None
 
+    async def copy_second_names(self) -> None:
+        """Each second name of a file (``Found.same_as``) as a copy of the file its first name
+        wrote: one transfer. Fetched itself when the first was not written (left out, failed)."""
+        if not self.second_names:
+            return
+        path_of = {url: path for path, url in self.taken.items()}
+        bad = {url for url, _ in self.result.errors} | set(self.result.dangling) | self.left_out
+        for found, path in self.second_names:
+            first = path_of.get(found.same_as or "")
+            try:
+                if first is not None and found.same_as not in bad and self.copy_alias(found.url, path, first):
+                    if self.progress is not None:
+                        self.progress(self.result)
+                    continue
+            except Exception as exc:
+                self.fail(found, exc)
+                continue
+            await self.file(found, path)
+
     async def run(self, url: str | URL, walk_options: dict[str, Any]) -> MirrorResult:
         start = time.monotonic()
         # A fixed pool of workers fed through a short queue: no task per file, and the
@@ -625,11 +697,16 @@ class _Mirror:
                 if (self.include and not _matches(rel, name, self.include)) or (
                         self.exclude and _matches(rel, name, self.exclude)):
                     self.result.excluded += 1
+                    self.left_out.add(found.url)
+                    continue
+                if found.same_as is not None:  # a file met before under another name: copied at the end
+                    self.second_names.append((found, path))
                     continue
                 await queue.put((found, path))
             for _ in workers:
                 await queue.put(None)
             await asyncio.gather(*workers)
+            await self.copy_second_names()
         finally:
             for t in workers:
                 t.cancel()
@@ -642,13 +719,20 @@ class _Mirror:
         return self.result
 
 
-def _below(origin: tuple[str, str | None, int | None], base: str) -> Callable[[Entry], bool]:
-    """For an http(s) start: follow only what lies below its directory (wget's --no-parent).
+def _below(origin: tuple[str, str | None, int | None], base: str,
+           start: HTTPURL | None = None) -> Callable[[Entry], bool]:
+    """For an http(s) start: follow only what lies below its directory (wget's --no-parent),
+    and of a directory's two URLs, ``DIR/`` and ``DIR/index.html``, only the one met first.
 
     A page links anywhere on its host ("../", "/", other trees); a mirror copies the
     files below URL, not those, which would also land at the top of DIR. FTP, gopher
-    and news listings hold their own children: their scope stays walk's.
+    and news listings hold their own children: their scope stays walk's. ``DIR/`` and
+    ``DIR/index.html`` are one local file (:func:`anyurl.transfer.names.web_names`): the
+    second is never fetched (only such URLs are remembered, so memory stays small).
     """
+    index: dict[str, str] = {}  # a directory's path -> the URL of its page met first
+    if start is not None and start.search is None:
+        index[_index_dir(start.path)] = str(start)
 
     def follow(entry: Entry) -> bool:
         if not entry.url:
@@ -660,39 +744,286 @@ def _below(origin: tuple[str, str | None, int | None], base: str) -> Callable[[E
         if not isinstance(u, HTTPURL) or (u.scheme, u.host, u.port) != origin:
             return True  # walk's own scope rules (same host, scheme)
         # a page's image or stylesheet is fetched wherever on the host it lives (wget -p)
-        return u.path.startswith(base) or "requisite" in entry.meta
+        if not (u.path.startswith(base) or "requisite" in entry.meta):
+            return False
+        if u.search is None and (u.path.endswith("/") or u.path.endswith("/" + WEB_INDEX)):
+            owner = index.setdefault(_index_dir(u.path), entry.url)
+            if owner != entry.url:
+                return False  # the directory's page under its other URL: one file, fetched once
+        return True
 
     return follow
 
 
+def _index_dir(path: str) -> str:
+    """"/docs/" for "/docs/" and "/docs/index.html" (one local file: docs/index.html)."""
+    return path[: -len(WEB_INDEX)] if path.endswith("/" + WEB_INDEX) else path
+
+
+_LISTED_MAX = 100_000  # listing sizes and dates kept for -N/-c under --state (the rest: asked with stat)
+
+
+def _leaf(kind: str, u: URL) -> bool:
+    """A resource a crawl only saves (never lists, never reads for links): what -N, -c and
+    --include/--exclude decide on before it is fetched."""
+    if kind in ("directory", "group", "symlink"):
+        return False
+    if isinstance(u, FTPURL):
+        return kind == "file"
+    if isinstance(u, HTTPURL):  # what the walk would not open to look at (see walk._worth_probing)
+        path = u.path.lower()
+        return u.search is None and not looks_like_page(u) and not path.endswith(".css")
+    return False
+
+
+class _StateSink:
+    """mirror(state=...): the crawl's sink (files named as :class:`~anyurl.transfer.crawl.DirectorySink`
+    names them) with the mirror's rules: --include/--exclude, -N and -c decided before a file is
+    fetched (``ahead``), never replacing other content without --force or -N, the remote date
+    on each file, and server symlinks kept as links (``symlinks="keep"``) or, when they lead to
+    something inside the tree, written as copies at the end (one transfer; recorded in
+    ``STATE.links`` so that a killed run's links are not forgotten)."""
+
+    def __init__(self, job: _Mirror, start: URL, state: str, inner: Any) -> None:
+        self.job = job
+        self.inner = inner
+        self.dest = job.dest
+        self.start = str(start)
+        self.top = self.start.rstrip("/") + "/"
+        self.links_file = state + ".links"
+        self.listed: dict[str, tuple[int | None, datetime | None]] = {}  # url -> listing's size, date
+        self.web: Callable[[Entry], bool] | None = None
+
+    # -- what is followed ----------------------------------------------------------------
+
+    def follow(self, entry: Entry) -> bool:
+        if self.web is not None and not self.web(entry):
+            return False
+        url = entry.url
+        if url is None:
+            return True
+        if entry.kind == "symlink":
+            return self.symlink(entry, url)
+        if entry.kind == "file" and (self.job.newer or self.job.resume) and (
+                entry.size is not None or entry.modified is not None):
+            if len(self.listed) >= _LISTED_MAX:
+                del self.listed[next(iter(self.listed))]
+            self.listed[url] = (entry.size, entry.modified)
+        return True
+
+    def symlink(self, entry: Entry, url: str) -> bool:
+        """Keep: the local link made now (never fetched). Copy: a link into the tree is recorded
+        and not fetched (its target is); one leading elsewhere is fetched under its own name."""
+        try:
+            names = self.inner.names(url)
+        except AnyURLError:
+            return True
+        if self.job.keep_links:
+            try:
+                folder = self.inner.folder(names[:-1], url)
+            except AnyURLError as exc:
+                self.job.fail_url(url, tuple(names), exc)
+                return False
+            self.job.link(entry, folder, tuple(names))
+            return False
+        target = entry.key if entry.key and entry.key != url else None
+        if target is None or not target.startswith(self.top):
+            return True
+        try:
+            first = self.inner.names(target)
+        except AnyURLError:
+            return True
+        line = json.dumps([url, names, first]) + "\n"
+        fd = os.open(self.links_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
+        return False
+
+    def left_out(self, names: list[str]) -> bool:
+        job = self.job
+        rel = "/".join(names)
+        return bool((job.include and not _matches(rel, names[-1], job.include)) or (
+            job.exclude and _matches(rel, names[-1], job.exclude)))
+
+    # -- before and while a file is fetched ------------------------------------------------
+
+    async def ahead(self, item: Any) -> int | None:
+        """-N, -c and --include/--exclude on a file before it is fetched (see the crawl's Sink)."""
+        job = self.job
+        if item.depth == 0 or not (job.include or job.exclude or job.newer or job.resume):
+            return None
+        u = parse(item.url)
+        if item.kind != "symlink" and not _leaf(item.kind, u):
+            return None  # a page: read for its links whatever happens to its bytes
+        names = self.inner.names(item.url)
+        if self.left_out(names):
+            job.result.excluded += 1
+            return 0
+        if not (job.newer or job.resume):
+            return None
+        path = os.path.join(self.dest, *names)
+        size, modified = self.listed.get(item.url, (None, None))
+        if isinstance(u, FTPURL) and u.name:
+            u = FTPURL(u.scheme, u.host, u.port, u.user, u.password, u.cwd, u.name, "i")
+        local = _lstat(path)
+        if local is not None and stat.S_ISREG(local.st_mode):
+            if size is None or modified is None or item.kind == "symlink":
+                with contextlib.suppress(AnyURLError):
+                    st = await job.client.stat(u)
+                    size = st.size if size is None or item.kind == "symlink" else size
+                    modified = st.modified if modified is None else modified
+            if _up_to_date(local, size, modified):
+                self.listed.pop(item.url, None)
+                job.result.unchanged += 1
+                return 0
+        if not job.resume:
+            return None  # -N: fetched by the crawl and placed by save
+        path, _part = self.inner.place(item.url)
+        self.listed.pop(item.url, None)
+        await download_file(job.client, u, path, True, None, None, None, job.force or local is not None and job.newer,
+                            {}, follow=False, below=self.dest)
+        after = _lstat(path)
+        if local is not None and after is not None and after.st_mtime_ns == local.st_mtime_ns:
+            job.result.unchanged += 1  # the same bytes were there: left alone
+            return 0
+        job.result.files += 1
+        written = _finish(path, modified)
+        job.result.bytes += written
+        return written
+
+    async def save(self, item: Any, body: Any, chunks: AsyncIterator[bytes]) -> int:
+        job = self.job
+        names = self.inner.names(item.url)
+        if item.depth and self.left_out(names):
+            job.result.excluded += 1
+            return 0  # (a page: the crawl reads the rest for its links)
+        path, part = self.inner.place(item.url)
+        overwrite = job.force or job.newer
+        _size, modified = self.listed.pop(item.url, (None, None))
+        try:
+            fd = open_output(part, truncate=True, below=self.dest)
+        except (SymlinkRefused, OSError) as exc:
+            raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=item.url) from exc
+        done = 0
+        placed = False
+        try:
+            try:
+                async for chunk in chunks:
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    done += len(chunk)
+                ts = _timestamp(modified)
+                if ts is not None:  # the remote date, so that -N works next time
+                    os.utime(fd, (ts, ts))
+            finally:
+                os.close(fd)
+            written = _place(part, path, overwrite, item.url)
+            placed = True
+        except OSError as exc:
+            if isinstance(exc, AnyURLError):
+                raise
+            raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=item.url) from exc
+        finally:
+            if not placed:
+                with contextlib.suppress(OSError):
+                    os.unlink(part)
+        if written:
+            job.result.files += 1
+            job.result.bytes += done
+        else:
+            job.result.unchanged += 1
+        return done
+
+    # -- at the end ----------------------------------------------------------------------
+
+    async def second_names(self) -> None:
+        """Each symlink recorded into the tree: a copy of what its target's name holds now (a
+        directory: not copied twice); when the target was not written, fetched itself."""
+        lines = _read_lines(self.links_file)
+        job = self.job
+        seen: set[str] = set()
+        for line in lines:
+            try:
+                url, names, first = json.loads(line)
+            except ValueError:
+                continue  # the last line of a run killed while writing it
+            if url in seen:
+                continue
+            seen.add(url)
+            if self.left_out(names):
+                job.result.excluded += 1
+                continue
+            target = os.path.join(self.dest, *first)
+            here = _lstat(target)
+            if here is not None and stat.S_ISDIR(here.st_mode):
+                job.result.aliases += 1  # a symlinked directory mirrored under its own name
+                continue
+            try:
+                path = os.path.join(self.inner.folder(names[:-1], url), names[-1])
+                if here is not None and job.copy_alias(url, path, target):
+                    continue
+                u = parse(url)
+                if isinstance(u, FTPURL) and u.name:
+                    u = FTPURL(u.scheme, u.host, u.port, u.user, u.password, u.cwd, u.name, "i")
+                written = await job.fetch(u, path, job.force or job.newer, None)
+            except ResourceNotFound:
+                job.result.dangling.append(url)
+                continue
+            except Exception as exc:
+                job.fail_url(url, tuple(names), exc if isinstance(exc, AnyURLError) else translate_errors(exc, url))
+                continue
+            if written is None:
+                job.result.unchanged += 1
+            else:
+                job.result.files += 1
+                job.result.bytes += written
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
 async def _mirror_with_state(client: Client, url: str | URL, dest: str | os.PathLike[str],
-                             state: str | os.PathLike[str], parallel: int, max_depth: int | None,
-                             progress: Callable[[MirrorResult], None] | None,
+                             state: str | os.PathLike[str], job: _Mirror, max_depth: int | None,
                              walk_options: dict[str, Any]) -> MirrorResult:
     """``mirror(state=FILE)``: the mirror as a crawl of one seed (:mod:`anyurl.transfer.crawl`)
-    whose frontier is kept in FILE, files named relative to DIR as a mirror names them."""
+    whose frontier is kept in FILE, files named relative to DIR as a mirror names them, with
+    the mirror's rules (:class:`_StateSink`)."""
     from .crawl import CrawlEvent, DirectorySink, crawl
 
     start = client.parse(url)
-    result = MirrorResult()
+    result = job.result
+    progress = job.progress
+    sink = _StateSink(job, start, os.fspath(state), DirectorySink(dest, base=start))
 
     def count(event: CrawlEvent) -> None:
-        if event.kind == "fetched":
-            result.files += 1
-            result.bytes += event.size
-        elif event.kind == "listed":
+        if event.kind == "listed":
             result.directories += 1
         if progress is not None:
             progress(result)
 
     options = {k: v for k, v in walk_options.items() if k in ("per_host", "delay", "robots", "requisites")}
-    done = await crawl(client, [start], sink=DirectorySink(dest, base=start), state=state, parallel=parallel,
+    if isinstance(start, HTTPURL):  # "DIR/" and "DIR/index.html": fetched once
+        sink.web = _below((start.scheme, start.host, start.port), start.path[: start.path.rfind("/") + 1], start)
+    done = await crawl(client, [start], sink=sink, state=state, parallel=job.parallel,
                        max_depth=None if max_depth is None else max_depth + 1, same_host=True, under_seed=True,
-                       on_event=count, **options)
+                       on_event=count, follow=sink.follow, **options)
+    if not done.interrupted and done.pending == 0:
+        await sink.second_names()
+    crawl_errors = []
     for (where, message), code in zip(done.first_errors, done.first_exit_codes, strict=True):
         err = TransferError(message, url=where)
         err.exit_code = code  # the error's own class's code (the crawl records its text)
-        result.errors.append((where, err))
+        crawl_errors.append((where, err))
+    result.errors[:0] = crawl_errors
+    result.dangling.sort()
     result.seconds = done.seconds
     return result
 
@@ -722,16 +1053,11 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
 
     *state*: a file (SQLite) that keeps the mirror's frontier (:mod:`anyurl.transfer.crawl`):
     a mirror killed or stopped continues from it when run again with the same file, and its
-    memory does not grow with the tree; every file is fetched once and replaced by what the
-    server sends (not with *resume*, *newer*, *include*/*exclude* or ``symlinks="keep"``).
+    memory does not grow with the tree; every file is fetched once. The other options keep
+    their meaning (decided before a file is fetched; see :class:`_StateSink`).
     """
     if symlinks not in ("copy", "keep"):
         raise ValueError(f"symlinks must be 'copy' or 'keep', not {symlinks!r}")
-    if state is not None:
-        if resume or newer or include or exclude or symlinks != "copy":
-            raise ValueError("state= is a crawl's frontier: resume, newer, include, exclude and symlinks='keep' "
-                             "do not apply to it")
-        return await _mirror_with_state(client, url, dest, state, parallel, max_depth, progress, walk_options)
     target = Path(dest)
     try:
         _make_dir(target)
@@ -743,13 +1069,15 @@ async def mirror(client: Client, url: str | URL, dest: str | os.PathLike[str], *
         raise TransferError(f"cannot write in directory {target}: {exc.strerror or exc}", url=url) from exc
     job = _Mirror(client, target, parallel=parallel, resume=resume, newer=newer, force=force,
                   include=include, exclude=exclude, progress=progress, symlinks=symlinks)
+    if state is not None:
+        return await _mirror_with_state(client, url, target, state, job, max_depth, walk_options)
     walk_options.setdefault("per_host", 2)
     walk_options.setdefault("keep", True)  # a page read for its links is saved from those bytes
     start = parse(url) if isinstance(url, str) else url
     if isinstance(start, HTTPURL):  # the directory of "a/b/" and of "a/b/page.html" is "a/b/"
         job.web = (start.scheme, start.host, start.port), start.path[: start.path.rfind("/") + 1]
         walk_options.setdefault("requisites", True)  # a web site's pages with their images, styles, scripts
-        below, theirs = _below(*job.web), walk_options.get("follow")
+        below, theirs = _below(*job.web, start), walk_options.get("follow")
         walk_options["follow"] = below if theirs is None else (lambda e: below(e) and theirs(e))
     if symlinks == "keep":  # made from the listings (see _Mirror.links), never walked into
         theirs_keep = walk_options.get("follow")

@@ -76,7 +76,7 @@ from ..settings import Limits, Timeouts
 from ..urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
 from .frontier import New
 
-__all__ = ["SKIP_KINDS", "Content", "Found", "ScopeRules", "Source", "child_key", "listed_dir", "scope_rules", "walk"]
+__all__ = ["SKIP_KINDS", "Content", "Found", "ScopeRules", "Source", "child_key", "listed_dir", "looks_like_page", "scope_rules", "walk"]
 
 
 class Source(Protocol):
@@ -283,7 +283,7 @@ def _fingerprint(entries: list[Entry]) -> int:
     return hash(frozenset((e.name, e.kind, e.size, e.modified) for e in entries if not e.rel))
 
 
-def _looks_like_page(u: URL) -> bool:
+def looks_like_page(u: URL) -> bool:
     path = str(getattr(u, "path", "") or "")
     last = path.rsplit("/", 1)[-1]
     return not last or "." not in last or last.lower().endswith(_PAGE_SUFFIXES)
@@ -295,7 +295,7 @@ def _worth_probing(entry: Entry, u: URL) -> bool:
         return True
     if u.scheme in ("http", "https"):  # an autoindex "file" is never opened to check
         # a page's style sheet is opened for its own url() and @import (requisites)
-        return entry.kind != "file" and (_looks_like_page(u) or "stylesheet" in entry.meta)
+        return entry.kind != "file" and (looks_like_page(u) or "stylesheet" in entry.meta)
     if isinstance(u, GopherURL):  # the URL says what it is: only a menu lists
         return entry.kind == "page" and u.gophertype in ("1", "")
     return entry.kind == "page"

@@ -74,7 +74,7 @@ def _closed_port() -> int:
     ("gopher://127.0.0.1:7070/9/big.bin", ("gopher", "127.0.0.1", 7070)),
     ("gopher://Example.ORG/", ("gopher", "example.org", 70)),
     ("http://127.0.0.1/x", ("http", "127.0.0.1", 80)),
-    ("https://127.0.0.1/x", ("https", "127.0.0.1", 443)),  # the TCP part; TLS starts once asyncio runs
+    ("https://127.0.0.1/x", ("https", "127.0.0.1", 443)),  # and its TLS handshake, in a thread
     ("ftp://user:pw@[::1]:2121/pub/f", ("ftp", "::1", 2121)),
     ("nntp://news.example/comp.lang/1", ("nntp", "news.example", 119)),
     ("http://xn--bcher-kva.example/x", ("http", "xn--bcher-kva.example", 80)),  # an IDN host in its IDNA form
@@ -164,6 +164,60 @@ def test_starting_imports_neither_asyncio_nor_the_handlers() -> None:
                           env={**env, "PYTHONPATH": SRC})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("http1", [False, True])
+def test_https_sends_its_client_hello_before_asyncio_is_imported(http1: bool) -> None:
+    # the handshake starts in a thread at once; the child waits until the hello has arrived here
+    with _listener() as server:
+        port = server.getsockname()[1]
+        code = ("import sys; from anyurl.cli import early as _early; from anyurl.cli.quick import Args\n"
+                f"_early.start(Args({{'command': 'get', 'urls': ['https://127.0.0.1:{port}/x'], 'proxy': None,"
+                f" 'noproxy': None, 'http1_1': {http1}}}))\n"
+                "sys.stdin.readline()\n"
+                "print(sorted(m for m in sys.modules if m == 'asyncio' or m.startswith(('uvloop', 'anyurl.handlers'))))\n"
+                "_early.discard()")
+        env = {k: v for k, v in os.environ.items() if k not in _NO_PROXY_ENV}
+        proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env={**env, "PYTHONPATH": SRC})
+        try:
+            server.settimeout(60)
+            peer, _ = server.accept()
+            with peer:
+                peer.settimeout(60)
+                hello = b""
+                while len(hello) < 5 or len(hello) < 5 + int.from_bytes(hello[3:5], "big"):
+                    more = peer.recv(1 << 16)
+                    assert more, hello
+                    hello += more
+                out, err = proc.communicate("go\n", timeout=60)
+        finally:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert out.strip() == "[]"  # the hello went out while nothing of asyncio was loaded
+    assert hello[0] == 0x16 and hello[5] == 0x01  # a TLS handshake record: ClientHello
+    # ALPN as the handler's context offers it: h2 and http/1.1, or none with --http1.1
+    assert (b"\x02h2" in hello) is (b"\x08http/1.1" in hello) is not http1
+
+
+def test_an_https_early_handshake_nobody_takes_is_closed() -> None:
+    with _listener() as server:
+        port = server.getsockname()[1]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ResourceWarning)
+            _early.start(_args(f"https://127.0.0.1:{port}/x"))
+            server.settimeout(30)
+            peer, _ = server.accept()
+            with peer:
+                peer.settimeout(30)
+                assert peer.recv(1)[:1] == b"\x16"  # the hello came
+                _early.discard()  # abandoned mid-handshake: the thread closes the socket
+                rest = b""
+                while (more := peer.recv(1 << 16)):
+                    rest += more
+            gc.collect()
+    assert _early._pending is None
 
 
 # -- the socket's fate ----------------------------------------------------------------------

@@ -187,7 +187,7 @@ def test_interim_heads_leave_no_fields_and_do_not_count() -> None:
 
 
 def test_content_type_answers_are_kept_for_short_values_only() -> None:
-    from anyurl.handlers import http1
+    from anyurl.protocols import mime as http1  # (every HTTP version's responses read it there)
 
     http1._types_seen.clear()
     assert http1.parse_content_type('Text/HTML; Charset="utf-8"') == ("text/html", "utf-8")

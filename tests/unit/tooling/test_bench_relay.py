@@ -127,3 +127,53 @@ def test_refused_upstream_closes_the_client() -> None:
                 assert c.recv(100) == b""
             except ConnectionResetError:
                 pass
+
+
+def test_udp_datagrams_each_way_take_half_the_round_trip() -> None:
+    """``udp:LISTEN=TARGET``: an echo server's answer comes back one RTT after the datagram left,
+    datagrams keep their order and their bounds, and two client addresses are two flows."""
+    echo = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    echo.bind(("127.0.0.1", 0))
+    arrived: list[float] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                data, addr = echo.recvfrom(65536)
+            except OSError:
+                return
+            arrived.append(time.monotonic())
+            echo.sendto(data, addr)
+
+    threading.Thread(target=serve, daemon=True).start()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    try:
+        with spawn([sys.executable, "-m", "bench.relay", "--rtt", str(RTT * 1000),
+                    f"udp:127.0.0.1:{port}=127.0.0.1:{echo.getsockname()[1]}"],
+                   stdout=subprocess.PIPE, text=True, cwd=ROOT) as proc:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            clients = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+            try:
+                for c in clients:
+                    c.settimeout(10)
+                    c.connect(("127.0.0.1", port))
+                t0 = time.monotonic()
+                for i in range(20):
+                    clients[i % 2].send(b"d%02d" % i + bytes(1200))
+                got = [[], []]  # type: list[list[bytes]]
+                for k, c in enumerate(clients):
+                    while len(got[k]) < 10:
+                        got[k].append(c.recv(65536))
+                back = time.monotonic()
+            finally:
+                for c in clients:
+                    c.close()
+    finally:
+        echo.close()
+    assert [d[:3] for d in got[0]] == [b"d%02d" % i for i in range(0, 20, 2)]
+    assert [d[:3] for d in got[1]] == [b"d%02d" % i for i in range(1, 20, 2)]
+    assert all(len(d) == 1203 for d in got[0] + got[1])
+    assert arrived and arrived[0] - t0 >= RTT / 2
+    assert RTT <= back - t0 < RTT + 5

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from anyurl import Client
+from anyurl import Client, Limits
 from anyurl.errors import ConfigurationError, ResourceNotFound, URLSyntaxError
-from anyurl.transfer.batch import Batch, Directory, Feed, Memory, Result, Sink
+from anyurl.transfer.batch import Batch, Directory, Feed, Item, Memory, Result, Sink
 
 
 def files(tmp_path: Path, n: int) -> list[Path]:
@@ -173,3 +173,89 @@ async def test_the_object_given_comes_back_and_an_async_on_result_is_awaited(tmp
     async with Client() as client:
         await Batch(client, urls, on_result=note).run()
     assert depths == {i: f.stat().st_size for i, f in enumerate(made)}
+
+
+_FREEZE_PROBE = """
+import asyncio, gc, sys
+from anyurl import Client
+from anyurl.batch import Batch, Memory
+Batch.freeze_gc = sys.argv[2] == "on"
+async def main():
+    async with Client() as client:
+        before = gc.get_freeze_count()
+        batch = Batch(client, [sys.argv[1]] * 3, Memory())
+        await batch.run()
+        assert batch.succeeded == 3
+        print(before, gc.get_freeze_count())
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("setting", ["on", "off"])
+def test_the_first_batch_moves_what_lives_out_of_the_collectors_reach(tmp_path: Path, setting: str) -> None:
+    # (a process of its own: the test process may have run a batch already)
+    import subprocess
+    import sys
+
+    f = tmp_path / "a.txt"
+    f.write_text("a")
+    out = subprocess.run([sys.executable, "-c", _FREEZE_PROBE, f.as_uri(), setting], capture_output=True,
+                         text=True, timeout=120, check=True).stdout.split()
+    before, after = int(out[0]), int(out[1])
+    assert before == 0
+    if setting == "on":
+        assert after > 10_000  # the modules loaded, the client: no collection walks them again
+    else:
+        assert after == 0
+
+
+async def test_connections_begun_early_and_never_taken_are_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a sink of its own that never connects: the sockets begun for its first origin are closed
+    import socket
+
+    from anyurl.net import handoff
+    from anyurl.transfer import batch as batch_module
+
+    made: list[batch_module.Early] = []
+    real = batch_module.Early
+    monkeypatch.setattr(batch_module, "Early", lambda key, count: made.append(real(key, count)) or made[-1])
+    monkeypatch.setattr(handoff, "_taker", None)  # (no CLI test's left behind)
+    monkeypatch.delenv("ANYURL_EARLY_CONNECT", raising=False)
+
+    class Nothing(Sink):
+        async def transfer(self, client: Client, item: Item) -> None:
+            await asyncio.sleep(0.05)  # (the connects get under way)
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        urls = [f"http://127.0.0.1:{port}/{i}" for i in range(5)] + [f"http://127.0.0.2:{port}/"]
+        async with Client(limits=Limits(per_host=3)) as client:
+            batch = Batch(client, iter(urls), Nothing(), parallel=4)
+            await batch.run()
+    assert batch.succeeded == 6
+    assert len(made) == 1 and made[0].key == ("http", "127.0.0.1", port)
+    assert made[0].count == 3  # one per turn among the first four URLs, as many as the pool opens
+    assert made[0].abandoned and not made[0].socks
+    assert handoff.taker() is None
+
+
+async def test_no_early_connect_when_turned_off_or_proxied(monkeypatch: pytest.MonkeyPatch) -> None:
+    from anyurl.transfer import batch as batch_module
+
+    made: list[object] = []
+    monkeypatch.setattr(batch_module, "Early", lambda key, count: made.append(key))
+
+    class Nothing(Sink):
+        async def transfer(self, client: Client, item: Item) -> None:
+            return None
+
+    urls = ["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"]
+    monkeypatch.setenv("ANYURL_EARLY_CONNECT", "0")
+    async with Client() as client:
+        await Batch(client, urls, Nothing()).run()
+    monkeypatch.delenv("ANYURL_EARLY_CONNECT")
+    async with Client(proxy="http://127.0.0.1:9") as client:
+        await Batch(client, urls, Nothing()).run()
+    async with Client() as client:
+        await Batch(client, ["file:///etc/hostname", *urls], Nothing()).run()  # (file: connects nowhere)
+    assert made == []
