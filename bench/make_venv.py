@@ -4,7 +4,7 @@ bench/.venv gets anyurl installed from this tree as a wheel (``pip install .``,
 not editable), so every benchmarked process imports compiled bytecode from
 site-packages, as a user's install would. The venv is created once with the
 packages the benchmarks compare against (uvloop, aioftp, aiosmtpd for the
-SMTP server fixture, and the Python HTTP peers of the ``peers`` group: pycurl,
+SMTP server fixture, warcio for the warc group, and the Python HTTP peers of the ``peers`` group: pycurl,
 curl_cffi, httpx with HTTP/2, niquests; aiohttp comes with anyurl); anyurl itself is rebuilt and reinstalled on every call
 so the benchmark always measures the current source.
 """
@@ -31,7 +31,7 @@ def main() -> int:
         subprocess.run([*pip, "--upgrade", "pip"], check=True)
     # pip rebuilds a local project on every install: the current source, as a wheel
     # (no editable finder, bytecode compiled at install); dependencies only when missing
-    subprocess.run([*pip, f"{ROOT}[fast,fsspec,dask,http3]", *EXTRA], check=True, cwd=ROOT)
+    subprocess.run([*pip, f"{ROOT}[fast,fsspec,dask,http3,warc]", *EXTRA], check=True, cwd=ROOT)
     out = subprocess.run([str(py), "-c", "import anyurl; print(anyurl.__file__)"], cwd="/",
                          capture_output=True, text=True, check=True).stdout.strip()
     print(f"bench venv {VENV}: anyurl from {out}")

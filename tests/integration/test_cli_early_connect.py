@@ -214,3 +214,24 @@ def test_anyurl_early_connect_0_connects_as_before(gophernicus: Endpoint, tmp_pa
     assert proc.returncode == 0, proc.stderr
     assert EARLY not in proc.stderr
     assert out.read_bytes() == b"off\n"
+
+
+@pytest.mark.parametrize("many", [False, True])
+def test_an_https_get_loads_only_what_it_uses(nginx: Endpoint, tmp_path: Path, many: bool) -> None:
+    # start-up is most of a small transfer's CPU: a plain get (one file, or a batch into a
+    # directory) over HTTP/2 loads the compiled codec, and none of the rest
+    port = nginx.info["tls_port"]
+    urls = [f"https://{nginx.host}:{port}/many/f{i:04d}.txt" for i in range(5 if many else 1)]
+    where = ["-d", str(tmp_path)] if many else ["-o", str(tmp_path / "f0000.txt")]
+    code = ("import io, sys\nfrom anyurl.cli.commands import main\n"
+            f"code = main(['get', '-q', *{where!r}, *{urls!r}])\nprint(code, *sys.modules)")
+    base = {k: v for k, v in os.environ.items() if k not in PROXY_VARS}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**base, "PYTHONPATH": SRC, "SSL_CERT_FILE": nginx.info["ca"]})
+    words = proc.stdout.split()
+    assert words and words[0] == "0", proc.stderr
+    loaded = set(words[1:])
+    assert "jh2" in loaded or "h2" in loaded  # (it did speak HTTP/2)
+    heavy = {"rich", "aiohttp", "pathlib", "http", "email", "argparse", "importlib.metadata", "dataclasses"}
+    assert sorted(loaded & heavy) == []
+    assert len(list(tmp_path.iterdir())) == len(urls)

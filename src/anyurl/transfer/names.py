@@ -9,7 +9,6 @@ for an entry's name in a listing and the ``filename`` fsspec reports."""
 from __future__ import annotations
 
 import unicodedata
-import urllib.parse
 
 from ..errors import URLSyntaxError
 from ..response import Entry
@@ -123,6 +122,12 @@ def _last_segment(path: str) -> str:
     return path.rstrip("/").rpartition("/")[2] if path.strip("/") else ""
 
 
+def _unquote(raw: str) -> str:
+    import urllib.parse  # (here: a plain get needs it only for a name with %XX, and its import costs start-up)
+
+    return urllib.parse.unquote(raw, errors="surrogateescape")
+
+
 def name_for_url(url: URL | str) -> str:
     """The local file name ``anyurl get -O`` uses for *url*: its last path component, made safe.
 
@@ -138,7 +143,7 @@ def name_for_url(url: URL | str) -> str:
         path = str(getattr(url, "path", "") or "")
         raw = "" if path.endswith("/") else _last_segment(path)
         if "%" in raw:
-            raw = urllib.parse.unquote(raw, errors="surrogateescape")
+            raw = _unquote(raw)
     elif hasattr(url, "cwd") and hasattr(url, "name"):  # ftp
         raw = getattr(url, "name", "") or ""
     elif hasattr(url, "selector"):  # gopher: the selector is opaque, its tail is a fair guess
@@ -160,7 +165,7 @@ def name_for_url(url: URL | str) -> str:
         # only an HTTP path is kept encoded; every other field above is decoded by
         # the parser already, and decoding it again would turn "a%2541" into "aA"
         if url.scheme in ("http", "https") and "%" in raw:
-            raw = urllib.parse.unquote(raw, errors="surrogateescape")
+            raw = _unquote(raw)
     return safe_name(raw, "index")
 
 
