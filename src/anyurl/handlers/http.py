@@ -481,11 +481,14 @@ class HTTPHandler(Handler):
 
     async def negotiated(self, url: URL) -> bool:
         """:meth:`multiplexed`, after waiting for an HTTP/2 connection being opened to *url*'s
-        origin (if any) to pick its protocol."""
-        h2 = self._h2
-        if h2 is None or type(url) is not HTTPURL or url.scheme != "https":
+        origin (if any) to pick its protocol, or an HTTP/3 one to finish its handshake."""
+        if type(url) is not HTTPURL or url.scheme != "https":
             return False
-        return await h2.negotiated(("https", url.host, url.port or 443))
+        h3 = self._h3
+        if h3 is not None and await h3.negotiated((url.host, url.port or 443)):
+            return True
+        h2 = self._h2
+        return h2 is not None and await h2.negotiated(("https", url.host, url.port or 443))
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:

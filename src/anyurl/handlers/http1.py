@@ -66,9 +66,9 @@ _NO_PIPE_MAX = 4096
 PIPE_MIN_RTT = 0.002
 # and none where the connections at hand already keep us busy: C connections one request at a time
 # carry C per round trip, more than we can handle once the round trip is below C x our CPU per
-# request (~150 us for a small response on the lean path); a loaded machine's loopback answers
-# take several ms and would judge pipelining on there, for more CPU and no time saved
-PIPE_REQUEST_COST = 150e-6
+# request (a small response: ~110 us in the library, 150-250 in the CLI); a loaded machine's
+# loopback answers take several ms and would judge pipelining on there, for more CPU, no time saved
+PIPE_REQUEST_COST = 200e-6
 # what a burst of requests on a connection not yet trusted may hold when the socket cannot say
 # its segment size (TCP_MAXSEG): the bytes of one segment on a common path
 _BURST_DEFAULT = 1400

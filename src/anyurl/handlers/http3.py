@@ -158,7 +158,8 @@ class H3Connection:
         self.error: AnyURLError | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
-        self._room: list[asyncio.Future[None]] = []
+        self._room: collections.deque[asyncio.Future[None]] = collections.deque()  # requests waiting for a stream
+        self._flush_due = False  # a _flush is scheduled for the end of this loop turn
 
     @property
     def transport(self) -> socket.socket | None:
@@ -347,29 +348,39 @@ class H3Connection:
 
     # -- streams ---------------------------------------------------------------------------
 
-    def has_room(self) -> bool:
-        """A new stream is allowed now (qh3 refuses one past the server's MAX_STREAMS)."""
+    def room(self) -> int:
+        """How many new streams are allowed now (qh3 refuses one past the server's MAX_STREAMS)."""
         quic = self.quic
-        return (not self.closed and quic is not None
-                and (quic.get_next_available_stream_id() >> 2) < quic.max_concurrent_bidi_streams)
+        if self.closed or quic is None:
+            return 0
+        return int(quic.max_concurrent_bidi_streams) - int(quic.get_next_available_stream_id() >> 2)
 
-    async def wait_room(self, timeout: float | None) -> None:  # noqa: ASYNC109 - the pool wait
+    def has_room(self) -> bool:
+        return self.room() > 0
+
+    def queued(self) -> bool:
+        """Requests are waiting for a stream."""
+        return bool(self._room)
+
+    async def wait_room(self) -> None:
+        """Until a stream may be free (first come, first woken; the caller bounds the wait)."""
         w = self.loop.create_future()
         self._room.append(w)
-        timer = None if timeout is None else self.loop.call_later(timeout, _expire, w)
         try:
             await w
         finally:
-            if timer is not None:
-                timer.cancel()
-            if w in self._room:
+            if not w.done():
                 self._room.remove(w)
 
     def _wake_room(self) -> None:
-        waiting, self._room = self._room, []
-        for w in waiting:
+        """Wake as many waiting requests as streams are allowed (all of them once closed)."""
+        waiting = self._room
+        n = len(waiting) if self.closed else self.room()
+        while n > 0 and waiting:
+            w = waiting.popleft()
             if not w.done():
                 w.set_result(None)
+                n -= 1
 
     def open_stream(self, fields: list[tuple[bytes, bytes]], url: object) -> _Stream:
         if self.error is not None:
@@ -377,8 +388,14 @@ class H3Connection:
         sid = self.quic.get_next_available_stream_id()
         self.h3.send_headers(sid, fields, end_stream=True)
         s = self.streams[sid] = _Stream(sid, self, url)
-        self._flush()
+        if not self._flush_due:  # the requests of this loop turn go out together, in few datagrams
+            self._flush_due = True
+            self.loop.call_soon(self._flush_now)
         return s
+
+    def _flush_now(self) -> None:
+        self._flush_due = False
+        self._flush()
 
     def take(self, s: _Stream, most: int) -> bytes:
         data = s.chunks.popleft()
@@ -512,6 +529,14 @@ class H3Client:
         conn = self.conns.get(key)
         return conn is not None and not conn.closed
 
+    async def negotiated(self, key: _Key) -> bool:
+        """:meth:`multiplexed`, once the connection being opened to *key* (if any) finished its
+        handshake or failed (bounded by the handshake's deadline)."""
+        opening = self._opening.get(key)
+        if opening is not None:
+            await asyncio.wait([opening])  # (its error is the opener's to raise)
+        return self.multiplexed(key)
+
     def gone(self, conn: H3Connection) -> None:
         if self.conns.get(conn.key) is conn:
             del self.conns[conn.key]
@@ -562,13 +587,18 @@ class H3Client:
         key = (host, port)
         fields = self._request_fields(method, target, hostport, headers, url)
         conn = await self._connection(req, key, udp_port, handshake)
-        pool = req.bound(req.timeouts.pool)
-        while not conn.has_room():
-            if conn.closed:
-                conn = await self._connection(req, key, udp_port, handshake)
-                continue
+        if not conn.has_room() or conn.queued():  # (first come, first served)
+            pool = req.bound(req.timeouts.pool)
             try:
-                await conn.wait_room(pool)
+                async with asyncio.timeout(pool):  # (one timer for the whole wait)
+                    while True:
+                        if conn.closed:
+                            conn = await self._connection(req, key, udp_port, handshake)
+                            if conn.has_room() and not conn.queued():
+                                break
+                        await conn.wait_room()
+                        if conn.has_room():
+                            break
             except TimeoutError:
                 raise PoolTimeout(f"waited {pool:.3g} s for a free HTTP/3 stream to {host}:{port} "
                                   "(the server's stream limit reached)", url=url) from None
