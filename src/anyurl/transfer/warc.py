@@ -57,8 +57,11 @@ REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-dig
 
 #: gzip level of each record (zlib's 1-9): docs/warc.md measures 1, 6 and 9 on small pages
 DEFAULT_LEVEL = 6
-#: bytes of captures a background writer holds queued at most (the producer waits beyond it)
-DEFAULT_QUEUE_BYTES = 32 << 20
+#: bytes of captures a background writer holds queued at most (the producer waits beyond it):
+#: their bodies and :data:`_CAPTURE_BYTES` each (32 MiB of 4 KiB bodies held 43 MiB more at peak)
+DEFAULT_QUEUE_BYTES = 8 << 20
+#: what a queued capture holds beside its body (its fields, head, exchange), roughly
+_CAPTURE_BYTES = 2048
 
 
 def _sha1(data: bytes | io.RawIOBase) -> str:
@@ -531,8 +534,8 @@ def _import_warcio() -> None:
 
 
 def _job_size(job: list[tuple[Capture, str, str | None]]) -> int:
-    """The body bytes a queued job holds (a spooled body's count too: bounded, if loosely)."""
-    return sum(cap.body_size or 0 for cap, _, _ in job)
+    """The bytes a queued job holds, roughly (a spooled body's count too: bounded, if loosely)."""
+    return sum((cap.body_size or 0) + _CAPTURE_BYTES for cap, _, _ in job)
 
 
 def _update(h: Any, data: bytes | io.RawIOBase) -> None:
