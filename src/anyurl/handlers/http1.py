@@ -305,6 +305,8 @@ class H1Connection(asyncio.BaseProtocol):
         if self._broken:
             return
         self._last = self._loop.time()
+        if not self._got_at:  # the answer to a burst's first request (send): its round trip
+            self._got_at = _clock()
         r = self._fed or self.reader
         assert r is not None
         try:
@@ -503,8 +505,8 @@ class H1Connection(asyncio.BaseProtocol):
             t.write(data)
 
     def round_trip(self) -> float | None:
-        """Seconds from the last request's write (:meth:`send`) to its answer's first bytes;
-        None when they came through a pipeline formed behind it meanwhile."""
+        """Seconds from the last request's write (:meth:`send`) to its answer's first bytes
+        (also when a pipeline formed behind it: they are the first bytes after it); None before."""
         return self._got_at - self._sent_at if self._got_at else None
 
     @property
