@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import AnyURLError, TransferError, TruncatedTransfer
 from ..links import is_css
 from ..response import Body, Entry, is_html, translate_errors
+from ..schemes import family
 from ..urls import FTPURL, HTTPURL, NNTPURL, URL, GopherURL, NewsURL, parse, percent_decode
 from .download import refuse_symlink
 from .frontier import DONE, FAILED, SKIPPED, Frontier, HostState, Item, New, Outcome, SQLiteFrontier, Totals
@@ -50,7 +52,7 @@ from .walk import CRAWL_DELAY_MAX, scope_rules
 if TYPE_CHECKING:
     from ..client import Client
 
-__all__ = ["CrawlEvent", "CrawlResult", "DirectorySink", "Sink", "by_host", "crawl", "crawl_sync", "local_path"]
+__all__ = ["CrawlEvent", "CrawlResult", "DirectorySink", "FastScope", "Sink", "by_host", "crawl", "crawl_sync", "local_path"]
 
 log = logging.getLogger("anyurl.crawl")
 
@@ -208,6 +210,73 @@ class _NullSink:
         return n
 
 
+# the rest of an http URL after its origin that str(parse(url)) leaves as it is
+_PLAIN_REST = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=@/:]|%[0-9A-Fa-f]{2})*"
+                         r"(\?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?\Z")
+
+
+class FastScope:
+    """:class:`~anyurl.transfer.walk.ScopeRules` with a fast path for a page's links to its
+    seed's own http(s) origin (most of a web crawl's): the rules are read off the URL's text
+    against what was worked out once per seed (its origin, host, directory), with no parse.
+    Every other entry goes to the rules themselves; both give the same answers (tested)."""
+
+    def __init__(self, seeds: Sequence[URL], *, same_host: bool = True, cross_scheme: bool = False,
+                 under_seed: bool = False) -> None:
+        self.rules = scope_rules(seeds, same_host=same_host, cross_scheme=cross_scheme, under_seed=under_seed)
+        # per seed: (origin "scheme://hostport/", host queue, (family, host, port), directory or None)
+        self.fast: list[tuple[str, str, tuple[str, str, int], str | None] | None] = []
+        for seed in seeds:
+            if isinstance(seed, HTTPURL) and seed.user is None:
+                origin = f"{seed.scheme}://{seed.hostport}/"
+                under = seed.path[: seed.path.rfind("/") + 1] if under_seed else None
+                self.fast.append((origin, seed.host.lower(), (family(seed.scheme), seed.host.lower(), seed.port),
+                                  under))
+            else:
+                self.fast.append(None)
+        self._listed: URL | None = None
+        self._listed_where: tuple[tuple[str, str, int], str] | None = None
+
+    def new(self, url: str, entry: Entry | None, seed: int, depth: int, kind: str) -> New:
+        return self.rules.new(url, entry, seed, depth, kind)
+
+    def _where(self, listed: URL) -> tuple[tuple[str, str, int], str] | None:
+        """(origin, path) of the listing a link was found in, for the link-back-up test."""
+        if listed is not self._listed:
+            self._listed = listed
+            self._listed_where = None
+            if isinstance(listed, HTTPURL) and listed.search is None:
+                self._listed_where = ((family(listed.scheme), str(listed.host).lower(), listed.port),
+                                      listed.path.strip("/"))
+        return self._listed_where
+
+    def child(self, entry: Entry, listed: URL, seed: int, depth: int) -> New | None:
+        """The frontier record of *entry* (see ScopeRules.child)."""
+        fast = self.fast[seed]
+        url = entry.url
+        if fast is None or url is None or not url.startswith(fast[0]) or entry.kind not in ("page", "file") \
+                or (entry.key is not None and entry.key != url) or listed.scheme == "file":
+            return self.rules.child(entry, listed, seed, depth)
+        if entry.rel is not None:
+            return None
+        origin, host, where, under = fast
+        m = _PLAIN_REST.match(url, len(origin))
+        if m is None:
+            return self.rules.child(entry, listed, seed, depth)
+        query = m.group(1)
+        path = url[len(origin): m.start(1)] if query is not None else url[len(origin):]
+        if under is not None and not path.startswith(under) and "requisite" not in entry.meta:
+            return None
+        key = url.rstrip("/") or url
+        if query is None:  # a link back up to a directory above (or to the page itself)
+            here = self._where(listed)
+            if here is not None and here[0] == where:
+                c = path.strip("/")
+                if c == here[1] or not c or here[1].startswith(c + "/"):
+                    return None
+        return New(url, key, host, seed, depth, entry.kind, entry.name)
+
+
 @dataclass(frozen=True, slots=True)
 class CrawlEvent:
     """One resource done: ``kind`` "fetched", "listed", "error" or "skipped" (robots.txt)."""
@@ -277,7 +346,7 @@ class _Crawler:
         self.sink = sink
         self.ahead: Callable[[Item], Awaitable[int | None]] | None = getattr(sink, "ahead", None)
         self.max_depth = max_depth
-        self.scope = scope_rules(self.seeds, same_host=same_host, cross_scheme=cross_scheme, under_seed=under_seed)
+        self.scope = FastScope(self.seeds, same_host=same_host, cross_scheme=cross_scheme, under_seed=under_seed)
         self.per_host = max(1, per_host)
         self.parallel = max(1, parallel)
         self.delay = max(0.0, delay)
