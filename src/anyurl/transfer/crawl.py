@@ -430,7 +430,7 @@ class _Crawler:
         self.in_flight = 0
         self.mux: dict[str, int] = {}  # hosts whose origin multiplexes now: its pipeline depth
         self.drivers: dict[str, Any] = {}
-        self.wake = asyncio.Event()  # a fetch ended
+        self.wake: asyncio.Future[None] | None = None  # set when a fetch ends (the loop waits on it)
         # several requests at once to a multiplexing origin only where its connections stay per_host
         self.may_mux = self.delay <= 0 and client.limits.per_host <= self.per_host
 
@@ -453,7 +453,7 @@ class _Crawler:
         feed = _Takes()
         engine = Batch(self.client, Chunks(feed), _Visits(self), parallel=self.parallel, on_result=self.ended)
         runner: asyncio.Future[Any] = asyncio.ensure_future(engine.run())
-        wake: asyncio.Future[Any] = asyncio.ensure_future(self.wake.wait())
+        loop = asyncio.get_running_loop()
         try:
             while True:
                 jobs = await self.take()
@@ -463,14 +463,14 @@ class _Crawler:
                 if not self.in_flight and not self.recording:
                     break
                 # a fetch ends its host's turn; its record commits meanwhile (and may admit more)
+                # (a plain future that ended() sets: no task, no extra turns of the loop per fetch)
+                wake = self.wake = loop.create_future()
                 waits: set[asyncio.Future[Any]] = {runner, wake, *self.recording}
                 done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                self.wake = None
                 if runner in done:
                     runner.result()  # a bug ends the crawl, never hangs it
                     raise TransferError("the crawl's fetches ended early")
-                if wake in done:
-                    self.wake.clear()
-                    wake = asyncio.ensure_future(self.wake.wait())
                 for task in done & self.recording:
                     self.recording.discard(task)
                     task.result()
@@ -479,7 +479,6 @@ class _Crawler:
             raise
         finally:
             feed.close()
-            wake.cancel()
             if not runner.done():
                 runner.cancel()
             with contextlib.suppress(BaseException):
@@ -536,7 +535,8 @@ class _Crawler:
         self.in_flight -= 1
         if self.may_mux and result.url is not None:
             self.learn(host, result.url)
-        self.wake.set()
+        if self.wake is not None and not self.wake.done():
+            self.wake.set_result(None)
 
     def learn(self, host: str, u: URL) -> None:
         """Whether *host*'s origin multiplexes now (and how deep), from its driver."""
