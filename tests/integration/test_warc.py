@@ -563,3 +563,27 @@ async def test_redirect_hops_to_another_handler_are_kept_before_it(nginx: Endpoi
     cap = r.capture
     assert cap is not None and cap.url == https(nginx, "/hello.txt") and cap.tls_version is not None
     assert [(p.url, p.status) for p in cap.previous] == [(http(nginx, "/to-other-scheme"), 302)]
+
+
+async def test_redirect_hops_over_http2_and_through_a_proxy_are_captured(nginx: Endpoint, servers: Launcher,
+                                                                         tmp_path: Path) -> None:
+    squid = servers.get("squid")
+    out = tmp_path / "hops.warc.gz"
+    async with Client(http=HTTPOptions(cafile=nginx.info["ca"])) as c:
+        h2 = await c.fetch(https(nginx, "/redirect"), capture=True)
+    async with Client(proxy=f"http://{squid.host}:{squid.port}", trust_env=False) as c:
+        proxied = await c.fetch(http(nginx, "/redirect"), capture=True)
+    for r, protocol, peer in ((h2, "HTTP/2", (nginx.host, nginx.info["tls_port"])),
+                              (proxied, "HTTP/1.1", (squid.host, squid.port))):
+        cap = r.capture
+        assert cap is not None and cap.status == 200 and r.content == b"hello over http\n"
+        assert [(p.protocol, p.status, p.peer) for p in cap.previous] == [(protocol, 301, peer)]
+        hop = cap.previous[0]
+        assert hop.body is not None and b"301 Moved Permanently" in hop.body
+        assert any(k.lower() == "location" for k, _ in hop.headers)
+    with WARCWriter(out) as w:
+        w.write(h2)
+        w.write(proxied)
+    statuses = [rec.http_headers.get_statuscode() for rec, _ in records(out) if rec.rec_type in ("response", "revisit")]
+    assert statuses == ["301", "200", "301", "200"]
+    warcio_check(out)

@@ -85,6 +85,18 @@ async def test_a_body_cut_by_a_timeout_is_archived_truncated_time(nginx: Endpoin
     warcio_check(out)
 
 
+async def test_a_body_cut_by_the_total_timeout_is_archived_truncated_time(nginx: Endpoint, tmp_path: Path) -> None:
+    out = tmp_path / "total.warc.gz"
+    with WARCWriter(out) as w:
+        async with Client(on_capture=w.captured, timeouts=Timeouts(total=1.5, read=30)) as c:
+            with pytest.raises(FetchTimeout) as info:
+                await c.fetch(http(nginx, "/stall"))
+    cap = info.value.capture
+    assert cap is not None and cap.truncated == "time"  # type: ignore[attr-defined]
+    got = [(rec, data) for rec, data in records(out) if rec.rec_type == "response"]
+    assert [(rec.rec_headers.get_header("WARC-Truncated"), data) for rec, data in got] == [("time", b"first line\n")]
+
+
 async def test_the_archive_sink_writes_a_cut_body_truncated(nginx: Endpoint, tmp_path: Path,
                                                             caplog: pytest.LogCaptureFixture) -> None:
     from anyurl.batch import Batch

@@ -26,7 +26,7 @@ Bounds, the same as HTTP/1.1's plus HTTP/2's own:
   and h2's own cap on CONTINUATION frames;
 * every wait (the head, each body piece) has the read timeout, never past
   ``Timeouts.total``;
-* a malformed response head (:func:`malformed`, RFC 9113 8.1.1) fails its own stream only.
+* a malformed response head (:func:`~anyurl.protocols.http2.malformed_head`, RFC 9113 8.1.1) fails its own stream only.
 
 A stream the server did not process is sent again on another connection
 (at most ``_RETRIES`` times): one refused with RST_STREAM REFUSED_STREAM, or
@@ -41,7 +41,6 @@ import asyncio
 import collections
 import importlib
 import os
-import re
 import ssl
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -56,8 +55,8 @@ from ..errors import (
 )
 from ..net.connect import open_transport
 from ..net.pool import Lease, Pool
-from ..protocols.http1 import MAX_HEADERS, Headers, header_block
-from ..protocols.http2 import GoawayFilter
+from ..protocols.http1 import Headers, header_block
+from ..protocols.http2 import GoawayFilter, malformed_head
 from ..protocols.mime import parse_content_type
 
 if TYPE_CHECKING:
@@ -94,11 +93,6 @@ _MAX_STREAMS = 256
 _FIRST_STREAMS = 100
 # request headers HTTP/2 forbids (RFC 9113 8.2.2); Host becomes :authority
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"})
-# a response head's checks (RFC 9113 8.2, 8.3): h2's own walk every byte in Python, in seven
-# chained generators per field (a fifth of the CPU of a small response); these are two regexes
-_FIELD_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9a-z]+")  # a token in lower case
-_BAD_VALUE = re.compile(rb"[\0\r\n]|^[ \t]|[ \t]$")
-_CONNECTION_FIELDS = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
 
 
 #: the library that speaks HTTP/2: "jh2" (h2's maintained fork, its HPACK compiled: 8-18x faster to
@@ -179,31 +173,6 @@ def _counting(base: type) -> type:
 
 def _never_indexed(name: bytes, value: bytes) -> tuple[bytes, bytes]:
     return _never(name, value)  # type: ignore[no-any-return]
-
-
-def malformed(fields: list[tuple[bytes, bytes]]) -> str | None:
-    """What makes a response head malformed (RFC 9113 8.1.1), or None: :status first, three
-    digits, and the only pseudo-field; names lower-case tokens; no connection-specific field,
-    no TE but "trailers"; no NUL, CR or LF in a value, no white space around it; at most
-    MAX_HEADERS fields."""
-    if len(fields) > MAX_HEADERS + 1:
-        return f"more than {MAX_HEADERS} header fields"
-    if not fields or fields[0][0] != b":status":
-        return "no :status first"
-    status = fields[0][1]
-    if len(status) != 3 or not status.isdigit():
-        return f"bad :status {status[:20]!r}"
-    name_ok = _FIELD_NAME.fullmatch
-    bad_value = _BAD_VALUE.search
-    for i in range(1, len(fields)):
-        name, value = fields[i]
-        if name_ok(name) is None:
-            return f"bad field name {name[:40]!r}"
-        if value and bad_value(value) is not None:
-            return f"bad value of {name[:40].decode('ascii')}"
-        if name in _CONNECTION_FIELDS or (name == b"te" and value.lower() != b"trailers"):
-            return f"connection-specific field {name.decode('ascii')}"
-    return None
 
 
 def _stream_window(chunk_size: int) -> int:
@@ -312,7 +281,7 @@ class H2Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.lease: Lease[Any] | None = None
         # outbound fields are checked (CR, LF, NUL, names) and lower-cased by H2Client already;
-        # inbound heads by malformed() (a stream error, not the connection's, RFC 9113 8.1.1)
+        # inbound heads by malformed_head() (a stream error, not the connection's, RFC 9113 8.1.1)
         config = h2.config.H2Configuration(client_side=True, header_encoding=None,
                                            validate_outbound_headers=False, normalize_outbound_headers=False,
                                            validate_inbound_headers=False, normalize_inbound_headers=False)
@@ -375,7 +344,7 @@ class H2Connection(asyncio.Protocol):
                 s = self.streams.get(ev.stream_id)
                 if s is not None:
                     fields = list(ev.headers or ())
-                    problem = malformed(fields)
+                    problem = malformed_head(fields)
                     if problem is not None:
                         self._reset(s, ProtocolError(f"malformed HTTP/2 response head: {problem}", url=s.url),
                                     h2.errors.ErrorCodes.PROTOCOL_ERROR)

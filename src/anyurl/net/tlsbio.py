@@ -28,7 +28,7 @@ P = TypeVar("P", bound=asyncio.BaseProtocol)
 
 __all__ = ["adopt"]
 
-_READ = 1 << 18  # plaintext bytes per SSLObject.read
+_READ = 1 << 18  # plaintext bytes per SSLObject.read, into one buffer (a fresh 256 KiB object per read is an mmap)
 
 
 async def adopt(early: EarlyTLS, factory: Callable[[], P]) -> tuple[asyncio.Transport, P]:
@@ -57,6 +57,8 @@ class _Layer(asyncio.Protocol):
         self.closing = False
         self.eof = False  # the peer's close_notify or EOF was handed on
         self.error: BaseException | None = None
+        self.buf = bytearray(_READ)
+        self.view = memoryview(self.buf)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.raw = transport  # type: ignore[assignment]
@@ -71,13 +73,14 @@ class _Layer(asyncio.Protocol):
     def _decrypt(self) -> None:
         chunks: list[bytes] = []
         closed = False
+        read, buf, view = self.sslobj.read, self.buf, self.view
         try:
             while True:
-                chunk = self.sslobj.read(_READ)
-                if not chunk:
+                n = int(read(_READ, buf))  # (the count, given a buffer)
+                if not n:
                     closed = True
                     break
-                chunks.append(chunk)
+                chunks.append(view[:n].tobytes())
         except ssl.SSLWantReadError:
             pass
         except ssl.SSLZeroReturnError:
@@ -91,8 +94,8 @@ class _Layer(asyncio.Protocol):
             self._deliver(chunks[0] if len(chunks) == 1 else b"".join(chunks))
         if closed and not self.eof:  # the peer's close_notify
             self.eof = True
-            if not self.app.eof_received() and self.raw is not None:  # type: ignore[attr-defined]
-                self.raw.close()
+            if not self.app.eof_received():  # type: ignore[attr-defined]
+                self.app_transport.close()  # (our close_notify in answer, RFC 8446 6.1)
 
     def _deliver(self, data: bytes) -> None:
         app = self.app

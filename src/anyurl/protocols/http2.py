@@ -15,9 +15,12 @@ before its payload is buffered (only a GOAWAY's payload is kept here).
 
 from __future__ import annotations
 
-from ..errors import ProtocolError
+import re
 
-__all__ = ["GOAWAY", "GoawayFilter"]
+from ..errors import ProtocolError
+from .http1 import MAX_HEADERS
+
+__all__ = ["GOAWAY", "GoawayFilter", "malformed_head"]
 
 GOAWAY = 0x7
 _HEADER = 9
@@ -106,3 +109,36 @@ class GoawayFilter:
         last = int.from_bytes(payload[:4], "big") & 0x7FFFFFFF
         code = int.from_bytes(payload[4:8], "big")
         return last, code, payload[8:]
+
+
+# a response head's checks (RFC 9113 8.2, 8.3): h2's own walk every byte in Python, in seven
+# chained generators per field (a fifth of the CPU of a small response); these are two regexes
+_FIELD_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9a-z]+")  # a token in lower case
+_BAD_VALUE = re.compile(rb"[\0\r\n]|^[ \t]|[ \t]$")
+_CONNECTION_FIELDS = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
+
+
+def malformed_head(fields: list[tuple[bytes, bytes]]) -> str | None:
+    """What makes an HTTP/2 or HTTP/3 response head malformed (RFC 9113 8.1.1, 8.2, 8.3; RFC 9114
+    4.1.2, 4.2, 4.3 asks the same), or None: :status first, three
+    digits, and the only pseudo-field; names lower-case tokens; no connection-specific field,
+    no TE but "trailers"; no NUL, CR or LF in a value, no white space around it; at most
+    MAX_HEADERS fields."""
+    if len(fields) > MAX_HEADERS + 1:
+        return f"more than {MAX_HEADERS} header fields"
+    if not fields or fields[0][0] != b":status":
+        return "no :status first"
+    status = fields[0][1]
+    if len(status) != 3 or not status.isdigit():
+        return f"bad :status {status[:20]!r}"
+    name_ok = _FIELD_NAME.fullmatch
+    bad_value = _BAD_VALUE.search
+    for i in range(1, len(fields)):
+        name, value = fields[i]
+        if name_ok(name) is None:
+            return f"bad field name {name[:40]!r}"
+        if value and bad_value(value) is not None:
+            return f"bad value of {name[:40].decode('ascii')}"
+        if name in _CONNECTION_FIELDS or (name == b"te" and value.lower() != b"trailers"):
+            return f"connection-specific field {name.decode('ascii')}"
+    return None

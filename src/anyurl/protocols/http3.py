@@ -1,11 +1,14 @@
 """HTTP/3's pure parts (no I/O, no asyncio): ``Alt-Svc`` (RFC 7838) and what anyurl remembers
-of it per origin, and the checks of an HTTP/3 response head (RFC 9114 4.2, 4.3).
+of it per origin, and the checks of an HTTP/3 response head (RFC 9114 4.2, 4.3: HTTP/2's, from
+:mod:`anyurl.protocols.http2`).
 
 The QUIC and HTTP/3 framing themselves are qh3's (``anyurl[http3]``); the asyncio driver is
 :mod:`anyurl.handlers.http3`.
 """
 
 from __future__ import annotations
+
+from .http2 import malformed_head  # (HTTP/3 heads obey HTTP/2's rules: RFC 9114 4.2)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,9 +27,6 @@ MAX_ORIGINS = 512
 #: how long an origin whose HTTP/3 failed is sent over TCP before QUIC is tried again
 BROKEN_FOR = 300.0
 _TCHAR = frozenset(b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_CONNECTION_FIELDS = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding",
-                                b"upgrade"})
-MAX_FIELDS = 256
 
 
 class AltSvc:
@@ -191,26 +191,3 @@ class AltSvcCache:
             del self._broken[origin]
             return False
         return True
-
-
-def malformed_head(fields: list[tuple[bytes, bytes]]) -> str | None:
-    """What makes an HTTP/3 response head malformed (RFC 9114 4.2, 4.3), or None: one
-    ``:status`` of three digits before the other fields and no other pseudo-field; lower-case
-    token names; no connection-specific field; no NUL, CR or LF in a value and no white space
-    around it; at most :data:`MAX_FIELDS` fields."""
-    if len(fields) > MAX_FIELDS + 1:
-        return f"more than {MAX_FIELDS} header fields"
-    if not fields or fields[0][0] != b":status":
-        return "no :status first"
-    status = fields[0][1]
-    if len(status) != 3 or not status.isdigit():
-        return f"bad :status {status[:20]!r}"
-    for name, value in fields[1:]:
-        if not name or not all(b in _TCHAR for b in name) or name.lower() != name:
-            return f"bad field name {name[:40]!r}"
-        if value and (b"\0" in value or b"\r" in value or b"\n" in value
-                      or value[0] in b" \t" or value[-1] in b" \t"):
-            return f"bad value of {name[:40].decode('ascii')}"
-        if name in _CONNECTION_FIELDS or (name == b"te" and value.lower() != b"trailers"):
-            return f"connection-specific field {name.decode('ascii')}"
-    return None

@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import errno
 import fnmatch
-import json
 import os
 import stat
 import time
@@ -833,6 +832,8 @@ class _StateSink:
             first = self.inner.names(target)
         except AnyURLError:
             return True
+        import json
+
         line = json.dumps([url, names, first]) + "\n"
         fd = os.open(self.links_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
@@ -942,6 +943,8 @@ class _StateSink:
     async def second_names(self) -> None:
         """Each symlink recorded into the tree: a copy of what its target's name holds now (a
         directory: not copied twice); when the target was not written, fetched itself."""
+        import json
+
         lines = _read_lines(self.links_file)
         job = self.job
         seen: set[str] = set()

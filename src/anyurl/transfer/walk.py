@@ -64,7 +64,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import AnyURLError, TransferError, TruncatedTransfer
 from ..handlers.file import file_url_for
@@ -74,7 +74,9 @@ from ..response import Body, Entry, Response, translate_errors
 from ..schemes import family
 from ..settings import Limits, Timeouts
 from ..urls import FTPURL, HTTPURL, URL, FileURL, GopherURL, parse, percent_encode
-from .frontier import New
+
+if TYPE_CHECKING:
+    from .frontier import New
 
 __all__ = ["SKIP_KINDS", "Content", "Found", "ScopeRules", "Source", "child_key", "listed_dir", "looks_like_page", "scope_rules", "walk"]
 
@@ -695,13 +697,16 @@ class ScopeRules:
 
     def __init__(self, seeds: Sequence[URL], *, same_host: bool = True, cross_scheme: bool = False,
                  under_seed: bool = False) -> None:
+        from .frontier import New  # here, not at the top: a walk or a mirror needs no sqlite3
+
+        self.record = New
         self.rules = _Walker(_NO_SOURCE, seeds, max_depth=None, follow=None, same_host=same_host,
                              cross_scheme=cross_scheme, per_host=1, delay=0.0, robots=False, max_items=0,
                              under_seed=under_seed)
 
     def new(self, url: str, entry: Entry | None, seed: int, depth: int, kind: str) -> New:
         u = parse(url)
-        return New(str(u), _canonical(u), _host_of(u), seed, depth, kind, entry.name if entry else "")
+        return self.record(str(u), _canonical(u), _host_of(u), seed, depth, kind, entry.name if entry else "")
 
     def child(self, entry: Entry, listed: URL, seed: int, depth: int) -> New | None:
         """The frontier record of *entry* (listed by *listed*, reached from *seed*), or None when
@@ -723,7 +728,7 @@ class ScopeRules:
             with contextlib.suppress(AnyURLError):
                 if _is_ancestor(parse(alias), listed, ()):
                     return None  # a link back to a directory above: a loop
-        return New(url, key, _host_of(u), seed, depth, entry.kind, entry.name)
+        return self.record(url, key, _host_of(u), seed, depth, entry.kind, entry.name)
 
 
 def scope_rules(seeds: Sequence[URL], *, same_host: bool = True, cross_scheme: bool = False,

@@ -230,6 +230,15 @@ def test_ls_of_a_directory_imports_nothing_it_does_not_use(tmp_path: Path) -> No
     assert sorted((loaded - bare) & {*_NOT_FOR_GET, *_NOT_FOR_PLAIN_GET, "email", "httptools", "mimetypes"}) == []
 
 
+def test_mirror_without_state_loads_no_crawl_state(tmp_path: Path) -> None:
+    # was: sqlite3 and the frontier (walk imported them for the crawl's records), and json
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "f.txt").write_text("hello\n")
+    code, loaded, bare = _modules_after(["mirror", "-q", (tmp_path / "src").as_uri() + "/", str(tmp_path / "out")])
+    assert code == 0 and (tmp_path / "out" / "f.txt").read_text() == "hello\n"
+    assert sorted((loaded - bare) & {"sqlite3", "anyurl.transfer.frontier", "anyurl.transfer.crawl", "json"}) == []
+
+
 @pytest.mark.parametrize("argv", [["--version"], ["parse", "http://h/x", "news:a@b"]])
 def test_the_entry_point_answers_quick_commands_without_the_cli_module(argv: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(anyurl.__file__).parent.parent)}
