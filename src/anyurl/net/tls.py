@@ -101,7 +101,7 @@ class EarlyTLS:
             if sock is not None and not self.abandoned:
                 self.ctx = client_context(self.verify, None, alpn=self.alpn)
                 ok = self._handshake(sock, time.monotonic() + seconds)
-        except (OSError, ValueError, ConfigurationError):  # (ssl.SSLError is an OSError)
+        except Exception:  # noqa: BLE001 - whatever failed here, the handler's own connect reports it
             ok = False
         finally:
             with self._lock:
