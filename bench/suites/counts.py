@@ -9,8 +9,9 @@ One nginx serves bench/suites/http.py's uncompressed 4 KiB files (seed_lots). Tw
   (LOTS - FEW), by syscall name, so start-up's calls cancel out. Clients: curl -Z, the asyncio
   ceiling (bench/reference/http_asyncio.py), the installed anyurl CLI and the CLI of each
   ``--tree``. strace slows every call, so these are counts, not times.
-* instructions per request (callgrind): the CLI (``cli``) and the library script
-  bench/suites/http.py ``many`` on uvloop (``lib``) and on asyncio's loop (``libaio``), on the
+* instructions per request (callgrind): the CLI (``cli``), the library script
+  bench/suites/http.py ``many`` (Client.open per URL) on uvloop (``lib``) and on asyncio's loop
+  (``libaio``), and the batch group's program (``batch``: anyurl.batch.Batch into a Directory), on the
   first FEW_CG and MANY_CG of the files, under ``valgrind --tool=callgrind`` with
   PYTHONHASHSEED=0 (a count then repeats to a few instructions); per request = the difference
   over MANY_CG - FEW_CG. User-space instructions only: the kernel's share is in the syscalls.
@@ -151,7 +152,8 @@ def instructions(urls: list[str], scratch: Path) -> None:
         modes = {"cli": lambda u, pre=pre: [*pre, "get", "-q", "--parallel", "32", "-d", str(out), *u],
                  "lib": lambda u: python_cmd("-m", "bench.suites.http", "many", "--uvloop", "--parallel", "32",
                                              str(out), *u),
-                 "libaio": lambda u: python_cmd("-m", "bench.suites.http", "many", "--parallel", "32", str(out), *u)}
+                 "libaio": lambda u: python_cmd("-m", "bench.suites.http", "many", "--parallel", "32", str(out), *u),
+                 "batch": lambda u: python_cmd("-m", "bench.suites.batch", "lib", "32", str(out), *u)}
         for mode, argv in modes.items():
             name = f"{mode}: {label}"
             few = callgrind_count(argv(urls[:FEW_CG]), env, out, FEW_CG)

@@ -74,6 +74,7 @@ __all__ = [
     "MailtoURL",
     "NewsURL",
     "ProsperoURL",
+    "Resolver",
     "ServerURL",
     "TelnetURL",
     "extract_urls",
@@ -544,6 +545,57 @@ def _remove_dots(path: str) -> str:
             out.append(seg)
     result = "/".join(out)
     return result if result.startswith("/") else "/" + result
+
+
+# A relative reference the fast path of Resolver takes: a path of characters every http path
+# keeps as they are (no scheme, no ":", valid escapes only), an optional query, a fragment.
+_SIMPLE_REF = re.compile(r"((?:[A-Za-z0-9\-._~!$&'()*+,;=@/]|%[0-9A-Fa-f]{2})*)"
+                         r"(\?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?(?:#.*)?\Z", re.S)
+
+
+class Resolver:
+    """References resolved against one base URL (a page's links): ``join(ref)`` gives the
+    resolved URL's text and value, the same as ``parse(join_text(str(base), ref))`` and its
+    ``str()``. The common relative forms against an http(s) base ("p.html", "../d/",
+    "/img/a.png", "?q=1") are joined as text and the value built without a parse; anything
+    else takes that strict path."""
+
+    __slots__ = ("base", "base_text", "_dir", "_host", "_origin", "_path", "_port", "_query", "_scheme")
+
+    def __init__(self, base: URL) -> None:
+        self.base = base
+        self.base_text = text = str(base)
+        self._origin: str | None = None
+        if isinstance(base, HTTPURL) and base.user is None:
+            origin = f"{base.scheme}://{base.hostport}"
+            if text.startswith(origin + "/"):
+                path, q, query = text[len(origin):].partition("?")
+                self._origin, self._path, self._query = origin, path, q + query
+                self._dir = path[: path.rfind("/") + 1]
+                self._scheme, self._host, self._port = base.scheme, base.host, base.port
+
+    def join(self, ref: str) -> tuple[str, URL]:
+        """(text, value) of *ref* resolved; raises URLSyntaxError as parse does."""
+        origin = self._origin
+        if origin is not None and not ref.startswith("//"):
+            m = _SIMPLE_REF.match(ref)
+            if m is not None:
+                path, query = m.group(1), m.group(2)
+                if not path:
+                    path = self._path
+                    if query is None:
+                        query = self._query
+                elif path[0] != "/":
+                    path = self._dir + path
+                if "/." in path:
+                    path = _remove_dots(path)
+                url = _new(HTTPURL)
+                url.__dict__.update(scheme=self._scheme, host=self._host, port=self._port, user=None,
+                                    password=None, path=path[1:], search=query[1:] if query else None,
+                                    fragment=None)
+                return origin + path + (query or ""), url
+        u = parse(join_text(self.base_text, ref) if isinstance(self.base, (HTTPURL, FTPURL, FileURL)) else ref)
+        return str(u), u
 
 
 class _Hierarchical:

@@ -365,10 +365,10 @@ def test_ctrl_c_exits_130_and_cleans_up(bad_server: BadServer, tmp_path: Path) -
 # -- progress ------------------------------------------------------------------------------
 
 
-def _on_terminal(cmd: str) -> subprocess.CompletedProcess[bytes]:
+def _on_terminal(cmd: str, **env: str) -> subprocess.CompletedProcess[bytes]:
     """*cmd* with stdin, stdout and stderr on a pseudo-terminal (script(1)); the screen is its stdout."""
     return subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, timeout=60,
-                          env={**ENV, "TERM": "xterm"}, stdin=subprocess.DEVNULL)
+                          env={**ENV, "TERM": "xterm", **env}, stdin=subprocess.DEVNULL)
 
 
 needs_script = pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pseudo-terminal")
@@ -392,11 +392,15 @@ def test_progress_bar_only_on_a_terminal(bad_server: BadServer, tmp_path: Path) 
 
 @needs_script
 def test_a_quick_download_on_a_terminal_draws_no_bar(nginx: Endpoint, tmp_path: Path) -> None:
-    url = nginx.url("http", "/big.txt")   # 0.8 MB from localhost: well under progress.SHOW_AFTER
-    tty = _on_terminal(f"{ANYURL} get -o {tmp_path / 'a.txt'} {url}")
+    # 0.8 MB from localhost: quick, but a loaded machine can stretch it past the default 0.4 s,
+    # so the delay is set far above it; at 0 the same download draws its bar
+    url = nginx.url("http", "/big.txt")
+    tty = _on_terminal(f"{ANYURL} get -o {tmp_path / 'a.txt'} {url}", ANYURL_PROGRESS_AFTER="30")
     assert tty.returncode == 0, tty.stdout
     assert tty.stdout == b""
     assert (tmp_path / "a.txt").read_bytes() == (www(nginx) / "big.txt").read_bytes()
+    drawn = _on_terminal(f"{ANYURL} get -o {tmp_path / 'b.txt'} {url}", ANYURL_PROGRESS_AFTER="0")
+    assert drawn.returncode == 0 and "b.txt" in drawn.stdout.decode(errors="replace")
 
 
 @needs_script

@@ -202,6 +202,49 @@ async def test_no_pipelining_where_the_connections_keep_up(files: dict[str, byte
     assert took >= N * RTT
 
 
+async def test_a_quicker_answer_in_a_burst_turns_pipelining_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a fake server (a fault no real one makes on demand): each connection's first answer comes
+    # late, the rest at once. The late first answer judges pipelining on; the answer to the
+    # first request of the next burst is quick, and that one counts too: pipelining goes off
+    # (else a loaded machine's late first answers would pipeline on loopback for good)
+    monkeypatch.setattr(http1, "PIPE_REQUEST_COST", 0.4)  # one connection: pipelining above 0.4 s
+    seen: list[int] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        answered = 0
+        buf = b""
+        while True:
+            data = await reader.read(65536)
+            if not data:
+                break
+            buf += data
+            while b"\r\n\r\n" in buf:
+                _, buf = buf.split(b"\r\n\r\n", 1)
+                if not answered:
+                    await asyncio.sleep(1.0)
+                answered += 1
+                seen.append(answered)
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok")
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    origin = f"http://127.0.0.1:{port}"
+    try:
+        async with Client(limits=Limits(per_host=1), http=HTTPOptions(pipeline=8)) as client:
+            url = client.parse(f"{origin}/a")
+            assert (await client.fetch(f"{origin}/a")).content == b"ok"
+            assert client.handler(url).multiplexed(url)  # 1 s: judged worth pipelining
+            bodies = await asyncio.gather(*(client.fetch(f"{origin}/f{i}") for i in range(8)))
+            assert [b.content for b in bodies] == [b"ok"] * 8
+            assert not client.handler(url).multiplexed(url)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert len(seen) == 9
+
+
 # the suite's other HTTP servers: Apache and lighttpd keep connections alive and answer pipelined
 # requests; busybox httpd closes each connection after one answer (nothing to pipeline on)
 @pytest.mark.parametrize(("server", "pipelines"), [("apache", True), ("lighttpd", True), ("busybox_httpd", False)])

@@ -138,6 +138,8 @@ def _target(args: Any) -> tuple[str, str, int] | None:
     key = target(url, text)  # (refused by the handler before any I/O: none here either)
     if key is None or _proxied(*key, args.proxy, args.noproxy):
         return None
+    if key[0] == "https" and getattr(args, "http3", False):
+        return None  # --http3 goes over QUIC first: a TCP connection and TLS handshake would be spent
     return key
 
 

@@ -282,16 +282,16 @@ def _expected_count(args: argparse.Namespace, listing: URLList | None) -> int | 
 
 def _progress(quiet: bool, count: Callable[[], int | None]) -> DelayedProgress | None:
     """Progress bars on stderr when it is a terminal and not -q (*count* is asked only then);
-    they appear once the transfers have run for ``progress.SHOW_AFTER`` seconds."""
+    they appear once the transfers have run for ``progress.show_after()`` seconds."""
     try:
         on_terminal = not quiet and sys.stderr.isatty()
     except (AttributeError, ValueError):
         on_terminal = False
     if not on_terminal:
         return None
-    from .progress import DelayedProgress
+    from .progress import DelayedProgress, show_after
 
-    return DelayedProgress(count=count())
+    return DelayedProgress(count=count(), delay=show_after())
 
 
 def _label_for(u: URL) -> str:

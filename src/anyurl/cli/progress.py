@@ -24,9 +24,22 @@ if TYPE_CHECKING:  # rich loads only when bars are drawn
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-__all__ = ["SHOW_AFTER", "DelayedProgress", "TransferProgress"]
+__all__ = ["SHOW_AFTER", "DelayedProgress", "TransferProgress", "show_after"]
 
 SHOW_AFTER = 0.4  # seconds of transfer before bars appear (as pip and cargo do)
+
+
+def show_after() -> float:
+    """The delay before bars appear: ``$ANYURL_PROGRESS_AFTER`` seconds when it is a number >= 0
+    (0: at once; a large one: only for long transfers), else :data:`SHOW_AFTER`."""
+    import os
+
+    text = os.environ.get("ANYURL_PROGRESS_AFTER", "")
+    try:
+        value = float(text)
+    except ValueError:
+        return SHOW_AFTER
+    return value if value >= 0 else SHOW_AFTER
 
 
 def _label(text: str, width: int = 32) -> str:

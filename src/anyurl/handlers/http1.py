@@ -305,6 +305,8 @@ class H1Connection(asyncio.BaseProtocol):
         if self._broken:
             return
         self._last = self._loop.time()
+        if not self._got_at:  # the answer to a burst's first request (send): its round trip
+            self._got_at = _clock()
         r = self._fed or self.reader
         assert r is not None
         try:
@@ -503,8 +505,8 @@ class H1Connection(asyncio.BaseProtocol):
             t.write(data)
 
     def round_trip(self) -> float | None:
-        """Seconds from the last request's write (:meth:`send`) to its answer's first bytes;
-        None when they came through a pipeline formed behind it meanwhile."""
+        """Seconds from the last request's write (:meth:`send`) to its answer's first bytes
+        (also when a pipeline formed behind it: they are the first bytes after it); None before."""
         return self._got_at - self._sent_at if self._got_at else None
 
     @property
@@ -1090,7 +1092,8 @@ class H1Client:
         loop: asyncio.AbstractEventLoop | None = None
         until = 0.0
         while True:
-            if key in self._no_pipe or self._rtt.get(key, 0.0) < self._floor:
+            # an origin not timed yet may pipeline: its waiters hope for the first answer, which says
+            if key in self._no_pipe or self._rtt.get(key, self._floor) < self._floor:
                 return None
             depth = self._depth.get(key, 1)
             best: H1Connection | None = None

@@ -2,9 +2,13 @@
 
 :class:`PageLinks` takes a page's bytes in pieces as they arrive (``feed``)
 and hands back :class:`~anyurl.response.Entry` values as soon as each link is
-complete; ``close`` returns the rest. It parses with the standard library's
-:class:`html.parser.HTMLParser` (tolerant of broken markup, incremental) and
-keeps every buffer bounded: bytes parsed (``max_bytes``), links
+complete; ``close`` returns the rest. It scans the markup with compiled regexes
+(tolerant of broken markup as browsers are, incremental): tags are found whole,
+but only the attributes and text that can hold a link are looked at; comments,
+declarations and the raw text of ``<script>``/``<style>`` are skipped (a style's
+text goes to the CSS scanner). ``reference=True`` parses with the standard
+library's :class:`html.parser.HTMLParser` instead (about 3x slower; the tests
+compare the two). It keeps every buffer bounded: bytes parsed (``max_bytes``), links
 (``max_entries``), the memory the links' entries take, estimated as :data:`ENTRY_COST`
 bytes each plus their characters (``max_entries_bytes``), and the unfinished markup the parser holds back (a tag,
 comment or declaration longer than ``max_pending`` is refused; the text of an
@@ -55,13 +59,14 @@ import codecs
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
+from html import unescape
 from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import unquote
 
 from ..errors import AnyURLError, ProtocolError, TransferError
 from ..response import HTML_TYPES, Entry, is_html
-from ..urls import FTPURL, HTTPURL, URL, FileURL, join_text, parse
+from ..urls import FTPURL, HTTPURL, URL, FileURL, Resolver, parse
 from .css import CSSRefs
 
 __all__ = ["ENTRY_COST", "FOLLOWABLE_SCHEMES", "HTML_TYPES", "MAX_ENTRIES_BYTES", "MAX_PAGE_BYTES", "MAX_PENDING", "PageLinks", "clean_href", "is_html",
@@ -208,21 +213,21 @@ def _place(u: URL) -> tuple[tuple[str, str, int], tuple[str, ...], str | None] |
     return None
 
 
-class _Parser(HTMLParser):
-    """Tag events -> link records; the owner turns them into entries."""
+class _Events:
+    """What the tags of a page mean for its links (both tokenizers end here): start and end
+    tags with their attributes, and text. The owner turns them into entries."""
 
     def __init__(self, owner: PageLinks) -> None:
-        super().__init__(convert_charrefs=True)
         self.owner = owner
         self.in_title = False
         self.in_style = False  # inside <style> with requisites asked: its text is CSS
         self.title: list[str] = []
         self.title_len = 0
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+    def start(self, tag: str, values: dict[str, str | None]) -> None:
         o = self.owner
         if tag == "base":
-            href = dict(attrs).get("href")
+            href = values.get("href")
             if href is not None:
                 o.set_base(href)
             return
@@ -230,10 +235,9 @@ class _Parser(HTMLParser):
             self.in_title = True
             return
         if o.requisites and not o.autoindex:
-            self.requisites(tag, attrs)
+            self.requisites(tag, values)
         attr = _LINK_ATTR.get(tag)
         if attr is not None:
-            values = dict(attrs)
             href = values.get(attr)
             if href is None:
                 return
@@ -249,11 +253,10 @@ class _Parser(HTMLParser):
         elif tag in ("td", "th"):
             o.add_trailer(" ")
 
-    def requisites(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+    def requisites(self, tag: str, values: dict[str, str | None]) -> None:
         """A tag's page requisites: its URL attributes, its ``style=`` and, for ``<style>``, its text."""
         o = self.owner
         names = _REQUISITE_ATTRS.get(tag)
-        values = dict(attrs)
         if names is not None and (tag != "input" or (values.get("type") or "").lower() == "image"):
             sheet = False
             if tag == "link":
@@ -276,7 +279,7 @@ class _Parser(HTMLParser):
         if tag == "style":
             self.in_style = True
 
-    def handle_endtag(self, tag: str) -> None:
+    def end(self, tag: str) -> None:
         o = self.owner
         if tag == "style" and self.in_style:
             self.in_style = False
@@ -292,7 +295,7 @@ class _Parser(HTMLParser):
         elif tag == "head" and o.autoindex is None:
             o.decide("")
 
-    def handle_data(self, data: str) -> None:
+    def text(self, data: str) -> None:
         if self.in_style:
             self.owner.css(data)
             return
@@ -302,6 +305,218 @@ class _Parser(HTMLParser):
                 self.title_len += len(data)
             return
         self.owner.add_text(data)
+
+
+class _Reference(HTMLParser):
+    """The reference tokenizer: the standard library's html.parser (``PageLinks(reference=True)``),
+    what the fast scanner is tested against."""
+
+    def __init__(self, owner: PageLinks) -> None:
+        super().__init__(convert_charrefs=True)
+        self.events = _Events(owner)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.events.start(tag, dict(attrs))
+
+    def handle_endtag(self, tag: str) -> None:
+        self.events.end(tag)
+
+    def handle_data(self, data: str) -> None:
+        if self.cdata_elem is not None and not self.events.in_style:
+            return  # a script's text (or a style's, requisites not asked) is no link's text
+        self.events.text(data)
+
+    def pending(self, limit: int) -> int:
+        """Characters held back (an unfinished tag); past *limit*, the text of an endless
+        ``<script>``/``<style>`` is dropped (it is of no use)."""
+        if len(self.rawdata) > limit and getattr(self, "cdata_elem", None):
+            self.rawdata = self.rawdata[-16:]
+        return len(self.rawdata)
+
+
+# The fast scanner's grammar (HTML's tokenizer, tolerant as browsers are). A start tag: its name,
+# then attributes up to the first ">" outside a quoted value (a quote opens a value only after
+# "="; written as normal* (special normal*)* so a failing match cannot backtrack without end).
+_START_TAG = re.compile(r"""<([A-Za-z][^\s/>]*)([^>"'=]*(?:(?:=\s*"[^"]*"|=\s*'[^']*'|=(?!\s*["'])|["'])[^>"'=]*)*)>""")
+_END_TAG = re.compile(r"</([A-Za-z][^\s/>]*)[^>]*>")
+_ATTR = re.compile(r"""([^\s/>"'=][^\s/>=]*)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s>]*))?""")
+_STYLE_ATTR = re.compile("style", re.I)
+_RAW_END = {"script": re.compile(r"</script(?:[\s/][^>]*)?>", re.I), "style": re.compile(r"</style(?:[\s/][^>]*)?>", re.I)}
+_COMMENT_END = re.compile(r"--!?>")
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+# tags whose attributes matter whatever else is asked; with requisites, those of _REQUISITE_ATTRS
+# and any tag with a style=
+_LINK_TAGS = frozenset({"base", *_LINK_ATTR})
+# tags that mean something with no attributes (a row's end, a cell, raw text, the title)
+_BARE_TAGS = frozenset({*_ROW_END, "td", "th", "title", "head", "script", "style"})
+_PARTIAL_REF = re.compile(r"&[^\s;&<]{0,32}\Z")  # a character reference cut at the end of a piece
+
+
+def _attributes(region: str) -> tuple[dict[str, str | None], bool]:
+    """The attributes of a start tag (names lower case, values unquoted and unescaped; the last
+    of a name counts, as with html.parser), and whether the tag closes itself ("/>")."""
+    values: dict[str, str | None] = {}
+    end = 0
+    for m in _ATTR.finditer(region):
+        value = m.group(2)
+        if value is not None:
+            if value[:1] in ("'", '"'):
+                value = value[1:-1]
+            if "&" in value:
+                value = unescape(value)
+        values[m.group(1).lower()] = value
+        end = m.end()
+    return values, region[end:].strip() == "/"
+
+
+class _Scanner:
+    """The fast tokenizer: finds the tags with compiled regexes and looks only at the
+    attributes and text that can hold a link (see _Events); comments, declarations and the
+    raw text of ``<script>``/``<style>`` are skipped (a style's text goes to the CSS scanner).
+    Unfinished markup at the end of a piece is held (``pending``) for the next one."""
+
+    def __init__(self, owner: PageLinks) -> None:
+        self.events = _Events(owner)
+        self.owner = owner
+        self.buf = ""
+        self.raw: str | None = None  # inside <script> or <style>: its name
+
+    def feed(self, text: str) -> None:
+        self.buf = self.buf + text if self.buf else text
+        self._scan(False)
+
+    def close(self) -> None:
+        self._scan(True)
+
+    def pending(self, limit: int) -> int:
+        """Characters held back (raw text is never held: see _raw)."""
+        return len(self.buf)
+
+    def _wants_text(self) -> bool:
+        return self.events.in_title or self.owner.wants_text()
+
+    def _text(self, data: str) -> None:
+        self.events.text(unescape(data) if "&" in data else data)
+
+    def _scan(self, final: bool) -> None:
+        buf = self.buf
+        n = len(buf)
+        i = 0
+        events = self.events
+        while i < n:
+            if self.raw is not None:
+                i = self._raw(buf, i, final)
+                if self.raw is not None:
+                    break
+                continue
+            j = buf.find("<", i)
+            if j < 0:  # text to the end of the piece
+                if self._wants_text():
+                    cut = None if final else _PARTIAL_REF.search(buf, max(i, n - 34))
+                    stop = n if cut is None else cut.start()
+                    if stop > i:
+                        self._text(buf[i:stop])
+                    i = stop
+                else:
+                    i = n
+                break
+            if j > i and self._wants_text():
+                self._text(buf[i:j])
+            i = j
+            nxt = buf[j + 1:j + 2]
+            if nxt in _LETTERS:
+                m = _START_TAG.match(buf, j)
+                if m is None:
+                    if not final:
+                        break  # its ">" (or a value's closing quote) is still to come
+                    self._stray(j)
+                    i = j + 1
+                    continue
+                i = m.end()
+                self._start(m.group(1).lower(), m.group(2))
+            elif nxt == "/":
+                m = _END_TAG.match(buf, j)
+                if m is not None:
+                    events.end(m.group(1).lower())
+                    i = m.end()
+                    continue
+                k = buf.find(">", j)
+                if k < 0:
+                    if not final:
+                        break
+                    i = n
+                else:
+                    i = k + 1  # "</>", "</ x>": nothing (a bogus comment)
+            elif nxt == "!" or nxt == "?":
+                if buf.startswith("<!--", j):
+                    if buf.startswith("<!-->", j) or buf.startswith("<!--->", j):
+                        i = j + (5 if buf[j + 4] == ">" else 6)
+                        continue
+                    m = _COMMENT_END.search(buf, j + 4)
+                    if m is None:
+                        if not final and (n - j < 4 or buf[j + 3] == "-"):
+                            break
+                        i = n
+                        break
+                    i = m.end()
+                else:
+                    k = buf.find(">", j)
+                    if k < 0:
+                        if not final:
+                            break
+                        i = n
+                        break
+                    i = k + 1  # <!DOCTYPE>, <![CDATA[...]>, <?xml ...?>
+            elif not nxt and not final:
+                break  # "<" at the end of the piece
+            else:
+                self._stray(j)
+                i = j + 1
+        self.buf = buf[i:] if i < n else ""
+
+    def _stray(self, j: int) -> None:
+        """A "<" that starts no markup: text."""
+        if self._wants_text():
+            self.events.text("<")
+
+    def _start(self, tag: str, region: str) -> None:
+        o = self.owner
+        events = self.events
+        selfclose = False
+        if tag in _LINK_TAGS or (o.requisites and not o.autoindex and (
+                tag in _REQUISITE_ATTRS or tag == "style" or _STYLE_ATTR.search(region))):
+            values, selfclose = _attributes(region)
+        elif tag in _BARE_TAGS:
+            values = {}
+            if region.endswith("/") or region.rstrip().endswith("/"):
+                selfclose = _attributes(region)[1]
+        else:
+            return
+        events.start(tag, values)
+        if selfclose:  # "<a href=x/>" is a value "x/", "<a href='x'/>" closes itself
+            events.end(tag)
+        elif tag == "script" or tag == "style":
+            self.raw = tag
+
+    def _raw(self, buf: str, i: int, final: bool) -> int:
+        """The raw text of <script>/<style> from *i*: to its end tag (the text of a style sheet to
+        the CSS scanner), or what can be taken of it now; where the scan goes on."""
+        tag = self.raw
+        assert tag is not None
+        m = _RAW_END[tag].search(buf, i)
+        if m is None:
+            # the text is done with, but what may start the end tag (held for the next piece)
+            n = len(buf)
+            lt = -1 if final else buf.rfind("<", max(i, n - 1024))
+            keep = n if lt < 0 else lt
+            if self.events.in_style and keep > i:
+                self.events.text(buf[i:keep])
+            return keep
+        if self.events.in_style and m.start() > i:
+            self.events.text(buf[i:m.start()])
+        self.raw = None
+        self.events.end(tag)
+        return m.end()
 
 
 class PageLinks:
@@ -316,7 +531,8 @@ class PageLinks:
 
     def __init__(self, url: str | URL, *, charset: str | None = None, max_bytes: int | None = MAX_PAGE_BYTES,
                  max_entries: int = 1_000_000, max_pending: int = MAX_PENDING, requisites: bool = False,
-                 stylesheet: bool = False, max_entries_bytes: int | None = MAX_ENTRIES_BYTES) -> None:
+                 stylesheet: bool = False, max_entries_bytes: int | None = MAX_ENTRIES_BYTES,
+                 reference: bool = False) -> None:
         self.page = parse(url) if isinstance(url, str) else url
         # also <img src>, <script src>, <link rel=stylesheet|icon href>, CSS url()...
         self.requisites = requisites or stylesheet
@@ -324,6 +540,8 @@ class PageLinks:
         self.page_text = str(self.page)
         self.base: URL = self.page
         self.base_text = self.page_text
+        self._resolver = Resolver(self.page)
+        self._http = self.page.scheme in ("http", "https")
         self.base_set = False
         self.charset = charset
         self.max_bytes = max_bytes
@@ -348,7 +566,7 @@ class PageLinks:
         self._trailer_len = 0
         self._last_url: str | None = None
         self._place = _place(self.page)
-        self._parser = _Parser(self)
+        self._parser: _Scanner | _Reference = _Reference(self) if reference else _Scanner(self)
 
     # -- feeding -----------------------------------------------------------------
 
@@ -423,13 +641,9 @@ class PageLinks:
             return
         p = self._parser
         p.feed(text)
-        pending = len(p.rawdata)
-        if pending > self.max_pending:
-            if getattr(p, "cdata_elem", None):  # inside <script>/<style>: its text is of no use
-                p.rawdata = p.rawdata[-16:]
-            else:
-                raise ProtocolError(f"HTML page has a tag, comment or declaration longer than "
-                                    f"{self.max_pending} bytes: not parsed for links", url=self.page_text)
+        if p.pending(self.max_pending) > self.max_pending:
+            raise ProtocolError(f"HTML page has a tag, comment or declaration longer than "
+                                f"{self.max_pending} bytes: not parsed for links", url=self.page_text)
 
     def _take(self) -> list[Entry]:
         out, self._out = self._out, []
@@ -446,12 +660,14 @@ class PageLinks:
             return  # the first <base href> counts
         self.base_set = True
         try:
-            base = self._resolve(clean_href(href, self.page.scheme in ("http", "https")))
+            base_text, base = self._resolver.join(clean_href(href, self.page.scheme in ("http", "https")))
         except AnyURLError:
             return
         if base.scheme in FOLLOWABLE_SCHEMES or base.scheme == self.page.scheme:
             self.base = base
-            self.base_text = str(base)
+            self.base_text = base_text
+            self._resolver = Resolver(base)
+            self._http = base.scheme in ("http", "https")
 
     def start_link(self, href: str, rel: str | None, tag: str) -> None:
         self.end_link()
@@ -460,6 +676,10 @@ class PageLinks:
             self.autoindex = False  # links before any <title>: an ordinary page
         self._link = (href, rel)
         self._text, self._text_len = [], 0
+
+    def wants_text(self) -> bool:
+        """Whether text now would be used: a link's text, or an autoindex row's columns."""
+        return self._link is not None or self._row is not None
 
     def add_text(self, data: str) -> None:
         if self._link is not None:
@@ -516,12 +736,11 @@ class PageLinks:
 
     def _emit(self, href: str, html_rel: str | None, text: str, trailer: str, requisite: str | None = None,
               stylesheet: bool = False) -> None:
-        http = self.base.scheme in ("http", "https")
-        ref = clean_href(href, http)
+        ref = clean_href(href, self._http)
         if self.autoindex and ref.startswith("?"):
             return  # a sort control of the listing itself
         try:
-            u = self._resolve(ref)
+            url, u = self._resolver.join(ref)
         except AnyURLError:
             self.skipped += 1
             return
@@ -529,7 +748,6 @@ class PageLinks:
         if scheme not in FOLLOWABLE_SCHEMES and not (scheme == "file" and self.page.scheme == "file"):
             self.skipped += 1
             return
-        url = str(u)
         if url == self._last_url:
             return  # an icon and a name linking to the same place
         self._last_url = url
@@ -567,11 +785,6 @@ class PageLinks:
         self.entries += 1
         self._out.append(Entry(name=name, url=url, kind=kind, size=size, modified=modified,
                                meta=meta, title=text or None, rel=rel))
-
-    def _resolve(self, ref: str) -> URL:
-        if isinstance(self.base, (HTTPURL, FTPURL, FileURL)):  # URL.join, minus str(base) per link
-            return parse(join_text(self.base_text, ref))
-        return parse(ref)  # a page from a scheme without paths (gopher "h"): absolute links only
 
     def _rel(self, u: URL) -> str | None:
         here, there = self._place, _place(u)

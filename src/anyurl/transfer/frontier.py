@@ -12,8 +12,10 @@ are taken again (a taken URL is "leased"; opening the state returns leases to pe
 Memory stays bounded whatever the frontier's size: the URLs live in the file (SQLite's
 own page cache is capped), and the crawl holds only those in flight.
 
-The SQLite calls run in one worker thread of their own (``asyncio.to_thread`` style), so a
-large transaction (thousands of URLs admitted from one listing) does not stall the loop.
+A small transaction (a few fetches finished, a few URLs taken) runs in the event loop's
+thread: handing it to a thread costs more (the GIL's hand-offs slow every socket call of
+the loop). A large one (thousands of URLs admitted from one listing), opening and closing
+run in one worker thread of their own, so they do not stall the loop; one call at a time.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import contextlib
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -33,10 +35,16 @@ from ..errors import ConfigurationError
 __all__ = ["SCHEMA_VERSION", "Frontier", "HostState", "Item", "New", "Outcome", "SQLiteFrontier", "Totals"]
 
 SCHEMA_VERSION = 1
+# a group commit waits this long (seconds) for more finishes, unless it has GROUP_MAX already
+GROUP_WAIT = 0.002
+GROUP_MAX = 64
+# transactions of at most this many rows run in the event loop's thread (see SQLiteFrontier._call)
+INLINE_ROWS = 2000
 T = TypeVar("T")
 
 # states of a URL
 PENDING, LEASED, DONE, FAILED, SKIPPED = 0, 1, 2, 3, 4
+_COUNTED = {DONE: 0, FAILED: 1, SKIPPED: 2}  # the totals' column of a finished state
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,15 +200,23 @@ class SQLiteFrontier:
         self._durable = durable
         self._cache_kib = cache_kib
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="anyurl-frontier")
+        self._lock = asyncio.Lock()
         self._db: sqlite3.Connection | None = None
         self._finishing: list[tuple[Item, Outcome, Sequence[New], asyncio.Future[int]]] = []
         self._flusher: asyncio.Future[None] | None = None
 
     # -- the thread ------------------------------------------------------------------
 
-    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, fn, *args)
+    async def _call(self, fn: Callable[..., T], *args: Any, rows: int = INLINE_ROWS + 1) -> T:
+        """Run *fn* on the connection, one call at a time: in the loop's thread when it is small
+        (*rows* written at most INLINE_ROWS: a few statements take less than handing them to a
+        thread, whose GIL hand-offs cost every socket call of the loop), else in the worker
+        thread, so a large transaction (a listing of thousands) does not stall the loop."""
+        async with self._lock:
+            if rows <= INLINE_ROWS and self._db is not None:
+                return fn(*args)
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._pool, fn, *args)
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
@@ -248,27 +264,45 @@ class SQLiteFrontier:
     # -- admitting -------------------------------------------------------------------
 
     @staticmethod
-    def _admit(db: sqlite3.Connection, items: Iterable[New]) -> int:
-        by_host: dict[str, list[tuple[Any, ...]]] = {}
-        for n in items:
-            by_host.setdefault(n.host, []).append(
-                (n.key, None if n.url == n.key else n.url, n.host, n.seed, n.depth, n.kind, n.name or None))
-        added = 0
-        for host, rows in by_host.items():
-            cur = db.executemany("INSERT OR IGNORE INTO urls(key, url, host, seed, depth, kind, name) "
-                                 "VALUES(?,?,?,?,?,?,?)", rows)
-            new = cur.rowcount
-            if new > 0:
-                db.execute("INSERT INTO hosts(host, pending) VALUES(?, ?) "
-                           "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending", (host, new))
-                added += new
+    def _admit(db: sqlite3.Connection, offers: Sequence[Sequence[New]], pending: dict[str, int]) -> list[int]:
+        """Admit the URLs of each offer not met before, in one statement; how many of each offer
+        were new (a key offered twice counts for the first offer), the hosts' *pending* counts
+        raised (the caller writes them: _pending)."""
+        rows = [(n.key, None if n.url == n.key else n.url, n.host, n.seed, n.depth, n.kind, n.name or None)
+                for found in offers for n in found]
+        added = [0] * len(offers)
+        if not rows:
+            return added
+        last = db.execute("SELECT coalesce(max(id), 0) FROM urls").fetchone()[0]
+        if not db.executemany("INSERT OR IGNORE INTO urls(key, url, host, seed, depth, kind, name) "
+                              "VALUES(?,?,?,?,?,?,?)", rows).rowcount:
+            return added
+        # the new rows have ids above the last one, in the order offered: match them to the offers
+        new = db.execute("SELECT key, host FROM urls WHERE id > ? ORDER BY id", (last,)).fetchall()
+        k = 0
+        for index, found in enumerate(offers):
+            for n in found:
+                if k < len(new) and n.key == new[k][0]:
+                    host = new[k][1]
+                    pending[host] = pending.get(host, 0) + 1
+                    added[index] += 1
+                    k += 1
         return added
+
+    @staticmethod
+    def _pending(db: sqlite3.Connection, pending: dict[str, int]) -> None:
+        rows = [(host, n) for host, n in pending.items() if n]
+        if rows:
+            db.executemany("INSERT INTO hosts(host, pending) VALUES(?, ?) ON CONFLICT(host) "
+                           "DO UPDATE SET pending = pending + excluded.pending", rows)
 
     def _add(self, items: Sequence[New]) -> int:
         db = self._conn()
         db.execute("BEGIN IMMEDIATE")
         try:
-            added = self._admit(db, items)
+            pending: dict[str, int] = {}
+            added = self._admit(db, [items], pending)[0]
+            self._pending(db, pending)
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -276,7 +310,7 @@ class SQLiteFrontier:
         return added
 
     async def add(self, items: Sequence[New]) -> int:
-        return await self._call(self._add, items)
+        return await self._call(self._add, items, rows=len(items))
 
     # -- taking ----------------------------------------------------------------------
 
@@ -308,28 +342,42 @@ class SQLiteFrontier:
         return out
 
     async def take(self, n: int, running: Mapping[str, int], per_host: int) -> list[Item]:
-        return await self._call(self._take, n, dict(running), per_host)
+        return await self._call(self._take, n, dict(running), per_host, rows=n)
 
     # -- finishing -------------------------------------------------------------------
 
     def _finish(self, batch: list[tuple[Item, Outcome, Sequence[New]]]) -> list[int]:
         """Finish every item of *batch* in one transaction (a group commit: the finishes that
-        arrived while the last transaction ran). Each item's record is still atomic with
-        what it found: they commit together or not at all."""
+        arrived while the last transaction ran), a few statements for all of them. Each item's
+        record is still atomic with what it found: they commit together or not at all."""
         db = self._conn()
-        out = []
         db.execute("BEGIN IMMEDIATE")
         try:
-            for item, outcome, found in batch:
-                changed = db.execute("UPDATE urls SET state=?, size=?, error=? WHERE id=? AND state=1",
-                                     (outcome.state, outcome.size, outcome.error, item.id)).rowcount
-                if changed:
-                    db.execute("UPDATE hosts SET pending = pending - 1 WHERE host=?", (item.host,))
-                    col = {DONE: "fetched", FAILED: "errors", SKIPPED: "skipped"}[outcome.state]
-                    db.execute(f"INSERT INTO totals(scheme, {col}, bytes) VALUES(?, 1, ?) ON CONFLICT(scheme) "
-                               f"DO UPDATE SET {col} = {col} + 1, bytes = bytes + excluded.bytes",
-                               (outcome.scheme, outcome.size))
-                out.append(self._admit(db, found))
+            leased: set[int] = set()
+            ids = [item.id for item, _, _ in batch]
+            for k in range(0, len(ids), 500):  # (SQLite's bound on a statement's parameters)
+                part = ids[k:k + 500]
+                leased.update(r[0] for r in db.execute(
+                    f"SELECT id FROM urls WHERE state=1 AND id IN ({','.join('?' * len(part))})", part))
+            marks = []
+            pending: dict[str, int] = {}
+            totals: dict[str, list[int]] = {}
+            for item, outcome, _ in batch:
+                if item.id not in leased:
+                    continue  # not in flight (finished already): its record stands
+                leased.discard(item.id)
+                marks.append((outcome.state, outcome.size, outcome.error, item.id))
+                pending[item.host] = pending.get(item.host, 0) - 1
+                row = totals.setdefault(outcome.scheme, [0, 0, 0, 0])
+                row[_COUNTED[outcome.state]] += 1
+                row[3] += outcome.size
+            db.executemany("UPDATE urls SET state=?, size=?, error=? WHERE id=?", marks)
+            db.executemany("INSERT INTO totals(scheme, fetched, errors, skipped, bytes) VALUES(?,?,?,?,?) "
+                           "ON CONFLICT(scheme) DO UPDATE SET fetched = fetched + excluded.fetched, "
+                           "errors = errors + excluded.errors, skipped = skipped + excluded.skipped, "
+                           "bytes = bytes + excluded.bytes", [(scheme, *row) for scheme, row in totals.items()])
+            out = self._admit(db, [found for _, _, found in batch], pending)
+            self._pending(db, pending)
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -345,9 +393,14 @@ class SQLiteFrontier:
 
     async def _flush(self) -> None:
         while self._finishing:
+            if len(self._finishing) < GROUP_MAX:
+                # let the fetches ending now join this transaction: a few statements for a batch
+                # instead of a few for each (nothing waits on a record but its event)
+                await asyncio.sleep(GROUP_WAIT)
             batch, self._finishing = self._finishing, []
             try:
-                added = await self._call(self._finish, [(i, o, f) for i, o, f, _ in batch])
+                added = await self._call(self._finish, [(i, o, f) for i, o, f, _ in batch],
+                                         rows=sum(len(f) + 1 for _, _, f, _ in batch))
             except BaseException as exc:
                 for *_, fut in batch:
                     if not fut.done():
@@ -368,7 +421,7 @@ class SQLiteFrontier:
         return HostState(row[0], bool(row[1]), float(row[2]))
 
     async def host(self, host: str) -> HostState:
-        return await self._call(self._host, host)
+        return await self._call(self._host, host, rows=1)
 
     def _set_host(self, host: str, state: HostState) -> None:
         db = self._conn()
@@ -377,7 +430,7 @@ class SQLiteFrontier:
                    (host, state.robots, int(state.robots_known), state.delay))
 
     async def set_host(self, host: str, state: HostState) -> None:
-        await self._call(self._set_host, host, state)
+        await self._call(self._set_host, host, state, rows=1)
 
     # -- counts ----------------------------------------------------------------------
 

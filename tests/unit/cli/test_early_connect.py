@@ -115,6 +115,13 @@ def test_every_host_the_parser_accepts_is_ascii(scheme: str, host: str) -> None:
     assert getattr(url, "host", "").isascii()
 
 
+def test_get_http3_connects_no_tcp_early_to_an_https_server() -> None:
+    # (QUIC goes first: the TCP connection and its TLS handshake would cost both sides for nothing)
+    assert _early._target(_args("https://127.0.0.1/x", http3=True)) is None
+    assert _early._target(_args("http://127.0.0.1/x", http3=True)) == ("http", "127.0.0.1", 80)
+    assert _early._target(_args("https://127.0.0.1/x", http3=False)) == ("https", "127.0.0.1", 443)
+
+
 def test_ls_and_stat_connect_early_but_not_parse_mirror_or_a_url_list() -> None:
     url = "ftp://127.0.0.1:2121/pub/"
     assert _early._target(_args(url, command="ls")) == ("ftp", "127.0.0.1", 2121)
@@ -212,10 +219,13 @@ def test_an_https_early_handshake_nobody_takes_is_closed() -> None:
             with peer:
                 peer.settimeout(30)
                 assert peer.recv(1)[:1] == b"\x16"  # the hello came
-                _early.discard()  # abandoned mid-handshake: the thread closes the socket
-                rest = b""
-                while (more := peer.recv(1 << 16)):
-                    rest += more
+                peer.settimeout(_early.TLS_SECONDS * 0.75)
+                start = time.monotonic()
+                _early.discard()  # abandoned mid-handshake: the thread is woken and closes the socket
+                while peer.recv(1 << 16):
+                    pass
+                # at once, not at the end of the thread's own wait for the server
+                assert time.monotonic() - start < _early.TLS_SECONDS / 2
             gc.collect()
     assert _early._pending is None
 

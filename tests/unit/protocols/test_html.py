@@ -200,12 +200,13 @@ def test_endless_attribute_is_refused_with_bounded_memory() -> None:
     assert peak < 16 * 1024 * 1024 and time.monotonic() - t0 < 5
 
 
-def test_endless_script_is_skipped_not_buffered() -> None:
-    parser = PageLinks("http://h/p.html")
+@pytest.mark.parametrize("reference", [False, True])
+def test_endless_script_is_skipped_not_buffered(reference: bool) -> None:
+    parser = PageLinks("http://h/p.html", reference=reference)
     got: list[Entry] = []
     for chunk in _endless(b"<title>x</title><a href=a>a</a><script>", b"x = 1; " * 8192, 8 << 20):
         got.extend(parser.feed(chunk))
-        assert len(parser._parser.rawdata) <= parser.max_pending + 65536
+        assert parser._parser.pending(parser.max_pending) <= parser.max_pending + 65536
     got.extend(parser.feed(b"</script><a href=b>b</a>"))
     got.extend(parser.close())
     assert [e.name for e in got] == ["a", "b"]
