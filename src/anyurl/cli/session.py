@@ -45,6 +45,8 @@ def make_client(args: argparse.Namespace, prompter: Prompter, archive: Any = Non
     extra = 2 if getattr(args, "command", None) == "mirror" else 0
     parallel = getattr(args, "parallel", 0) or 0
     per_host = parallel + extra if parallel else Limits().per_host
+    if getattr(args, "command", None) == "crawl":  # politeness: a server's connections are the crawl's per-host
+        per_host = min(per_host, getattr(args, "per_host", per_host) or per_host)
     retries = getattr(args, "retry", 0) or 0
     delay = getattr(args, "retry_delay", None)
     retry = Retry(attempts=1 + retries, backoff=1.0 if delay is None else delay)

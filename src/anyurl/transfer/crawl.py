@@ -22,12 +22,18 @@ again with the same state fetches only what it had not finished (those in flight
 kill again), and memory does not grow with the frontier.
 
 Politeness: at most ``per_host`` fetches of one host at once, started ``delay`` seconds
-apart (or the robots.txt Crawl-delay, up to 30 s); ``parallel`` fetches in all.
+apart (or the robots.txt Crawl-delay, up to 30 s); ``parallel`` fetches in all. The fetches
+go through the batch engine (:class:`~anyurl.transfer.batch.Batch`): an origin that
+multiplexes (HTTP/2 streams, pipelined GETs, FTP transfers queued on a connection, news
+windows) carries up to ``per_host`` x its pipeline depth of the ``parallel`` fetches at once
+on its connections, when the Client holds every server to ``per_host`` connections
+(``Limits.per_host``, as ``anyurl crawl`` sets it) and there is no delay.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
@@ -43,6 +49,10 @@ from ..links import is_css
 from ..response import Body, Entry, is_html, translate_errors
 from ..schemes import family
 from ..urls import FTPURL, HTTPURL, NNTPURL, URL, GopherURL, NewsURL, parse, percent_decode
+from .batch import STREAM_WORKERS, Batch, Chunks
+from .batch import Item as BatchItem
+from .batch import Result as BatchResult
+from .batch import Sink as BatchSink
 from .download import refuse_symlink
 from .frontier import DONE, FAILED, SKIPPED, Frontier, HostState, Item, New, Outcome, SQLiteFrontier, Totals
 from .names import PART_SUFFIX, local_name, name_for_url
@@ -335,6 +345,62 @@ class CrawlResult:
             self.first_exit_codes.append(event.exit_code or 1)
 
 
+class _Job(str):
+    """A frontier item's URL as the batch engine takes it (the item rides along)."""
+
+    item: Item
+    visited: bool
+
+    def __new__(cls, item: Item) -> _Job:
+        job = super().__new__(cls, item.url)
+        job.item = item
+        job.visited = False
+        return job
+
+
+class _Takes:
+    """What the crawl took from the frontier, as the batch engine reads it (:class:`Chunks`):
+    a list at a time, so its workers take the URLs of one list with no await between them."""
+
+    def __init__(self) -> None:
+        self._lists: collections.deque[list[_Job]] = collections.deque()
+        self._closed = False
+        self._wake = asyncio.Event()
+
+    def put(self, jobs: list[_Job]) -> None:
+        self._lists.append(jobs)
+        self._wake.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+
+    def __aiter__(self) -> _Takes:
+        return self
+
+    async def __anext__(self) -> list[_Job]:
+        while not self._lists:
+            if self._closed:
+                raise StopAsyncIteration
+            self._wake.clear()
+            await self._wake.wait()
+        return self._lists.popleft()
+
+
+class _Visits(BatchSink):
+    """The batch engine's sink for a crawl: each URL visited (robots.txt, politeness, the
+    fetch, the links, the record) once the engine gives it a turn."""
+
+    def __init__(self, crawler: _Crawler) -> None:
+        self.crawler = crawler
+
+    async def transfer(self, client: Client, item: BatchItem) -> None:
+        job = item.given
+        assert isinstance(job, _Job)
+        job.visited = True
+        await self.crawler.visit(job.item, item.url)
+
+
 class _Crawler:
     def __init__(self, client: Client, seeds: Sequence[URL], frontier: Frontier, sink: Sink, *,
                  max_depth: int | None, same_host: bool, cross_scheme: bool, under_seed: bool,
@@ -360,6 +426,13 @@ class _Crawler:
         self.robot_locks: dict[str, asyncio.Lock] = {}
         self.recording: set[asyncio.Future[None]] = set()  # records of ended fetches, committing
         self.recent: dict[tuple[int, str | None, str], None] = {}  # links admitted lately (insertion order)
+        self.running: dict[str, int] = {}  # per host: fetches handed to the batch, not ended
+        self.in_flight = 0
+        self.mux: dict[str, int] = {}  # hosts whose origin multiplexes now: its pipeline depth
+        self.drivers: dict[str, Any] = {}
+        self.wake = asyncio.Event()  # a fetch ended
+        # several requests at once to a multiplexing origin only where its connections stay per_host
+        self.may_mux = self.delay <= 0 and client.limits.per_host <= self.per_host
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -374,38 +447,43 @@ class _Crawler:
         added = await self.frontier.add(seeds)
         self.result.pending += added
         self.result.admitted += added
-        running: dict[str, int] = {}
-        tasks: dict[asyncio.Task[None], str] = {}
+        # the fetches go through the batch engine (per-origin scheduling: plain turns, HTTP/2
+        # streams, pipelined GETs, queued FTP transfers); the crawl feeds it what the frontier
+        # gives, at most per_host per host (more on a multiplexed origin: charged)
+        feed = _Takes()
+        engine = Batch(self.client, Chunks(feed), _Visits(self), parallel=self.parallel, on_result=self.ended)
+        runner: asyncio.Future[Any] = asyncio.ensure_future(engine.run())
+        wake: asyncio.Future[Any] = asyncio.ensure_future(self.wake.wait())
         try:
             while True:
-                free = self.parallel - len(tasks)
-                if free > 0:
-                    for item in await self.frontier.take(free, running, self.per_host):
-                        running[item.host] = running.get(item.host, 0) + 1
-                        tasks[asyncio.create_task(self.visit(item))] = item.host
-                if not tasks and not self.recording:
+                jobs = await self.take()
+                if jobs:
+                    self.in_flight += len(jobs)
+                    feed.put(jobs)
+                if not self.in_flight and not self.recording:
                     break
                 # a fetch ends its host's turn; its record commits meanwhile (and may admit more)
-                done, _ = await asyncio.wait({*tasks, *self.recording}, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    if task in self.recording:
-                        self.recording.discard(task)
-                        task.result()
-                        continue
-                    host = tasks.pop(task)  # type: ignore[call-overload]
-                    running[host] -= 1
-                    if not running[host]:
-                        del running[host]
-                    task.result()  # a bug ends the crawl, never hangs it
+                waits: set[asyncio.Future[Any]] = {runner, wake, *self.recording}
+                done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                if runner in done:
+                    runner.result()  # a bug ends the crawl, never hangs it
+                    raise TransferError("the crawl's fetches ended early")
+                if wake in done:
+                    self.wake.clear()
+                    wake = asyncio.ensure_future(self.wake.wait())
+                for task in done & self.recording:
+                    self.recording.discard(task)
+                    task.result()
         except asyncio.CancelledError:
             self.result.interrupted = True
             raise
         finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(BaseException):
-                    await task
+            feed.close()
+            wake.cancel()
+            if not runner.done():
+                runner.cancel()
+            with contextlib.suppress(BaseException):
+                await runner
             for record in list(self.recording):  # fetches that ended: their records commit
                 with contextlib.suppress(BaseException):
                     await asyncio.shield(record)
@@ -414,6 +492,68 @@ class _Crawler:
                 self.result.totals = await asyncio.shield(self.frontier.totals())
                 self.result.pending = self.result.totals.pending
         return self.result
+
+    async def take(self) -> list[_Job]:
+        """What the frontier gives now, within the crawl's bounds: *parallel* fetches in all
+        (a kill loses no more) and each host's share (charged)."""
+        jobs: list[_Job] = []
+        while True:
+            free = self.parallel - self.in_flight - len(jobs)
+            if free <= 0:
+                return jobs
+            items = await self.frontier.take(free, self.charged(), self.per_host)
+            for item in items:
+                self.running[item.host] = self.running.get(item.host, 0) + 1
+                jobs.append(_Job(item))
+            if not items or not self.mux:
+                return jobs  # (a multiplexed host's share may grow with every take: take again)
+
+    def charged(self) -> dict[str, int]:
+        """Each host's fetches in flight as the frontier counts them against per_host: on an
+        origin that multiplexes (its driver says so: HTTP/2, pipelined GETs, queued FTP
+        transfers), per_host connections carry up to per_host x its pipeline depth."""
+        if not self.mux:
+            return self.running
+        out = dict(self.running)
+        for host, depth in self.mux.items():
+            if host in out:
+                out[host] = max(0, out[host] - self.per_host * (depth - 1))
+        return out
+
+    def ended(self, result: BatchResult) -> None:
+        """A fetch through the batch ended (recorded by the visit, or here if it never ran)."""
+        job = result.given
+        assert isinstance(job, _Job)
+        item = job.item
+        if result.error is not None or not job.visited:  # refused before the visit (a URL this Client refuses)
+            err = result.error or TransferError("not fetched", url=item.url)
+            self.record(item, "error", Outcome(FAILED, item.url.split(":", 1)[0], error=str(err)), [],
+                        error=str(err), exit_code=err.exit_code)
+        host = item.host
+        self.running[host] -= 1
+        if not self.running[host]:
+            del self.running[host]
+        self.in_flight -= 1
+        if self.may_mux and result.url is not None:
+            self.learn(host, result.url)
+        self.wake.set()
+
+    def learn(self, host: str, u: URL) -> None:
+        """Whether *host*'s origin multiplexes now (and how deep), from its driver."""
+        driver = self.drivers.get(u.scheme, False)
+        if driver is False:
+            try:
+                driver = self.client.handler(u)
+            except AnyURLError:
+                driver = None
+            if u.scheme != "ftp":  # (an ftp URL's driver depends on its host: a proxy or not)
+                self.drivers[u.scheme] = driver
+        if driver is not None and driver.multiplexed(u):
+            if len(self.mux) >= 10_000:  # bounded: only the hosts in flight matter
+                self.mux = {h: d for h, d in self.mux.items() if h in self.running}
+            self.mux[host] = max(2, driver.pipeline_depth(u) or STREAM_WORKERS)
+        else:
+            self.mux.pop(host, None)
 
     async def pace(self, host: str, delay: float) -> None:
         if delay <= 0:
@@ -429,8 +569,9 @@ class _Crawler:
 
     # -- one URL ------------------------------------------------------------------------
 
-    async def visit(self, item: Item) -> None:
-        u = parse(item.url)
+    async def visit(self, item: Item, u: URL | None = None) -> None:
+        if u is None:
+            u = parse(item.url)
         scheme = u.scheme
         delay = self.delay
         if self.robots and isinstance(u, HTTPURL):
