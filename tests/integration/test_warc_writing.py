@@ -214,3 +214,88 @@ async def test_a_large_body_is_written_from_its_spool_byte_exact(nginx: Endpoint
     assert raw.endswith(b"\r\n0\r\n\r\n")  # the gzip payload as one chunk, as stored
     assert [data for rec, data in records(out) if rec.rec_type == "resource"] == [text]
     warcio_check(out)
+
+
+# -- WACZ ------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+WACZ_VENV = ROOT / ".venv-wacz"
+
+
+def _wacz_python() -> str:
+    """py-wacz in a venv of its own (made here on first use, as pywb's is): its dependencies
+    (frictionless...) stay out of the project's."""
+    import shutil
+    import subprocess
+    import sys
+
+    py = WACZ_VENV / "bin" / "python"
+    stamp = WACZ_VENV / ".installed"  # written last: an install cut short is made again
+    if not stamp.exists():
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(WACZ_VENV)], check=True, timeout=300, env=env)
+        done = subprocess.run([str(py), "-m", "pip", "install", "-q", "wacz>=0.5"], capture_output=True, text=True,
+                              timeout=1200, env=env)
+        if done.returncode != 0:
+            shutil.rmtree(WACZ_VENV, ignore_errors=True)
+            pytest.fail(f"pip install wacz failed:\n{done.stderr[-2000:]}")
+        stamp.touch()
+    return str(py)
+
+
+def _validate(py: str, path: Path) -> str:
+    import subprocess
+
+    done = subprocess.run([py, "-m", "wacz", "validate", "-f", str(path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+async def test_pack_wacz_packages_the_warc_files_with_their_index(nginx: Endpoint, tmp_path: Path) -> None:
+    import zipfile
+
+    from anyurl.warc import pack_wacz
+
+    py = _wacz_python()
+    urls = [f"http://{nginx.host}:{nginx.port}{p}" for p in ("/big.txt", "/cookies", "/hello.txt")]
+    out = tmp_path / "site.warc.gz"
+    with WARCWriter(out, max_size=2000) as w:  # (several parts: each goes in)
+        async with Client(on_capture=w.captured) as c:
+            for u in urls:
+                await c.fetch(u)
+    assert len(w.files) > 1
+    pack = tmp_path / "site.wacz"
+    pack_wacz(w.files, pack, python=py)
+    assert "Validation succeeded" in _validate(py, pack)
+    with zipfile.ZipFile(pack) as z:
+        names = z.namelist()
+        assert sorted(n for n in names if n.startswith("archive/")) == sorted(f"archive/{Path(f).name}" for f in w.files)
+        index = gzip.decompress(z.read("indexes/index.cdx.gz")).decode()
+    assert all(u.split("://", 1)[1].split("/", 1)[1] in index for u in urls)
+    assert not (tmp_path / "site.wacz.part").exists()
+    # a failed packing leaves nothing under the final name and says why
+    from anyurl import AnyURLError
+
+    with pytest.raises(AnyURLError, match="packing .*bad.wacz failed"):
+        pack_wacz([tmp_path / "missing.warc.gz"], tmp_path / "bad.wacz", python=py)
+    assert not (tmp_path / "bad.wacz").exists() and not (tmp_path / "bad.wacz.part").exists()
+
+
+def test_get_wacz_packages_or_says_what_it_needs(nginx: Endpoint, tmp_path: Path) -> None:
+    """``get --wacz`` alone: the package when py-wacz is installed beside anyurl, else a clear
+    error; either way no temporary WARC file is left."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    url = f"http://{nginx.host}:{nginx.port}/hello.txt"
+    done = subprocess.run([sys.executable, "-m", "anyurl", "get", "-q", "-d", "out", "--wacz", "site.wacz", url],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert (tmp_path / "out" / "hello.txt").exists()
+    assert not list(tmp_path.glob(".anyurl-*"))  # the WARC file made for the package: removed
+    if importlib.util.find_spec("wacz") is None:
+        assert done.returncode != 0 and "needs the wacz package" in done.stderr, done.stderr
+        assert not (tmp_path / "site.wacz").exists()
+    else:
+        assert done.returncode == 0, done.stderr
+        assert "Validation succeeded" in _validate(sys.executable, tmp_path / "site.wacz")

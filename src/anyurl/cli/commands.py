@@ -112,16 +112,46 @@ async def _run(args: argparse.Namespace, rep: Reporter) -> int:
 async def _dispatch(args: argparse.Namespace, rep: Reporter) -> int:
     prompter = rep.prompter = Prompter()
     archive = _warc_writer(args)
+    finished = False
     try:
-        return await _run_command(args, rep, prompter, archive)
+        code = await _run_command(args, rep, prompter, archive)
+        finished = True
+        return code
     finally:
         if archive is not None:
             archive.close()
+            _wacz(args, archive, finished)
+
+
+def _wacz(args: argparse.Namespace, archive: Any, finished: bool) -> None:
+    """``--wacz FILE``: the WARC files written, packaged (once the command finished); a WARC
+    file made only for it is removed after."""
+    target = getattr(args, "wacz", None)
+    if not target:
+        return
+    try:
+        if finished and archive.files:
+            from ..transfer.warc import pack_wacz
+
+            pack_wacz(archive.files, target)
+    finally:
+        if not getattr(args, "warc", None):
+            for name in archive.files:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
 
 
 def _warc_writer(args: argparse.Namespace) -> Any:
-    """The WARC writer of ``--warc FILE`` (None without it)."""
+    """The WARC writer of ``--warc FILE`` (None without it); with ``--wacz FILE`` alone, a
+    temporary WARC file beside FILE."""
     path = getattr(args, "warc", None)
+    wacz = getattr(args, "wacz", None)
+    if not path and wacz:
+        import tempfile
+
+        fd, path = tempfile.mkstemp(prefix=".anyurl-", suffix=".warc.gz", dir=os.path.dirname(os.path.abspath(wacz)))
+        os.close(fd)
+        os.unlink(path)  # (a unique name: the writer makes the file, or its parts with --warc-max-size)
     if not path:
         return None
     from ..errors import mask_password

@@ -213,6 +213,9 @@ WARC_OPTIONS = (
                 "(FILE.warc.gz: gzip per record)"),
     Option(("--warc-max-size",), "warc_max_size", "value", convert=size, metavar="N",
            help="start a new WARC file (FILE-00000.warc.gz, FILE-00001...) once one reaches N bytes"),
+    Option(("--wacz",), "wacz", "value", metavar="FILE",
+           help="also package what was archived, with its index, as the WACZ file FILE (for replay in a "
+                "browser; needs the wacz package: pip install 'anyurl[wacz]')"),
 )
 
 COMMANDS = (

@@ -1092,7 +1092,8 @@ class H1Client:
         loop: asyncio.AbstractEventLoop | None = None
         until = 0.0
         while True:
-            if key in self._no_pipe or self._rtt.get(key, 0.0) < self._floor:
+            # an origin not timed yet may pipeline: its waiters hope for the first answer, which says
+            if key in self._no_pipe or self._rtt.get(key, self._floor) < self._floor:
                 return None
             depth = self._depth.get(key, 1)
             best: H1Connection | None = None

@@ -216,7 +216,10 @@ async def early_tls(scheme: str, host: str, port: int, tls: ssl.SSLContext) -> E
             ready: asyncio.Future[None] = loop.create_future()
 
             def finished() -> None:  # (from the handshake's thread)
-                loop.call_soon_threadsafe(_settle, ready)
+                try:
+                    loop.call_soon_threadsafe(_settle, ready)
+                except RuntimeError:  # the loop closed meanwhile: nobody waits
+                    pass
 
             early.when_done(finished)
             await ready

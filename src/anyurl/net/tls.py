@@ -73,7 +73,7 @@ class EarlyTLS:
     the handler asks for with the same options: the taker adopts the session only for that
     object. Every wait in the thread ends at its deadline."""
 
-    __slots__ = ("_lock", "_notify", "abandoned", "alpn", "ctx", "done", "host", "incoming", "outgoing", "sock",
+    __slots__ = ("_busy", "_lock", "_notify", "abandoned", "alpn", "ctx", "done", "host", "incoming", "outgoing", "sock",
                  "sslobj", "verify")
 
     def __init__(self, host: str, verify: bool, alpn: tuple[str, ...]) -> None:
@@ -89,20 +89,24 @@ class EarlyTLS:
         self.abandoned = False  # nobody will take it: closed when done
         self._notify: Callable[[], None] | None = None
         self._lock = threading.Lock()
+        self._busy: socket.socket | None = None  # the socket the thread is shaking hands on
 
     def run(self, sock: socket.socket | None, seconds: float) -> None:
         """Connect (*sock* is non-blocking, its connect begun; None: it could not begin) and shake
         hands within *seconds*; then tell the taker."""
         ok = False
+        with self._lock:
+            self._busy = sock
         try:
             if sock is not None and not self.abandoned:
                 self.ctx = client_context(self.verify, None, alpn=self.alpn)
                 ok = self._handshake(sock, time.monotonic() + seconds)
-        except (OSError, ValueError, ConfigurationError):  # (ssl.SSLError is an OSError)
+        except Exception:  # noqa: BLE001 - whatever failed here, the handler's own connect reports it
             ok = False
         finally:
             with self._lock:
                 self.done = True
+                self._busy = None
                 if sock is not None and (not ok or self.abandoned):
                     sock.close()
                 elif ok:
@@ -152,6 +156,12 @@ class EarlyTLS:
             self.abandoned = True
             self._notify = None
             sock, self.sock = self.sock, None
+            busy = self._busy
+            if busy is not None:  # wakes the thread's wait at once (it closes the socket): not at its deadline
+                try:
+                    busy.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
         if sock is not None:
             sock.close()
 

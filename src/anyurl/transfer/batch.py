@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from ..response import Body, Response
     from .download import Progress
 
-__all__ = ["Batch", "Chunks", "Directory", "Feed", "Item", "Memory", "Result", "Sink", "stream_workers"]
+__all__ = ["GC_THRESHOLD", "Batch", "Chunks", "Directory", "Feed", "Item", "Memory", "Result", "Sink", "stream_workers"]
 
 #: workers per plain turn once a multiplexed origin is met: transfers beyond the N turns run
 #: only as HTTP/2 streams, pipelined GETs or news windows (16 x 8: 128 in flight, nginx's
@@ -70,6 +70,33 @@ MIN_STREAM_WORKERS = 64
 #: whether the objects alive when a batch first loads a driver have been moved out of the
 #: cyclic collector's reach (once per process: see Batch.freeze_gc)
 _frozen = False
+
+
+#: the collector's first threshold while a batch runs: a collection every 7,000 allocations
+#: instead of 700 (fewer walks over the transfers in flight: 3.5% of the instructions per URL
+#: of 4 KiB files over http at 32 in flight); the caller's threshold comes back at the end
+GC_THRESHOLD = 7000
+_running = 0  # batches running in this process (they share the raised threshold)
+_saved_threshold: tuple[int, int, int] | None = None
+
+
+def _gc_raise() -> None:
+    global _running, _saved_threshold
+    _running += 1
+    if _running == 1:
+        now = gc.get_threshold()
+        if 0 < now[0] < GC_THRESHOLD:  # (0: the caller turned collections off)
+            _saved_threshold = now
+            gc.set_threshold(GC_THRESHOLD, now[1], now[2])
+
+
+def _gc_restore() -> None:
+    global _running, _saved_threshold
+    _running -= 1
+    if _running == 0 and _saved_threshold is not None:
+        if gc.get_threshold()[0] == GC_THRESHOLD:  # (unless someone set another meanwhile)
+            gc.set_threshold(*_saved_threshold)
+        _saved_threshold = None
 
 
 def _freeze_once() -> None:
@@ -304,7 +331,9 @@ class Batch:
     alive then out of the cyclic garbage collector's reach (:func:`gc.freeze`): the modules,
     the Client and the program's own settings live to the end anyway, and each collection a
     batch's transfers trigger would walk them all (12% of the instructions of 200 small
-    files). Set ``Batch.freeze_gc = False`` first to leave the collector as it is.
+    files); while batches run, the collector's first threshold is :data:`GC_THRESHOLD` (the
+    caller's comes back after). Set ``Batch.freeze_gc = False`` first to leave the collector
+    as it is.
     """
 
     #: see the class's text (the ``anyurl`` command freezes at the end of its start-up too)
@@ -362,6 +391,9 @@ class Batch:
         """Run the batch to its end, each result to the sink and *on_result*. An exception
         that is not a URL's result (from *urls*, *on_result* or a bug) ends it and is raised."""
         early = None
+        raised = self.freeze_gc
+        if raised:
+            _gc_raise()
         try:
             early = await self._connect_early()
             async with asyncio.TaskGroup() as group:
@@ -372,6 +404,8 @@ class Batch:
             raise eg.exceptions[0] from None
         finally:
             self._group = None
+            if raised:
+                _gc_restore()
             if early is not None:
                 early()
 

@@ -23,6 +23,7 @@ warcio is an optional dependency (``pip install anyurl[warc]``).
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import logging
@@ -30,7 +31,7 @@ import os
 import threading
 import zlib
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import AnyURLError, ConfigurationError
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from ..response import Body, Capture, Response
     from .batch import Item
 
-__all__ = ["Archive", "WARCWriter"]
+__all__ = ["Archive", "WARCWriter", "pack_wacz"]
 
 log = logging.getLogger("anyurl.warc")
 
@@ -514,6 +515,40 @@ class Archive(Sink):
             self.writer.add(item.url, exc)
             raise
         self.writer.write(response)
+
+
+def pack_wacz(warcs: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str], *,
+              python: str | None = None, timeout: float | None = None) -> None:
+    """Package the WARC files *warcs* with their CDXJ index and a pages list as the WACZ file
+    *output* (for replay in a browser: ReplayWeb.page), with the ``wacz`` package (py-wacz,
+    ``pip install 'anyurl[wacz]'``) run as a process of its own under *python* (default: this
+    interpreter): it prints as it works, and its failure is reported, never a traceback. The
+    package is written under a temporary name and renamed once whole."""
+    import subprocess
+    import sys
+
+    exe = python or sys.executable
+    if python is None:
+        import importlib.util
+
+        if importlib.util.find_spec("wacz") is None:
+            raise ConfigurationError("packing WACZ files needs the wacz package: pip install 'anyurl[wacz]'")
+    out = os.fspath(output)
+    part = out + ".part"
+    why = ""
+    try:
+        done = subprocess.run([exe, "-m", "wacz", "create", "-o", part, "--detect-pages", *[os.fspath(w) for w in warcs]],
+                              capture_output=True, text=True, timeout=timeout, check=False)
+        if done.returncode != 0:
+            lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
+            why = lines[-1] if lines else f"exit {done.returncode}"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        why = str(exc)
+    if why:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+        raise AnyURLError(f"packing {out} failed: {why}")
+    os.replace(part, out)
 
 
 def _import_warcio() -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.procs import spawn
 
 import anyurl
 from anyurl import client
@@ -185,9 +186,8 @@ def test_https_sends_its_client_hello_before_asyncio_is_imported(http1: bool) ->
                 "print(sorted(m for m in sys.modules if m == 'asyncio' or m.startswith(('uvloop', 'anyurl.handlers'))))\n"
                 "_early.discard()")
         env = {k: v for k, v in os.environ.items() if k not in _NO_PROXY_ENV}
-        proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env={**env, "PYTHONPATH": SRC})
-        try:
+        with spawn([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE, text=True, env={**env, "PYTHONPATH": SRC}) as proc:
             server.settimeout(60)
             peer, _ = server.accept()
             with peer:
@@ -198,9 +198,6 @@ def test_https_sends_its_client_hello_before_asyncio_is_imported(http1: bool) ->
                     assert more, hello
                     hello += more
                 out, err = proc.communicate("go\n", timeout=60)
-        finally:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err
     assert out.strip() == "[]"  # the hello went out while nothing of asyncio was loaded
     assert hello[0] == 0x16 and hello[5] == 0x01  # a TLS handshake record: ClientHello
@@ -219,10 +216,13 @@ def test_an_https_early_handshake_nobody_takes_is_closed() -> None:
             with peer:
                 peer.settimeout(30)
                 assert peer.recv(1)[:1] == b"\x16"  # the hello came
-                _early.discard()  # abandoned mid-handshake: the thread closes the socket
-                rest = b""
-                while (more := peer.recv(1 << 16)):
-                    rest += more
+                peer.settimeout(_early.TLS_SECONDS * 0.75)
+                start = time.monotonic()
+                _early.discard()  # abandoned mid-handshake: the thread is woken and closes the socket
+                while peer.recv(1 << 16):
+                    pass
+                # at once, not at the end of the thread's own wait for the server
+                assert time.monotonic() - start < _early.TLS_SECONDS / 2
             gc.collect()
     assert _early._pending is None
 

@@ -183,16 +183,17 @@ Batch.freeze_gc = sys.argv[2] == "on"
 async def main():
     async with Client() as client:
         before = gc.get_freeze_count()
-        batch = Batch(client, [sys.argv[1]] * 3, Memory())
+        during = []
+        batch = Batch(client, [sys.argv[1]] * 3, Memory(), on_result=lambda r: during.append(gc.get_threshold()[0]))
         await batch.run()
         assert batch.succeeded == 3
-        print(before, gc.get_freeze_count())
+        print(before, gc.get_freeze_count(), min(during), gc.get_threshold()[0])
 asyncio.run(main())
 """
 
 
 @pytest.mark.parametrize("setting", ["on", "off"])
-def test_the_first_batch_moves_what_lives_out_of_the_collectors_reach(tmp_path: Path, setting: str) -> None:
+def test_the_first_batch_moves_what_lives_out_of_the_collectors_reach_and_collections_are_rarer(tmp_path: Path, setting: str) -> None:
     # (a process of its own: the test process may have run a batch already)
     import subprocess
     import sys
@@ -201,12 +202,15 @@ def test_the_first_batch_moves_what_lives_out_of_the_collectors_reach(tmp_path: 
     f.write_text("a")
     out = subprocess.run([sys.executable, "-c", _FREEZE_PROBE, f.as_uri(), setting], capture_output=True,
                          text=True, timeout=120, check=True).stdout.split()
-    before, after = int(out[0]), int(out[1])
+    before, after, threshold, threshold_after = map(int, out)
     assert before == 0
+    assert threshold_after == 700  # (Python's default) the caller's threshold back after the batch
     if setting == "on":
         assert after > 10_000  # the modules loaded, the client: no collection walks them again
+        assert threshold == 7000  # fewer collections over the transfers in flight while it runs
     else:
         assert after == 0
+        assert threshold == 700
 
 
 async def test_connections_begun_early_and_never_taken_are_closed(monkeypatch: pytest.MonkeyPatch) -> None:
