@@ -29,7 +29,7 @@ from time import monotonic as _clock
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AnyURLError, ConnectError, FetchTimeout, OverlongTransfer
-from ..net.connect import open_transport
+from ..net.connect import lost, open_transport
 from ..net.pool import Lease, Pool
 from ..protocols.http1 import (
     Headers,
@@ -218,7 +218,8 @@ class H1Connection(asyncio.BaseProtocol):
             self._lost = True
             if exc is not None and self._exc is None and self.reader is not None \
                     and not self.reader.complete:
-                self._exc = ConnectError(f"connection lost: {exc}", url=self.reader.url)
+                # (the table's words: an ssl error without its code and C source line)
+                self._exc = lost(exc, self.reader.url, "reading the response")
             self._end()
         if self._watchdog is not None:
             self._watchdog.cancel()

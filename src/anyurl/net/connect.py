@@ -87,12 +87,18 @@ class _Mapped:
         raise lost(exc, self.url, doing) from exc
 
 
-def lost(exc: OSError, url: object, doing: str) -> AnyURLError:
+def lost(exc: BaseException, url: object, doing: str) -> AnyURLError:
     """The anyurl error for *exc*, raised by a read or write on an open connection (for a
-    hot loop's own ``except OSError``, where a ``with`` per chunk would cost)."""
+    hot loop's own ``except OSError``, where a ``with`` per chunk would cost), or handed to a
+    protocol's ``connection_lost``."""
     if isinstance(exc, AnyURLError):
         return exc
-    reason = f"TLS error: {tls_reason(exc)}" if is_tls_error(exc) else os_reason(exc)
+    if is_tls_error(exc):
+        reason = f"TLS error: {tls_reason(exc)}"
+    elif isinstance(exc, OSError):
+        reason = os_reason(exc)
+    else:
+        reason = str(exc) or type(exc).__name__
     return ConnectError(f"connection lost while {doing}: {reason}", url=url)
 
 
