@@ -84,12 +84,7 @@ class _Early(Early):
         finally:
             if tls is not None and not tls.done:
                 tls.run(None, 0)  # (no address: done, failed)
-            with self.lock:
-                self.done = True
-                if self.abandoned:
-                    for sock in self.socks:
-                        sock.close()
-                    self.socks = []
+            self.finish()
 
 
 _pending: _Early | None = None

@@ -118,12 +118,16 @@ class Early:
         except (OSError, UnicodeError):
             pass  # the driver's own connect reports it
         finally:
-            with self.lock:
-                self.done = True
-                if self.abandoned:
-                    for sock in self.socks:
-                        sock.close()
-                    self.socks = []
+            self.finish()
+
+    def finish(self) -> None:
+        """The thread is done: its sockets wait for a taker, or are closed when nobody will take them."""
+        with self.lock:
+            self.done = True
+            if self.abandoned:
+                for sock in self.socks:
+                    sock.close()
+                self.socks = []
 
     def take(self, scheme: str, host: str, port: int) -> tuple[socket.socket | None, bool]:
         """(a socket begun to exactly (scheme, host, port), or None; whether any is left to take).

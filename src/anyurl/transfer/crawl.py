@@ -56,7 +56,7 @@ from .batch import Sink as BatchSink
 from .download import refuse_symlink
 from .frontier import DONE, FAILED, SKIPPED, Frontier, HostState, Item, New, Outcome, SQLiteFrontier, Totals
 from .names import PART_SUFFIX, local_name, name_for_url
-from .output import SymlinkRefused, open_output
+from .output import save_part
 from .walk import CRAWL_DELAY_MAX, scope_rules
 
 if TYPE_CHECKING:
@@ -186,30 +186,13 @@ class DirectorySink:
 
     async def save(self, item: Item, body: Body, chunks: AsyncIterator[bytes]) -> int:
         path, part = self.place(item.url)
-        try:
-            fd = open_output(part, truncate=True, below=self.dest)
-        except (SymlinkRefused, OSError) as exc:
-            raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=item.url) from exc
-        done = 0
-        placed = False
-        try:
-            try:
-                async for chunk in chunks:
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(fd, view):]
-                    done += len(chunk)
-            finally:
-                os.close(fd)
-            os.replace(part, path)
-            placed = True
-        except OSError as exc:
-            raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=item.url) from exc
-        finally:
-            if not placed:
-                with contextlib.suppress(OSError):
-                    os.unlink(part)
+        done, _ = await save_part(part, path, chunks, item.url, below=self.dest, place=_replace)
         return done
+
+
+def _replace(part: str, path: str) -> bool:
+    os.replace(part, path)
+    return True
 
 
 class _NullSink:

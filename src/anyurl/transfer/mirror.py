@@ -44,7 +44,7 @@ from .download import (
     same_content,
 )
 from .names import PART_SUFFIX, WEB_INDEX, local_name, name_for_url, web_names
-from .output import SymlinkRefused, open_output
+from .output import SymlinkRefused, open_output, save_part
 from .walk import SKIP_KINDS, Found, child_key, listed_dir, looks_like_page, walk
 
 if TYPE_CHECKING:
@@ -903,34 +903,8 @@ class _StateSink:
         path, part = self.inner.place(item.url)
         overwrite = job.force or job.newer
         _size, modified = self.listed.pop(item.url, (None, None))
-        try:
-            fd = open_output(part, truncate=True, below=self.dest)
-        except (SymlinkRefused, OSError) as exc:
-            raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=item.url) from exc
-        done = 0
-        placed = False
-        try:
-            try:
-                async for chunk in chunks:
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(fd, view):]
-                    done += len(chunk)
-                ts = _timestamp(modified)
-                if ts is not None:  # the remote date, so that -N works next time
-                    os.utime(fd, (ts, ts))
-            finally:
-                os.close(fd)
-            written = _place(part, path, overwrite, item.url)
-            placed = True
-        except OSError as exc:
-            if isinstance(exc, AnyURLError):
-                raise
-            raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=item.url) from exc
-        finally:
-            if not placed:
-                with contextlib.suppress(OSError):
-                    os.unlink(part)
+        done, written = await save_part(part, path, chunks, item.url, below=self.dest, mtime=_timestamp(modified),
+                                        place=lambda part, path: _place(part, path, overwrite, item.url))
         if written:
             job.result.files += 1
             job.result.bytes += done

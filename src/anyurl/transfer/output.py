@@ -10,11 +10,18 @@ refused, not written through. Only a path the user named (``get -o PATH``,
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from typing import TYPE_CHECKING
 
-__all__ = ["SymlinkRefused", "is_special", "open_output", "open_unnamed"]
+from ..errors import AnyURLError, TransferError
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+
+__all__ = ["SymlinkRefused", "is_special", "open_output", "open_unnamed", "save_part"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -102,3 +109,39 @@ _TMPFILE_FLAGS = getattr(os, "O_TMPFILE", 0) | os.O_RDWR | _CLOEXEC
 def open_unnamed(directory: str) -> int:
     """An unnamed file (Linux ``O_TMPFILE``) in *directory*, linked into place once whole."""
     return os.open(directory, _TMPFILE_FLAGS, 0o666)
+
+
+async def save_part(part: str, path: str, chunks: AsyncIterator[bytes], url: object, *, below: str,
+                    place: Callable[[str, str], bool], mtime: float | None = None) -> tuple[int, bool]:
+    """Write *chunks* to the part file *part* (made anew inside *below*, never through a symlink),
+    date it *mtime*, then ``place(part, path)``: (the bytes written, what *place* said). No part
+    stays behind a failure. An OS error reads "cannot write PATH: reason"; anyurl's own errors
+    (a transfer cut mid-body, a refusal of *place*) pass as they are, though some are OSErrors."""
+    try:
+        fd = open_output(part, truncate=True, below=below)
+    except (SymlinkRefused, OSError) as exc:
+        raise TransferError(f"cannot write {part}: {exc.strerror or exc}", url=url) from exc
+    done = 0
+    placed = False
+    try:
+        try:
+            async for chunk in chunks:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
+                done += len(chunk)
+            if mtime is not None:  # the remote date, so that -N works next time
+                os.utime(fd, (mtime, mtime))
+        finally:
+            os.close(fd)
+        written = place(part, path)
+        placed = True
+    except OSError as exc:
+        if isinstance(exc, AnyURLError):
+            raise
+        raise TransferError(f"cannot write {path}: {exc.strerror or exc}", url=url) from exc
+    finally:
+        if not placed:
+            with contextlib.suppress(OSError):
+                os.unlink(part)
+    return done, written
